@@ -1,0 +1,188 @@
+#include "topology/allocator.h"
+
+#include <array>
+#include <cmath>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+
+namespace topofit::topology {
+namespace {
+
+// The objective's total order (see Fit): true when `a` is the better allocation.
+bool Better(const Allocation& a, const Allocation& b) {
+  if (a.quality.bandwidth_mbps != b.quality.bandwidth_mbps) {
+    return a.quality.bandwidth_mbps > b.quality.bandwidth_mbps;
+  }
+  if (a.quality.weakest != b.quality.weakest) return a.quality.weakest < b.quality.weakest;
+  if (a.leftover_cohesion != b.leftover_cohesion) return a.leftover_cohesion > b.leftover_cohesion;
+  // Lexicographically smaller id list: the set holding the lowest GPU on which the two differ.
+  const uint32_t differ = a.gpus.mask() ^ b.gpus.mask();
+  return (a.gpus.mask() & differ & (~differ + 1)) != 0;
+}
+
+// Maps the bits of a combination over the m free GPUs (bit i = i-th free GPU) to a node mask, a byte at a
+// time through two 256-entry tables.
+class CombinationMapper {
+ public:
+  explicit CombinationMapper(GpuSet free) {
+    std::array<int, 16> position{};
+    int m = 0;
+    for (GpuId id : free.ids()) position[m++] = id.value;
+    for (uint32_t byte = 0; byte < 256; ++byte) {
+      uint32_t low = 0, high = 0;
+      for (int i = 0; i < 8; ++i) {
+        if (!(byte & (1u << i))) continue;
+        if (i < m) low |= 1u << position[i];
+        if (i + 8 < m) high |= 1u << position[i + 8];
+      }
+      low_[byte] = low;
+      high_[byte] = high;
+    }
+  }
+  GpuSet Map(uint32_t combination) const {
+    return GpuSet::FromMask(low_[combination & 0xff] | high_[(combination >> 8) & 0xff]);
+  }
+
+ private:
+  std::array<uint32_t, 256> low_{}, high_{};
+};
+
+bool MeetsBandwidth(const SetQuality& quality, int gpus, const AllocationRequest& request) {
+  // A single GPU runs no collective, so a bandwidth floor does not apply to it.
+  return gpus == 1 || quality.bandwidth_mbps >= request.min_bandwidth_mbps;
+}
+
+}  // namespace
+
+absl::StatusOr<FitResult> Fit(const Topology& topology, GpuSet free, const AllocationRequest& request) {
+  const int k = request.gpus;
+  if (k <= 0) return absl::InvalidArgumentError(absl::StrCat("cannot allocate ", k, " GPUs"));
+  if (k > topology.gpu_count()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(k, " GPUs requested from a node of ", topology.gpu_count()));
+  }
+  if (!topology.all_gpus().contains(free)) {
+    return absl::InvalidArgumentError(absl::StrCat("free GPUs {", free.ToString(), "} are not all on this node (GPUs 0..",
+                                                   topology.gpu_count() - 1, ")"));
+  }
+  FitResult result;
+  const int m = free.size();
+  if (m < k) {
+    result.insufficient.push_back(
+        {Insufficiency::Kind::kGpuCount, absl::StrCat(k, " GPUs"), absl::StrCat(m, " free")});
+    return result;
+  }
+
+  const SetQualityTable& table = topology.quality();
+  const CombinationMapper mapper(free);
+  LinkClass best_weakest = LinkClass::kSys, best_weakest_meeting_bandwidth = LinkClass::kSys;
+  bool any_meets_bandwidth = false;
+  // Gosper's hack: every m-bit word with k bits set, in increasing order.
+  const uint32_t end = 1u << m;
+  for (uint32_t c = (1u << k) - 1; c < end;) {
+    const GpuSet set = mapper.Map(c);
+    const GpuSet leftover = free.without(set);
+    const Allocation candidate{set, table.Of(set), leftover, table.Cohesion(leftover)};
+    if (!result.best_reachable || Better(candidate, *result.best_reachable)) result.best_reachable = candidate;
+    const bool meets_link = IsAtLeast(candidate.quality.weakest, request.min_link);
+    const bool meets_bandwidth = MeetsBandwidth(candidate.quality, k, request);
+    best_weakest = std::min(best_weakest, candidate.quality.weakest);
+    if (meets_bandwidth) {
+      any_meets_bandwidth = true;
+      best_weakest_meeting_bandwidth = std::min(best_weakest_meeting_bandwidth, candidate.quality.weakest);
+    }
+    if (meets_link && meets_bandwidth && (!result.chosen || Better(candidate, *result.chosen))) {
+      result.chosen = candidate;
+    }
+    const uint32_t lowest = c & (~c + 1);
+    const uint32_t ripple = c + lowest;
+    c = (((ripple ^ c) >> 2) / lowest) | ripple;
+  }
+  if (result.chosen) return result;
+
+  if (!any_meets_bandwidth) {
+    result.insufficient.push_back({Insufficiency::Kind::kMinBandwidth, FormatBandwidth(request.min_bandwidth_mbps),
+                                   FormatBandwidth(result.best_reachable->quality.bandwidth_mbps)});
+  }
+  // Report the link either because no set has it, or because none has it together with the bandwidth.
+  const LinkClass reachable = any_meets_bandwidth ? best_weakest_meeting_bandwidth : best_weakest;
+  if (!IsAtLeast(reachable, request.min_link)) {
+    result.insufficient.push_back({Insufficiency::Kind::kMinLink, std::string(LinkClassName(request.min_link)),
+                                   std::string(LinkClassName(reachable))});
+  }
+  return result;
+}
+
+absl::StatusOr<Allocation> Allocate(const Topology& topology, GpuSet free, const AllocationRequest& request) {
+  absl::StatusOr<FitResult> fit = Fit(topology, free, request);
+  if (!fit.ok()) return fit.status();
+  if (fit->chosen) return *fit->chosen;
+  const bool too_few = fit->insufficient.front().kind == Insufficiency::Kind::kGpuCount;
+  const std::string message = Explain(*fit);
+  return too_few ? absl::ResourceExhaustedError(message) : absl::FailedPreconditionError(message);
+}
+
+absl::StatusOr<FitResult> FitEmptyNode(const Topology& topology, const AllocationRequest& request) {
+  return Fit(topology, topology.all_gpus(), request);
+}
+
+std::string Explain(const FitResult& result) {
+  if (result.chosen) {
+    const Allocation& a = *result.chosen;
+    return absl::StrCat("GPUs ", a.gpus.ToString(), ": ", FormatBandwidth(a.quality.bandwidth_mbps),
+                        ", weakest link ", LinkClassName(a.quality.weakest));
+  }
+  std::string out;
+  for (const Insufficiency& i : result.insufficient) {
+    if (!out.empty()) out += "; ";
+    switch (i.kind) {
+      case Insufficiency::Kind::kGpuCount:
+        absl::StrAppend(&out, "needs ", i.requested, ", ", i.available);
+        break;
+      case Insufficiency::Kind::kMinLink:
+        absl::StrAppend(&out, "needs min-link ", i.requested, ", best reachable is ", i.available);
+        break;
+      case Insufficiency::Kind::kMinBandwidth:
+        absl::StrAppend(&out, "needs min-bandwidth ", i.requested, ", best reachable is ", i.available);
+        break;
+    }
+  }
+  if (result.best_reachable) {
+    const Allocation& a = *result.best_reachable;
+    absl::StrAppend(&out, " (best set ", a.gpus.ToString(), ": ", FormatBandwidth(a.quality.bandwidth_mbps),
+                    ", weakest link ", LinkClassName(a.quality.weakest), ")");
+  }
+  return out;
+}
+
+std::string FormatBandwidth(int64_t mbps) {
+  if (mbps % 1000 == 0) return absl::StrCat(mbps / 1000, "GB/s");
+  return absl::StrFormat("%.1fGB/s", static_cast<double>(mbps) / 1000.0);
+}
+
+absl::StatusOr<int64_t> ParseBandwidth(absl::string_view text) {
+  std::string s = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(text));
+  size_t unit_at = 0;
+  while (unit_at < s.size() && (absl::ascii_isdigit(s[unit_at]) || s[unit_at] == '.')) ++unit_at;
+  double value = 0;
+  absl::string_view unit = absl::StripAsciiWhitespace(absl::string_view(s).substr(unit_at));
+  if (!absl::SimpleAtod(s.substr(0, unit_at), &value) || !std::isfinite(value) || value < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("not a bandwidth: \"", text, "\" (expected e.g. 200GB/s)"));
+  }
+  double scale = 0;
+  if (unit == "MB/S" || unit == "MB" || unit == "M") scale = 1;
+  if (unit == "GB/S" || unit == "GB" || unit == "G") scale = 1e3;
+  if (unit == "TB/S" || unit == "TB" || unit == "T") scale = 1e6;
+  if (scale == 0 || value * scale > 1e12) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a bandwidth: \"", text, "\" (units: MB/s, GB/s, TB/s; e.g. 200GB/s)"));
+  }
+  return static_cast<int64_t>(std::llround(value * scale));
+}
+
+}  // namespace topofit::topology
