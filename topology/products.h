@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "absl/strings/string_view.h"
+
 namespace topofit::topology {
 
 // What the topology model needs to know about a GPU product: which NVLink and PCIe generation its links
