@@ -1,0 +1,14 @@
+// topofit: one binary, one subcommand per front end (DESIGN.md, "Command line").
+
+#include <CLI/CLI.hpp>
+
+#include "cli/topo_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"topofit: GPU-topology-aware scheduling and autoscaling for Kubernetes"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  topofit::cli::AddTopoCommand(app, exit_code);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}
