@@ -9,28 +9,14 @@
 namespace topofit::topology {
 namespace {
 
+using testing::kDgx1V100Rows;
+using testing::kPcieSplitRows;
 using testing::MakeTopology;
-
-const std::vector<absl::string_view> kDgx1V100 = {
-    "X   NV1 NV1 NV2 NV2 SYS SYS SYS", "NV1 X   NV2 NV1 SYS NV2 SYS SYS", "NV1 NV2 X   NV2 SYS SYS NV1 SYS",
-    "NV2 NV1 NV2 X   SYS SYS SYS NV1", "NV2 SYS SYS SYS X   NV1 NV1 NV2", "SYS NV2 SYS SYS NV1 X   NV2 NV1",
-    "SYS SYS NV1 SYS NV1 NV2 X   NV2", "SYS SYS SYS NV1 NV2 NV1 NV2 X"};
-
-// Two NUMA halves of four PCIe-only GPUs (g5.48xlarge-like).
-const std::vector<absl::string_view> kPcieSplit = {
-    "X   PHB PHB PHB SYS SYS SYS SYS", "PHB X   PHB PHB SYS SYS SYS SYS", "PHB PHB X   PHB SYS SYS SYS SYS",
-    "PHB PHB PHB X   SYS SYS SYS SYS", "SYS SYS SYS SYS X   PHB PHB PHB", "SYS SYS SYS SYS PHB X   PHB PHB",
-    "SYS SYS SYS SYS PHB PHB X   PHB", "SYS SYS SYS SYS PHB PHB PHB X"};
-
-GpuSet Set(std::initializer_list<int> ids) {
-  GpuSet set;
-  for (int id : ids) set = set.with(GpuId{id});
-  return set;
-}
+using testing::Set;
 
 TEST_CASE("allocator picks the best set, hand-worked", "[allocator]") {
-  const Topology dgx1 = MakeTopology(kDgx1V100, "Tesla-V100-SXM2-16GB");
-  const Topology pcie = MakeTopology(kPcieSplit, "NVIDIA-A10G");
+  const Topology dgx1 = MakeTopology(kDgx1V100Rows, "Tesla-V100-SXM2-16GB");
+  const Topology pcie = MakeTopology(kPcieSplitRows, "NVIDIA-A10G");
   struct Row {
     const char* name;
     const Topology* topology;
@@ -63,8 +49,8 @@ TEST_CASE("allocator picks the best set, hand-worked", "[allocator]") {
 }
 
 TEST_CASE("allocator honours min-link and min-bandwidth and explains misses", "[allocator]") {
-  const Topology dgx1 = MakeTopology(kDgx1V100, "Tesla-V100-SXM2-16GB");
-  const Topology pcie = MakeTopology(kPcieSplit, "NVIDIA-A10G");
+  const Topology dgx1 = MakeTopology(kDgx1V100Rows, "Tesla-V100-SXM2-16GB");
+  const Topology pcie = MakeTopology(kPcieSplitRows, "NVIDIA-A10G");
 
   SECTION("min-link NV on a PCIe node: names the best reachable link") {
     absl::StatusOr<FitResult> fit = Fit(pcie, pcie.all_gpus(), {.gpus = 2, .min_link = LinkClass::kNvLink});

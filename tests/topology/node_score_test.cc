@@ -7,12 +7,8 @@
 namespace topofit::topology {
 namespace {
 
+using testing::kPcieSplitRows;
 using testing::MakeTopology;
-
-const std::vector<absl::string_view> kPcieSplit = {
-    "X   PHB PHB PHB SYS SYS SYS SYS", "PHB X   PHB PHB SYS SYS SYS SYS", "PHB PHB X   PHB SYS SYS SYS SYS",
-    "PHB PHB PHB X   SYS SYS SYS SYS", "SYS SYS SYS SYS X   PHB PHB PHB", "SYS SYS SYS SYS PHB X   PHB PHB",
-    "SYS SYS SYS SYS PHB PHB X   PHB", "SYS SYS SYS SYS PHB PHB PHB X"};
 
 int Score(const Topology& topology, uint32_t free_mask, int gpus) {
   absl::StatusOr<Allocation> a = Allocate(topology, GpuSet::FromMask(free_mask), {.gpus = gpus});
@@ -21,7 +17,7 @@ int Score(const Topology& topology, uint32_t free_mask, int gpus) {
 }
 
 TEST_CASE("node fit score, hand-worked", "[node_score]") {
-  const Topology pcie = MakeTopology(kPcieSplit, "NVIDIA-A10G");
+  const Topology pcie = MakeTopology(kPcieSplitRows, "NVIDIA-A10G");
   // A10G is PCIe Gen4: PHB 20 GB/s, SYS 10 GB/s; best pair on the node 20 GB/s.
   struct Row {
     const char* name;

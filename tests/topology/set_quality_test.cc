@@ -9,22 +9,14 @@
 namespace topofit::topology {
 namespace {
 
+using testing::kDgx1V100Rows;
+using testing::kPcieSplitRows;
 using testing::MakeTopology;
+using testing::Set;
 
 // DGX-1 with V100 (hybrid cube-mesh, six NVLinks per GPU).
-const std::vector<absl::string_view> kDgx1V100 = {
-    "X   NV1 NV1 NV2 NV2 SYS SYS SYS", "NV1 X   NV2 NV1 SYS NV2 SYS SYS", "NV1 NV2 X   NV2 SYS SYS NV1 SYS",
-    "NV2 NV1 NV2 X   SYS SYS SYS NV1", "NV2 SYS SYS SYS X   NV1 NV1 NV2", "SYS NV2 SYS SYS NV1 X   NV2 NV1",
-    "SYS SYS NV1 SYS NV1 NV2 X   NV2", "SYS SYS SYS NV1 NV2 NV1 NV2 X"};
-
-GpuSet Set(std::initializer_list<int> ids) {
-  GpuSet set;
-  for (int id : ids) set = set.with(GpuId{id});
-  return set;
-}
-
 TEST_CASE("ring bandwidth on DGX-1 V100 follows its NVLink rings", "[set_quality]") {
-  const Topology dgx1 = MakeTopology(kDgx1V100, "Tesla-V100-SXM2-16GB");
+  const Topology dgx1 = MakeTopology(kDgx1V100Rows, "Tesla-V100-SXM2-16GB");
   const SetQualityTable& table = dgx1.quality();
   struct Row {
     const char* name;

@@ -14,6 +14,25 @@
 
 namespace topofit::topology::testing {
 
+// DGX-1 with V100 (hybrid cube-mesh, six NVLinks per GPU), written out here so the hand-worked
+// expectations do not depend on the catalog.
+inline const std::vector<absl::string_view> kDgx1V100Rows = {
+    "X   NV1 NV1 NV2 NV2 SYS SYS SYS", "NV1 X   NV2 NV1 SYS NV2 SYS SYS", "NV1 NV2 X   NV2 SYS SYS NV1 SYS",
+    "NV2 NV1 NV2 X   SYS SYS SYS NV1", "NV2 SYS SYS SYS X   NV1 NV1 NV2", "SYS NV2 SYS SYS NV1 X   NV2 NV1",
+    "SYS SYS NV1 SYS NV1 NV2 X   NV2", "SYS SYS SYS NV1 NV2 NV1 NV2 X"};
+
+// Two NUMA halves of four PCIe-only GPUs (g5.48xlarge-like).
+inline const std::vector<absl::string_view> kPcieSplitRows = {
+    "X   PHB PHB PHB SYS SYS SYS SYS", "PHB X   PHB PHB SYS SYS SYS SYS", "PHB PHB X   PHB SYS SYS SYS SYS",
+    "PHB PHB PHB X   SYS SYS SYS SYS", "SYS SYS SYS SYS X   PHB PHB PHB", "SYS SYS SYS SYS PHB X   PHB PHB",
+    "SYS SYS SYS SYS PHB PHB X   PHB", "SYS SYS SYS SYS PHB PHB PHB X"};
+
+inline GpuSet Set(std::initializer_list<int> ids) {
+  GpuSet set;
+  for (int id : ids) set = set.with(GpuId{id});
+  return set;
+}
+
 // A topology from `nvidia-smi topo -m` token rows, NVSwitch inferred as a parsed one would be.
 inline Topology MakeTopology(const std::vector<absl::string_view>& rows, const std::string& product) {
   absl::StatusOr<TopologySpec> spec = MatrixSpec(rows, product);
