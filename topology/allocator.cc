@@ -1,6 +1,5 @@
 #include "topology/allocator.h"
 
-#include <array>
 #include <cmath>
 
 #include "absl/status/status.h"
@@ -9,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "topology/combinations.h"
 
 namespace topofit::topology {
 namespace {
@@ -24,33 +24,6 @@ bool Better(const Allocation& a, const Allocation& b) {
   const uint32_t differ = a.gpus.mask() ^ b.gpus.mask();
   return (a.gpus.mask() & differ & (~differ + 1)) != 0;
 }
-
-// Maps the bits of a combination over the m free GPUs (bit i = i-th free GPU) to a node mask, a byte at a
-// time through two 256-entry tables.
-class CombinationMapper {
- public:
-  explicit CombinationMapper(GpuSet free) {
-    std::array<int, 16> position{};
-    int m = 0;
-    for (GpuId id : free.ids()) position[m++] = id.value;
-    for (uint32_t byte = 0; byte < 256; ++byte) {
-      uint32_t low = 0, high = 0;
-      for (int i = 0; i < 8; ++i) {
-        if (!(byte & (1u << i))) continue;
-        if (i < m) low |= 1u << position[i];
-        if (i + 8 < m) high |= 1u << position[i + 8];
-      }
-      low_[byte] = low;
-      high_[byte] = high;
-    }
-  }
-  GpuSet Map(uint32_t combination) const {
-    return GpuSet::FromMask(low_[combination & 0xff] | high_[(combination >> 8) & 0xff]);
-  }
-
- private:
-  std::array<uint32_t, 256> low_{}, high_{};
-};
 
 bool MeetsBandwidth(const SetQuality& quality, int gpus, const AllocationRequest& request) {
   // A single GPU runs no collective, so a bandwidth floor does not apply to it.
@@ -71,21 +44,16 @@ absl::StatusOr<FitResult> Fit(const Topology& topology, GpuSet free, const Alloc
                                                    topology.gpu_count() - 1, ")"));
   }
   FitResult result;
-  const int m = free.size();
-  if (m < k) {
+  if (free.size() < k) {
     result.insufficient.push_back(
-        {Insufficiency::Kind::kGpuCount, absl::StrCat(k, " GPUs"), absl::StrCat(m, " free")});
+        {Insufficiency::Kind::kGpuCount, absl::StrCat(k, " GPUs"), absl::StrCat(free.size(), " free")});
     return result;
   }
 
   const SetQualityTable& table = topology.quality();
-  const CombinationMapper mapper(free);
   LinkClass best_weakest = LinkClass::kSys, best_weakest_meeting_bandwidth = LinkClass::kSys;
   bool any_meets_bandwidth = false;
-  // Gosper's hack: every m-bit word with k bits set, in increasing order.
-  const uint32_t end = 1u << m;
-  for (uint32_t c = (1u << k) - 1; c < end;) {
-    const GpuSet set = mapper.Map(c);
+  ForEachSubsetOfSize(free, k, [&](GpuSet set) {
     const GpuSet leftover = free.without(set);
     const Allocation candidate{set, table.Of(set), leftover, table.Cohesion(leftover)};
     if (!result.best_reachable || Better(candidate, *result.best_reachable)) result.best_reachable = candidate;
@@ -99,10 +67,7 @@ absl::StatusOr<FitResult> Fit(const Topology& topology, GpuSet free, const Alloc
     if (meets_link && meets_bandwidth && (!result.chosen || Better(candidate, *result.chosen))) {
       result.chosen = candidate;
     }
-    const uint32_t lowest = c & (~c + 1);
-    const uint32_t ripple = c + lowest;
-    c = (((ripple ^ c) >> 2) / lowest) | ripple;
-  }
+  });
   if (result.chosen) return result;
 
   if (!any_meets_bandwidth) {
