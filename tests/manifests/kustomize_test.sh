@@ -1,0 +1,359 @@
+#!/usr/bin/env bash
+# CTest manifests.kustomize: renders manifests/ with `kubectl kustomize` and checks what came out.
+# Client side only, no cluster: nothing here runs `kubectl apply` (not even --dry-run=client, which still
+# needs an API server for discovery), and KUBECONFIG points at an empty file.
+#
+# usage: kustomize_test.sh <manifests dir>      exit 0 pass, 1 fail, 77 skipped (no kubectl)
+#
+# Checks: the base renders without the generated manifests/tls/; the kinds and counts; the key fields of the
+# KubeSchedulerConfiguration (grep always; with PyYAML also a strict parse against the upstream v1 field
+# names, the exact RBAC rules, and the wiring between objects); the cert-manager overlay; and, with openssl,
+# scripts/make-tls.sh into a temporary directory plus the overlay it writes.
+set -uo pipefail
+
+dir=${1:?usage: kustomize_test.sh <manifests dir>}
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "skipped: kubectl not found"
+  exit 77
+fi
+dir=$(cd "$dir" && pwd)
+scripts=$(cd "$dir/../scripts" 2>/dev/null && pwd || true)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+: >"$tmp/kubeconfig"
+export KUBECONFIG=$tmp/kubeconfig
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+
+# The base must not need the generated (git-ignored) manifests/tls/: render a copy without it.
+cp -r "$dir" "$tmp/manifests"
+rm -rf "$tmp/manifests/tls"
+render=$tmp/rendered.yaml
+if ! kubectl kustomize "$tmp/manifests" >"$render" 2>"$tmp/err"; then
+  cat "$tmp/err"
+  fail "kubectl kustomize manifests/ failed"
+  exit 1
+fi
+ok "kubectl kustomize manifests/ renders ($(grep -c '^kind:' "$render") objects) without manifests/tls/"
+
+expect_kind() { # kind count
+  local n
+  n=$(grep -c "^kind: $1\$" "$render")
+  if [[ $n == "$2" ]]; then ok "$2 x $1"; else fail "expected $2 x kind $1, got $n"; fi
+}
+expect_kind Namespace 1
+expect_kind ServiceAccount 2
+expect_kind ClusterRole 1
+expect_kind ClusterRoleBinding 3
+expect_kind Role 2
+expect_kind RoleBinding 3
+expect_kind ConfigMap 1
+expect_kind Deployment 2
+expect_kind Service 1
+expect_kind Secret 0 # referenced by name, made by make-tls.sh or cert-manager
+expect_kind Pod 0    # examples/ stays out of the kustomization
+
+expect_line() { # fixed string, as a whole line modulo indentation and a leading "- "
+  if grep -Eq "^[[:space:]]*(- )?$(printf '%s' "$1" | sed 's/[][\.*^$/]/\\&/g')[[:space:]]*\$" "$render"; then
+    ok "has '$1'"
+  else
+    fail "missing line '$1'"
+  fi
+}
+expect_line "kind: KubeSchedulerConfiguration"
+expect_line "apiVersion: kubescheduler.config.k8s.io/v1"
+expect_line "schedulerName: topofit"
+expect_line "leaderElect: true"
+expect_line "resourceNamespace: topofit-system"
+expect_line "resourceName: topofit-scheduler"
+expect_line "urlPrefix: https://topofit-extender.topofit-system.svc:8443"
+expect_line "filterVerb: filter"
+expect_line "prioritizeVerb: prioritize"
+expect_line "bindVerb: bind"
+expect_line "preemptVerb: preempt"
+expect_line "weight: 5"
+expect_line "enableHTTPS: true"
+expect_line "caFile: /etc/topofit/ca/ca.crt"
+expect_line "serverName: topofit-extender.topofit-system.svc"
+expect_line "httpTimeout: 5s"
+expect_line "nodeCacheCapable: false"
+expect_line "name: nvidia.com/gpu"
+expect_line "ignoredByScheduler: false"
+expect_line "ignorable: false"
+expect_line "--config=/etc/kubernetes/scheduler/config.yaml"
+expect_line "name: system:kube-scheduler"
+expect_line "name: system:volume-scheduler"
+expect_line "name: extension-apiserver-authentication-reader"
+expect_line "pods/binding"
+expect_line "provisioningrequests"
+expect_line "leases"
+expect_line "image: topofit:latest"
+if grep -Eq '^[[:space:]]*image: registry\.k8s\.io/kube-scheduler:v1\.33\.[0-9]+$' "$render"; then
+  ok "stock kube-scheduler image v1.33.x"
+else
+  fail "kube-scheduler image is not registry.k8s.io/kube-scheduler:v1.33.<patch>"
+fi
+
+# Strict checks with PyYAML, when it is importable.
+if python3 -c 'import yaml' 2>/dev/null; then
+  if python3 - "$render" "$dir/examples/gpu-pod.yaml" <<'PY'; then ok "PyYAML checks"; else fail "PyYAML checks"; fi
+import os, sys, yaml
+
+errors = []
+def check(cond, msg):
+    if not cond:
+        errors.append(msg)
+    return cond
+
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+objs = {}
+for d in docs:
+    objs[(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"])] = d
+def get(kind, ns, name):
+    o = objs.get((kind, ns, name))
+    check(o is not None, f"no {kind} {ns}/{name}")
+    return o or {}
+
+# --- KubeSchedulerConfiguration: parse, and only upstream v1 field names (kube-scheduler decodes strictly).
+cms = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].startswith("topofit-scheduler-config")]
+check(len(cms) == 1, "one ConfigMap topofit-scheduler-config*")
+cm = cms[0] if cms else {"metadata": {"name": ""}, "data": {}}
+raw = cm.get("data", {}).get("config.yaml")
+check(raw is not None, "ConfigMap has key config.yaml")
+try:
+    cfg = yaml.safe_load(raw or "") or {}
+except yaml.YAMLError as e:
+    errors.append(f"config.yaml does not parse: {e}")
+    cfg = {}
+print("config.yaml parses as YAML")
+
+def only_keys(obj, allowed, where):
+    extra = set(obj) - set(allowed)
+    check(not extra, f"{where}: keys not in kubescheduler.config.k8s.io/v1: {sorted(extra)}")
+
+TOP = {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "healthzBindAddress",
+       "metricsBindAddress", "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
+       "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive"}
+LEADER = {"leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock", "resourceName",
+          "resourceNamespace"}
+EXTENDER = {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb", "enableHTTPS",
+            "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable"}
+TLS = {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData"}
+MANAGED = {"name", "ignoredByScheduler"}
+
+only_keys(cfg, TOP, "config")
+check(cfg.get("apiVersion") == "kubescheduler.config.k8s.io/v1", "config apiVersion")
+check(cfg.get("kind") == "KubeSchedulerConfiguration", "config kind")
+le = cfg.get("leaderElection", {})
+only_keys(le, LEADER, "leaderElection")
+check(le.get("leaderElect") is True, "leaderElect true")
+check(le.get("resourceNamespace") == "topofit-system", "lease namespace topofit-system")
+check(le.get("resourceName") == "topofit-scheduler", "lease name topofit-scheduler")
+check([p.get("schedulerName") for p in cfg.get("profiles", [])] == ["topofit"], "one profile, topofit")
+exts = cfg.get("extenders", [])
+check(len(exts) == 1, "one extender")
+ext = exts[0] if exts else {}
+only_keys(ext, EXTENDER, "extenders[0]")
+only_keys(ext.get("tlsConfig", {}), TLS, "extenders[0].tlsConfig")
+for m in ext.get("managedResources", []):
+    only_keys(m, MANAGED, "extenders[0].managedResources[]")
+want = {"urlPrefix": "https://topofit-extender.topofit-system.svc:8443", "filterVerb": "filter",
+        "prioritizeVerb": "prioritize", "bindVerb": "bind", "preemptVerb": "preempt", "weight": 5,
+        "enableHTTPS": True, "httpTimeout": "5s", "nodeCacheCapable": False, "ignorable": False,
+        "tlsConfig": {"caFile": "/etc/topofit/ca/ca.crt", "serverName": "topofit-extender.topofit-system.svc"},
+        "managedResources": [{"name": "nvidia.com/gpu", "ignoredByScheduler": False}]}
+for k, v in want.items():
+    check(k in ext and ext[k] == v, f"extender {k}: want {v!r}, got {ext.get(k)!r}")
+
+# --- RBAC, exactly.
+def triples(rules):
+    out = set()
+    for r in rules:
+        for g in r.get("apiGroups", []):
+            for res in r.get("resources", []):
+                for v in r.get("verbs", []):
+                    out.add((g, res, v, tuple(r.get("resourceNames", []))))
+    return out
+def T(groups, resources, verbs, names=()):
+    return {(g, r, v, tuple(names)) for g in groups for r in resources for v in verbs}
+
+cr = get("ClusterRole", None, "topofit-extender")
+want_cr = (T([""], ["pods"], ["get", "list", "watch", "patch"]) | T([""], ["pods/binding"], ["create"])
+           | T([""], ["nodes"], ["get", "list", "watch"])
+           | T(["autoscaling.x-k8s.io"], ["provisioningrequests"], ["get", "list", "watch", "create", "delete"])
+           | T(["", "events.k8s.io"], ["events"], ["create", "patch"]))
+got = triples(cr.get("rules", []))
+check(got == want_cr, f"ClusterRole topofit-extender: extra {sorted(got - want_cr)}, missing {sorted(want_cr - got)}")
+r = get("Role", "topofit-system", "topofit-extender-leader-election")
+check(triples(r.get("rules", [])) == T(["coordination.k8s.io"], ["leases"], ["get", "create", "update"]),
+      "Role topofit-extender-leader-election: leases get/create/update")
+r = get("Role", "topofit-system", "topofit-scheduler-leader-election")
+check(triples(r.get("rules", [])) == (T(["coordination.k8s.io"], ["leases"], ["create"])
+      | T(["coordination.k8s.io"], ["leases"], ["get", "update"], ["topofit-scheduler"])),
+      "Role topofit-scheduler-leader-election: leases create, get/update of topofit-scheduler")
+for d in docs:
+    if "rules" in d:
+        for rule in d["rules"]:
+            check("*" not in rule.get("verbs", []) + rule.get("resources", []) + rule.get("apiGroups", []),
+                  f"{d['kind']} {d['metadata']['name']}: no wildcards")
+
+def bound(kind, ns, name, role_kind, role, sa):
+    b = get(kind, ns, name)
+    check(b.get("roleRef", {}) == {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
+          f"{kind} {name} -> {role_kind} {role}")
+    check(b.get("subjects") == [{"kind": "ServiceAccount", "name": sa, "namespace": "topofit-system"}],
+          f"{kind} {name} subject {sa}")
+bound("ClusterRoleBinding", None, "topofit-scheduler-as-kube-scheduler", "ClusterRole", "system:kube-scheduler", "topofit-scheduler")
+bound("ClusterRoleBinding", None, "topofit-scheduler-as-volume-scheduler", "ClusterRole", "system:volume-scheduler", "topofit-scheduler")
+bound("RoleBinding", "topofit-system", "topofit-scheduler-leader-election", "Role", "topofit-scheduler-leader-election", "topofit-scheduler")
+bound("RoleBinding", "kube-system", "topofit-scheduler-extension-apiserver-authentication-reader", "Role",
+      "extension-apiserver-authentication-reader", "topofit-scheduler")
+bound("ClusterRoleBinding", None, "topofit-extender", "ClusterRole", "topofit-extender", "topofit-extender")
+bound("RoleBinding", "topofit-system", "topofit-extender-leader-election", "Role", "topofit-extender-leader-election", "topofit-extender")
+for kind, name in (("ServiceAccount", "topofit-scheduler"), ("ServiceAccount", "topofit-extender")):
+    get(kind, "topofit-system", name)
+get("Namespace", None, "topofit-system")
+
+# --- Deployments and their wiring.
+def container(dep):
+    cs = dep.get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
+    check(len(cs) == 1, f"{dep.get('metadata', {}).get('name')}: one container")
+    return cs[0] if cs else {}
+def volumes(dep):
+    return {v["name"]: v for v in dep["spec"]["template"]["spec"].get("volumes", [])}
+def mounts(c):
+    return {m["name"]: m["mountPath"] for m in c.get("volumeMounts", [])}
+def hardened(dep):
+    name = dep["metadata"]["name"]
+    pod = dep["spec"]["template"]["spec"]
+    c = container(dep)
+    sc = c.get("securityContext", {})
+    check(pod.get("securityContext", {}).get("runAsNonRoot") is True, f"{name}: runAsNonRoot")
+    check(sc.get("readOnlyRootFilesystem") is True, f"{name}: readOnlyRootFilesystem")
+    check(sc.get("allowPrivilegeEscalation") is False, f"{name}: allowPrivilegeEscalation false")
+    check(sc.get("capabilities", {}).get("drop") == ["ALL"], f"{name}: drop ALL")
+    res = c.get("resources", {})
+    check({"cpu", "memory"} <= set(res.get("requests", {})) and "memory" in res.get("limits", {}),
+          f"{name}: resource requests and limits")
+
+sched = get("Deployment", "topofit-system", "topofit-scheduler")
+if sched:
+    c = container(sched)
+    hardened(sched)
+    check(sched["spec"]["template"]["spec"].get("serviceAccountName") == "topofit-scheduler", "scheduler SA")
+    check(c.get("image", "").startswith("registry.k8s.io/kube-scheduler:v1.33."), "scheduler image")
+    args = c.get("command", []) + c.get("args", [])
+    check("--config=/etc/kubernetes/scheduler/config.yaml" in args, "scheduler --config")
+    vols, mnt = volumes(sched), mounts(c)
+    check(vols.get("config", {}).get("configMap", {}).get("name") == cm["metadata"]["name"],
+          "scheduler mounts the generated ConfigMap (hashed name)")
+    check(mnt.get("config") == "/etc/kubernetes/scheduler", "config mounted at /etc/kubernetes/scheduler")
+    ca = vols.get("extender-ca", {}).get("secret", {})
+    check(ca.get("secretName") == "topofit-extender-tls" and ca.get("items") == [{"key": "ca.crt", "path": "ca.crt"}],
+          "scheduler mounts only ca.crt of topofit-extender-tls")
+    check(os.path.join(mnt.get("extender-ca", ""), "ca.crt") == ext.get("tlsConfig", {}).get("caFile"),
+          "tlsConfig.caFile is where the CA is mounted")
+    for probe in ("livenessProbe", "readinessProbe"):
+        h = c.get(probe, {}).get("httpGet", {})
+        check(h.get("port") == 10259 and h.get("scheme") == "HTTPS", f"scheduler {probe} HTTPS 10259")
+
+ex = get("Deployment", "topofit-system", "topofit-extender")
+if ex:
+    c = container(ex)
+    hardened(ex)
+    pod = ex["spec"]["template"]["spec"]
+    check(ex["spec"].get("replicas") == 1, "extender replicas 1 (until leader election)")
+    check(pod.get("serviceAccountName") == "topofit-extender", "extender SA")
+    check(c.get("image") == "topofit:latest", "extender image from images: entry")
+    want_args = ["extender", "--port", "8443", "--tls-cert", "/etc/topofit/tls/tls.crt", "--tls-key",
+                 "/etc/topofit/tls/tls.key", "--ops-port", "9090", "--admin-token-file", "/etc/topofit/admin/token",
+                 "--log-format", "json", "--max-body-bytes", "67108864", "--kubeconfig", ""]
+    check(c.get("command", []) + c.get("args", []) == want_args, f"extender args: {c.get('args')}")
+    ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
+    check(ports == {"https": 8443, "ops": 9090}, f"extender ports {ports}")
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        h = c.get(probe, {}).get("httpGet", {})
+        check(h.get("path") == path and h.get("port") in ("ops", 9090) and h.get("scheme", "HTTP") == "HTTP",
+              f"extender {probe} {path} on ops 9090")
+    vols, mnt = volumes(ex), mounts(c)
+    check(vols.get("tls", {}).get("secret", {}).get("secretName") == "topofit-extender-tls", "tls Secret volume")
+    check(vols.get("admin-token", {}).get("secret", {}).get("secretName") == "topofit-admin-token", "admin token volume")
+    check(mnt.get("tls") == "/etc/topofit/tls" and mnt.get("admin-token") == "/etc/topofit/admin", "secret mount paths")
+    labels = pod and ex["spec"]["template"]["metadata"]["labels"]
+    svc = get("Service", "topofit-system", "topofit-extender")
+    sel = svc.get("spec", {}).get("selector", {})
+    check(sel and all(labels.get(k) == v for k, v in sel.items()), "Service selects the extender pods")
+    sp = {p["port"]: p.get("targetPort") for p in svc.get("spec", {}).get("ports", [])}
+    check(sp == {8443: "https", 9090: "ops"}, f"Service ports {sp}")
+
+# --- The demo pod (not rendered; parsed on its own).
+pod = yaml.safe_load(open(sys.argv[2]))
+check(pod.get("kind") == "Pod" and pod["spec"].get("schedulerName") == "topofit", "demo pod schedulerName topofit")
+check(str(pod["spec"]["containers"][0]["resources"]["limits"].get("nvidia.com/gpu")) == "4", "demo pod 4 GPUs")
+check(pod["metadata"].get("annotations") == {"topofit.io/min-link": "NV", "topofit.io/topology-policy": "required"},
+      "demo pod annotations")
+
+for e in errors:
+    print("  " + e)
+sys.exit(1 if errors else 0)
+PY
+else
+  echo "skipped (part): PyYAML not importable; the KubeSchedulerConfiguration parse and the strict checks did not run"
+fi
+
+# The cert-manager overlay.
+if kubectl kustomize "$tmp/manifests/overlays/cert-manager" >"$tmp/cm.yaml" 2>"$tmp/err"; then
+  if [[ $(grep -c '^kind: Certificate$' "$tmp/cm.yaml") == 2 && $(grep -c '^kind: Issuer$' "$tmp/cm.yaml") == 2 ]] &&
+    grep -q 'secretName: topofit-extender-tls' "$tmp/cm.yaml" &&
+    grep -q -- '- topofit-extender.topofit-system.svc$' "$tmp/cm.yaml" &&
+    grep -q -- '- topofit-extender.topofit-system.svc.cluster.local$' "$tmp/cm.yaml" &&
+    [[ $(grep -c '^kind: Deployment$' "$tmp/cm.yaml") == 2 ]]; then
+    ok "overlays/cert-manager renders: base + 2 Issuers + 2 Certificates for the service names"
+  else
+    fail "overlays/cert-manager output lacks the Issuers/Certificates"
+  fi
+else
+  cat "$tmp/err"
+  fail "kubectl kustomize overlays/cert-manager failed"
+fi
+
+# scripts/make-tls.sh into a temporary directory, then the overlay it writes.
+if ! command -v openssl >/dev/null 2>&1; then
+  echo "skipped (part): openssl not found; scripts/make-tls.sh not exercised"
+elif [[ ! -x $scripts/make-tls.sh ]]; then
+  fail "scripts/make-tls.sh missing or not executable"
+else
+  tls=$tmp/tls
+  if TOPOFIT_TLS_DIR=$tls "$scripts/make-tls.sh" >"$tmp/make-tls.out" 2>&1; then
+    ok "make-tls.sh ran"
+    if openssl verify -CAfile "$tls/ca.crt" "$tls/tls.crt" >/dev/null 2>&1 &&
+      openssl x509 -in "$tls/tls.crt" -noout -ext subjectAltName 2>/dev/null |
+      grep -q 'DNS:topofit-extender.topofit-system.svc, DNS:topofit-extender.topofit-system.svc.cluster.local'; then
+      ok "server certificate verifies against the CA and names both service DNS names"
+    else
+      fail "server certificate does not verify or lacks the SANs"
+    fi
+    grep -q 'kubectl -n topofit-system create secret generic topofit-extender-tls' "$tmp/make-tls.out" ||
+      fail "make-tls.sh does not print the kubectl create secret commands"
+    if kubectl kustomize "$tls" >"$tmp/tls.yaml" 2>"$tmp/err" &&
+      [[ $(grep -c '^kind: Secret$' "$tmp/tls.yaml") == 2 ]] && grep -q '^type: kubernetes.io/tls$' "$tmp/tls.yaml" &&
+      grep -q '^  name: topofit-extender-tls$' "$tmp/tls.yaml" && grep -q '^  name: topofit-admin-token$' "$tmp/tls.yaml"; then
+      ok "the generated overlay renders the base + Secrets topofit-extender-tls and topofit-admin-token"
+    else
+      cat "$tmp/err"
+      fail "the overlay written by make-tls.sh does not render the two Secrets"
+    fi
+  else
+    cat "$tmp/make-tls.out"
+    fail "make-tls.sh failed"
+  fi
+fi
+
+if ((failures)); then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all manifest checks passed"
