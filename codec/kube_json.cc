@@ -1,0 +1,382 @@
+#include "codec/kube_json.h"
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "kube/quantity.h"
+
+namespace topofit::codec {
+namespace {
+
+using Json = nlohmann::json;
+
+#define TOPOFIT_RETURN_IF_ERROR(expr)       \
+  do {                                      \
+    absl::Status status_ = (expr);          \
+    if (!status_.ok()) return status_;      \
+  } while (false)
+
+// Paths read the way one finds the spot in the document:
+//   spec.containers[1].resources.requests["nvidia.com/gpu"]
+std::string Field(const std::string& path, absl::string_view key) {
+  return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
+}
+std::string Index(const std::string& path, size_t index) { return absl::StrCat(path, "[", index, "]"); }
+std::string MapKey(const std::string& path, const std::string& key) {
+  // The replace handler makes dump() total: it cannot throw on bytes that are not UTF-8.
+  return absl::StrCat(path, "[", Json(key).dump(-1, ' ', false, Json::error_handler_t::replace), "]");
+}
+
+absl::Status PathError(const std::string& path, absl::string_view what) {
+  return absl::InvalidArgumentError(path.empty() ? std::string(what) : absl::StrCat(path, ": ", what));
+}
+absl::Status TypeError(const std::string& path, absl::string_view expected, const Json& found) {
+  return PathError(path, absl::StrCat("expected ", expected, ", found ", found.type_name()));
+}
+
+// Go's decoder leaves a field at its zero value both when it is absent and when it is null, so both read
+// as "not there".
+const Json* Member(const Json& object, absl::string_view key) {
+  const auto it = object.find(std::string(key));
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+// Calls read(value, path) for a member that must be an object, when it is there.
+template <typename Read>
+absl::Status ReadObject(const Json& parent, absl::string_view key, const std::string& path, Read read) {
+  const Json* value = Member(parent, key);
+  if (value == nullptr) return absl::OkStatus();
+  const std::string child = Field(path, key);
+  if (!value->is_object()) return TypeError(child, "an object", *value);
+  return read(*value, child);
+}
+
+// Calls read(element, path, &out->emplace_back()) for each element of a member that must be an array.
+// A null element reads as the element type's zero value, as in Go.
+template <typename T, typename Read>
+absl::Status ReadArray(const Json& parent, absl::string_view key, const std::string& path, std::vector<T>* out,
+                       Read read) {
+  const Json* value = Member(parent, key);
+  if (value == nullptr) return absl::OkStatus();
+  const std::string child = Field(path, key);
+  if (!value->is_array()) return TypeError(child, "an array", *value);
+  out->reserve(value->size());
+  for (size_t i = 0; i < value->size(); ++i) {
+    TOPOFIT_RETURN_IF_ERROR(read((*value)[i], Index(child, i), &out->emplace_back()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadString(const Json& value, const std::string& path, std::string* out) {
+  if (value.is_null()) return absl::OkStatus();
+  if (!value.is_string()) return TypeError(path, "a string", value);
+  *out = value.get_ref<const std::string&>();
+  return absl::OkStatus();
+}
+
+absl::Status ReadString(const Json& parent, absl::string_view key, const std::string& path, std::string* out) {
+  const Json* value = Member(parent, key);
+  return value == nullptr ? absl::OkStatus() : ReadString(*value, Field(path, key), out);
+}
+
+absl::Status ReadBool(const Json& parent, absl::string_view key, const std::string& path, bool* out) {
+  const Json* value = Member(parent, key);
+  if (value == nullptr) return absl::OkStatus();
+  if (!value->is_boolean()) return TypeError(Field(path, key), "a boolean", *value);
+  *out = value->get<bool>();
+  return absl::OkStatus();
+}
+
+absl::Status ReadInt(const Json& parent, absl::string_view key, const std::string& path, int64_t min, int64_t max,
+                     std::optional<int64_t>* out) {
+  const Json* value = Member(parent, key);
+  if (value == nullptr) return absl::OkStatus();
+  const std::string child = Field(path, key);
+  if (!value->is_number_integer()) return TypeError(child, "an integer", *value);
+  // get<int64_t>() would wrap an unsigned value above INT64_MAX.
+  const bool too_large = value->is_number_unsigned() && value->get<uint64_t>() > static_cast<uint64_t>(max);
+  const int64_t number = too_large ? max : value->get<int64_t>();
+  if (too_large || number < min || number > max) {
+    return PathError(child, absl::StrCat("must be ", min, " to ", max, ", found ", value->dump()));
+  }
+  *out = number;
+  return absl::OkStatus();
+}
+
+absl::Status ReadInt32(const Json& parent, absl::string_view key, const std::string& path, int32_t* out) {
+  std::optional<int64_t> value;
+  TOPOFIT_RETURN_IF_ERROR(ReadInt(parent, key, path, std::numeric_limits<int32_t>::min(),
+                                  std::numeric_limits<int32_t>::max(), &value));
+  if (value) *out = static_cast<int32_t>(*value);
+  return absl::OkStatus();
+}
+
+// metav1.Time: RFC 3339 text, kept to whole seconds as the API does.
+absl::Status ReadTime(const Json& parent, absl::string_view key, const std::string& path, int64_t* seconds) {
+  std::string text;
+  TOPOFIT_RETURN_IF_ERROR(ReadString(parent, key, path, &text));
+  if (text.empty()) return absl::OkStatus();
+  absl::Time time;
+  std::string error;
+  if (!absl::ParseTime(absl::RFC3339_full, text, &time, &error)) {
+    return PathError(Field(path, key), absl::StrCat("not an RFC 3339 time: \"", text, "\" (", error, ")"));
+  }
+  *seconds = absl::ToUnixSeconds(time);
+  return absl::OkStatus();
+}
+
+absl::Status ReadStringMap(const Json& parent, absl::string_view key, const std::string& path, kube::StringMap* out) {
+  return ReadObject(parent, key, path, [&](const Json& object, const std::string& map_path) {
+    for (const auto& [name, value] : object.items()) {
+      TOPOFIT_RETURN_IF_ERROR(ReadString(value, MapKey(map_path, name), &(*out)[name]));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status ReadStrings(const Json& parent, absl::string_view key, const std::string& path,
+                         std::vector<std::string>* out) {
+  return ReadArray(parent, key, path, out,
+                   [](const Json& value, const std::string& element_path, std::string* element) {
+                     return ReadString(value, element_path, element);
+                   });
+}
+
+// resource.Quantity's UnmarshalJSON takes a string (spaces trimmed) or a bare JSON number, and null as 0.
+absl::Status ReadQuantity(const Json& value, const std::string& path, int64_t* milli) {
+  if (value.is_null()) {
+    *milli = 0;
+    return absl::OkStatus();
+  }
+  std::string text;
+  if (value.is_string()) {
+    text = std::string(absl::StripAsciiWhitespace(value.get_ref<const std::string&>()));
+  } else if (value.is_number()) {
+    text = value.dump();  // numbers always dump; "1e+20" is quantity syntax too
+  } else {
+    return TypeError(path, "a quantity string", value);
+  }
+  absl::StatusOr<int64_t> parsed = kube::ParseQuantityMilli(text);
+  // The parser's message says what is wrong ("not a quantity: ...", "... is too large: ..."); the path
+  // says where.
+  if (!parsed.ok()) return PathError(path, parsed.status().message());
+  *milli = *parsed;
+  return absl::OkStatus();
+}
+
+absl::Status ReadResourceList(const Json& parent, absl::string_view key, const std::string& path,
+                              kube::ResourceList* out) {
+  return ReadObject(parent, key, path, [&](const Json& object, const std::string& list_path) {
+    for (const auto& [name, value] : object.items()) {
+      TOPOFIT_RETURN_IF_ERROR(ReadQuantity(value, MapKey(list_path, name), &(*out)[name]));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status ReadResourceRequirements(const Json& json, const std::string& path, kube::ResourceRequirements* out) {
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(json, "requests", path, &out->requests));
+  return ReadResourceList(json, "limits", path, &out->limits);
+}
+
+// The element readers below take (value, path, out) so that ReadArray can call them; each accepts null.
+
+absl::Status ExpectObject(const Json& value, const std::string& path) {
+  return value.is_object() ? absl::OkStatus() : TypeError(path, "an object", value);
+}
+
+absl::Status ReadOwnerReference(const Json& json, const std::string& path, kube::OwnerReference* out) {
+  if (json.is_null()) return absl::OkStatus();
+  TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, path));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "kind", path, &out->kind));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "name", path, &out->name));
+  return ReadBool(json, "controller", path, &out->controller);
+}
+
+absl::Status ReadObjectMeta(const Json& json, const std::string& path, kube::ObjectMeta* out) {
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "name", path, &out->name));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "namespace", path, &out->namespace_name));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "uid", path, &out->uid));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "resourceVersion", path, &out->resource_version));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "generateName", path, &out->generate_name));
+  TOPOFIT_RETURN_IF_ERROR(ReadTime(json, "creationTimestamp", path, &out->creation_timestamp_seconds));
+  int64_t deletion_seconds = 0;
+  TOPOFIT_RETURN_IF_ERROR(ReadTime(json, "deletionTimestamp", path, &deletion_seconds));
+  out->has_deletion_timestamp = Member(json, "deletionTimestamp") != nullptr;
+  TOPOFIT_RETURN_IF_ERROR(ReadStringMap(json, "labels", path, &out->labels));
+  TOPOFIT_RETURN_IF_ERROR(ReadStringMap(json, "annotations", path, &out->annotations));
+  return ReadArray(json, "ownerReferences", path, &out->owner_references, ReadOwnerReference);
+}
+
+absl::Status ReadContainer(const Json& json, const std::string& path, kube::Container* out) {
+  if (json.is_null()) return absl::OkStatus();
+  TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, path));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "name", path, &out->name));
+  TOPOFIT_RETURN_IF_ERROR(ReadObject(json, "resources", path, [&](const Json& resources, const std::string& p) {
+    return ReadResourceRequirements(resources, p, &out->resources);
+  }));
+  std::string restart_policy;
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "restartPolicy", path, &restart_policy));
+  out->restart_policy = kube::ParseContainerRestartPolicy(restart_policy);
+  return absl::OkStatus();
+}
+
+absl::Status ReadRequirement(const Json& json, const std::string& path, kube::NodeSelectorRequirement* out) {
+  if (json.is_null()) return absl::OkStatus();
+  TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, path));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "key", path, &out->key));
+  std::string op;
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "operator", path, &op));
+  out->op = kube::ParseNodeSelectorOperator(op);
+  return ReadStrings(json, "values", path, &out->values);
+}
+
+absl::Status ReadTerm(const Json& json, const std::string& path, kube::NodeSelectorTerm* out) {
+  if (json.is_null()) return absl::OkStatus();
+  TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, path));
+  TOPOFIT_RETURN_IF_ERROR(ReadArray(json, "matchExpressions", path, &out->match_expressions, ReadRequirement));
+  return ReadArray(json, "matchFields", path, &out->match_fields, ReadRequirement);
+}
+
+absl::Status ReadPreferredTerm(const Json& json, const std::string& path, kube::PreferredSchedulingTerm* out) {
+  if (json.is_null()) return absl::OkStatus();
+  TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, path));
+  TOPOFIT_RETURN_IF_ERROR(ReadInt32(json, "weight", path, &out->weight));
+  return ReadObject(json, "preference", path,
+                    [&](const Json& term, const std::string& p) { return ReadTerm(term, p, &out->preference); });
+}
+
+absl::Status ReadNodeAffinity(const Json& json, const std::string& path, kube::PodSpec* out) {
+  TOPOFIT_RETURN_IF_ERROR(ReadObject(json, "requiredDuringSchedulingIgnoredDuringExecution", path,
+                                     [&](const Json& selector, const std::string& p) {
+                                       out->required_node_affinity.emplace();
+                                       return ReadArray(selector, "nodeSelectorTerms", p,
+                                                        &out->required_node_affinity->terms, ReadTerm);
+                                     }));
+  return ReadArray(json, "preferredDuringSchedulingIgnoredDuringExecution", path, &out->preferred_node_affinity,
+                   ReadPreferredTerm);
+}
+
+absl::Status ReadToleration(const Json& json, const std::string& path, kube::Toleration* out) {
+  if (json.is_null()) return absl::OkStatus();
+  TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, path));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "key", path, &out->key));
+  std::string op;
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "operator", path, &op));
+  out->op = kube::ParseTolerationOperator(op);
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "value", path, &out->value));
+  std::string effect;
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "effect", path, &effect));
+  out->effect = kube::ParseTaintEffect(effect);
+  return ReadInt(json, "tolerationSeconds", path, std::numeric_limits<int64_t>::min(),
+                 std::numeric_limits<int64_t>::max(), &out->toleration_seconds);
+}
+
+absl::Status ReadTaint(const Json& json, const std::string& path, kube::Taint* out) {
+  if (json.is_null()) return absl::OkStatus();
+  TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, path));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "key", path, &out->key));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "value", path, &out->value));
+  std::string effect;
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "effect", path, &effect));
+  out->effect = kube::ParseTaintEffect(effect);
+  return absl::OkStatus();
+}
+
+absl::Status ReadCondition(const Json& json, const std::string& path, kube::Condition* out) {
+  if (json.is_null()) return absl::OkStatus();
+  TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, path));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "type", path, &out->type));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "status", path, &out->status));
+  return ReadString(json, "reason", path, &out->reason);
+}
+
+absl::Status ReadPodSpec(const Json& json, const std::string& path, kube::PodSpec* out) {
+  TOPOFIT_RETURN_IF_ERROR(ReadArray(json, "containers", path, &out->containers, ReadContainer));
+  TOPOFIT_RETURN_IF_ERROR(ReadArray(json, "initContainers", path, &out->init_containers, ReadContainer));
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(json, "overhead", path, &out->overhead));
+  TOPOFIT_RETURN_IF_ERROR(ReadObject(json, "resources", path, [&](const Json& resources, const std::string& p) {
+    return ReadResourceRequirements(resources, p, &out->resources);
+  }));
+  TOPOFIT_RETURN_IF_ERROR(ReadStringMap(json, "nodeSelector", path, &out->node_selector));
+  TOPOFIT_RETURN_IF_ERROR(ReadObject(json, "affinity", path, [&](const Json& affinity, const std::string& p) {
+    return ReadObject(affinity, "nodeAffinity", p, [&](const Json& node_affinity, const std::string& q) {
+      return ReadNodeAffinity(node_affinity, q, out);
+    });
+  }));
+  TOPOFIT_RETURN_IF_ERROR(ReadArray(json, "tolerations", path, &out->tolerations, ReadToleration));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "schedulerName", path, &out->scheduler_name));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "nodeName", path, &out->node_name));
+  std::optional<int64_t> priority;
+  TOPOFIT_RETURN_IF_ERROR(ReadInt(json, "priority", path, std::numeric_limits<int32_t>::min(),
+                                  std::numeric_limits<int32_t>::max(), &priority));
+  if (priority) out->priority = static_cast<int32_t>(*priority);
+  return ReadString(json, "priorityClassName", path, &out->priority_class_name);
+}
+
+absl::Status ReadPodStatus(const Json& json, const std::string& path, kube::PodStatus* out) {
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "phase", path, &out->phase));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "nominatedNodeName", path, &out->nominated_node_name));
+  return ReadArray(json, "conditions", path, &out->conditions, ReadCondition);
+}
+
+absl::Status ReadNodeSpec(const Json& json, const std::string& path, kube::NodeSpec* out) {
+  TOPOFIT_RETURN_IF_ERROR(ReadBool(json, "unschedulable", path, &out->unschedulable));
+  TOPOFIT_RETURN_IF_ERROR(ReadArray(json, "taints", path, &out->taints, ReadTaint));
+  return ReadString(json, "providerID", path, &out->provider_id);
+}
+
+absl::Status ReadNodeStatus(const Json& json, const std::string& path, kube::NodeStatus* out) {
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(json, "capacity", path, &out->capacity));
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(json, "allocatable", path, &out->allocatable));
+  return ReadArray(json, "conditions", path, &out->conditions, ReadCondition);
+}
+
+// Pod and Node share their shape: metadata, spec, status.
+template <typename Object, typename ReadSpec, typename ReadStatus>
+absl::StatusOr<Object> ReadTopLevel(const Json& json, absl::string_view kind, ReadSpec read_spec,
+                                    ReadStatus read_status) {
+  // Every accessor above checks types before reading, so nothing should throw; this catch is the
+  // guarantee that a mistake there still becomes a status rather than a crash of the server.
+  try {
+    if (!json.is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat(kind, ": expected an object, found ", json.type_name()));
+    }
+    Object object;
+    TOPOFIT_RETURN_IF_ERROR(ReadObject(json, "metadata", "", [&](const Json& value, const std::string& path) {
+      return ReadObjectMeta(value, path, &object.metadata);
+    }));
+    TOPOFIT_RETURN_IF_ERROR(ReadObject(json, "spec", "", [&](const Json& value, const std::string& path) {
+      return read_spec(value, path, &object.spec);
+    }));
+    TOPOFIT_RETURN_IF_ERROR(ReadObject(json, "status", "", [&](const Json& value, const std::string& path) {
+      return read_status(value, path, &object.status);
+    }));
+    return object;
+  } catch (const Json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(kind, ": ", e.what()));
+  }
+}
+
+#undef TOPOFIT_RETURN_IF_ERROR
+
+}  // namespace
+
+absl::StatusOr<kube::Pod> PodFromJson(const nlohmann::json& json) {
+  return ReadTopLevel<kube::Pod>(json, "pod", ReadPodSpec, ReadPodStatus);
+}
+
+absl::StatusOr<kube::Node> NodeFromJson(const nlohmann::json& json) {
+  return ReadTopLevel<kube::Node>(json, "node", ReadNodeSpec, ReadNodeStatus);
+}
+
+}  // namespace topofit::codec
