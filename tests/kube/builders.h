@@ -77,8 +77,19 @@ inline TermBuilder MakeTerm() { return TermBuilder(); }
 
 class PodBuilder {
  public:
+  PodBuilder() { pod_.metadata.namespace_name = "default"; }
+  // Also sets the uid to "uid-<name>" unless uid() says otherwise.
   PodBuilder& name(std::string name) {
+    if (pod_.metadata.uid.empty() || pod_.metadata.uid == "uid-" + pod_.metadata.name) pod_.metadata.uid = "uid-" + name;
     pod_.metadata.name = std::move(name);
+    return *this;
+  }
+  PodBuilder& uid(std::string uid) {
+    pod_.metadata.uid = std::move(uid);
+    return *this;
+  }
+  PodBuilder& annotation(const std::string& key, std::string value) {
+    pod_.metadata.annotations[key] = std::move(value);
     return *this;
   }
   // Adds a regular container.
@@ -141,6 +152,14 @@ class NodeBuilder {
   }
   NodeBuilder& label(const std::string& key, std::string value) {
     node_.metadata.labels[key] = std::move(value);
+    return *this;
+  }
+  NodeBuilder& annotation(const std::string& key, std::string value) {
+    node_.metadata.annotations[key] = std::move(value);
+    return *this;
+  }
+  NodeBuilder& resourceVersion(std::string version) {
+    node_.metadata.resource_version = std::move(version);
     return *this;
   }
   NodeBuilder& taint(std::string key, std::string value, TaintEffect effect) {

@@ -1,0 +1,193 @@
+#include "scheduler/extender.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "scheduler/filter.h"
+#include "scheduler/preempt.h"
+#include "scheduler/prioritize.h"
+
+namespace topofit::scheduler {
+namespace {
+
+// Binding races another bind for the same GPUs at most this often before giving up.
+constexpr int kBindAttempts = 3;
+
+}  // namespace
+
+Extender::Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube)
+    : state_(state), ledger_(ledger), kube_(kube) {}
+
+absl::StatusOr<Extender::RequestNodes> Extender::NodesOf(const codec::ExtenderArgs& args) {
+  RequestNodes out;
+  std::vector<std::string> unknown;
+  if (args.nodes) {
+    for (const codec::NodeArg& arg : *args.nodes) {
+      if (absl::Status learned = state_.UpsertNode(arg.node); !learned.ok()) {
+        out.unresolved[arg.node.metadata.name] = absl::StrCat("topofit: ", learned.message());
+        continue;
+      }
+      out.snapshots.push_back(state_.Snapshot(arg.node.metadata.name));
+      out.raw.push_back(&arg.raw);
+    }
+  } else if (args.node_names) {
+    for (const std::string& name : *args.node_names) {
+      std::shared_ptr<const NodeGpuSnapshot> snapshot = state_.Snapshot(name);
+      if (snapshot == nullptr) {
+        unknown.push_back(name);
+      } else {
+        out.snapshots.push_back(std::move(snapshot));
+      }
+    }
+  }
+  if (!unknown.empty()) {
+    return absl::NotFoundError(absl::StrCat("unknown nodes: ", absl::StrJoin(unknown, ", ")));
+  }
+  return out;
+}
+
+absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::ExtenderArgs& args) {
+  codec::ExtenderFilterResult result;
+  absl::StatusOr<GpuDemand> demand = DemandOf(args.pod);
+  if (!demand.ok()) {
+    // The pod itself is wrong: every node would fail alike, so say it once, where kube-scheduler shows it.
+    result.error = absl::StrCat("topofit: pod ", args.pod.metadata.namespace_name, "/", args.pod.metadata.name, ": ",
+                                demand.status().message());
+    return result;
+  }
+  absl::StatusOr<RequestNodes> nodes = NodesOf(args);
+  if (!nodes.ok()) return nodes.status();
+  RememberDemand(args.pod.metadata.uid, *demand);
+
+  if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
+  result.failed_and_unresolvable_nodes.insert(nodes->unresolved.begin(), nodes->unresolved.end());
+  for (size_t i = 0; i < nodes->snapshots.size(); ++i) {
+    const NodeGpuSnapshot& node = *nodes->snapshots[i];
+    const NodeVerdict verdict = FilterNode(*demand, node);
+    if (verdict.fits) {
+      if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
+    } else {
+      (verdict.unresolvable ? result.failed_and_unresolvable_nodes : result.failed_nodes)[node.node] = verdict.reason;
+    }
+  }
+  RecordPreference(args.pod, *demand, result);
+  return result;
+}
+
+void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
+                                const codec::ExtenderFilterResult& result) {
+  const bool any_passed = (result.nodes && !result.nodes->empty()) || (result.node_names && !result.node_names->empty());
+  if (!demand.wants_gpus() || any_passed) return;
+  ledger::Preference preference;
+  preference.pod_uid = pod.metadata.uid;
+  preference.pod_key = absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name);
+  const topology::AllocationRequest request = EnforcedRequest(demand);
+  preference.gpus = request.gpus;
+  preference.min_link = request.min_link;
+  preference.min_bandwidth_mbps = request.min_bandwidth_mbps;
+  preference.node_selector = pod.spec.node_selector;
+  preference.required_node_affinity = pod.spec.required_node_affinity;
+  for (const auto* failed : {&result.failed_nodes, &result.failed_and_unresolvable_nodes}) {
+    for (const auto& [node, reason] : *failed) preference.refused_nodes.push_back(node);
+  }
+  ledger_.RecordPreference(std::move(preference));
+}
+
+absl::StatusOr<std::vector<codec::HostPriority>> Extender::Prioritize(const codec::ExtenderArgs& args) {
+  absl::StatusOr<RequestNodes> nodes = NodesOf(args);
+  if (!nodes.ok()) return nodes.status();
+  absl::StatusOr<GpuDemand> demand = DemandOf(args.pod);
+  std::vector<codec::HostPriority> priorities;
+  for (const auto& snapshot : nodes->snapshots) {
+    // A pod topofit cannot read was refused by filter; scoring stays neutral (prioritize errors are ignored).
+    priorities.push_back({snapshot->node, demand.ok() ? PrioritizeNode(*demand, *snapshot) : kMinExtenderScore});
+  }
+  for (const auto& [name, reason] : nodes->unresolved) priorities.push_back({name, kMinExtenderScore});
+  return priorities;
+}
+
+void Extender::RememberDemand(const std::string& pod_uid, const GpuDemand& demand) {
+  std::lock_guard<std::mutex> lock(demands_mu_);
+  if (demands_.insert_or_assign(pod_uid, demand).second) demand_order_.push_back(pod_uid);
+  while (demand_order_.size() > kRememberedDemands) {
+    demands_.erase(demand_order_.front());
+    demand_order_.pop_front();
+  }
+}
+
+absl::StatusOr<GpuDemand> Extender::DemandForBind(const codec::ExtenderBindingArgs& args) {
+  {
+    std::lock_guard<std::mutex> lock(demands_mu_);
+    if (auto it = demands_.find(args.pod_uid); it != demands_.end()) return it->second;
+  }
+  absl::StatusOr<kube::Pod> pod = kube_.GetPod(args.pod_namespace, args.pod_name);
+  if (!pod.ok()) return pod.status();
+  if (pod->metadata.uid != args.pod_uid) {
+    return absl::FailedPreconditionError(absl::StrCat("pod ", args.pod_namespace, "/", args.pod_name, " has uid ",
+                                                      pod->metadata.uid, ", not ", args.pod_uid));
+  }
+  return DemandOf(*pod);
+}
+
+absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& args) {
+  if (state_.Snapshot(args.node) == nullptr) return absl::NotFoundError(absl::StrCat("unknown node ", args.node));
+  absl::StatusOr<GpuDemand> demand = DemandForBind(args);
+  if (!demand.ok()) return absl::StrCat("topofit: ", demand.status().message());
+  const PodRef pod{args.pod_uid, args.pod_namespace, args.pod_name};
+
+  if (demand->wants_gpus()) {
+    // Choose on the current state and claim under the state's lock; a concurrent bind that claimed first
+    // makes Assume fail, and the choice is made again on the new state.
+    absl::Status claimed = absl::UnknownError("not attempted");
+    topology::GpuSet gpus;
+    for (int attempt = 0; attempt < kBindAttempts && !claimed.ok(); ++attempt) {
+      std::shared_ptr<const NodeGpuSnapshot> node = state_.Snapshot(args.node);
+      const NodeVerdict verdict = FilterNode(*demand, *node);
+      if (!verdict.fits) return verdict.reason;
+      gpus = verdict.chosen->gpus;
+      claimed = state_.Assume(pod, args.node, gpus);
+      if (!claimed.ok() && claimed.code() != absl::StatusCode::kFailedPrecondition) break;
+    }
+    if (!claimed.ok()) return absl::StrCat("topofit: ", claimed.message());
+    if (absl::Status annotated = kube_.AnnotatePod(args.pod_namespace, args.pod_name,
+                                                   std::string(kGpuIdsAnnotation), gpus.ToString());
+        !annotated.ok()) {
+      state_.Forget(args.pod_uid);
+      return absl::StrCat("topofit: annotating ", pod.key(), ": ", annotated.message());
+    }
+  }
+  if (absl::Status bound = kube_.BindPod(args.pod_namespace, args.pod_name, args.pod_uid, args.node); !bound.ok()) {
+    state_.Forget(args.pod_uid);
+    return absl::StrCat("topofit: binding ", pod.key(), " to ", args.node, ": ", bound.message());
+  }
+  ledger_.ForgetPod(args.pod_uid);
+  return std::string();
+}
+
+absl::StatusOr<std::map<std::string, codec::MetaVictims>> Extender::Preempt(
+    const codec::ExtenderPreemptionArgs& args) {
+  absl::StatusOr<GpuDemand> demand = DemandOf(args.pod);
+  if (!demand.ok()) return absl::InvalidArgumentError(demand.status().message());
+  std::map<std::string, codec::MetaVictims> kept;
+  std::vector<std::string> unknown;
+  for (const auto& [node, victims] : args.victims) {
+    std::shared_ptr<const NodeGpuSnapshot> snapshot = state_.Snapshot(node);
+    if (snapshot == nullptr) {
+      unknown.push_back(node);
+      continue;
+    }
+    std::optional<std::vector<std::string>> trimmed = TrimVictims(*demand, *snapshot, victims.pod_uids);
+    if (trimmed) kept[node] = codec::MetaVictims{*std::move(trimmed), victims.num_pdb_violations};
+  }
+  if (!unknown.empty()) return absl::NotFoundError(absl::StrCat("unknown nodes: ", absl::StrJoin(unknown, ", ")));
+  return kept;
+}
+
+void Extender::PodDeleted(const std::string& pod_uid) {
+  state_.Forget(pod_uid);
+  ledger_.ForgetPod(pod_uid);
+  std::lock_guard<std::mutex> lock(demands_mu_);
+  demands_.erase(pod_uid);
+}
+
+}  // namespace topofit::scheduler

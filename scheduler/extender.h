@@ -1,0 +1,66 @@
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codec/extender_json.h"
+#include "ledger/ledger.h"
+#include "scheduler/gpu_state.h"
+#include "scheduler/kube_client.h"
+#include "scheduler/pod_demand.h"
+
+namespace topofit::scheduler {
+
+// The extender's four verbs over decoded wire types: a thin layer that feeds the GPU state, calls the
+// pure decision functions (filter.h, prioritize.h, preempt.h), records placement preferences, and binds.
+// The HTTP adapter (extender_http.h) only decodes, calls this, and encodes. Thread-safe.
+//
+// Errors a caller made (unknown nodes, a pod topofit cannot read) are returned as statuses for the adapter
+// to turn into 4xx replies; outcomes kube-scheduler expects in the reply body (a failed bind) are in the
+// result.
+class Extender {
+ public:
+  Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube);
+
+  absl::StatusOr<codec::ExtenderFilterResult> Filter(const codec::ExtenderArgs& args);
+  absl::StatusOr<std::vector<codec::HostPriority>> Prioritize(const codec::ExtenderArgs& args);
+  // An empty string on success, else the error for ExtenderBindingResult.Error.
+  absl::StatusOr<std::string> Bind(const codec::ExtenderBindingArgs& args);
+  absl::StatusOr<std::map<std::string, codec::MetaVictims>> Preempt(const codec::ExtenderPreemptionArgs& args);
+
+  // A pod is gone (the admin endpoint now, a watch later): release its GPUs and its preference.
+  void PodDeleted(const std::string& pod_uid);
+
+ private:
+  // The snapshots of the nodes a request names, learning nodes sent in full. NotFound names every node
+  // topofit does not know (NodeNames requests). Nodes whose topology cannot be resolved are returned in
+  // `unresolved` with the reason.
+  struct RequestNodes {
+    std::vector<std::shared_ptr<const NodeGpuSnapshot>> snapshots;  // in request order
+    std::vector<const nlohmann::json*> raw;                         // parallel, for Nodes requests
+    std::map<std::string, std::string> unresolved;
+  };
+  absl::StatusOr<RequestNodes> NodesOf(const codec::ExtenderArgs& args);
+
+  void RememberDemand(const std::string& pod_uid, const GpuDemand& demand);
+  absl::StatusOr<GpuDemand> DemandForBind(const codec::ExtenderBindingArgs& args);
+  void RecordPreference(const kube::Pod& pod, const GpuDemand& demand, const codec::ExtenderFilterResult& result);
+
+  GpuState& state_;
+  ledger::Ledger& ledger_;
+  KubeClient& kube_;
+
+  // Bind arguments carry no pod spec; the filter call of the same scheduling cycle saw it. A bounded
+  // memory of recent demands saves an API read per bind (GetPod is the fallback).
+  static constexpr size_t kRememberedDemands = 16384;
+  std::mutex demands_mu_;
+  std::map<std::string, GpuDemand> demands_;
+  std::deque<std::string> demand_order_;
+};
+
+}  // namespace topofit::scheduler

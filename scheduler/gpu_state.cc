@@ -1,0 +1,177 @@
+#include "scheduler/gpu_state.h"
+
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "topology/occupancy.h"
+
+namespace topofit::scheduler {
+namespace {
+
+using topology::GpuSet;
+
+// What one pod holds on one node.
+struct Holding {
+  std::optional<GpuSet> ids;  // unknown for pods reported by count only
+  int count = 0;
+  bool ours = false;          // topofit chose the ids
+};
+
+struct NodeRecord {
+  std::string resource_version;
+  NodeTopology topology;
+  int allocatable = 0;
+  std::map<std::string, Holding, std::less<>> pods;  // by pod uid
+  std::shared_ptr<const NodeGpuSnapshot> snapshot;
+};
+
+class InMemoryGpuState final : public GpuState {
+ public:
+  absl::Status UpsertNode(const kube::Node& node) override {
+    const std::string& name = node.metadata.name;
+    {
+      std::shared_lock<std::shared_mutex> read(mu_);
+      auto it = nodes_.find(name);
+      if (it != nodes_.end() && !node.metadata.resource_version.empty() &&
+          it->second.resource_version == node.metadata.resource_version) {
+        return absl::OkStatus();
+      }
+    }
+    absl::StatusOr<NodeTopology> resolved = resolver_.Resolve(node);  // outside the lock: may parse
+    if (!resolved.ok()) return resolved.status();
+    std::unique_lock<std::shared_mutex> write(mu_);
+    NodeRecord& record = nodes_[name];
+    record.resource_version = node.metadata.resource_version;
+    record.topology = *std::move(resolved);
+    record.allocatable = AllocatableGpus(node);
+    Rebuild(name, record);
+    return absl::OkStatus();
+  }
+
+  void RemoveNode(absl::string_view node) override {
+    std::unique_lock<std::shared_mutex> write(mu_);
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) return;
+    for (const auto& [uid, holding] : it->second.pods) pod_node_.erase(uid);
+    nodes_.erase(it);
+  }
+
+  std::shared_ptr<const NodeGpuSnapshot> Snapshot(absl::string_view node) const override {
+    std::shared_lock<std::shared_mutex> read(mu_);
+    auto it = nodes_.find(node);
+    return it == nodes_.end() ? nullptr : it->second.snapshot;
+  }
+
+  absl::Status Assume(const PodRef& pod, absl::string_view node, GpuSet gpus) override {
+    std::unique_lock<std::shared_mutex> write(mu_);
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) return absl::NotFoundError(absl::StrCat("unknown node ", node));
+    NodeRecord& record = it->second;
+    if (auto held = pod_node_.find(pod.uid); held != pod_node_.end()) {
+      const Holding& holding = nodes_.find(held->second)->second.pods.at(pod.uid);
+      if (held->second == node && holding.ours && holding.ids == gpus) return absl::OkStatus();
+      return absl::FailedPreconditionError(
+          absl::StrCat("pod ", pod.key(), " already holds GPUs on node ", held->second));
+    }
+    const GpuSet free = record.snapshot->free();
+    if (gpus.empty() || !free.contains(gpus)) {
+      return absl::FailedPreconditionError(absl::StrCat("GPUs {", gpus.without(free).ToString(), "} of node ", node,
+                                                        " are no longer free (free: {", free.ToString(), "})"));
+    }
+    record.pods[pod.uid] = Holding{gpus, gpus.size(), /*ours=*/true};
+    pod_node_[pod.uid] = std::string(node);
+    Rebuild(node, record);
+    return absl::OkStatus();
+  }
+
+  absl::Status ObservePod(const PodRef& pod, absl::string_view node, int gpus,
+                          std::optional<GpuSet> ids) override {
+    std::unique_lock<std::shared_mutex> write(mu_);
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) return absl::NotFoundError(absl::StrCat("unknown node ", node));
+    if (gpus < 0 || (ids && ids->size() != gpus)) {
+      return absl::InvalidArgumentError(absl::StrCat("pod ", pod.key(), ": ", gpus, " GPUs with ids {",
+                                                     ids ? ids->ToString() : "", "}"));
+    }
+    if (ids && !it->second.topology.topology->all_gpus().contains(*ids)) {
+      return absl::InvalidArgumentError(absl::StrCat("pod ", pod.key(), ": GPU ids {", ids->ToString(),
+                                                     "} are not on node ", node));
+    }
+    if (auto held = pod_node_.find(pod.uid); held != pod_node_.end()) {
+      NodeRecord& previous = nodes_.find(held->second)->second;
+      const Holding& holding = previous.pods.at(pod.uid);
+      // The API confirming what topofit assumed changes nothing.
+      if (held->second == node && holding.ours && (!ids || holding.ids == ids)) return absl::OkStatus();
+      const std::string previous_node = held->second;
+      previous.pods.erase(pod.uid);
+      pod_node_.erase(held);
+      Rebuild(previous_node, previous);
+    }
+    if (gpus > 0) {
+      it->second.pods[pod.uid] = Holding{ids, gpus, /*ours=*/false};
+      pod_node_[pod.uid] = std::string(node);
+    }
+    Rebuild(node, it->second);
+    return absl::OkStatus();
+  }
+
+  bool Forget(absl::string_view pod_uid) override {
+    std::unique_lock<std::shared_mutex> write(mu_);
+    auto held = pod_node_.find(pod_uid);
+    if (held == pod_node_.end()) return false;
+    const std::string node = held->second;
+    NodeRecord& record = nodes_.find(node)->second;
+    record.pods.erase(std::string(pod_uid));
+    pod_node_.erase(held);
+    Rebuild(node, record);
+    return true;
+  }
+
+  std::optional<std::pair<std::string, GpuSet>> AssignmentOf(absl::string_view pod_uid) const override {
+    std::shared_lock<std::shared_mutex> read(mu_);
+    auto held = pod_node_.find(pod_uid);
+    if (held == pod_node_.end()) return std::nullopt;
+    const Holding& holding = nodes_.find(held->second)->second.pods.at(std::string(pod_uid));
+    if (!holding.ids) return std::nullopt;
+    return std::make_pair(held->second, *holding.ids);
+  }
+
+ private:
+  // Recomputes a node's snapshot from its holdings. Called with the writer lock held.
+  static void Rebuild(absl::string_view name, NodeRecord& record) {
+    const topology::Topology& t = *record.topology.topology;
+    auto snapshot = std::make_shared<NodeGpuSnapshot>();
+    snapshot->node = std::string(name);
+    snapshot->topology = record.topology.topology;
+    snapshot->topology_origin = record.topology.origin;
+    GpuSet known_elsewhere;
+    // GPUs the topology has but the node does not offer (unhealthy, or not yet advertised).
+    int unknown = std::max(0, t.gpu_count() - record.allocatable);
+    for (const auto& [uid, holding] : record.pods) {
+      if (holding.ids) {
+        const GpuSet ids = *holding.ids & t.all_gpus();
+        snapshot->by_pod[uid] = ids;
+        GpuSet& into = holding.ours ? snapshot->ours : known_elsewhere;
+        into = into | ids;
+      } else {
+        unknown += holding.count;
+      }
+    }
+    const GpuSet rest = t.all_gpus().without(snapshot->ours | known_elsewhere);
+    const absl::StatusOr<GpuSet> assumed =
+        topology::PessimisticOccupancy(t, rest, std::min(unknown, rest.size()));
+    snapshot->elsewhere = known_elsewhere | (assumed.ok() ? *assumed : rest);
+    record.snapshot = std::move(snapshot);
+  }
+
+  mutable std::shared_mutex mu_;
+  std::map<std::string, NodeRecord, std::less<>> nodes_;
+  std::map<std::string, std::string, std::less<>> pod_node_;  // pod uid -> node
+  TopologyResolver resolver_;
+};
+
+}  // namespace
+
+std::unique_ptr<GpuState> NewInMemoryGpuState() { return std::make_unique<InMemoryGpuState>(); }
+
+}  // namespace topofit::scheduler

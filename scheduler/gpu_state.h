@@ -1,0 +1,75 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kube/objects.h"
+#include "scheduler/node_topology.h"
+#include "topology/gpu_set.h"
+
+namespace topofit::scheduler {
+
+struct PodRef {
+  std::string uid;
+  std::string namespace_name;
+  std::string name;
+  std::string key() const { return namespace_name + "/" + name; }
+};
+
+// An immutable view of one node's GPUs, for decisions. Built when the node's state changes, shared by
+// every request that reads it.
+struct NodeGpuSnapshot {
+  std::string node;
+  std::shared_ptr<const topology::Topology> topology;
+  std::string topology_origin;
+  topology::GpuSet ours;       // assigned by topofit (assumed at bind, or reported with their ids)
+  topology::GpuSet elsewhere;  // held by other pods or not allocatable; positions assumed when unknown
+  std::map<std::string, topology::GpuSet, std::less<>> by_pod;  // pod uid -> GPUs, where known
+  topology::GpuSet free() const { return topology->all_gpus().without(ours | elsewhere); }
+};
+
+// Which GPUs of which nodes are in use. Fed today by the extender's own calls (nodes from filter requests,
+// GPUs assumed at bind) and by the admin endpoint (pod reports and deletions); a Kubernetes watch will
+// feed the same methods later.
+//
+// Consistency: every mutation happens under one writer lock and rebuilds that node's snapshot, so a
+// reader sees either the state before or after a change, never half of one. Assume() re-checks the GPUs
+// against the current state under that lock, which is what keeps concurrent binds from sharing a GPU.
+class GpuState {
+ public:
+  virtual ~GpuState() = default;
+
+  // Learns a node or refreshes it (topology and allocatable GPUs). Cheap when the node's resourceVersion
+  // has not changed. InvalidArgument when its topology cannot be resolved.
+  virtual absl::Status UpsertNode(const kube::Node& node) = 0;
+  virtual void RemoveNode(absl::string_view node) = 0;
+
+  // nullptr for a node never seen.
+  virtual std::shared_ptr<const NodeGpuSnapshot> Snapshot(absl::string_view node) const = 0;
+
+  // Records that `pod` holds `gpus` on `node`, which topofit chose. FailedPrecondition when any of them
+  // is not free or the pod already holds other GPUs; NotFound for an unknown node. Idempotent for the
+  // same pod, node and GPUs.
+  virtual absl::Status Assume(const PodRef& pod, absl::string_view node, topology::GpuSet gpus) = 0;
+
+  // Records a pod that holds GPUs on a node without topofit having placed it: with its GPU ids when it
+  // carries them (`topofit.io/gpu-ids`), else only its count, placed pessimistically.
+  virtual absl::Status ObservePod(const PodRef& pod, absl::string_view node, int gpus,
+                                  std::optional<topology::GpuSet> ids) = 0;
+
+  // Releases whatever the pod holds (it was deleted, or its bind failed). False when it held nothing.
+  virtual bool Forget(absl::string_view pod_uid) = 0;
+
+  // The node and GPUs a pod holds, if known.
+  virtual std::optional<std::pair<std::string, topology::GpuSet>> AssignmentOf(absl::string_view pod_uid) const = 0;
+};
+
+std::unique_ptr<GpuState> NewInMemoryGpuState();
+
+}  // namespace topofit::scheduler

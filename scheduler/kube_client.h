@@ -1,0 +1,26 @@
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kube/objects.h"
+
+namespace topofit::scheduler {
+
+// What the extender asks of the Kubernetes API. One real implementation talks REST to the API server;
+// tests use an in-process fake. Errors carry the API server's message.
+class KubeClient {
+ public:
+  virtual ~KubeClient() = default;
+  virtual absl::StatusOr<kube::Pod> GetPod(const std::string& namespace_name, const std::string& name) = 0;
+  // Sets one annotation on a pod (JSON merge patch).
+  virtual absl::Status AnnotatePod(const std::string& namespace_name, const std::string& name,
+                                   const std::string& key, const std::string& value) = 0;
+  // Creates the pod's Binding to `node` (POST .../pods/{name}/binding); `uid` guards against a pod that
+  // was deleted and recreated under the same name.
+  virtual absl::Status BindPod(const std::string& namespace_name, const std::string& name, const std::string& uid,
+                               const std::string& node) = 0;
+};
+
+}  // namespace topofit::scheduler

@@ -1,0 +1,19 @@
+#pragma once
+
+#include <cstdint>
+
+#include "scheduler/gpu_state.h"
+#include "scheduler/pod_demand.h"
+
+namespace topofit::scheduler {
+
+// kube-scheduler's extender score bounds (MinExtenderPriority, MaxExtenderPriority).
+inline constexpr int64_t kMinExtenderScore = 0;
+inline constexpr int64_t kMaxExtenderScore = 10;
+
+// topology::NodeFitScore (0..100) of the set the pod would get, rescaled to 0..10. Pods without GPUs get
+// kMinExtenderScore on every node: neutral, since the scheduler adds the same to all. A node that cannot
+// give the pod a set scores kMinExtenderScore.
+int64_t PrioritizeNode(const GpuDemand& demand, const NodeGpuSnapshot& node);
+
+}  // namespace topofit::scheduler

@@ -1,0 +1,63 @@
+#include "ledger/ledger.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/server/fake_clock.h"
+
+namespace topofit::ledger {
+namespace {
+
+Preference For(const std::string& uid, int gpus) {
+  Preference p;
+  p.pod_uid = uid;
+  p.pod_key = "default/" + uid;
+  p.gpus = gpus;
+  return p;
+}
+
+TEST_CASE("preferences keep first_seen, order by age, expire unrefreshed", "[ledger]") {
+  server::FakeClock clock;
+  const absl::Time start = clock.Now();
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  ledger->RecordPreference(For("b", 4));
+  clock.Advance(absl::Minutes(1));
+  ledger->RecordPreference(For("a", 8));
+  clock.Advance(absl::Minutes(1));
+  ledger->RecordPreference(For("b", 4));  // refresh: still the oldest
+
+  std::vector<Preference> all = ledger->Preferences();
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].pod_uid == "b");
+  CHECK(all[0].first_seen == start);
+  CHECK(all[0].last_seen == start + absl::Minutes(2));
+  CHECK(all[1].pod_uid == "a");
+
+  // a was last seen at +1 min; at +11.5 min it has gone unrefreshed for 10.5 min
+  clock.Advance(absl::Minutes(9) + absl::Seconds(30));
+  all = ledger->Preferences();
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].pod_uid == "b");
+
+  ledger->ForgetPod("b");
+  CHECK(ledger->Preferences().empty());
+}
+
+TEST_CASE("intents lose forgotten pods and expire", "[ledger]") {
+  server::FakeClock clock;
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  ledger->RecordIntent(Intent{"p5-group", {"x", "y"}, 1, {}});
+  clock.Advance(absl::Minutes(5));
+  ledger->RecordIntent(Intent{"p4d-group", {"z"}, 2, {}});
+  ledger->ForgetPod("x");
+  std::vector<Intent> intents = ledger->Intents();
+  REQUIRE(intents.size() == 2);
+  CHECK(intents[0].node_group == "p5-group");
+  CHECK(intents[0].pod_uids == std::vector<std::string>{"y"});
+  ledger->ForgetPod("z");  // its intent has no pods left
+  REQUIRE(ledger->Intents().size() == 1);
+  clock.Advance(absl::Minutes(11));  // p5-group recorded 16 min ago
+  CHECK(ledger->Intents().empty());
+}
+
+}  // namespace
+}  // namespace topofit::ledger

@@ -1,0 +1,115 @@
+#include "scheduler/gpu_state.h"
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "scheduler/filter.h"
+#include "tests/kube/builders.h"
+
+namespace topofit::scheduler {
+namespace {
+
+using kube::testing::MakeNode;
+using kube::testing::MakePod;
+using topology::GpuSet;
+
+PodRef Pod(const std::string& name) { return PodRef{"uid-" + name, "default", name}; }
+
+TEST_CASE("gpu state assumes, refuses overlaps, and forgets", "[gpu_state]") {
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  REQUIRE(state->UpsertNode(MakeNode().name("n").label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8)).ok());
+  CHECK(state->Snapshot("n")->free() == GpuSet::FromMask(0xff));
+  CHECK(state->Snapshot("n")->topology_origin == "catalog:dgx-a100");
+
+  REQUIRE(state->Assume(Pod("a"), "n", GpuSet::FromMask(0b0011)).ok());
+  CHECK(state->Assume(Pod("a"), "n", GpuSet::FromMask(0b0011)).ok());  // idempotent
+  CHECK(state->Assume(Pod("a"), "n", GpuSet::FromMask(0b1100)).code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(state->Assume(Pod("b"), "n", GpuSet::FromMask(0b0110)).code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(state->Assume(Pod("b"), "gone", GpuSet::FromMask(0b0110)).code() == absl::StatusCode::kNotFound);
+  CHECK(state->Snapshot("n")->free() == GpuSet::FromMask(0b11111100));
+  CHECK(state->AssignmentOf("uid-a")->second == GpuSet::FromMask(0b0011));
+
+  CHECK(state->Forget("uid-a"));
+  CHECK_FALSE(state->Forget("uid-a"));
+  CHECK(state->Snapshot("n")->free() == GpuSet::FromMask(0xff));
+}
+
+TEST_CASE("GPUs topofit did not place are placed pessimistically", "[gpu_state]") {
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  // g5.48xlarge with 7 allocatable: one GPU is not offered, and which one is unknown.
+  REQUIRE(state->UpsertNode(MakeNode().name("n").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(7).resourceVersion("1")).ok());
+  CHECK(state->Snapshot("n")->free().size() == 7);
+  // A pod reported with ids, and one with only a count.
+  REQUIRE(state->ObservePod(Pod("ids"), "n", 2, GpuSet::FromMask(0b11)).ok());
+  REQUIRE(state->ObservePod(Pod("count"), "n", 1, std::nullopt).ok());
+  const auto snapshot = state->Snapshot("n");
+  CHECK(snapshot->free().size() == 4);
+  CHECK_FALSE(snapshot->free().contains(GpuSet::FromMask(0b11)));
+  CHECK(state->ObservePod(Pod("bad"), "n", 2, GpuSet::FromMask(0b1)).code() == absl::StatusCode::kInvalidArgument);
+  CHECK(state->ObservePod(Pod("bad"), "n", 1, GpuSet::FromMask(1u << 9)).code() == absl::StatusCode::kInvalidArgument);
+  // the same resourceVersion is not re-read; a new one with all 8 allocatable frees the unknown GPU
+  REQUIRE(state->UpsertNode(MakeNode().name("n").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8).resourceVersion("2")).ok());
+  CHECK(state->Snapshot("n")->free().size() == 5);
+  CHECK(state->Forget("uid-count"));
+  CHECK(state->Snapshot("n")->free().size() == 6);
+}
+
+TEST_CASE("a node whose topology cannot be resolved is an error, not a crash", "[gpu_state]") {
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  CHECK(state->UpsertNode(MakeNode().name("cpu-only")).code() == absl::StatusCode::kInvalidArgument);
+  CHECK(state->UpsertNode(MakeNode().name("bad").gpus(8).annotation("topofit.io/gpu-topology", "GPU0 X NV9\n"))
+            .code() == absl::StatusCode::kInvalidArgument);
+  CHECK(state->Snapshot("bad") == nullptr);
+}
+
+// Many threads choose and claim GPUs on few nodes at once, as concurrent binds do; after every step no
+// GPU is held twice, and every claim that succeeded is in the state.
+TEST_CASE("concurrent claims never share a GPU", "[gpu_state][concurrency]") {
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  for (const char* name : {"n0", "n1"}) {
+    REQUIRE(state->UpsertNode(MakeNode().name(name).label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8)).ok());
+  }
+  constexpr int kThreads = 8, kRounds = 300;
+  std::atomic<int> claims{0}, violations{0};
+  auto worker = [&](int thread) {
+    std::mt19937 rng(thread);
+    for (int round = 0; round < kRounds; ++round) {
+      const std::string node = rng() % 2 ? "n0" : "n1";
+      const PodRef pod = Pod("t" + std::to_string(thread) + "-" + std::to_string(round));
+      const GpuDemand demand = *DemandOf(MakePod().gpus(1 + rng() % 3));
+      const NodeVerdict verdict = FilterNode(demand, *state->Snapshot(node));
+      if (verdict.fits && state->Assume(pod, node, verdict.chosen->gpus).ok()) {
+        ++claims;
+        // invariant after the step: the pod's GPUs are ours and nobody else's
+        const auto snapshot = state->Snapshot(node);
+        GpuSet seen;
+        for (const auto& [uid, gpus] : snapshot->by_pod) {
+          if (!(seen & gpus).empty()) ++violations;
+          seen = seen | gpus;
+        }
+        if (!snapshot->by_pod.count(pod.uid)) ++violations;
+        if (rng() % 2) state->Forget(pod.uid);
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) threads.emplace_back(worker, t);
+  for (std::thread& t : threads) t.join();
+  CHECK(violations == 0);
+  CHECK(claims > 0);
+  for (const char* name : {"n0", "n1"}) {
+    const auto snapshot = state->Snapshot(name);
+    GpuSet seen;
+    for (const auto& [uid, gpus] : snapshot->by_pod) {
+      CHECK((seen & gpus).empty());
+      seen = seen | gpus;
+    }
+    CHECK(seen == snapshot->ours);
+  }
+}
+
+}  // namespace
+}  // namespace topofit::scheduler
