@@ -1,0 +1,451 @@
+#include "server/http_server.h"
+
+#include <dirent.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <mutex>
+
+#include <httplib.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace topofit::server {
+namespace {
+
+// 0.5 ms .. 10 s: extender calls take about a millisecond; anything near kube-scheduler's 30 s extender
+// timeout is an incident.
+const std::vector<double> kLatencyBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                             0.1,    0.25,  0.5,    1,     2.5,   5,     10};
+
+// httplib and OpenSSL write to sockets without MSG_NOSIGNAL, so a client that hangs up mid-response
+// raises SIGPIPE, whose default action kills the process. Every server needs it ignored.
+void IgnoreSigpipe() {
+  static std::once_flag once;
+  std::call_once(once, [] { ::signal(SIGPIPE, SIG_IGN); });
+}
+
+std::string OpenSslError() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof(buf));
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out.empty() ? "unknown OpenSSL error" : out;
+}
+
+absl::Status CheckReadable(const std::string& what, const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return absl::InvalidArgumentError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+  return absl::OkStatus();
+}
+
+// httplib 0.11's SSLServer ignores a failure to load the client CA file and would then refuse every client;
+// check that it holds at least one certificate.
+absl::Status CheckCaFile(const std::string& path) {
+  BIO* bio = BIO_new_file(path.c_str(), "r");
+  if (bio == nullptr) return absl::InvalidArgumentError(absl::StrCat("TLS client CA ", path, ": ", OpenSslError()));
+  int count = 0;
+  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    X509_free(cert);
+    ++count;
+  }
+  BIO_free(bio);
+  ERR_clear_error();  // the read that ended the loop leaves "no start line"
+  if (count == 0) return absl::InvalidArgumentError(absl::StrCat("TLS client CA ", path, ": no PEM certificate"));
+  return absl::OkStatus();
+}
+
+// httplib takes timeouts as (seconds, microseconds).
+std::pair<time_t, time_t> SecondsAndMicros(absl::Duration d) {
+  const absl::Duration whole = absl::Trunc(d, absl::Seconds(1));
+  return {static_cast<time_t>(absl::ToInt64Seconds(whole)), static_cast<time_t>(absl::ToInt64Microseconds(d - whole))};
+}
+
+int PortOf(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+  return -1;
+}
+
+// Our end of the TCP connection from remote_ip:remote_port to local_port, or -1.
+//
+// httplib 0.11 gives a handler no way to close its connection: it decides keep-alive from the request
+// alone. After a 413 the unread body would then be parsed as the next request (and buffered whole while
+// looking for a line end). So we find the socket by its addresses — the same 4-tuple httplib reported in
+// the request — and end it ourselves. Only the thread serving the connection calls this, so the fd cannot
+// be closed under us, and the 4-tuple names one connection.
+int FindConnectionFd(const std::string& remote_ip, int remote_port, int local_port) {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return -1;
+  int found = -1;
+  while (const dirent* e = ::readdir(dir)) {
+    int fd = -1;
+    if (!absl::SimpleAtoi(e->d_name, &fd) || fd == ::dirfd(dir)) continue;
+    sockaddr_storage local{}, peer{};
+    socklen_t local_len = sizeof(local), peer_len = sizeof(peer);
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0) continue;
+    if (PortOf(local) != local_port) continue;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) continue;
+    if (PortOf(peer) != remote_port) continue;
+    char host[NI_MAXHOST];
+    if (::getnameinfo(reinterpret_cast<sockaddr*>(&peer), peer_len, host, sizeof(host), nullptr, 0,
+                      NI_NUMERICHOST) != 0) {
+      continue;
+    }
+    if (remote_ip == host) {
+      found = fd;
+      break;
+    }
+  }
+  ::closedir(dir);
+  return found;
+}
+
+// Ends the connection on `fd` after the response has been written, without reading the rest of the body.
+void CloseConnectionNow(int fd) {
+  // FIN after the response. Then give the response a moment to be acknowledged before the close: closing
+  // with unread input makes the kernel send a RST, which drops whatever of our response is still unsent.
+  ::shutdown(fd, SHUT_WR);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  char discard[16384];
+  while (std::chrono::steady_clock::now() < deadline) {
+    int unacked = 0;
+    if (::ioctl(fd, SIOCOUTQ, &unacked) != 0 || unacked == 0) break;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 1) > 0 && ::recv(fd, discard, sizeof(discard), MSG_DONTWAIT) == 0) break;
+  }
+  // Put a socket already at end-of-file in the connection's place: the TCP connection closes now, and
+  // httplib, still holding the number, reads EOF, leaves its keep-alive loop and closes the stand-in.
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0) {
+    ::close(pair[1]);
+    ::dup2(pair[0], fd);
+    ::close(pair[0]);
+  } else {
+    ::shutdown(fd, SHUT_RDWR);  // no fds left: at least stop the traffic
+  }
+}
+
+// Set by the request handler when the request's body was not read to its end; acted on once the response
+// has been written (httplib's logger runs then, on the same thread).
+thread_local bool t_close_after_response = false;
+
+bool HasBody(const httplib::Request& req) {
+  if (absl::EqualsIgnoreCase(req.get_header_value("Transfer-Encoding"), "chunked")) return true;
+  const std::string length = req.get_header_value("Content-Length");
+  return !length.empty() && length != "0";
+}
+
+HttpRequest ToHttpRequest(const httplib::Request& req, std::string body) {
+  HttpRequest out;
+  out.method = req.method;
+  out.path = req.path;
+  out.body = std::move(body);
+  for (const auto& [k, v] : req.headers) out.headers.emplace(k, v);
+  for (const auto& [k, v] : req.params) out.query.emplace(k, v);
+  return out;
+}
+
+}  // namespace
+
+bool CaseInsensitiveLess::operator()(const std::string& a, const std::string& b) const {
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](unsigned char x, unsigned char y) {
+    return absl::ascii_tolower(x) < absl::ascii_tolower(y);
+  });
+}
+
+std::string HttpRequest::Header(absl::string_view name) const {
+  auto it = headers.find(std::string(name));
+  return it == headers.end() ? std::string() : it->second;
+}
+
+bool HttpRequest::HasHeader(absl::string_view name) const { return headers.count(std::string(name)) > 0; }
+
+HttpResponse JsonResponse(int status, const nlohmann::json& body) {
+  // `replace` keeps invalid UTF-8 from a request (echoed in an error) from throwing here.
+  return HttpResponse{status, "application/json",
+                      body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+}
+
+HttpResponse JsonError(int status, absl::string_view message) {
+  return JsonResponse(status, nlohmann::json{{"error", std::string(message)}});
+}
+
+HttpMetrics HttpMetrics::Create(MetricsRegistry& registry) {
+  return HttpMetrics{
+      registry.AddCounter("topofit_http_requests_total", "HTTP requests answered, by route and status code.",
+                          {"server", "route", "code"}),
+      registry.AddHistogram("topofit_http_request_duration_seconds",
+                            "Time from routing a request to having its response, by route.", kLatencyBuckets,
+                            {"server", "route"}),
+      registry.AddGauge("topofit_http_requests_in_flight", "HTTP requests being handled now.", {"server"}),
+  };
+}
+
+struct HttpServer::Impl {
+  std::unique_ptr<httplib::Server> server;
+  std::atomic<bool> listen_returned{false};
+  int port = 0;
+
+  // Reads the request body into `body`, at most `max` bytes. Returns 0 when read, else the status to answer.
+  static int ReadBody(const httplib::Request& req, const httplib::ContentReader& reader, size_t max,
+                      std::string& body) {
+    const std::string length = req.get_header_value("Content-Length");
+    const bool chunked = absl::EqualsIgnoreCase(req.get_header_value("Transfer-Encoding"), "chunked");
+    if (!chunked && !length.empty()) {
+      uint64_t n = 0;
+      if (!absl::SimpleAtoi(length, &n)) return 400;
+      // Refused from the header alone: httplib's own limit would read the whole body to discard it.
+      if (n > max) return 413;
+      body.reserve(n);
+    }
+    if (!chunked && length.empty() && req.method == "DELETE") return 0;  // httplib reads nothing here
+    bool too_large = false;
+    const bool ok = reader([&](const char* data, size_t n) {
+      if (body.size() + n > max) {
+        too_large = true;
+        return false;  // stops httplib mid-body; the connection is closed after the response
+      }
+      body.append(data, n);
+      return true;
+    });
+    if (too_large) return 413;
+    return ok ? 0 : 400;
+  }
+};
+
+HttpServer::HttpServer(const HttpServerOptions& options, MetricsRegistry& registry)
+    : options_(options), metrics_(HttpMetrics::Create(registry)), impl_(std::make_unique<Impl>()) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerOptions& options,
+                                                               MetricsRegistry& registry) {
+  if (options.port < 0 || options.port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("port ", options.port, " out of range"));
+  }
+  if (options.max_body_bytes == 0) return absl::InvalidArgumentError("max_body_bytes must be positive");
+  if (options.threads < 1) return absl::InvalidArgumentError("threads must be at least 1");
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("TLS needs both a certificate file and a key file");
+  }
+  if (!options.tls_client_ca_file.empty() && options.tls_cert_file.empty()) {
+    return absl::InvalidArgumentError("a client CA file needs a server certificate and key");
+  }
+  IgnoreSigpipe();
+
+  std::unique_ptr<HttpServer> self(new HttpServer(options, registry));
+  if (!options.tls_cert_file.empty()) {
+    for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"TLS certificate", options.tls_cert_file},
+                                     {"TLS key", options.tls_key_file},
+                                     {"TLS client CA", options.tls_client_ca_file}}) {
+      if (path.empty()) continue;
+      if (absl::Status s = CheckReadable(what, path); !s.ok()) return s;
+    }
+    if (!options.tls_client_ca_file.empty()) {
+      if (absl::Status s = CheckCaFile(options.tls_client_ca_file); !s.ok()) return s;
+    }
+    ERR_clear_error();
+    auto ssl = std::make_unique<httplib::SSLServer>(
+        options.tls_cert_file.c_str(), options.tls_key_file.c_str(),
+        options.tls_client_ca_file.empty() ? nullptr : options.tls_client_ca_file.c_str());
+    if (!ssl->is_valid()) {
+      return absl::InvalidArgumentError(absl::StrCat("TLS certificate ", options.tls_cert_file, " or key ",
+                                                     options.tls_key_file, ": ", OpenSslError()));
+    }
+    SSL_CTX_set_min_proto_version(ssl->ssl_context(), TLS1_2_VERSION);
+    self->impl_->server = std::move(ssl);
+  } else {
+    self->impl_->server = std::make_unique<httplib::Server>();
+  }
+
+  httplib::Server& svr = *self->impl_->server;
+  const auto [read_s, read_us] = SecondsAndMicros(options.read_timeout);
+  svr.set_read_timeout(read_s, read_us);
+  const auto [write_s, write_us] = SecondsAndMicros(options.write_timeout);
+  svr.set_write_timeout(write_s, write_us);
+  // Whole seconds only in httplib 0.11; rounded up so a short idle timeout still allows keep-alive.
+  svr.set_keep_alive_timeout(
+      static_cast<time_t>(absl::ToInt64Seconds(absl::Ceil(options.idle_timeout, absl::Seconds(1)))));
+  // httplib's default socket options add SO_REUSEPORT, which lets a second process bind our port and take
+  // a share of its connections. Keep SO_REUSEADDR only (restart while old connections sit in TIME_WAIT).
+  svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  // A backstop only: bodies are limited in Impl::ReadBody before httplib would apply this.
+  svr.set_payload_max_length(options.max_body_bytes);
+  const int threads = options.threads;
+  svr.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+
+  HttpServer* s = self.get();
+  auto dispatch = [s](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* reader) {
+    const auto start = std::chrono::steady_clock::now();  // a duration, so monotonic time, not the Clock
+    t_close_after_response = false;
+    s->metrics_.in_flight.Add(1, {s->options_.name});
+
+    HttpResponse out;
+    const Route* route = s->Match(req.path);
+    const std::string route_label = route != nullptr ? route->pattern : "unmatched";
+    std::string body;
+    const int body_status = reader ? Impl::ReadBody(req, *reader, s->options_.max_body_bytes, body) : 0;
+    const bool body_read = reader ? body_status == 0 : !HasBody(req);  // httplib never reads a GET body
+    if (body_status == 413) {
+      out = JsonError(413, absl::StrCat("request body larger than ", s->options_.max_body_bytes, " bytes"));
+    } else if (body_status != 0) {
+      out = JsonError(body_status, "could not read the request body");
+    } else if (route == nullptr) {
+      out = JsonError(404, absl::StrCat("no route for ", req.path));
+    } else {
+      const std::string method = req.method == "HEAD" ? "GET" : req.method;
+      auto it = route->handlers.find(method);
+      if (it == route->handlers.end()) {
+        std::vector<std::string> allowed;
+        for (const auto& [m, h] : route->handlers) allowed.push_back(m);
+        out = JsonError(405, absl::StrCat("method ", req.method, " not allowed on ", route->pattern, "; allowed: ",
+                                          absl::StrJoin(allowed, ", ")));
+        res.set_header("Allow", absl::StrJoin(allowed, ", "));
+      } else {
+        HttpRequest request = ToHttpRequest(req, std::move(body));
+        if (route->prefix) request.path_suffix = req.path.substr(route->match.size());
+        // Our handlers should not throw; if one does, this request fails and the server keeps serving.
+        try {
+          out = it->second(request);
+        } catch (const std::exception& e) {
+          out = JsonError(500, absl::StrCat("internal error: ", e.what()));
+        } catch (...) {
+          out = JsonError(500, "internal error");
+        }
+      }
+    }
+
+    if (!body_read) {
+      t_close_after_response = true;
+      res.set_header("Connection", "close");
+    }
+    res.status = out.status;
+    res.set_content(std::move(out.body), out.content_type);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    s->metrics_.requests.Inc({s->options_.name, route_label, std::to_string(out.status)});
+    s->metrics_.latency.Observe(seconds, {s->options_.name, route_label});
+    s->metrics_.in_flight.Add(-1, {s->options_.name});
+  };
+
+  // Every path goes to `dispatch`, which routes itself: httplib answers 404 for a known path with another
+  // method, and reads bodies only for the methods with a content reader.
+  const std::string all = ".*";
+  svr.Get(all, [dispatch](const httplib::Request& req, httplib::Response& res) { dispatch(req, res, nullptr); });
+  svr.Options(all, [dispatch](const httplib::Request& req, httplib::Response& res) { dispatch(req, res, nullptr); });
+  auto with_body = [dispatch](const httplib::Request& req, httplib::Response& res,
+                              const httplib::ContentReader& reader) { dispatch(req, res, &reader); };
+  svr.Post(all, with_body);
+  svr.Put(all, with_body);
+  svr.Patch(all, with_body);
+  svr.Delete(all, with_body);
+
+  // Errors httplib answers itself (a malformed request line, an unknown method) get a JSON body too.
+  svr.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    HttpResponse out = JsonError(res.status, absl::StrCat("HTTP ", res.status));
+    res.set_content(out.body, out.content_type);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    HttpResponse out = JsonError(500, "internal error");
+    res.status = 500;
+    res.set_content(out.body, out.content_type);
+  });
+  // httplib calls the logger after writing the response, on the connection's thread.
+  Impl* impl = self->impl_.get();
+  svr.set_logger([impl](const httplib::Request& req, const httplib::Response&) {
+    if (!t_close_after_response) return;
+    t_close_after_response = false;
+    const int local_port = req.local_port > 0 ? req.local_port : impl->port;
+    if (int fd = FindConnectionFd(req.remote_addr, req.remote_port, local_port); fd >= 0) CloseConnectionNow(fd);
+  });
+  return self;
+}
+
+void HttpServer::Handle(const std::string& method, const std::string& path, HttpHandler handler) {
+  const bool prefix = absl::EndsWith(path, "/*");
+  auto it = std::find_if(routes_.begin(), routes_.end(), [&](const Route& r) { return r.pattern == path; });
+  if (it == routes_.end()) {
+    // "/explain/*" matches paths starting with "/explain/".
+    routes_.push_back(Route{path, prefix ? path.substr(0, path.size() - 1) : path, prefix, {}});
+    it = routes_.end() - 1;
+  }
+  it->handlers[absl::AsciiStrToUpper(method)] = std::move(handler);
+}
+
+const HttpServer::Route* HttpServer::Match(const std::string& path) const {
+  const Route* best = nullptr;
+  for (const Route& r : routes_) {
+    if (!r.prefix) {
+      if (r.match == path) return &r;
+    } else if (absl::StartsWith(path, r.match) && (best == nullptr || r.match.size() > best->match.size())) {
+      best = &r;
+    }
+  }
+  return best;
+}
+
+absl::StatusOr<int> HttpServer::Start() {
+  if (started_) return absl::FailedPreconditionError("server already started");
+  httplib::Server& svr = *impl_->server;
+  errno = 0;
+  int port = options_.port;
+  if (port == 0) {
+    port = svr.bind_to_any_port(options_.address);
+  } else if (!svr.bind_to_port(options_.address, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.address, ":", options_.port,
+                                               errno != 0 ? absl::StrCat(": ", std::strerror(errno)) : ""));
+  }
+  impl_->port = port;
+  started_ = true;
+  thread_ = std::thread([this] {
+    impl_->server->listen_after_bind();
+    impl_->listen_returned = true;
+  });
+  // httplib's stop() does nothing until the accept loop runs; wait for it so Stop() cannot be lost.
+  while (!svr.is_running() && !impl_->listen_returned) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return port;
+}
+
+void HttpServer::Stop() {
+  if (!started_ || stopped_) return;
+  stopped_ = true;
+  // Closes the listening socket; the accept loop ends, then httplib joins its workers, each finishing the
+  // request it is serving.
+  impl_->server->stop();
+  thread_.join();
+}
+
+}  // namespace topofit::server

@@ -1,0 +1,37 @@
+#pragma once
+
+// Throwaway PKI for TLS tests: a CA, a server certificate for 127.0.0.1 / localhost and a client
+// certificate, all signed by the CA, written as PEM files into a fresh temporary directory that is removed
+// with the object. Made with the OpenSSL API in-process (EC P-256, fast), so tests need no openssl binary
+// and no checked-in keys. Shared by the HTTP server tests and, later, the gRPC expander tests.
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace topofit::testing {
+
+class TestCerts {
+ public:
+  static absl::StatusOr<std::unique_ptr<TestCerts>> Create();
+  ~TestCerts();  // deletes the directory
+  TestCerts(const TestCerts&) = delete;
+  TestCerts& operator=(const TestCerts&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  std::string ca_cert_file() const { return dir_ + "/ca.pem"; }
+  std::string server_cert_file() const { return dir_ + "/server.pem"; }  // SAN: IP 127.0.0.1, DNS localhost
+  std::string server_key_file() const { return dir_ + "/server-key.pem"; }
+  std::string client_cert_file() const { return dir_ + "/client.pem"; }  // CN topofit-test-client
+  std::string client_key_file() const { return dir_ + "/client-key.pem"; }
+  // A certificate and key from another CA, which the server must reject as a client.
+  std::string stranger_cert_file() const { return dir_ + "/stranger.pem"; }
+  std::string stranger_key_file() const { return dir_ + "/stranger-key.pem"; }
+
+ private:
+  explicit TestCerts(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+};
+
+}  // namespace topofit::testing
