@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "scheduler/filter.h"
+#include "server/logging.h"
 #include "scheduler/preempt.h"
 #include "scheduler/prioritize.h"
 
@@ -15,8 +16,9 @@ constexpr int kBindAttempts = 3;
 
 }  // namespace
 
-Extender::Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube)
-    : state_(state), ledger_(ledger), kube_(kube) {}
+Extender::Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube, ExtenderMetrics& metrics,
+                   spdlog::logger& log)
+    : state_(state), ledger_(ledger), kube_(kube), metrics_(metrics), log_(log) {}
 
 absl::StatusOr<Extender::RequestNodes> Extender::NodesOf(const codec::ExtenderArgs& args) {
   RequestNodes out;
@@ -49,10 +51,13 @@ absl::StatusOr<Extender::RequestNodes> Extender::NodesOf(const codec::ExtenderAr
 absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::ExtenderArgs& args) {
   codec::ExtenderFilterResult result;
   absl::StatusOr<GpuDemand> demand = DemandOf(args.pod);
+  const std::string pod_key = absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name);
   if (!demand.ok()) {
     // The pod itself is wrong: every node would fail alike, so say it once, where kube-scheduler shows it.
-    result.error = absl::StrCat("topofit: pod ", args.pod.metadata.namespace_name, "/", args.pod.metadata.name, ": ",
-                                demand.status().message());
+    result.error = absl::StrCat("topofit: pod ", pod_key, ": ", demand.status().message());
+    metrics_.invalid_pods.Inc();
+    server::LogEvent(log_, "filter", {{"pod", pod_key}, {"verdict", "error"}, {"reason", result.error}},
+                     spdlog::level::warn);
     return result;
   }
   absl::StatusOr<RequestNodes> nodes = NodesOf(args);
@@ -68,9 +73,22 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
     } else {
       (verdict.unresolvable ? result.failed_and_unresolvable_nodes : result.failed_nodes)[node.node] = verdict.reason;
+      metrics_.nodes_refused.Inc({verdict.refusal});
+      server::LogEvent(log_, "filter-node",
+                       {{"pod", pod_key}, {"node", node.node}, {"verdict", verdict.unresolvable ? "unresolvable" : "fail"},
+                        {"reason", verdict.reason}},
+                       spdlog::level::debug);
     }
   }
+  metrics_.nodes_refused.Inc({"unknown-topology"}, static_cast<double>(nodes->unresolved.size()));
   RecordPreference(args.pod, *demand, result);
+  const size_t passed = result.nodes ? result.nodes->size() : result.node_names->size();
+  server::LogEvent(log_, "filter",
+                   {{"pod", pod_key},
+                    {"gpus", std::to_string(demand->request.gpus)},
+                    {"passed", std::to_string(passed)},
+                    {"failed", std::to_string(result.failed_nodes.size())},
+                    {"unresolvable", std::to_string(result.failed_and_unresolvable_nodes.size())}});
   return result;
 }
 
@@ -90,7 +108,10 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
   for (const auto* failed : {&result.failed_nodes, &result.failed_and_unresolvable_nodes}) {
     for (const auto& [node, reason] : *failed) preference.refused_nodes.push_back(node);
   }
+  server::LogEvent(log_, "preference", {{"pod", preference.pod_key}, {"gpus", std::to_string(preference.gpus)},
+                                        {"min-link", std::string(topology::LinkClassName(preference.min_link))}});
   ledger_.RecordPreference(std::move(preference));
+  metrics_.pending_preferences.Set(static_cast<double>(ledger_.Preferences().size()));
 }
 
 absl::StatusOr<std::vector<codec::HostPriority>> Extender::Prioritize(const codec::ExtenderArgs& args) {
@@ -131,9 +152,19 @@ absl::StatusOr<GpuDemand> Extender::DemandForBind(const codec::ExtenderBindingAr
 
 absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& args) {
   if (state_.Snapshot(args.node) == nullptr) return absl::NotFoundError(absl::StrCat("unknown node ", args.node));
+  const PodRef pod{args.pod_uid, args.pod_namespace, args.pod_name};
+  std::string gpu_ids;
+  std::string error = BindOnce(args, pod, gpu_ids);
+  metrics_.binds.Inc({error.empty() ? "ok" : "error"});
+  server::LogEvent(log_, "bind",
+                   {{"pod", pod.key()}, {"node", args.node}, {"gpus", gpu_ids}, {"result", error.empty() ? "ok" : error}},
+                   error.empty() ? spdlog::level::info : spdlog::level::warn);
+  return error;
+}
+
+std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, std::string& gpu_ids) {
   absl::StatusOr<GpuDemand> demand = DemandForBind(args);
   if (!demand.ok()) return absl::StrCat("topofit: ", demand.status().message());
-  const PodRef pod{args.pod_uid, args.pod_namespace, args.pod_name};
 
   if (demand->wants_gpus()) {
     // Choose on the current state and claim under the state's lock; a concurrent bind that claimed first
@@ -149,8 +180,9 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
       if (!claimed.ok() && claimed.code() != absl::StatusCode::kFailedPrecondition) break;
     }
     if (!claimed.ok()) return absl::StrCat("topofit: ", claimed.message());
+    gpu_ids = gpus.ToString();
     if (absl::Status annotated = kube_.AnnotatePod(args.pod_namespace, args.pod_name,
-                                                   std::string(kGpuIdsAnnotation), gpus.ToString());
+                                                   std::string(kGpuIdsAnnotation), gpu_ids);
         !annotated.ok()) {
       state_.Forget(args.pod_uid);
       return absl::StrCat("topofit: annotating ", pod.key(), ": ", annotated.message());
@@ -177,17 +209,33 @@ absl::StatusOr<std::map<std::string, codec::MetaVictims>> Extender::Preempt(
       continue;
     }
     std::optional<std::vector<std::string>> trimmed = TrimVictims(*demand, *snapshot, victims.pod_uids);
+    server::LogEvent(log_, "preempt",
+                     {{"pod", absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name)},
+                      {"node", node},
+                      {"proposed", std::to_string(victims.pod_uids.size())},
+                      {"kept", trimmed ? std::to_string(trimmed->size()) : "declined"}});
     if (trimmed) kept[node] = codec::MetaVictims{*std::move(trimmed), victims.num_pdb_violations};
   }
   if (!unknown.empty()) return absl::NotFoundError(absl::StrCat("unknown nodes: ", absl::StrJoin(unknown, ", ")));
   return kept;
 }
 
-void Extender::PodDeleted(const std::string& pod_uid) {
-  state_.Forget(pod_uid);
+bool Extender::PodDeleted(const std::string& pod_uid) {
+  const bool released = state_.Forget(pod_uid);
   ledger_.ForgetPod(pod_uid);
+  metrics_.pending_preferences.Set(static_cast<double>(ledger_.Preferences().size()));
   std::lock_guard<std::mutex> lock(demands_mu_);
   demands_.erase(pod_uid);
+  server::LogEvent(log_, "pod-deleted", {{"uid", pod_uid}, {"released", released ? "true" : "false"}});
+  return released;
+}
+
+absl::Status Extender::PodReported(const PodRef& pod, const std::string& node, int gpus,
+                                   std::optional<topology::GpuSet> ids) {
+  absl::Status observed = state_.ObservePod(pod, node, gpus, ids);
+  server::LogEvent(log_, "pod-reported", {{"pod", pod.key()}, {"node", node}, {"gpus", std::to_string(gpus)},
+                                          {"result", observed.ok() ? "ok" : std::string(observed.message())}});
+  return observed;
 }
 
 }  // namespace topofit::scheduler

@@ -7,9 +7,12 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/logger.h>
+
 #include "absl/status/statusor.h"
 #include "codec/extender_json.h"
 #include "ledger/ledger.h"
+#include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
 #include "scheduler/kube_client.h"
 #include "scheduler/pod_demand.h"
@@ -25,7 +28,8 @@ namespace topofit::scheduler {
 // result.
 class Extender {
  public:
-  Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube);
+  Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube, ExtenderMetrics& metrics,
+           spdlog::logger& log);
 
   absl::StatusOr<codec::ExtenderFilterResult> Filter(const codec::ExtenderArgs& args);
   absl::StatusOr<std::vector<codec::HostPriority>> Prioritize(const codec::ExtenderArgs& args);
@@ -33,8 +37,11 @@ class Extender {
   absl::StatusOr<std::string> Bind(const codec::ExtenderBindingArgs& args);
   absl::StatusOr<std::map<std::string, codec::MetaVictims>> Preempt(const codec::ExtenderPreemptionArgs& args);
 
-  // A pod is gone (the admin endpoint now, a watch later): release its GPUs and its preference.
-  void PodDeleted(const std::string& pod_uid);
+  // A pod is gone (the admin endpoint now, a watch later): release its GPUs and its preference. False
+  // when topofit knew no GPUs of it.
+  bool PodDeleted(const std::string& pod_uid);
+  // A pod holds GPUs on a node (the admin endpoint now, a watch later); see GpuState::ObservePod.
+  absl::Status PodReported(const PodRef& pod, const std::string& node, int gpus, std::optional<topology::GpuSet> ids);
 
  private:
   // The snapshots of the nodes a request names, learning nodes sent in full. NotFound names every node
@@ -49,11 +56,16 @@ class Extender {
 
   void RememberDemand(const std::string& pod_uid, const GpuDemand& demand);
   absl::StatusOr<GpuDemand> DemandForBind(const codec::ExtenderBindingArgs& args);
+  // Claims GPUs, annotates and binds; on failure releases the claim and returns the error. Sets
+  // `gpu_ids` to the GPUs claimed.
+  std::string BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, std::string& gpu_ids);
   void RecordPreference(const kube::Pod& pod, const GpuDemand& demand, const codec::ExtenderFilterResult& result);
 
   GpuState& state_;
   ledger::Ledger& ledger_;
   KubeClient& kube_;
+  ExtenderMetrics& metrics_;
+  spdlog::logger& log_;
 
   // Bind arguments carry no pod spec; the filter call of the same scheduling cycle saw it. A bounded
   // memory of recent demands saves an API read per bind (GetPod is the fallback).

@@ -17,6 +17,9 @@ struct NodeVerdict {
   bool fits = false;
   bool unresolvable = false;
   std::string reason;                          // empty when it fits
+  // A short label for metrics: "gpu-count", "min-link", "min-bandwidth" (the first unmet part of the
+  // request) or "node-size" (fewer GPUs than the pod wants); empty when it fits.
+  std::string refusal;
   std::optional<topology::Allocation> chosen;  // the set the pod would get
 };
 

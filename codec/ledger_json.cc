@@ -1,0 +1,69 @@
+#include "codec/ledger_json.h"
+
+#include "absl/time/time.h"
+
+namespace topofit::codec {
+namespace {
+
+using Json = nlohmann::json;
+
+const char* OperatorName(kube::NodeSelectorOperator op) {
+  switch (op) {
+    case kube::NodeSelectorOperator::kIn: return "In";
+    case kube::NodeSelectorOperator::kNotIn: return "NotIn";
+    case kube::NodeSelectorOperator::kExists: return "Exists";
+    case kube::NodeSelectorOperator::kDoesNotExist: return "DoesNotExist";
+    case kube::NodeSelectorOperator::kGt: return "Gt";
+    case kube::NodeSelectorOperator::kLt: return "Lt";
+    case kube::NodeSelectorOperator::kUnknown: break;
+  }
+  return "Unknown";
+}
+
+Json RequirementsToJson(const std::vector<kube::NodeSelectorRequirement>& requirements) {
+  Json out = Json::array();
+  for (const kube::NodeSelectorRequirement& r : requirements) {
+    out.push_back({{"key", r.key}, {"operator", OperatorName(r.op)}, {"values", r.values}});
+  }
+  return out;
+}
+
+std::string Rfc3339(absl::Time t) { return absl::FormatTime(absl::RFC3339_sec, t, absl::UTCTimeZone()); }
+
+}  // namespace
+
+Json PreferencesToJson(const std::vector<ledger::Preference>& preferences) {
+  Json out = Json::array();
+  for (const ledger::Preference& p : preferences) {
+    Json entry = {{"pod", p.pod_key},
+                  {"uid", p.pod_uid},
+                  {"gpus", p.gpus},
+                  {"minLink", std::string(topology::LinkClassName(p.min_link))},
+                  {"minBandwidthGBps", static_cast<double>(p.min_bandwidth_mbps) / 1000.0},
+                  {"nodeSelector", p.node_selector},
+                  {"refusedNodes", p.refused_nodes},
+                  {"firstSeen", Rfc3339(p.first_seen)},
+                  {"lastSeen", Rfc3339(p.last_seen)}};
+    if (p.required_node_affinity) {
+      Json terms = Json::array();
+      for (const kube::NodeSelectorTerm& term : p.required_node_affinity->terms) {
+        terms.push_back({{"matchExpressions", RequirementsToJson(term.match_expressions)},
+                         {"matchFields", RequirementsToJson(term.match_fields)}});
+      }
+      entry["requiredNodeAffinity"] = std::move(terms);
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+Json IntentsToJson(const std::vector<ledger::Intent>& intents) {
+  Json out = Json::array();
+  for (const ledger::Intent& i : intents) {
+    out.push_back({{"nodeGroup", i.node_group}, {"podUids", i.pod_uids}, {"nodeCount", i.node_count},
+                   {"recorded", Rfc3339(i.recorded)}});
+  }
+  return out;
+}
+
+}  // namespace topofit::codec

@@ -1,0 +1,17 @@
+#include "scheduler/extender_metrics.h"
+
+namespace topofit::scheduler {
+
+ExtenderMetrics ExtenderMetrics::Create(server::MetricsRegistry& registry) {
+  return ExtenderMetrics{
+      registry.AddCounter("topofit_extender_nodes_refused_total",
+                          "Nodes the filter refused, by the first unmet part of the pod's request.", {"reason"}),
+      registry.AddCounter("topofit_extender_binds_total", "Bind calls by result.", {"result"}),
+      registry.AddCounter("topofit_extender_invalid_pods_total",
+                          "Filter calls for pods whose GPU request or topofit.io annotations are invalid.", {}),
+      registry.AddGauge("topofit_extender_pending_preferences",
+                        "GPU pods waiting for capacity no existing node can give (the ledger's preferences).", {}),
+  };
+}
+
+}  // namespace topofit::scheduler

@@ -1,0 +1,17 @@
+#pragma once
+
+#include "server/metrics.h"
+
+namespace topofit::scheduler {
+
+// The extender's own metrics, declared once (requests and latency per verb come from HttpMetrics).
+struct ExtenderMetrics {
+  static ExtenderMetrics Create(server::MetricsRegistry& registry);
+
+  server::Counter& nodes_refused;        // topofit_extender_nodes_refused_total{reason}
+  server::Counter& binds;                // topofit_extender_binds_total{result}
+  server::Counter& invalid_pods;         // topofit_extender_invalid_pods_total
+  server::Gauge& pending_preferences;    // topofit_extender_pending_preferences
+};
+
+}  // namespace topofit::scheduler

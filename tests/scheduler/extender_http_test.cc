@@ -1,0 +1,281 @@
+#include "scheduler/extender_http.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <httplib.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include "codec/kube_json.h"
+#include "server/ops_endpoints.h"
+#include "tests/scheduler/fake_kube_client.h"
+#include "tests/server/fake_clock.h"
+
+namespace topofit::scheduler {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kToken[] = "s3cret-admin-token";
+
+std::filesystem::path FixtureDir() {
+  const char* shared = std::getenv("TOPOFIT_SHARED_DIR");
+  return std::filesystem::path(shared != nullptr ? shared : TOPOFIT_DEFAULT_SHARED_DIR) / "fixtures" / "k8s" / "HEAD";
+}
+
+std::optional<json> ReadFixture(const std::string& name) {
+  std::ifstream file(FixtureDir() / name);
+  if (!file) return std::nullopt;
+  return json::parse(file);
+}
+
+// The upstream round-trip Pod fixture with GPUs and topofit annotations merged in.
+json GpuPod(const json& fixture, const std::string& name, int gpus, bool nv_required) {
+  json pod = fixture;
+  pod["metadata"]["name"] = name;
+  pod["metadata"]["namespace"] = "ml";
+  pod["metadata"]["uid"] = "uid-" + name;
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = std::to_string(gpus);
+  if (nv_required) {
+    pod["metadata"]["annotations"]["topofit.io/min-link"] = "NV";
+    pod["metadata"]["annotations"]["topofit.io/topology-policy"] = "required";
+  }
+  return pod;
+}
+
+// The upstream Node fixture turned into a GPU node of a catalog shape.
+json GpuNode(const json& fixture, const std::string& name, const std::string& instance_type, int gpus) {
+  json node = fixture;
+  node["metadata"]["name"] = name;
+  node["metadata"]["resourceVersion"] = "1";
+  node["metadata"]["labels"]["node.kubernetes.io/instance-type"] = instance_type;
+  node["status"]["allocatable"]["nvidia.com/gpu"] = std::to_string(gpus);
+  return node;
+}
+
+// Sends `request` on a fresh loopback connection and returns what the server answers before closing.
+std::string RawExchange(int port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()));
+  std::string reply;
+  char buffer[4096];
+  for (ssize_t n; (n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0;) reply.append(buffer, static_cast<size_t>(n));
+  ::close(fd);
+  return reply;
+}
+
+struct Harness {
+  server::FakeClock clock;
+  server::MetricsRegistry registry;
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  testing::FakeKubeClient kube;
+  ExtenderMetrics metrics = ExtenderMetrics::Create(registry);
+  spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
+  Extender extender{*state, *ledger, kube, metrics, log};
+  std::unique_ptr<server::HttpServer> server;
+  std::unique_ptr<httplib::Client> client;
+  int port = 0;
+
+  Harness() {
+    server::HttpServerOptions options;
+    options.address = "127.0.0.1";
+    options.max_body_bytes = 8 << 20;
+    options.name = "extender";
+    server = *server::HttpServer::Create(options, registry);
+    RegisterExtenderRoutes(*server, extender, kToken);
+    RegisterPreferencesRoute(*server, *ledger);
+    server::RegisterOpsEndpoints(*server, registry, [] { return true; });
+    port = *server->Start();
+    client = std::make_unique<httplib::Client>("127.0.0.1", port);
+  }
+
+  // status, parsed body
+  std::pair<int, json> Post(const std::string& path, const std::string& body, httplib::Headers headers = {}) {
+    httplib::Result result = client->Post(path.c_str(), headers, body, "application/json");
+    REQUIRE(result);
+    return {result->status, json::parse(result->body, nullptr, false)};
+  }
+};
+
+TEST_CASE("extender verbs over HTTP with the upstream fixtures", "[extender_http]") {
+  const std::optional<json> pod_fixture = ReadFixture("core.v1.Pod.json");
+  const std::optional<json> node_fixture = ReadFixture("core.v1.Node.json");
+  if (!pod_fixture || !node_fixture) {
+    WARN("skipped: no fixtures at " << FixtureDir() << " (set TOPOFIT_SHARED_DIR)");
+    return;
+  }
+  Harness h;
+  const json nodes = {{"items", {GpuNode(*node_fixture, "p4d-1", "p4d.24xlarge", 8),
+                                 GpuNode(*node_fixture, "g5-1", "g5.48xlarge", 8)}}};
+  const json nv_pod = GpuPod(*pod_fixture, "trainer", 4, /*nv_required=*/true);
+
+  SECTION("filter with full Nodes answers with Nodes, FailedNodes and FailedAndUnresolvableNodes") {
+    auto [status, reply] = h.Post("/filter", json{{"Pod", nv_pod}, {"Nodes", nodes}, {"NodeNames", nullptr}}.dump());
+    REQUIRE(status == 200);
+    REQUIRE(reply["Nodes"]["items"].size() == 1);
+    CHECK(reply["Nodes"]["items"][0] == nodes["items"][0]);  // echoed exactly as sent
+    CHECK(reply["NodeNames"].is_null());
+    CHECK(reply["FailedNodes"] == json::object());
+    CHECK_THAT(reply["FailedAndUnresolvableNodes"]["g5-1"].get<std::string>(),
+               Catch::Contains("needs min-link NV, best reachable is PHB"));
+    CHECK(reply["Error"] == "");
+    CHECK(h.metrics.nodes_refused.Value({"min-link"}) == 1);
+  }
+  SECTION("nodeCacheCapable: NodeNames in, NodeNames out") {
+    h.Post("/filter", json{{"Pod", nv_pod}, {"Nodes", nodes}}.dump());  // learn the nodes
+    auto [status, reply] = h.Post("/filter", json{{"Pod", nv_pod}, {"Nodes", nullptr}, {"NodeNames", {"p4d-1", "g5-1"}}}.dump());
+    REQUIRE(status == 200);
+    CHECK(reply["Nodes"].is_null());
+    CHECK(reply["NodeNames"] == json({"p4d-1"}));
+    CHECK(reply["FailedAndUnresolvableNodes"].contains("g5-1"));
+  }
+  SECTION("prioritize is a bare HostPriorityList in 0..10") {
+    auto [status, reply] = h.Post("/prioritize", json{{"Pod", GpuPod(*pod_fixture, "p", 2, false)}, {"Nodes", nodes}}.dump());
+    REQUIRE(status == 200);
+    REQUIRE(reply.is_array());
+    REQUIRE(reply.size() == 2);
+    for (const json& entry : reply) {
+      CHECK(entry.size() == 2);
+      CHECK(entry["Score"].get<int>() >= 0);
+      CHECK(entry["Score"].get<int>() <= 10);
+    }
+    CHECK(reply[0]["Host"] == "p4d-1");
+  }
+  SECTION("bind records the GPU ids, then binds; a full node refuses the next pod") {
+    h.Post("/filter", json{{"Pod", nv_pod}, {"Nodes", nodes}}.dump());
+    auto [status, reply] = h.Post(
+        "/bind", json{{"PodName", "trainer"}, {"PodNamespace", "ml"}, {"PodUID", "uid-trainer"}, {"Node", "p4d-1"}}.dump());
+    REQUIRE(status == 200);
+    CHECK(reply == json{{"Error", ""}});
+    const auto calls = h.kube.calls();
+    REQUIRE(calls.size() == 2);
+    CHECK(calls[0].verb == "annotate");
+    CHECK(calls[0].detail == "topofit.io/gpu-ids=0,1,2,3");
+    CHECK(calls[1].verb == "bind");
+    CHECK(calls[1].detail == "p4d-1");
+
+    const json big = GpuPod(*pod_fixture, "big", 8, false);
+    h.kube.PutPod(*codec::PodFromJson(big));  // bind looks it up: no filter call saw it
+    auto [status2, reply2] = h.Post(
+        "/bind", json{{"PodName", "big"}, {"PodNamespace", "ml"}, {"PodUID", "uid-big"}, {"Node", "p4d-1"}}.dump());
+    REQUIRE(status2 == 200);
+    CHECK_THAT(reply2["Error"].get<std::string>(), Catch::Contains("needs 8 GPUs, 4 free"));
+  }
+  SECTION("a failed Binding releases the GPUs") {
+    h.Post("/filter", json{{"Pod", nv_pod}, {"Nodes", nodes}}.dump());
+    h.kube.FailBindsWith(absl::AlreadyExistsError("pod ml/trainer is already assigned to node p4d-9"));
+    auto [status, reply] = h.Post(
+        "/bind", json{{"PodName", "trainer"}, {"PodNamespace", "ml"}, {"PodUID", "uid-trainer"}, {"Node", "p4d-1"}}.dump());
+    REQUIRE(status == 200);
+    CHECK_THAT(reply["Error"].get<std::string>(), Catch::Contains("already assigned"));
+    CHECK(h.state->Snapshot("p4d-1")->free().size() == 8);
+  }
+  SECTION("preempt returns NodeNameToMetaVictims") {
+    h.Post("/filter", json{{"Pod", nv_pod}, {"Nodes", nodes}}.dump());
+    auto [status, reply] = h.Post(
+        "/preempt", json{{"Pod", nv_pod},
+                         {"NodeNameToMetaVictims", {{"p4d-1", {{"Pods", {{{"UID", "cpu-pod"}}}}, {"NumPDBViolations", 0}}}}}}
+                        .dump());
+    REQUIRE(status == 200);
+    CHECK(reply == json{{"NodeNameToMetaVictims",
+                         {{"p4d-1", {{"Pods", {{{"UID", "cpu-pod"}}}}, {"NumPDBViolations", 0}}}}}});
+  }
+  SECTION("no node can host an NV-required pod: a preference is recorded and served") {
+    const json only_g5 = {{"items", {GpuNode(*node_fixture, "g5-1", "g5.48xlarge", 8)}}};
+    h.Post("/filter", json{{"Pod", nv_pod}, {"Nodes", only_g5}}.dump());
+    httplib::Result result = h.client->Get("/preferences");
+    REQUIRE(result);
+    const json preferences = json::parse(result->body);
+    REQUIRE(preferences.size() == 1);
+    CHECK(preferences[0]["pod"] == "ml/trainer");
+    CHECK(preferences[0]["gpus"] == 4);
+    CHECK(preferences[0]["minLink"] == "NV");
+    CHECK(preferences[0]["refusedNodes"] == json({"g5-1"}));
+    CHECK(h.metrics.pending_preferences.Value() == 1);
+  }
+}
+
+TEST_CASE("bad requests get a 4xx JSON error and the server stays healthy", "[extender_http]") {
+  Harness h;
+  struct Row {
+    const char* name;
+    std::string path;
+    std::string body;
+    int status;
+    const char* message;
+  };
+  const Row rows[] = {
+      {"malformed JSON", "/filter", "{\"Pod\": ", 400, "malformed JSON"},
+      {"not an object", "/filter", "[1,2]", 400, "expected a JSON object"},
+      {"no pod", "/filter", "{\"NodeNames\": []}", 400, "Pod: missing"},
+      {"pod of the wrong type", "/filter", "{\"Pod\": 5}", 400, "Pod: expected an object"},
+      {"node names of the wrong type", "/prioritize", "{\"Pod\": {}, \"NodeNames\": \"n1\"}", 400, "NodeNames: expected an array"},
+      {"bad quantity", "/filter",
+       R"({"Pod": {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": "lots"}}}]}}})", 400,
+       "nvidia.com/gpu"},
+      {"unknown nodes", "/filter", R"({"Pod": {}, "NodeNames": ["ghost-1", "ghost-2"]})", 404,
+       "unknown nodes: ghost-1, ghost-2"},
+      {"bind to an unknown node", "/bind", R"({"PodName": "p", "PodNamespace": "d", "PodUID": "u", "Node": "ghost"})",
+       404, "unknown node ghost"},
+      {"bind without a pod name", "/bind", R"({"PodNamespace": "d", "PodUID": "u", "Node": "n"})", 400, "PodName"},
+  };
+  for (const Row& row : rows) {
+    SECTION(row.name) {
+      auto [status, reply] = h.Post(row.path, row.body);
+      CHECK(status == row.status);
+      CHECK_THAT(reply["error"].get<std::string>(), Catch::Contains(row.message));
+    }
+  }
+  SECTION("a 100 MB body is refused from its header, without being read") {
+    // A raw request: httplib's client writes the whole body before it reads, and would only see the
+    // server hang up.
+    const std::string reply = RawExchange(h.port, "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                                  "Content-Length: 104857600\r\n\r\n{\"Pod\": ");
+    CHECK_THAT(reply, Catch::StartsWith("HTTP/1.1 413"));
+    CHECK_THAT(reply, Catch::Contains("\"error\""));
+  }
+  httplib::Result health = h.client->Get("/healthz");
+  REQUIRE(health);
+  CHECK(health->status == 200);
+}
+
+TEST_CASE("admin endpoints need the bearer token", "[extender_http]") {
+  Harness h;
+  kube::Node node;
+  node.metadata.name = "n1";
+  node.metadata.labels["node.kubernetes.io/instance-type"] = "p4d.24xlarge";
+  node.status.allocatable["nvidia.com/gpu"] = 8000;
+  REQUIRE(h.state->UpsertNode(node).ok());
+  const std::string report = R"({"uid": "u1", "namespace": "d", "name": "p", "node": "n1", "gpus": 2, "gpuIds": "4,5"})";
+
+  CHECK(h.Post("/admin/pods", report).first == 401);
+  CHECK(h.Post("/admin/pods", report, {{"Authorization", "Bearer wrong"}}).first == 401);
+  const httplib::Headers auth = {{"Authorization", std::string("Bearer ") + kToken}};
+  CHECK(h.Post("/admin/pods", report, auth).first == 200);
+  CHECK(h.state->Snapshot("n1")->free().size() == 6);
+  CHECK(h.Post("/admin/pods", R"({"uid": "u2", "namespace": "d", "name": "q", "node": "n1", "gpus": "two"})", auth)
+            .first == 400);
+
+  httplib::Result deleted = h.client->Delete("/admin/pods/u1", auth);
+  REQUIRE(deleted);
+  CHECK(deleted->status == 200);
+  CHECK(json::parse(deleted->body)["released"] == true);
+  CHECK(h.state->Snapshot("n1")->free().size() == 8);
+}
+
+}  // namespace
+}  // namespace topofit::scheduler

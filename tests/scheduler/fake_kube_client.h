@@ -1,0 +1,61 @@
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "scheduler/kube_client.h"
+
+namespace topofit::scheduler::testing {
+
+// An in-process KubeClient: records every call, serves pods put into it, and fails calls on request.
+class FakeKubeClient final : public KubeClient {
+ public:
+  struct Call {
+    std::string verb;  // "get", "annotate", "bind"
+    std::string pod;   // namespace/name
+    std::string detail;  // "key=value" for annotate, the node for bind
+  };
+
+  void PutPod(const kube::Pod& pod) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pods_[pod.metadata.namespace_name + "/" + pod.metadata.name] = pod;
+  }
+  void FailBindsWith(absl::Status status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    bind_error_ = std::move(status);
+  }
+  std::vector<Call> calls() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+
+  absl::StatusOr<kube::Pod> GetPod(const std::string& ns, const std::string& name) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back({"get", ns + "/" + name, ""});
+    auto it = pods_.find(ns + "/" + name);
+    if (it == pods_.end()) return absl::NotFoundError("pods \"" + name + "\" not found");
+    return it->second;
+  }
+  absl::Status AnnotatePod(const std::string& ns, const std::string& name, const std::string& key,
+                           const std::string& value) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back({"annotate", ns + "/" + name, key + "=" + value});
+    return absl::OkStatus();
+  }
+  absl::Status BindPod(const std::string& ns, const std::string& name, const std::string&,
+                       const std::string& node) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back({"bind", ns + "/" + name, node});
+    return bind_error_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, kube::Pod> pods_;
+  std::vector<Call> calls_;
+  absl::Status bind_error_;
+};
+
+}  // namespace topofit::scheduler::testing
