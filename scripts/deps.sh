@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libabsl-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
-  catch2 libbenchmark-dev libcpp-httplib-dev libssl-dev
+  catch2 libbenchmark-dev libcpp-httplib-dev libssl-dev libyaml-cpp-dev
 )
 missing=()
 for p in "${packages[@]}"; do

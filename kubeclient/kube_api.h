@@ -1,0 +1,37 @@
+#pragma once
+
+// The extender's view of the Kubernetes API (scheduler::KubeClient) over the REST client.
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kube/objects.h"
+#include "kubeclient/rest_client.h"
+#include "scheduler/kube_client.h"
+
+namespace topofit::kubeclient {
+
+class KubeApi final : public scheduler::KubeClient {
+ public:
+  // `rest` must outlive this object; later API clients (watches, leases) share it and its rate limit.
+  explicit KubeApi(RestClient& rest) : rest_(rest) {}
+
+  // GET /api/v1/namespaces/{ns}/pods/{name}.
+  absl::StatusOr<kube::Pod> GetPod(const std::string& namespace_name, const std::string& name) override;
+  // PATCH the pod with a JSON merge patch touching only metadata.annotations[key].
+  absl::Status AnnotatePod(const std::string& namespace_name, const std::string& name, const std::string& key,
+                           const std::string& value) override;
+  // POST the Binding kube-scheduler's DefaultBinder sends: metadata {namespace, name, uid}, target
+  // {kind: Node, name}. A non-empty uid is a precondition the API server checks (409 when it differs).
+  absl::Status BindPod(const std::string& namespace_name, const std::string& name, const std::string& uid,
+                       const std::string& node) override;
+
+ private:
+  RestClient& rest_;
+};
+
+// "/api/v1/namespaces/{ns}/pods/{name}", each segment escaped.
+std::string PodPath(absl::string_view namespace_name, absl::string_view name);
+
+}  // namespace topofit::kubeclient

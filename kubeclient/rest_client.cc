@@ -1,0 +1,375 @@
+#include "kubeclient/rest_client.h"
+
+#include <httplib.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace topofit::kubeclient {
+namespace {
+
+// Token files are re-read this often, as client-go's cachingTokenSource does.
+constexpr absl::Duration kTokenRefresh = absl::Minutes(1);
+
+struct ServerUrl {
+  bool https = true;
+  std::string host;
+  int port = 443;
+  std::string base_path;  // without a trailing slash
+};
+
+absl::StatusOr<ServerUrl> ParseServerUrl(absl::string_view url) {
+  ServerUrl parsed;
+  if (absl::ConsumePrefix(&url, "http://")) {
+    parsed.https = false;
+    parsed.port = 80;
+  } else if (!absl::ConsumePrefix(&url, "https://") && absl::StrContains(url, "://")) {
+    return absl::InvalidArgumentError(absl::StrCat("unsupported URL scheme in server \"", url, "\""));
+  }
+  const size_t slash = url.find('/');
+  absl::string_view authority = url.substr(0, slash);
+  if (slash != absl::string_view::npos) {
+    parsed.base_path = std::string(absl::StripSuffix(url.substr(slash), "/"));
+  }
+  absl::string_view port;
+  if (absl::ConsumePrefix(&authority, "[")) {  // IPv6 literal
+    const size_t close = authority.find(']');
+    if (close == absl::string_view::npos) return absl::InvalidArgumentError("unterminated IPv6 address in server URL");
+    parsed.host = std::string(authority.substr(0, close));
+    absl::string_view rest = authority.substr(close + 1);
+    if (absl::ConsumePrefix(&rest, ":")) port = rest;
+  } else {
+    const size_t colon = authority.rfind(':');
+    parsed.host = std::string(authority.substr(0, colon));
+    if (colon != absl::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (parsed.host.empty()) return absl::InvalidArgumentError(absl::StrCat("no host in server URL \"", url, "\""));
+  if (!port.empty() && (!absl::SimpleAtoi(port, &parsed.port) || parsed.port <= 0 || parsed.port > 65535)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad port in server URL: \"", port, "\""));
+  }
+  return parsed;
+}
+
+std::string OpenSslErrors() {
+  std::string out;
+  while (const unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof(buf));
+    absl::StrAppend(&out, out.empty() ? "" : "; ", buf);
+  }
+  return out.empty() ? "unknown OpenSSL error" : out;
+}
+
+struct BioFree {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+struct X509Free {
+  void operator()(X509* x) const { X509_free(x); }
+};
+struct KeyFree {
+  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+using Bio = std::unique_ptr<BIO, BioFree>;
+using Cert = std::unique_ptr<X509, X509Free>;
+using Key = std::unique_ptr<EVP_PKEY, KeyFree>;
+
+Bio MemoryBio(const std::string& pem) { return Bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()))); }
+
+// Replaces OpenSSL's chain verification for the API server's certificate: cpp-httplib 0.11 adds the system's
+// default roots to the context's store when it first connects, but a cluster CA given in the config must be
+// the only trust anchor, as in client-go. So the chain is verified against a store holding only that CA.
+int VerifyAgainstClusterCa(X509_STORE_CTX* ctx, void* arg) {
+  X509_STORE* trusted = static_cast<X509_STORE*>(arg);
+  X509_STORE_CTX* own = X509_STORE_CTX_new();
+  if (own == nullptr) return 0;
+  int ok = 0;
+  if (X509_STORE_CTX_init(own, trusted, X509_STORE_CTX_get0_cert(ctx), X509_STORE_CTX_get0_untrusted(ctx)) == 1) {
+    // Keep the TLS layer's parameters (purpose: server authentication).
+    X509_VERIFY_PARAM_set1(X509_STORE_CTX_get0_param(own), X509_STORE_CTX_get0_param(ctx));
+    ok = X509_verify_cert(own);
+    X509_STORE_CTX_set_error(ctx, X509_STORE_CTX_get_error(own));
+  } else {
+    X509_STORE_CTX_set_error(ctx, X509_V_ERR_UNSPECIFIED);
+  }
+  X509_STORE_CTX_free(own);
+  return ok == 1 ? 1 : 0;
+}
+
+// The reason a Kubernetes Status gives for a 409 on create of an existing object; other 409s are conflicts.
+constexpr char kReasonAlreadyExists[] = "AlreadyExists";
+
+absl::StatusCode CodeForHttp(int http_status, absl::string_view reason) {
+  switch (http_status) {
+    case 400:
+    case 415:
+    case 422:
+      return absl::StatusCode::kInvalidArgument;
+    case 401:
+      return absl::StatusCode::kUnauthenticated;
+    case 403:
+      return absl::StatusCode::kPermissionDenied;
+    case 404:
+      return absl::StatusCode::kNotFound;
+    case 405:
+      return absl::StatusCode::kUnimplemented;
+    case 409:
+      return reason == kReasonAlreadyExists ? absl::StatusCode::kAlreadyExists : absl::StatusCode::kAborted;
+    case 410:  // Gone: a resourceVersion too old to list or watch from
+    case 412:  // a precondition (UID, resourceVersion) did not hold
+      return absl::StatusCode::kFailedPrecondition;
+    case 429:
+      return absl::StatusCode::kResourceExhausted;
+    default:
+      break;
+  }
+  if (http_status >= 500) return absl::StatusCode::kUnavailable;
+  return absl::StatusCode::kUnknown;
+}
+
+bool Retriable(int http_status) { return http_status == 429 || http_status >= 500; }
+
+}  // namespace
+
+absl::Status StatusFromHttp(int http_status, absl::string_view body) {
+  if (http_status >= 200 && http_status < 300) return absl::OkStatus();
+  std::string reason;
+  std::string message;
+  const nlohmann::json json = nlohmann::json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (json.is_object() && json.value("kind", "") == "Status") {
+    if (json.contains("reason") && json["reason"].is_string()) reason = json["reason"].get<std::string>();
+    if (json.contains("message") && json["message"].is_string()) message = json["message"].get<std::string>();
+  }
+  if (message.empty()) {
+    // Not a Status (a proxy in between, say): show the start of what came back.
+    message = std::string(absl::StripAsciiWhitespace(body.substr(0, 200)));
+  }
+  return absl::Status(CodeForHttp(http_status, reason),
+                      absl::StrCat("HTTP ", http_status, reason.empty() ? "" : " ", reason, ": ", message));
+}
+
+std::string EscapePathSegment(absl::string_view segment) {
+  std::string out;
+  for (const char c : segment) {
+    if (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(c);
+    } else {
+      constexpr char kHex[] = "0123456789ABCDEF";  // upper case, as RFC 3986 and Go's url package write it
+      const auto byte = static_cast<unsigned char>(c);
+      out.push_back('%');
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 0xF]);
+    }
+  }
+  return out;
+}
+
+struct RestClient::Tls {
+  X509_STORE* cluster_ca = nullptr;  // owned; null when the system's roots are used
+  ~Tls() { X509_STORE_free(cluster_ca); }
+};
+
+absl::StatusOr<std::unique_ptr<RestClient>> RestClient::Create(const ClusterConfig& config, RestOptions options) {
+  absl::StatusOr<ServerUrl> url = ParseServerUrl(config.server);
+  if (!url.ok()) return url.status();
+  std::unique_ptr<RestClient> rest(new RestClient(config, std::move(options), url->base_path));
+  rest->tls_ = std::make_unique<Tls>();
+
+  if (!url->https) {
+    rest->client_ = std::make_unique<httplib::ClientImpl>(url->host, url->port);
+  } else {
+    Cert cert;
+    Key key;
+    if (!config.client_cert_pem.empty() || !config.client_key_pem.empty()) {
+      Bio cert_bio = MemoryBio(config.client_cert_pem);
+      cert.reset(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr));
+      if (!cert) return absl::InvalidArgumentError(absl::StrCat("client certificate: ", OpenSslErrors()));
+      Bio key_bio = MemoryBio(config.client_key_pem);
+      key.reset(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
+      if (!key) return absl::InvalidArgumentError(absl::StrCat("client key: ", OpenSslErrors()));
+    }
+    // The SSL_CTX takes its own references to the certificate and key; ours are freed on return.
+    auto ssl = std::make_unique<httplib::SSLClient>(url->host, url->port, cert.get(), key.get());
+    if (!ssl->is_valid()) {
+      return absl::InvalidArgumentError(absl::StrCat("TLS client set-up failed (does the client key match "
+                                                     "the certificate?): ",
+                                                     OpenSslErrors()));
+    }
+    if (config.insecure_skip_tls_verify) {
+      ssl->enable_server_certificate_verification(false);
+    } else if (!config.ca_pem.empty()) {
+      X509_STORE* store = X509_STORE_new();
+      rest->tls_->cluster_ca = store;
+      Bio ca_bio = MemoryBio(config.ca_pem);
+      int loaded = 0;
+      while (X509* ca = PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, nullptr)) {
+        X509_STORE_add_cert(store, ca);  // takes its own reference
+        X509_free(ca);
+        ++loaded;
+      }
+      ERR_clear_error();  // the loop ends on an expected "no start line"
+      if (loaded == 0) return absl::InvalidArgumentError("certificate authority data holds no PEM certificate");
+      SSL_CTX_set_cert_verify_callback(ssl->ssl_context(), VerifyAgainstClusterCa, store);
+    }
+    rest->client_ = std::move(ssl);
+  }
+
+  httplib::ClientImpl& client = *rest->client_;
+  const auto timeout = absl::ToChronoMilliseconds(rest->options_.timeout);
+  client.set_connection_timeout(timeout);
+  client.set_read_timeout(timeout);
+  client.set_write_timeout(timeout);
+  client.set_keep_alive(true);
+  client.set_url_encode(false);  // paths arrive escaped (EscapePathSegment)
+  return rest;
+}
+
+RestClient::RestClient(const ClusterConfig& config, RestOptions options, std::string base_path)
+    : config_(config),
+      options_(std::move(options)),
+      base_path_(std::move(base_path)),
+      bucket_(options_.qps, options_.burst, Now()),
+      token_(config.bearer_token),
+      token_read_at_(Now()) {}
+
+RestClient::~RestClient() = default;
+
+absl::Time RestClient::Now() const { return options_.clock != nullptr ? options_.clock->Now() : absl::Now(); }
+
+absl::StatusOr<nlohmann::json> RestClient::Get(absl::string_view path) { return Do("GET", path, "", ""); }
+
+absl::StatusOr<nlohmann::json> RestClient::Post(absl::string_view path, const nlohmann::json& body) {
+  return Do("POST", path, body.dump(), "application/json");
+}
+
+absl::StatusOr<nlohmann::json> RestClient::Patch(absl::string_view path, const nlohmann::json& body,
+                                                 absl::string_view content_type) {
+  return Do("PATCH", path, body.dump(), content_type);
+}
+
+std::string RestClient::CurrentToken() {
+  absl::MutexLock lock(&mu_);
+  if (!config_.bearer_token_file.empty() && Now() - token_read_at_ >= kTokenRefresh) {
+    token_read_at_ = Now();
+    // On a failed read keep the last good token: the file is replaced atomically, but a miss should not
+    // turn every request into a 401.
+    if (absl::StatusOr<std::string> fresh = ReadFileToString(config_.bearer_token_file); fresh.ok()) {
+      const absl::string_view trimmed = absl::StripAsciiWhitespace(*fresh);
+      if (!trimmed.empty()) token_ = std::string(trimmed);
+    }
+  }
+  return token_;
+}
+
+absl::Duration RestClient::RetryDelay(int attempt, absl::string_view retry_after) {
+  // The API server sends Retry-After in whole seconds (with 429, and with 5xx from priority and fairness).
+  if (int64_t seconds = 0; absl::SimpleAtoi(retry_after, &seconds) && seconds >= 0) {
+    return std::min(absl::Seconds(seconds), options_.max_retry_after);
+  }
+  // "Equal jitter": half the exponential step fixed, half random, so clients that failed together spread out.
+  const absl::Duration step =
+      std::min(options_.max_backoff, options_.initial_backoff * std::pow(2.0, std::min(attempt - 1, 30)));
+  double random = 0;
+  if (options_.uniform_random) {
+    random = options_.uniform_random();
+  } else {
+    thread_local std::mt19937_64 engine{std::random_device{}()};
+    random = std::uniform_real_distribution<double>(0, 1)(engine);
+  }
+  return step / 2 + step / 2 * random;
+}
+
+absl::StatusOr<RestClient::Reply> RestClient::SendOnce(const char* method, const std::string& full_path,
+                                                       const std::string& body, absl::string_view content_type,
+                                                       bool* retriable) {
+  httplib::Headers headers = {{"Accept", "application/json"}, {"User-Agent", options_.user_agent}};
+  if (const std::string token = CurrentToken(); !token.empty()) {
+    headers.emplace("Authorization", absl::StrCat("Bearer ", token));
+  }
+  const std::string type(content_type);
+  const absl::string_view verb = method;
+  httplib::Result result = verb == "GET"    ? client_->Get(full_path, headers)
+                           : verb == "POST" ? client_->Post(full_path, headers, body, type)
+                                            : client_->Patch(full_path, headers, body, type);
+  if (!result) {
+    const httplib::Error error = result.error();
+    if (error == httplib::Error::SSLServerVerification) {
+      // The same certificate will fail again: not worth a retry.
+      *retriable = false;
+      const long verify = static_cast<httplib::SSLClient&>(*client_).get_openssl_verify_result();
+      const char* why = verify != X509_V_OK ? X509_verify_cert_error_string(verify)
+                                            : "certificate does not match the server's host name";
+      return absl::UnavailableError(absl::StrCat("TLS: API server ", config_.server, " not trusted: ", why));
+    }
+    // A dropped connection may work next time, but a request other than GET may already have reached the
+    // server, so only GETs are resent blindly.
+    *retriable = verb == "GET";
+    return absl::UnavailableError(absl::StrCat("cannot reach API server ", config_.server, ": ",
+                                               httplib::to_string(error)));
+  }
+  *retriable = Retriable(result->status);
+  return Reply{result->status, std::move(result->body), result->get_header_value("Retry-After")};
+}
+
+absl::StatusOr<nlohmann::json> RestClient::Do(const char* method, absl::string_view path, const std::string& body,
+                                              absl::string_view content_type) {
+  const std::string full_path = absl::StrCat(base_path_, path);
+  const int max_attempts = std::max(1, options_.max_attempts);
+  absl::Status last;
+  int attempt = 1;
+  for (;; ++attempt) {
+    absl::Duration wait;
+    {
+      absl::MutexLock lock(&mu_);
+      wait = bucket_.Reserve(Now());
+    }
+    if (wait > absl::ZeroDuration()) Sleep(wait);
+
+    bool retriable = false;
+    absl::StatusOr<Reply> reply = SendOnce(method, full_path, body, content_type, &retriable);
+    std::string retry_after;
+    if (!reply.ok()) {
+      last = reply.status();
+    } else {
+      last = StatusFromHttp(reply->status, reply->body);
+      if (last.ok()) {
+        if (absl::StripAsciiWhitespace(reply->body).empty()) return nlohmann::json::object();
+        nlohmann::json json = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+        if (json.is_discarded()) {
+          return absl::DataLossError(absl::StrCat(method, " ", full_path, ": response body is not JSON"));
+        }
+        return json;
+      }
+      retry_after = reply->retry_after;
+    }
+    if (!retriable || attempt >= max_attempts) break;
+    Sleep(RetryDelay(attempt, retry_after));
+  }
+  return absl::Status(last.code(), absl::StrCat(method, " ", full_path, ": ", last.message(),
+                                                attempt > 1 ? absl::StrCat(" (after ", attempt, " attempts)") : ""));
+}
+
+void RestClient::Sleep(absl::Duration d) {
+  if (d <= absl::ZeroDuration()) return;
+  if (options_.sleep) {
+    options_.sleep(d);
+  } else {
+    absl::SleepFor(d);
+  }
+}
+
+}  // namespace topofit::kubeclient

@@ -1,0 +1,100 @@
+#pragma once
+
+// JSON over HTTPS to the Kubernetes API server, with what client-go adds around a request: bearer token
+// (re-read from its file as it rotates), client-side QPS limit, retries of 429 and 5xx with exponential
+// backoff and jitter honouring Retry-After, and API errors turned into absl::Status codes carrying the
+// server's own Status.message.
+//
+// Thread-safe. cpp-httplib serialises the requests of one connection, so concurrent callers queue.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "kubeclient/config.h"
+#include "kubeclient/token_bucket.h"
+#include "server/clock.h"
+
+namespace httplib {
+class ClientImpl;
+}
+
+namespace topofit::kubeclient {
+
+struct RestOptions {
+  absl::Duration timeout = absl::Seconds(10);  // per attempt: connect, and each read or write
+  double qps = 5;                              // client-go's defaults
+  int burst = 10;
+  int max_attempts = 5;  // including the first
+  absl::Duration initial_backoff = absl::Milliseconds(200);
+  absl::Duration max_backoff = absl::Seconds(10);
+  absl::Duration max_retry_after = absl::Seconds(30);  // a longer Retry-After is cut to this
+  std::string user_agent = "topofit";
+
+  // Injected time and randomness; null means the real ones.
+  const server::Clock* clock = nullptr;
+  std::function<void(absl::Duration)> sleep;
+  std::function<double()> uniform_random;  // in [0, 1)
+};
+
+// Maps an API server reply to a status: 2xx OK; 400/422 InvalidArgument, 401 Unauthenticated,
+// 403 PermissionDenied, 404 NotFound, 409 AlreadyExists (reason AlreadyExists) or Aborted (a conflict),
+// 410/412 FailedPrecondition, 429 ResourceExhausted, 5xx Unavailable. The message carries the server's
+// Status.message when the body is a Status.
+absl::Status StatusFromHttp(int http_status, absl::string_view body);
+
+// Percent-encodes one path segment (a namespace or object name) so it cannot change the path.
+std::string EscapePathSegment(absl::string_view segment);
+
+class RestClient {
+ public:
+  static absl::StatusOr<std::unique_ptr<RestClient>> Create(const ClusterConfig& config, RestOptions options = {});
+  ~RestClient();
+  RestClient(const RestClient&) = delete;
+  RestClient& operator=(const RestClient&) = delete;
+
+  // `path` is absolute under the server's URL, e.g. "/api/v1/namespaces/ns/pods/p". The result is the
+  // response body parsed as JSON (an empty body gives an empty object).
+  absl::StatusOr<nlohmann::json> Get(absl::string_view path);
+  absl::StatusOr<nlohmann::json> Post(absl::string_view path, const nlohmann::json& body);
+  absl::StatusOr<nlohmann::json> Patch(absl::string_view path, const nlohmann::json& body,
+                                       absl::string_view content_type);
+
+ private:
+  struct Tls;  // OpenSSL objects; defined in the .cc so this header needs no OpenSSL
+  struct Reply {
+    int status = 0;
+    std::string body;
+    std::string retry_after;
+  };
+
+  RestClient(const ClusterConfig& config, RestOptions options, std::string base_path);
+  absl::StatusOr<nlohmann::json> Do(const char* method, absl::string_view path, const std::string& body,
+                                    absl::string_view content_type);
+  absl::StatusOr<Reply> SendOnce(const char* method, const std::string& full_path, const std::string& body,
+                                 absl::string_view content_type, bool* retriable);
+  absl::Duration RetryDelay(int attempt, absl::string_view retry_after);
+  std::string CurrentToken();
+  absl::Time Now() const;
+  void Sleep(absl::Duration d);
+
+  const ClusterConfig config_;
+  const RestOptions options_;
+  const std::string base_path_;  // the server URL's path, e.g. "/k8s/clusters/c-1" behind a proxy
+  std::unique_ptr<Tls> tls_;     // declared before client_: the client's TLS callback points into it
+  std::unique_ptr<httplib::ClientImpl> client_;
+
+  absl::Mutex mu_;
+  TokenBucket bucket_ ABSL_GUARDED_BY(mu_);
+  std::string token_ ABSL_GUARDED_BY(mu_);
+  absl::Time token_read_at_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace topofit::kubeclient

@@ -1,0 +1,139 @@
+#include "kubeclient/kube_api.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/kube/status_matchers.h"
+#include "tests/kubeclient/fake_api_server.h"
+
+namespace topofit::kubeclient {
+namespace {
+
+using nlohmann::json;
+using testing::ConfigFor;
+using testing::FakeApiServer;
+using testing::StatusJson;
+
+// A pod as the API server returns it from GET (trimmed, but every field in its real place and type).
+constexpr char kPodJson[] = R"({
+  "kind": "Pod",
+  "apiVersion": "v1",
+  "metadata": {
+    "name": "train-0",
+    "namespace": "ml",
+    "uid": "6f1d2c3b-0000-4000-8000-000000000001",
+    "resourceVersion": "4711",
+    "creationTimestamp": "2024-05-01T12:00:00Z",
+    "annotations": {"topofit.io/min-link": "NV"}
+  },
+  "spec": {
+    "schedulerName": "topofit-scheduler",
+    "containers": [{
+      "name": "main",
+      "image": "trainer:1",
+      "resources": {"limits": {"nvidia.com/gpu": "4"}, "requests": {"nvidia.com/gpu": "4", "cpu": "8"}}
+    }]
+  },
+  "status": {"phase": "Pending", "qosClass": "Burstable"}
+})";
+
+struct Fixture {
+  Fixture() : certs(topofit::testing::TestCerts::Create().value()), server(*certs) {
+    RestOptions options;
+    options.qps = 0;
+    options.max_attempts = 1;
+    rest = RestClient::Create(ConfigFor(server, *certs), options).value();
+  }
+  std::unique_ptr<topofit::testing::TestCerts> certs;
+  FakeApiServer server;
+  std::unique_ptr<RestClient> rest;
+};
+
+TEST_CASE("GetPod: GET the pod and decode it", "[kube_api]") {
+  Fixture f;
+  KubeApi api(*f.rest);
+  f.server.Script(200, kPodJson);
+  const absl::StatusOr<kube::Pod> pod = api.GetPod("ml", "train-0");
+  REQUIRE_OK(pod);
+  CHECK(pod->metadata.uid == "6f1d2c3b-0000-4000-8000-000000000001");
+  CHECK(pod->metadata.annotations.at("topofit.io/min-link") == "NV");
+  CHECK(pod->spec.containers.at(0).resources.requests.at("nvidia.com/gpu") == 4000);
+  CHECK(pod->status.phase == "Pending");
+
+  const auto requests = f.server.requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].method == "GET");
+  CHECK(requests[0].target == "/api/v1/namespaces/ml/pods/train-0");
+  CHECK(requests[0].Header("Accept") == "application/json");
+  CHECK(requests[0].Header("Authorization") == "Bearer test-token");
+  CHECK(requests[0].body.empty());
+}
+
+TEST_CASE("GetPod: a missing pod is NotFound with the server's message", "[kube_api]") {
+  Fixture f;
+  KubeApi api(*f.rest);
+  f.server.Script(404, StatusJson(404, "NotFound", "pods \"gone\" not found"));
+  CHECK_STATUS(api.GetPod("ml", "gone"), absl::StatusCode::kNotFound, "pods \"gone\" not found");
+}
+
+TEST_CASE("GetPod: names are escaped into one path segment", "[kube_api]") {
+  Fixture f;
+  KubeApi api(*f.rest);
+  (void)api.GetPod("ml", "../nodes/n1");
+  CHECK(f.server.requests().at(0).target == "/api/v1/namespaces/ml/pods/..%2Fnodes%2Fn1");
+}
+
+TEST_CASE("AnnotatePod: a JSON merge patch of one annotation", "[kube_api]") {
+  Fixture f;
+  KubeApi api(*f.rest);
+  f.server.Script(200, kPodJson);  // PATCH returns the patched pod
+  REQUIRE_OK(api.AnnotatePod("ml", "train-0", "topofit.io/gpu-ids", "0,1,2,3"));
+
+  const auto requests = f.server.requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].method == "PATCH");
+  CHECK(requests[0].target == "/api/v1/namespaces/ml/pods/train-0");
+  CHECK(requests[0].Header("Content-Type") == "application/merge-patch+json");
+  CHECK(json::parse(requests[0].body) == json::parse(R"({"metadata":{"annotations":{"topofit.io/gpu-ids":"0,1,2,3"}}})"));
+}
+
+TEST_CASE("BindPod: POST the Binding kube-scheduler's DefaultBinder sends", "[kube_api]") {
+  Fixture f;
+  KubeApi api(*f.rest);
+  // The API server answers a successful binding with 201 and a Status.
+  f.server.Script(201, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201})");
+  REQUIRE_OK(api.BindPod("ml", "train-0", "6f1d2c3b-0000-4000-8000-000000000001", "gpu-node-7"));
+
+  const auto requests = f.server.requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].method == "POST");
+  CHECK(requests[0].target == "/api/v1/namespaces/ml/pods/train-0/binding");
+  CHECK(requests[0].Header("Content-Type") == "application/json");
+  // defaultbinder.Bind: Binding{ObjectMeta{Namespace, Name, UID}, Target: ObjectReference{Kind: "Node", Name}}.
+  CHECK(json::parse(requests[0].body) == json::parse(R"({
+    "apiVersion": "v1",
+    "kind": "Binding",
+    "metadata": {"name": "train-0", "namespace": "ml", "uid": "6f1d2c3b-0000-4000-8000-000000000001"},
+    "target": {"kind": "Node", "name": "gpu-node-7"}
+  })"));
+}
+
+TEST_CASE("BindPod: conflicts carry the API server's message", "[kube_api]") {
+  Fixture f;
+  KubeApi api(*f.rest);
+  SECTION("already bound: 409 Conflict -> Aborted") {
+    f.server.Script(409, StatusJson(409, "Conflict",
+                                    "Operation cannot be fulfilled on pods/binding \"train-0\": pod train-0 is "
+                                    "already assigned to node \"gpu-node-3\""));
+    CHECK_STATUS(api.BindPod("ml", "train-0", "uid-1", "gpu-node-7"), absl::StatusCode::kAborted,
+                 "already assigned to node \"gpu-node-3\"");
+  }
+  SECTION("409 AlreadyExists -> AlreadyExists") {
+    f.server.Script(409, StatusJson(409, "AlreadyExists", "bindings \"train-0\" already exists"));
+    CHECK_STATUS(api.BindPod("ml", "train-0", "uid-1", "gpu-node-7"), absl::StatusCode::kAlreadyExists,
+                 "already exists");
+  }
+  CHECK(f.server.requests().size() == 1);  // conflicts are not retried
+}
+
+}  // namespace
+}  // namespace topofit::kubeclient
