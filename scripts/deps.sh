@@ -5,6 +5,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libabsl-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
   catch2 libbenchmark-dev libcpp-httplib-dev libssl-dev libyaml-cpp-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
 )
 missing=()
 for p in "${packages[@]}"; do

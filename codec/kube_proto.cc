@@ -1,0 +1,280 @@
+#include "codec/kube_proto.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "kube/quantity.h"
+
+namespace topofit::codec {
+namespace {
+
+namespace corev1 = ::k8s::io::api::core::v1;
+namespace metav1 = ::k8s::io::apimachinery::pkg::apis::meta::v1;
+namespace resource = ::k8s::io::apimachinery::pkg::api::resource;
+
+template <typename T>
+using Repeated = google::protobuf::RepeatedPtrField<T>;
+
+#define TOPOFIT_RETURN_IF_ERROR(expr)  \
+  do {                                 \
+    absl::Status status_ = (expr);     \
+    if (!status_.ok()) return status_; \
+  } while (false)
+
+// Paths as the JSON decoder writes them, so an error reads the same whichever wire the object came on:
+//   spec.containers[1].resources.requests["nvidia.com/gpu"]
+std::string Field(const std::string& path, absl::string_view key) {
+  return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
+}
+std::string Index(const std::string& path, int index) { return absl::StrCat(path, "[", index, "]"); }
+std::string MapKey(const std::string& path, absl::string_view key) {
+  return absl::StrCat(path, "[\"", absl::CHexEscape(key), "\"]");
+}
+
+absl::Status At(const std::string& path, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(path, ": ", status.message()));
+}
+
+// protobuf maps iterate in no fixed order; sorting makes the first error reported deterministic.
+template <typename Map>
+std::vector<typename Map::const_pointer> Sorted(const Map& map) {
+  std::vector<typename Map::const_pointer> entries;
+  entries.reserve(map.size());
+  for (const auto& entry : map) entries.push_back(&entry);
+  std::sort(entries.begin(), entries.end(), [](auto a, auto b) { return a->first < b->first; });
+  return entries;
+}
+
+kube::StringMap ReadStringMap(const google::protobuf::Map<std::string, std::string>& in) {
+  kube::StringMap out;
+  for (const auto& [key, value] : in) out.emplace(key, value);
+  return out;
+}
+
+// A Quantity without its string is Go's zero Quantity; a present string must parse, as
+// resource.ParseQuantity demands of the protobuf form.
+absl::Status ReadResourceList(const google::protobuf::Map<std::string, resource::Quantity>& in,
+                              const std::string& path, kube::ResourceList* out) {
+  for (const auto* entry : Sorted(in)) {
+    const resource::Quantity& quantity = entry->second;
+    if (!quantity.has_string()) {
+      (*out)[entry->first] = 0;
+      continue;
+    }
+    absl::StatusOr<int64_t> milli = kube::ParseQuantityMilli(quantity.string());
+    // The parser's message says what is wrong; the path says where. Always InvalidArgument, as in JSON:
+    // a quantity too large is bad input too.
+    if (!milli.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(MapKey(path, entry->first), ": ", milli.status().message()));
+    }
+    (*out)[entry->first] = *milli;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadResourceRequirements(const corev1::ResourceRequirements& in, const std::string& path,
+                                      kube::ResourceRequirements* out) {
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(in.requests(), Field(path, "requests"), &out->requests));
+  return ReadResourceList(in.limits(), Field(path, "limits"), &out->limits);
+}
+
+kube::ObjectMeta ReadObjectMeta(const metav1::ObjectMeta& in) {
+  kube::ObjectMeta out;
+  out.name = in.name();
+  out.namespace_name = in.namespace_();
+  out.uid = in.uid();
+  out.resource_version = in.resourceversion();
+  out.generate_name = in.generatename();
+  // Whole seconds, as the JSON form (RFC 3339 without fractions) carries; unset reads as 0.
+  out.creation_timestamp_seconds = in.creationtimestamp().seconds();
+  out.has_deletion_timestamp = in.has_deletiontimestamp();
+  out.labels = ReadStringMap(in.labels());
+  out.annotations = ReadStringMap(in.annotations());
+  for (const metav1::OwnerReference& ref : in.ownerreferences()) {
+    out.owner_references.push_back({.kind = ref.kind(), .name = ref.name(), .controller = ref.controller()});
+  }
+  return out;
+}
+
+absl::Status ReadContainers(const Repeated<corev1::Container>& in, const std::string& path,
+                            std::vector<kube::Container>* out) {
+  out->reserve(in.size());
+  for (int i = 0; i < in.size(); ++i) {
+    kube::Container& container = out->emplace_back();
+    container.name = in[i].name();
+    TOPOFIT_RETURN_IF_ERROR(
+        ReadResourceRequirements(in[i].resources(), Field(Index(path, i), "resources"), &container.resources));
+    container.restart_policy = kube::ParseContainerRestartPolicy(in[i].restartpolicy());
+  }
+  return absl::OkStatus();
+}
+
+std::vector<kube::NodeSelectorRequirement> ReadRequirements(
+    const Repeated<corev1::NodeSelectorRequirement>& in) {
+  std::vector<kube::NodeSelectorRequirement> out;
+  out.reserve(in.size());
+  for (const corev1::NodeSelectorRequirement& requirement : in) {
+    out.push_back({.key = requirement.key(),
+                   .op = kube::ParseNodeSelectorOperator(requirement.operator_()),
+                   .values = {requirement.values().begin(), requirement.values().end()}});
+  }
+  return out;
+}
+
+kube::NodeSelectorTerm ReadTerm(const corev1::NodeSelectorTerm& in) {
+  return {.match_expressions = ReadRequirements(in.matchexpressions()),
+          .match_fields = ReadRequirements(in.matchfields())};
+}
+
+void ReadNodeAffinity(const corev1::NodeAffinity& in, kube::PodSpec* out) {
+  // Present-but-empty must stay apart from absent: it matches no node (kube/objects.h).
+  if (in.has_requiredduringschedulingignoredduringexecution()) {
+    kube::NodeSelector& selector = out->required_node_affinity.emplace();
+    for (const corev1::NodeSelectorTerm& term :
+         in.requiredduringschedulingignoredduringexecution().nodeselectorterms()) {
+      selector.terms.push_back(ReadTerm(term));
+    }
+  }
+  for (const corev1::PreferredSchedulingTerm& term : in.preferredduringschedulingignoredduringexecution()) {
+    out->preferred_node_affinity.push_back({.weight = term.weight(), .preference = ReadTerm(term.preference())});
+  }
+}
+
+kube::Toleration ReadToleration(const corev1::Toleration& in) {
+  return {.key = in.key(),
+          .op = kube::ParseTolerationOperator(in.operator_()),
+          .value = in.value(),
+          .effect = kube::ParseTaintEffect(in.effect()),
+          // Absent and 0 differ upstream: absent tolerates a NoExecute taint forever, 0 not at all.
+          .toleration_seconds = in.has_tolerationseconds() ? std::optional<int64_t>(in.tolerationseconds())
+                                                           : std::nullopt};
+}
+
+template <typename ConditionProto>
+std::vector<kube::Condition> ReadConditions(const Repeated<ConditionProto>& in) {
+  std::vector<kube::Condition> out;
+  out.reserve(in.size());
+  for (const ConditionProto& condition : in) {
+    out.push_back({.type = condition.type(), .status = condition.status(), .reason = condition.reason()});
+  }
+  return out;
+}
+
+absl::Status ReadPodSpec(const corev1::PodSpec& in, kube::PodSpec* out) {
+  TOPOFIT_RETURN_IF_ERROR(ReadContainers(in.containers(), "spec.containers", &out->containers));
+  TOPOFIT_RETURN_IF_ERROR(ReadContainers(in.initcontainers(), "spec.initContainers", &out->init_containers));
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(in.overhead(), "spec.overhead", &out->overhead));
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceRequirements(in.resources(), "spec.resources", &out->resources));
+  out->node_selector = ReadStringMap(in.nodeselector());
+  ReadNodeAffinity(in.affinity().nodeaffinity(), out);
+  for (const corev1::Toleration& toleration : in.tolerations()) out->tolerations.push_back(ReadToleration(toleration));
+  out->scheduler_name = in.schedulername();
+  out->node_name = in.nodename();
+  if (in.has_priority()) out->priority = in.priority();
+  out->priority_class_name = in.priorityclassname();
+  return absl::OkStatus();
+}
+
+absl::Status ReadNodeStatus(const corev1::NodeStatus& in, kube::NodeStatus* out) {
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(in.capacity(), "status.capacity", &out->capacity));
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(in.allocatable(), "status.allocatable", &out->allocatable));
+  out->conditions = ReadConditions(in.conditions());
+  return absl::OkStatus();
+}
+
+// ParseFromArray takes an int size; anything larger is not a Pod CA could have sent (its limit is 128 MiB).
+template <typename Message>
+bool ParseBytes(absl::string_view bytes, Message* message) {
+  return bytes.size() <= static_cast<size_t>(std::numeric_limits<int>::max()) &&
+         message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
+
+}  // namespace
+
+absl::StatusOr<kube::Pod> PodFromProto(const corev1::Pod& pod) {
+  kube::Pod out;
+  out.metadata = ReadObjectMeta(pod.metadata());
+  TOPOFIT_RETURN_IF_ERROR(ReadPodSpec(pod.spec(), &out.spec));
+  out.status.phase = pod.status().phase();
+  out.status.nominated_node_name = pod.status().nominatednodename();
+  out.status.conditions = ReadConditions(pod.status().conditions());
+  return out;
+}
+
+absl::StatusOr<kube::Node> NodeFromProto(const corev1::Node& node) {
+  kube::Node out;
+  out.metadata = ReadObjectMeta(node.metadata());
+  out.spec.unschedulable = node.spec().unschedulable();
+  for (const corev1::Taint& taint : node.spec().taints()) {
+    out.spec.taints.push_back(
+        {.key = taint.key(), .value = taint.value(), .effect = kube::ParseTaintEffect(taint.effect())});
+  }
+  out.spec.provider_id = node.spec().providerid();
+  TOPOFIT_RETURN_IF_ERROR(ReadNodeStatus(node.status(), &out.status));
+  return out;
+}
+
+absl::StatusOr<kube::Pod> PodFromBytes(absl::string_view bytes) {
+  corev1::Pod pod;
+  if (!ParseBytes(bytes, &pod)) return absl::InvalidArgumentError("malformed Pod protobuf");
+  return PodFromProto(pod);
+}
+
+absl::StatusOr<kube::Node> NodeFromBytes(absl::string_view bytes) {
+  corev1::Node node;
+  if (!ParseBytes(bytes, &node)) return absl::InvalidArgumentError("malformed Node protobuf");
+  return NodeFromProto(node);
+}
+
+absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptionsRequest& request) {
+  DecodedRequest out;
+  // Bytes first, per key: where a transitional CA sent both, they are the same node and upstream tells
+  // readers to prefer the bytes.
+  for (const auto* entry : Sorted(request.nodebytesmap())) {
+    absl::StatusOr<kube::Node> node = NodeFromBytes(entry->second);
+    if (!node.ok()) return At(MapKey("nodeBytesMap", entry->first), node.status());
+    out.templates.emplace(entry->first, *std::move(node));
+  }
+  for (const auto* entry : Sorted(request.nodemap())) {
+    if (out.templates.contains(entry->first)) continue;
+    absl::StatusOr<kube::Node> node = NodeFromProto(entry->second);
+    if (!node.ok()) return At(MapKey("nodeMap", entry->first), node.status());
+    out.templates.emplace(entry->first, *std::move(node));
+  }
+
+  out.options.reserve(request.options_size());
+  for (int i = 0; i < request.options_size(); ++i) {
+    const ::grpcplugin::Option& option = request.options(i);
+    const std::string path = Index("options", i);
+    ExpanderOption& decoded = out.options.emplace_back();
+    decoded.node_group_id = option.nodegroupid();
+    decoded.node_count = option.nodecount();
+    // Per option, not per pod: an option carries its pods in one field or the other (or both, whole).
+    if (option.podbytes_size() > 0) {
+      for (int j = 0; j < option.podbytes_size(); ++j) {
+        absl::StatusOr<kube::Pod> pod = PodFromBytes(option.podbytes(j));
+        if (!pod.ok()) return At(Index(Field(path, "podBytes"), j), pod.status());
+        decoded.pods.push_back(*std::move(pod));
+      }
+    } else {
+      for (int j = 0; j < option.pod_size(); ++j) {
+        absl::StatusOr<kube::Pod> pod = PodFromProto(option.pod(j));
+        if (!pod.ok()) return At(Index(Field(path, "pod"), j), pod.status());
+        decoded.pods.push_back(*std::move(pod));
+      }
+    }
+  }
+  return out;
+}
+
+#undef TOPOFIT_RETURN_IF_ERROR
+
+}  // namespace topofit::codec
