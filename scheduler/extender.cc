@@ -74,10 +74,13 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
     } else {
       (verdict.unresolvable ? result.failed_and_unresolvable_nodes : result.failed_nodes)[node.node] = verdict.reason;
       metrics_.nodes_refused.Inc({verdict.refusal});
-      server::LogEvent(log_, "filter-node",
-                       {{"pod", pod_key}, {"node", node.node}, {"verdict", verdict.unresolvable ? "unresolvable" : "fail"},
-                        {"reason", verdict.reason}},
-                       spdlog::level::debug);
+      // Checked here too: building the fields costs more than the check, for every refused node.
+      if (log_.should_log(spdlog::level::debug)) {
+        server::LogEvent(log_, "filter-node",
+                         {{"pod", pod_key}, {"node", node.node},
+                          {"verdict", verdict.unresolvable ? "unresolvable" : "fail"}, {"reason", verdict.reason}},
+                         spdlog::level::debug);
+      }
     }
   }
   metrics_.nodes_refused.Inc({"unknown-topology"}, static_cast<double>(nodes->unresolved.size()));
