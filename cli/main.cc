@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/extender_command.h"
 #include "cli/topo_command.h"
 
 int main(int argc, char** argv) {
@@ -9,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   topofit::cli::AddTopoCommand(app, exit_code);
+  topofit::cli::AddExtenderCommand(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }
