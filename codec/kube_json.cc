@@ -12,29 +12,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "codec/decode_path.h"
 #include "kube/quantity.h"
 
 namespace topofit::codec {
 namespace {
 
 using Json = nlohmann::json;
-
-#define TOPOFIT_RETURN_IF_ERROR(expr)       \
-  do {                                      \
-    absl::Status status_ = (expr);          \
-    if (!status_.ok()) return status_;      \
-  } while (false)
-
-// Paths read the way one finds the spot in the document:
-//   spec.containers[1].resources.requests["nvidia.com/gpu"]
-std::string Field(const std::string& path, absl::string_view key) {
-  return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
-}
-std::string Index(const std::string& path, size_t index) { return absl::StrCat(path, "[", index, "]"); }
-std::string MapKey(const std::string& path, const std::string& key) {
-  // The replace handler makes dump() total: it cannot throw on bytes that are not UTF-8.
-  return absl::StrCat(path, "[", Json(key).dump(-1, ' ', false, Json::error_handler_t::replace), "]");
-}
 
 absl::Status PathError(const std::string& path, absl::string_view what) {
   return absl::InvalidArgumentError(path.empty() ? std::string(what) : absl::StrCat(path, ": ", what));

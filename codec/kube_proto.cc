@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "codec/decode_path.h"
 #include "kube/quantity.h"
 
 namespace topofit::codec {
@@ -22,22 +23,6 @@ namespace resource = ::k8s::io::apimachinery::pkg::api::resource;
 
 template <typename T>
 using Repeated = google::protobuf::RepeatedPtrField<T>;
-
-#define TOPOFIT_RETURN_IF_ERROR(expr)  \
-  do {                                 \
-    absl::Status status_ = (expr);     \
-    if (!status_.ok()) return status_; \
-  } while (false)
-
-// Paths as the JSON decoder writes them, so an error reads the same whichever wire the object came on:
-//   spec.containers[1].resources.requests["nvidia.com/gpu"]
-std::string Field(const std::string& path, absl::string_view key) {
-  return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
-}
-std::string Index(const std::string& path, int index) { return absl::StrCat(path, "[", index, "]"); }
-std::string MapKey(const std::string& path, absl::string_view key) {
-  return absl::StrCat(path, "[\"", absl::CHexEscape(key), "\"]");
-}
 
 absl::Status At(const std::string& path, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(path, ": ", status.message()));

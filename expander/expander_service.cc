@@ -1,0 +1,207 @@
+#include "expander/expander_service.h"
+
+#include <exception>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "codec/kube_proto.h"
+#include "server/logging.h"
+
+namespace topofit::expander {
+namespace {
+
+// Per-option verdict records per call: enough to explain any realistic decision (CA sends one option per
+// node group), without a 10,000-line burst when a request is that large. The summary counts the rest.
+constexpr size_t kMaxLoggedVerdicts = 100;
+
+bool Expired(const CallDeadline& deadline, absl::Time now) {
+  return now >= deadline.deadline || (deadline.cancelled && deadline.cancelled());
+}
+
+std::string ResultLabel(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk: return "ok";
+    case absl::StatusCode::kInvalidArgument: return "invalid_argument";
+    case absl::StatusCode::kResourceExhausted: return "resource_exhausted";
+    case absl::StatusCode::kDeadlineExceeded: return "deadline_exceeded";
+    default: return "internal";
+  }
+}
+
+// CA reads only nodeGroupId; the pods are left out so the reply does not echo up to 128 MiB of pods back.
+::grpcplugin::Option ReplyOption(const ::grpcplugin::Option& option) {
+  ::grpcplugin::Option out;
+  out.set_nodegroupid(option.nodegroupid());
+  out.set_nodecount(option.nodecount());
+  out.set_debug(option.debug());
+  return out;
+}
+
+std::string Bool(bool b) { return b ? "true" : "false"; }
+
+}  // namespace
+
+ExpanderMetrics ExpanderMetrics::Create(server::MetricsRegistry& registry) {
+  return ExpanderMetrics{
+      .calls = registry.AddCounter("topofit_expander_calls_total",
+                                   "BestOptions calls by result (ok, veto, or the error status sent)", {"result"}),
+      .latency = registry.AddHistogram("topofit_expander_call_duration_seconds",
+                                       "BestOptions handling time; CA's deadline is 5 s",
+                                       {0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}),
+      .options_stranding = registry.AddCounter(
+          "topofit_expander_options_stranding_total",
+          "Options dropped because a GPU pod of theirs would not be placed on the new nodes"),
+      .decisions = registry.AddCounter("topofit_expander_decisions_total",
+                                       "Replies by their best-ranked node group", {"node_group"}),
+  };
+}
+
+ExpanderService::ExpanderService(ExpanderServiceOptions options, ledger::Ledger& ledger,
+                                 const server::Clock& clock, ExpanderMetrics& metrics, spdlog::logger& log)
+    : options_(std::move(options)), ledger_(ledger), clock_(clock), metrics_(metrics), log_(log) {}
+
+::grpc::Status ExpanderService::BestOptions(::grpc::ServerContext* context,
+                                            const ::grpcplugin::BestOptionsRequest* request,
+                                            ::grpcplugin::BestOptionsResponse* response) {
+  const CallDeadline deadline{absl::FromChrono(context->deadline()), [context] { return context->IsCancelled(); }};
+  absl::StatusOr<::grpcplugin::BestOptionsResponse> reply = Answer(*request, deadline);
+  if (!reply.ok()) {
+    // absl and gRPC share the canonical status codes, number for number.
+    return ::grpc::Status(static_cast<::grpc::StatusCode>(reply.status().code()),
+                          std::string(reply.status().message()));
+  }
+  *response = *std::move(reply);
+  return ::grpc::Status::OK;
+}
+
+absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Answer(
+    const ::grpcplugin::BestOptionsRequest& request, const CallDeadline& deadline) {
+  const absl::Time start = clock_.Now();
+  absl::StatusOr<::grpcplugin::BestOptionsResponse> reply;
+  try {
+    reply = Decide(request, deadline);
+  } catch (const std::exception& e) {
+    reply = absl::InternalError(absl::StrCat("expander: ", e.what()));
+  }
+  std::string result = ResultLabel(reply.status().code());
+  if (reply.ok() && reply->options().empty() && request.options_size() > 0) result = "veto";
+  if (!reply.ok()) {
+    server::LogEvent(log_, "best_options_error",
+                     {{"options", std::to_string(request.options_size())},
+                      {"result", result},
+                      {"error", std::string(reply.status().message())}},
+                     spdlog::level::warn);
+  }
+  metrics_.calls.Inc({result});
+  metrics_.latency.Observe(absl::ToDoubleSeconds(clock_.Now() - start));
+  return reply;
+}
+
+absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
+    const ::grpcplugin::BestOptionsRequest& request, const CallDeadline& deadline) {
+  if (Expired(deadline, clock_.Now())) {
+    return absl::DeadlineExceededError("the call was cancelled or past its deadline on arrival");
+  }
+  if (static_cast<size_t>(request.options_size()) > options_.max_options) {
+    return absl::ResourceExhaustedError(absl::StrCat(request.options_size(), " options, more than the ",
+                                                     options_.max_options, " this expander judges per call"));
+  }
+  absl::StatusOr<codec::DecodedRequest> decoded = codec::DecodeBestOptions(request);
+  if (!decoded.ok()) return decoded.status();
+
+  RankInput input;
+  input.options.reserve(decoded->options.size());
+  for (codec::ExpanderOption& option : decoded->options) {
+    input.options.push_back({std::move(option.node_group_id), option.node_count, std::move(option.pods)});
+  }
+  input.templates = std::move(decoded->templates);
+  input.preferences = ledger_.Preferences();
+  input.price_per_node_hour = options_.price_per_node_hour;
+  const Ranking ranking = RankOptions(input, options_.policy);
+  // Past the deadline CA has already given up on this call (and failed open): an answer now would be
+  // thrown away, and an intent recorded for it would hold capacity for a scale-up that is not ours.
+  if (Expired(deadline, clock_.Now())) {
+    return absl::DeadlineExceededError("ranking finished past the call's deadline");
+  }
+  if (ranking.chosen.empty() && !ranking.veto && request.options_size() > 0) {
+    return absl::InternalError("the ranking chose no option without vetoing");
+  }
+
+  std::unordered_map<std::string, int> request_index;  // node group id -> its (first) option
+  for (int i = 0; i < request.options_size(); ++i) request_index.emplace(request.options(i).nodegroupid(), i);
+  std::unordered_map<std::string, const OptionVerdict*> verdict_of;
+  int stranding = 0;
+  for (const OptionVerdict& verdict : ranking.verdicts) {
+    verdict_of.emplace(verdict.node_group_id, &verdict);
+    stranding += verdict.strands ? 1 : 0;
+  }
+  metrics_.options_stranding.Inc({}, stranding);
+
+  ::grpcplugin::BestOptionsResponse response;
+  std::vector<int> gpu_chosen;  // request indexes of chosen options with GPU pods
+  for (const std::string& id : ranking.chosen) {
+    auto it = request_index.find(id);
+    if (it == request_index.end()) continue;  // not CA's: it would drop the id anyway
+    *response.add_options() = ReplyOption(request.options(it->second));
+    auto verdict = verdict_of.find(id);
+    if (verdict != verdict_of.end() && verdict->second->needs_gpus) gpu_chosen.push_back(it->second);
+  }
+
+  // One GPU group left is the scale-up CA will make (the chain's later expanders only choose among the
+  // CPU-only options we pass through): record it so the extender holds the new GPUs for these pods.
+  // With several GPU groups left the choice is CA's, and guessing would hold capacity for the wrong one.
+  std::string intent_group;
+  if (gpu_chosen.size() == 1) {
+    const GroupOption& option = input.options[gpu_chosen.front()];
+    ledger::Intent intent;
+    intent.node_group = option.node_group_id;
+    intent.node_count = option.node_count;
+    for (const kube::Pod& pod : option.pods) {
+      if (!pod.metadata.uid.empty()) intent.pod_uids.push_back(pod.metadata.uid);
+    }
+    intent_group = intent.node_group;
+    ledger_.RecordIntent(std::move(intent));
+  }
+  if (!ranking.chosen.empty()) metrics_.decisions.Inc({ranking.chosen.front()});
+  Log(ranking, input, intent_group);
+  return response;
+}
+
+void ExpanderService::Log(const Ranking& ranking, const RankInput& input, const std::string& intent_group) const {
+  size_t gpu_options = 0, stranding = 0, logged = 0;
+  for (const OptionVerdict& verdict : ranking.verdicts) {
+    gpu_options += verdict.needs_gpus ? 1 : 0;
+    stranding += verdict.strands ? 1 : 0;
+  }
+  // Options without GPU pods are passed through unjudged: their verdicts say nothing worth a record.
+  if (log_.should_log(spdlog::level::info)) {
+    for (const OptionVerdict& v : ranking.verdicts) {
+      if (!v.needs_gpus) continue;
+      if (logged++ == kMaxLoggedVerdicts) break;
+      server::LogEvent(log_, "option_verdict",
+                       {{"node_group", v.node_group_id},
+                        {"strands", Bool(v.strands)},
+                        {"reason", v.reason},
+                        {"preferences_satisfied", std::to_string(v.preferences_satisfied)},
+                        {"quality_per_mille", std::to_string(v.quality_per_mille)},
+                        {"idle_gpus", std::to_string(v.idle_gpus)},
+                        {"price", std::to_string(v.price)}});
+    }
+  }
+  server::LogEvent(log_, "best_options",
+                   {{"options", std::to_string(input.options.size())},
+                    {"gpu_options", std::to_string(gpu_options)},
+                    {"stranding", std::to_string(stranding)},
+                    {"preferences", std::to_string(input.preferences.size())},
+                    {"chosen", absl::StrJoin(ranking.chosen, ",")},
+                    {"veto", Bool(ranking.veto)},
+                    {"intent", intent_group},
+                    {"verdicts_not_logged", std::to_string(gpu_options > kMaxLoggedVerdicts
+                                                               ? gpu_options - kMaxLoggedVerdicts
+                                                               : 0)}});
+}
+
+}  // namespace topofit::expander

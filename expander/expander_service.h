@@ -1,0 +1,89 @@
+#pragma once
+
+// cluster-autoscaler's gRPC expander (/grpcplugin.Expander/BestOptions): a thin adapter that decodes the
+// request (every wire generation, codec/kube_proto.h), calls RankOptions (expander/rank.h) and answers
+// with the chosen node groups. No ranking arithmetic here.
+//
+// Status codes, chosen for how CA reacts (reference/kubernetes-wire.md §2): CA fails open on ANY error
+// status (it keeps all options and moves on down its --expander chain), while an OK reply with no options
+// vetoes the scale-up (CA >= 1.32). So the empty OK reply is sent only as RankOptions' deliberate veto, and
+// everything else that goes wrong is an error:
+//   INVALID_ARGUMENT    a pod or node that does not decode (the decoder's message, naming where it was)
+//   RESOURCE_EXHAUSTED  more than `max_options` options (and, from gRPC itself, a message over the
+//                       server's receive limit)
+//   DEADLINE_EXCEEDED   the call was cancelled or its deadline passed before we could answer
+//   INTERNAL            anything unexpected, including a ranking that chose nothing without vetoing
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "expander/rank.h"
+#include "ledger/ledger.h"
+#include "proto/expander.grpc.pb.h"
+#include "server/clock.h"
+#include "server/metrics.h"
+#include "spdlog/logger.h"
+
+namespace topofit::expander {
+
+// The expander's metrics, declared once.
+struct ExpanderMetrics {
+  static ExpanderMetrics Create(server::MetricsRegistry& registry);
+
+  // topofit_expander_calls_total{result}: ok, veto, invalid_argument, resource_exhausted,
+  // deadline_exceeded, internal.
+  server::Counter& calls;
+  server::Histogram& latency;          // topofit_expander_call_duration_seconds
+  server::Counter& options_stranding;  // topofit_expander_options_stranding_total: dropped, would strand
+  server::Counter& decisions;          // topofit_expander_decisions_total{node_group}: best-ranked group
+};
+
+// Options judged per call. CA sends one option per node group it could grow, so real requests hold at most
+// a few hundred; 10,000 is answered within CA's 5 s deadline (tests/expander), and a request with more is
+// refused with RESOURCE_EXHAUSTED before decoding, which makes CA fall back to the rest of its chain
+// rather than wait for an answer that would come too late.
+inline constexpr size_t kDefaultMaxOptions = 10'000;
+
+struct ExpanderServiceOptions {
+  RankPolicy policy;
+  std::map<std::string, double> price_per_node_hour;  // node group id -> price; see cli --prices-file
+  size_t max_options = kDefaultMaxOptions;
+};
+
+// When the call must be answered by, and whether the caller has gone: what the handler reads from the
+// grpc::ServerContext, apart from it so that Answer() can be tested without a server.
+struct CallDeadline {
+  absl::Time deadline = absl::InfiniteFuture();
+  std::function<bool()> cancelled;  // may be empty
+};
+
+class ExpanderService final : public ::grpcplugin::Expander::Service {
+ public:
+  // Every reference must outlive the service. The ledger is read for preferences and written with intents.
+  ExpanderService(ExpanderServiceOptions options, ledger::Ledger& ledger, const server::Clock& clock,
+                  ExpanderMetrics& metrics, spdlog::logger& log);
+
+  ::grpc::Status BestOptions(::grpc::ServerContext* context, const ::grpcplugin::BestOptionsRequest* request,
+                             ::grpcplugin::BestOptionsResponse* response) override;
+
+  // The whole decision with the status codes above, without gRPC types in the way.
+  absl::StatusOr<::grpcplugin::BestOptionsResponse> Answer(const ::grpcplugin::BestOptionsRequest& request,
+                                                           const CallDeadline& deadline);
+
+ private:
+  absl::StatusOr<::grpcplugin::BestOptionsResponse> Decide(const ::grpcplugin::BestOptionsRequest& request,
+                                                           const CallDeadline& deadline);
+  void Log(const Ranking& ranking, const RankInput& input, const std::string& intent_group) const;
+
+  const ExpanderServiceOptions options_;
+  ledger::Ledger& ledger_;
+  const server::Clock& clock_;
+  ExpanderMetrics& metrics_;
+  spdlog::logger& log_;
+};
+
+}  // namespace topofit::expander

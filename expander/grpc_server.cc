@@ -1,0 +1,133 @@
+#include "expander/grpc_server.h"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace topofit::expander {
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const std::string& what, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(what, " ", path, ": cannot be read"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat(what, " ", path, ": read error"));
+  return text.str();
+}
+
+// gRPC only finds out that a PEM file is bad when it binds, and then reports nothing more useful than a
+// failed start; OpenSSL says which file is wrong, before anything listens.
+struct Bio {
+  explicit Bio(const std::string& pem) : bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()))) {}
+  ~Bio() { BIO_free(bio); }
+  BIO* bio;
+};
+
+absl::Status CheckPemFiles(const GrpcServerOptions& options, const std::string& cert_pem, const std::string& key_pem,
+                           const std::string& ca_pem) {
+  Bio cert_bio(cert_pem);
+  X509* cert = PEM_read_bio_X509(cert_bio.bio, nullptr, nullptr, nullptr);
+  if (cert == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--tls-cert ", options.tls_cert_file, ": no PEM certificate"));
+  }
+  Bio key_bio(key_pem);
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio.bio, nullptr, nullptr, nullptr);
+  const bool matches = key != nullptr && X509_check_private_key(cert, key) == 1;
+  EVP_PKEY_free(key);
+  X509_free(cert);
+  if (key == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--tls-key ", options.tls_key_file, ": no PEM private key"));
+  }
+  if (!matches) {
+    return absl::InvalidArgumentError(absl::StrCat("--tls-key ", options.tls_key_file, " does not match --tls-cert ",
+                                                   options.tls_cert_file));
+  }
+  if (options.tls_client_ca_file.empty()) return absl::OkStatus();
+  Bio ca_bio(ca_pem);
+  X509* ca = PEM_read_bio_X509(ca_bio.bio, nullptr, nullptr, nullptr);
+  if (ca == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls-client-ca ", options.tls_client_ca_file, ": no PEM certificate"));
+  }
+  X509_free(ca);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<::grpc::ServerCredentials>> Credentials(const GrpcServerOptions& options) {
+  const bool any_tls_file =
+      !options.tls_cert_file.empty() || !options.tls_key_file.empty() || !options.tls_client_ca_file.empty();
+  if (options.insecure) {
+    if (any_tls_file) return absl::InvalidArgumentError("--insecure (plaintext gRPC) excludes the --tls-* files");
+    return ::grpc::InsecureServerCredentials();
+  }
+  if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "the expander needs --tls-cert and --tls-key (cluster-autoscaler only speaks TLS to it), or --insecure");
+  }
+  absl::StatusOr<std::string> cert = ReadPem("--tls-cert", options.tls_cert_file);
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPem("--tls-key", options.tls_key_file);
+  if (!key.ok()) return key.status();
+  std::string ca;
+  if (!options.tls_client_ca_file.empty()) {
+    absl::StatusOr<std::string> read = ReadPem("--tls-client-ca", options.tls_client_ca_file);
+    if (!read.ok()) return read.status();
+    ca = *std::move(read);
+  }
+  if (absl::Status checked = CheckPemFiles(options, *cert, *key, ca); !checked.ok()) return checked;
+
+  ::grpc::SslServerCredentialsOptions ssl(ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                                     : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  ssl.pem_root_certs = ca;
+  ssl.pem_key_cert_pairs.push_back({*std::move(key), *std::move(cert)});
+  return ::grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOptions& options,
+                                                              ::grpc::Service& service) {
+  if (options.port < 0 || options.port > 65535) return absl::InvalidArgumentError("--grpc-port out of range");
+  if (options.max_receive_bytes <= 0) return absl::InvalidArgumentError("max receive size must be positive");
+  absl::StatusOr<std::shared_ptr<::grpc::ServerCredentials>> credentials = Credentials(options);
+  if (!credentials.ok()) return credentials.status();
+
+  const std::string address = absl::StrCat(options.address, ":", options.port);
+  int bound = 0;
+  ::grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, *credentials, &bound);
+  builder.SetMaxReceiveMessageSize(options.max_receive_bytes);
+  builder.RegisterService(&service);
+  std::unique_ptr<::grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || bound == 0) {
+    if (server != nullptr) server->Shutdown();
+    return absl::UnavailableError(absl::StrCat("gRPC server could not listen on ", address, " (port in use?)"));
+  }
+  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(server), bound, !options.insecure));
+}
+
+GrpcServer::GrpcServer(std::unique_ptr<::grpc::Server> server, int port, bool tls)
+    : server_(std::move(server)), port_(port), tls_(tls) {}
+
+GrpcServer::~GrpcServer() { Shutdown(absl::ZeroDuration()); }
+
+void GrpcServer::Shutdown(absl::Duration grace) {
+  if (stopped_) return;
+  stopped_ = true;
+  server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
+  server_->Wait();
+}
+
+}  // namespace topofit::expander

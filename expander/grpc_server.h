@@ -1,0 +1,61 @@
+#pragma once
+
+// The expander's gRPC server: TLS by default (cluster-autoscaler refuses to talk to it any other way),
+// optionally requiring client certificates, plaintext only when asked for explicitly.
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace grpc {
+class Server;
+class Service;
+}  // namespace grpc
+
+namespace topofit::expander {
+
+// CA (>= 1.27.1) accepts replies up to 128 MiB and sends requests as large; a larger request is refused by
+// gRPC itself with RESOURCE_EXHAUSTED before any of it is parsed.
+inline constexpr int kMaxReceiveBytes = 128 << 20;
+
+struct GrpcServerOptions {
+  std::string address = "0.0.0.0";
+  int port = 8444;  // 0 picks a free port (tests); port() tells which
+  // PEM files. Certificate and key: TLS. A client CA as well: mTLS, every client must present a
+  // certificate that chains to it (CA itself sends none, so only for other clients or a proxy).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  bool insecure = false;  // plaintext; must be asked for, and excludes the TLS files
+  int max_receive_bytes = kMaxReceiveBytes;
+};
+
+class GrpcServer {
+ public:
+  // Checks the options, reads and checks the PEM files (a certificate that does not parse, a key that does
+  // not match it: an error naming the file, never an abort inside gRPC), binds and starts serving
+  // `service`, which must outlive the server.
+  static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(const GrpcServerOptions& options, ::grpc::Service& service);
+  ~GrpcServer();  // Shutdown(absl::ZeroDuration())
+  GrpcServer(const GrpcServer&) = delete;
+  GrpcServer& operator=(const GrpcServer&) = delete;
+
+  int port() const { return port_; }
+  bool is_tls() const { return tls_; }
+
+  // Stops accepting calls, lets calls in flight finish for up to `grace`, then cancels the rest and waits
+  // for the handlers to return. Idempotent.
+  void Shutdown(absl::Duration grace);
+
+ private:
+  GrpcServer(std::unique_ptr<::grpc::Server> server, int port, bool tls);
+
+  std::unique_ptr<::grpc::Server> server_;
+  int port_;
+  bool tls_;
+  bool stopped_ = false;
+};
+
+}  // namespace topofit::expander

@@ -1,0 +1,426 @@
+// The expander end to end: a real gRPC client over real TLS calling /grpcplugin.Expander/BestOptions with
+// requests laid out as each cluster-autoscaler generation sends them. RankOptions' tie-breaks are tested in
+// rank_test.cc; these tests assert only what must hold whatever they are: the NVLink group wins for an
+// NV-required pod, the PCIe group never does, CPU-only options pass through.
+
+#include "expander/expander_service.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+
+#include "codec/ledger_json.h"
+#include "expander/grpc_server.h"
+#include "ledger/ledger.h"
+#include "server/logging.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "tests/kube/status_matchers.h"
+#include "tests/server/test_certs.h"
+
+namespace topofit::expander {
+namespace {
+
+namespace corev1 = ::k8s::io::api::core::v1;
+
+// --- Protobuf builders: the objects as CA's Go code marshals them.
+
+class NodeProto {
+ public:
+  explicit NodeProto(const std::string& group) {
+    const std::string name = "template-node-for-" + group + "-5827361";
+    node_.mutable_metadata()->set_name(name);
+    (*node_.mutable_metadata()->mutable_labels())["kubernetes.io/hostname"] = name;
+    allocatable("cpu", "96").allocatable("memory", "1100Gi").allocatable("pods", "110");
+  }
+  NodeProto& instance_type(const std::string& type) {
+    (*node_.mutable_metadata()->mutable_labels())["node.kubernetes.io/instance-type"] = type;
+    return *this;
+  }
+  NodeProto& gpus(int n) { return allocatable("nvidia.com/gpu", std::to_string(n)); }
+  NodeProto& allocatable(const std::string& resource, const std::string& quantity) {
+    (*node_.mutable_status()->mutable_allocatable())[resource].set_string(quantity);
+    (*node_.mutable_status()->mutable_capacity())[resource].set_string(quantity);
+    return *this;
+  }
+  operator const corev1::Node&() const { return node_; }
+
+ private:
+  corev1::Node node_;
+};
+
+class PodProto {
+ public:
+  explicit PodProto(const std::string& name) {
+    pod_.mutable_metadata()->set_name(name);
+    pod_.mutable_metadata()->set_namespace_("ml");
+    pod_.mutable_metadata()->set_uid("uid-" + name);
+    container_ = pod_.mutable_spec()->add_containers();
+    container_->set_name("main");
+    request("cpu", "8");
+  }
+  PodProto& gpus(int n) {
+    request("nvidia.com/gpu", std::to_string(n));
+    (*container_->mutable_resources()->mutable_limits())["nvidia.com/gpu"].set_string(std::to_string(n));
+    return *this;
+  }
+  PodProto& nv_required() {
+    (*pod_.mutable_metadata()->mutable_annotations())["topofit.io/min-link"] = "NV";
+    (*pod_.mutable_metadata()->mutable_annotations())["topofit.io/topology-policy"] = "required";
+    return *this;
+  }
+  PodProto& request(const std::string& resource, const std::string& quantity) {
+    (*container_->mutable_resources()->mutable_requests())[resource].set_string(quantity);
+    return *this;
+  }
+  operator const corev1::Pod&() const { return pod_; }
+
+ private:
+  corev1::Pod pod_;
+  corev1::Container* container_;
+};
+
+// The three wire generations (reference/kubernetes-wire.md §2).
+enum class Layout { kMessages /* CA <= 1.34.1 */, kBoth /* 1.34.2 - 1.34.5 */, kBytes /* >= 1.35.0 */ };
+
+class RequestBuilder {
+ public:
+  explicit RequestBuilder(Layout layout) : layout_(layout) {}
+  RequestBuilder& group(const std::string& id, const corev1::Node& node) {
+    if (layout_ != Layout::kBytes) (*request_.mutable_nodemap())[id] = node;
+    if (layout_ != Layout::kMessages) (*request_.mutable_nodebytesmap())[id] = node.SerializeAsString();
+    return *this;
+  }
+  RequestBuilder& option(const std::string& id, int count, const std::vector<corev1::Pod>& pods) {
+    ::grpcplugin::Option* option = request_.add_options();
+    option->set_nodegroupid(id);
+    option->set_nodecount(count);
+    option->set_debug("estimator packed " + std::to_string(pods.size()) + " pods");
+    for (const corev1::Pod& pod : pods) {
+      if (layout_ != Layout::kBytes) *option->add_pod() = pod;
+      if (layout_ != Layout::kMessages) option->add_podbytes(pod.SerializeAsString());
+    }
+    return *this;
+  }
+  ::grpcplugin::BestOptionsRequest& build() { return request_; }
+
+ private:
+  const Layout layout_;
+  ::grpcplugin::BestOptionsRequest request_;
+};
+
+// A cluster of three node groups: NVSwitch A100s, PCIe A10Gs, CPU-only.
+RequestBuilder ThreeGroups(Layout layout) {
+  RequestBuilder request(layout);
+  request.group("p4d", NodeProto("p4d").instance_type("p4d.24xlarge").gpus(8))
+      .group("g5", NodeProto("g5").instance_type("g5.48xlarge").gpus(8))
+      .group("cpu", NodeProto("cpu").instance_type("m6i.24xlarge"));
+  return request;
+}
+
+std::vector<std::string> Ids(const ::grpcplugin::BestOptionsResponse& response) {
+  std::vector<std::string> ids;
+  for (const ::grpcplugin::Option& option : response.options()) ids.push_back(option.nodegroupid());
+  return ids;
+}
+
+bool Contains(const std::vector<std::string>& ids, const std::string& id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// --- The service behind a TLS gRPC server on loopback, and a client that verifies it against the test CA.
+
+struct Fixture {
+  explicit Fixture(ExpanderServiceOptions options = {}, GrpcServerOptions server_options = {}) {
+    absl::StatusOr<std::unique_ptr<testing::TestCerts>> made = testing::TestCerts::Create();
+    REQUIRE_OK(made);
+    certs = *std::move(made);
+    log = server::MakeLogger("expander-test", {server::LogFormat::kJson, spdlog::level::info},
+                             std::make_shared<spdlog::sinks::ostream_sink_mt>(logged));
+    service = std::make_unique<ExpanderService>(std::move(options), *ledger, clock, metrics, *log);
+    server_options.address = "127.0.0.1";
+    server_options.port = 0;
+    if (!server_options.insecure) {
+      server_options.tls_cert_file = certs->server_cert_file();
+      server_options.tls_key_file = certs->server_key_file();
+    }
+    absl::StatusOr<std::unique_ptr<GrpcServer>> started = GrpcServer::Start(server_options, *service);
+    REQUIRE_OK(started);
+    server = *std::move(started);
+  }
+
+  std::shared_ptr<::grpc::ChannelCredentials> TlsCredentials(bool client_cert = false) const {
+    ::grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = Read(certs->ca_cert_file());
+    if (client_cert) {
+      ssl.pem_cert_chain = Read(certs->client_cert_file());
+      ssl.pem_private_key = Read(certs->client_key_file());
+    }
+    return ::grpc::SslCredentials(ssl);
+  }
+
+  // Calls BestOptions with CA's fixed 5 s deadline.
+  ::grpc::Status Call(const ::grpcplugin::BestOptionsRequest& request, ::grpcplugin::BestOptionsResponse* response,
+                      std::shared_ptr<::grpc::ChannelCredentials> credentials = nullptr) const {
+    ::grpc::ChannelArguments args;
+    args.SetMaxSendMessageSize(-1);
+    auto channel = ::grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(server->port()),
+                                               credentials ? credentials : TlsCredentials(), args);
+    ::grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    return ::grpcplugin::Expander::NewStub(channel)->BestOptions(&context, request, response);
+  }
+
+  static std::string Read(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  server::RealClock clock;
+  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  server::MetricsRegistry registry;
+  ExpanderMetrics metrics = ExpanderMetrics::Create(registry);
+  std::ostringstream logged;
+  std::shared_ptr<spdlog::logger> log;
+  std::unique_ptr<testing::TestCerts> certs;
+  std::unique_ptr<ExpanderService> service;
+  std::unique_ptr<GrpcServer> server;
+};
+
+TEST_CASE("The method path is CA's /grpcplugin.Expander/BestOptions", "[expander]") {
+  const auto* service = ::grpcplugin::BestOptionsRequest::descriptor()->file()->FindServiceByName("Expander");
+  REQUIRE(service != nullptr);
+  CHECK(service->full_name() == "grpcplugin.Expander");
+  REQUIRE(service->FindMethodByName("BestOptions") != nullptr);
+}
+
+TEST_CASE("An NV-required 4-GPU pod grows the NVLink group, never the PCIe one, in every wire generation",
+          "[expander][grpc]") {
+  Fixture f;
+  const PodProto trainer = PodProto("trainer").gpus(4).nv_required();
+  const PodProto web = PodProto("web");
+  std::vector<std::vector<std::string>> answers;
+  for (Layout layout : {Layout::kMessages, Layout::kBoth, Layout::kBytes}) {
+    RequestBuilder request = ThreeGroups(layout);
+    request.option("g5", 1, {trainer}).option("p4d", 1, {trainer}).option("cpu", 1, {web});
+    ::grpcplugin::BestOptionsResponse response;
+    const ::grpc::Status status = f.Call(request.build(), &response);
+    INFO("layout " << static_cast<int>(layout) << ": " << status.error_message());
+    REQUIRE(status.ok());
+    const std::vector<std::string> ids = Ids(response);
+    CHECK(ids.front() == "p4d");
+    CHECK_FALSE(Contains(ids, "g5"));
+    CHECK(Contains(ids, "cpu"));  // no GPU pods: passed through for the rest of CA's chain
+    answers.push_back(ids);
+  }
+  CHECK(answers[0] == answers[1]);
+  CHECK(answers[1] == answers[2]);
+
+  CHECK(f.metrics.calls.Value({"ok"}) == 3);
+  CHECK(f.metrics.options_stranding.Value() == 3);  // g5, once per call
+  CHECK(f.metrics.decisions.Value({"p4d"}) == 3);
+  CHECK(f.metrics.latency.Count() == 3);
+  CHECK_THAT(f.logged.str(), Catch::Contains(R"("msg":"best_options")"));
+  CHECK_THAT(f.logged.str(), Catch::Contains(R"("node_group":"g5","strands":"true")"));
+
+  SECTION("one GPU group chosen: the intent is recorded for its pods, and served as JSON") {
+    const std::vector<ledger::Intent> intents = f.ledger->Intents();
+    REQUIRE(intents.size() == 3);  // one per call
+    CHECK(intents.back().node_group == "p4d");
+    CHECK(intents.back().node_count == 1);
+    CHECK(intents.back().pod_uids == std::vector<std::string>{"uid-trainer"});
+    CHECK_THAT(codec::IntentsToJson(intents).dump(), Catch::Contains("uid-trainer"));
+  }
+}
+
+TEST_CASE("When every GPU option would strand, the reply is the deliberate empty veto", "[expander][grpc]") {
+  const PodProto trainer = PodProto("trainer").gpus(4).nv_required();
+  SECTION("veto on (default): OK with no options, no intent") {
+    Fixture f;
+    RequestBuilder request = ThreeGroups(Layout::kBytes);
+    request.option("g5", 1, {trainer});
+    ::grpcplugin::BestOptionsResponse response;
+    REQUIRE(f.Call(request.build(), &response).ok());
+    CHECK(response.options().empty());
+    CHECK(f.metrics.calls.Value({"veto"}) == 1);
+    CHECK(f.ledger->Intents().empty());
+  }
+  SECTION("veto off: never an empty reply") {
+    ExpanderServiceOptions options;
+    options.policy.veto_when_all_strand = false;
+    Fixture f(options);
+    RequestBuilder request = ThreeGroups(Layout::kBytes);
+    request.option("g5", 1, {trainer});
+    ::grpcplugin::BestOptionsResponse response;
+    REQUIRE(f.Call(request.build(), &response).ok());
+    CHECK_FALSE(response.options().empty());
+  }
+}
+
+TEST_CASE("Garbage in podBytes is INVALID_ARGUMENT saying where", "[expander][grpc]") {
+  Fixture f;
+  RequestBuilder request = ThreeGroups(Layout::kBytes);
+  request.option("p4d", 1, {PodProto("trainer").gpus(4)});
+  request.build().mutable_options(0)->set_podbytes(0, "\xff\xff\xff garbage");
+  ::grpcplugin::BestOptionsResponse response;
+  const ::grpc::Status status = f.Call(request.build(), &response);
+  CHECK(status.error_code() == ::grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK_THAT(status.error_message(), Catch::Contains("options[0].podBytes[0]"));
+  CHECK(f.metrics.calls.Value({"invalid_argument"}) == 1);
+}
+
+TEST_CASE("10,000 options are answered within CA's deadline", "[expander][grpc][large]") {
+  Fixture f;
+  RequestBuilder request(Layout::kBytes);
+  const PodProto trainer = PodProto("trainer").gpus(4).nv_required();
+  for (int i = 0; i < 5'000; ++i) {
+    const std::string nv = "p4d-" + std::to_string(i), pcie = "g5-" + std::to_string(i);
+    request.group(nv, NodeProto(nv).instance_type("p4d.24xlarge").gpus(8))
+        .group(pcie, NodeProto(pcie).instance_type("g5.48xlarge").gpus(8))
+        .option(pcie, 1, {trainer})
+        .option(nv, 1, {trainer});
+  }
+  REQUIRE(request.build().options_size() == 10'000);
+  ::grpcplugin::BestOptionsResponse response;
+  const ::grpc::Status status = f.Call(request.build(), &response);
+  INFO(status.error_message());
+  REQUIRE(status.ok());
+  const std::vector<std::string> ids = Ids(response);
+  REQUIRE_FALSE(ids.empty());
+  for (const std::string& id : ids) CHECK(id.rfind("p4d-", 0) == 0);
+}
+
+TEST_CASE("Requests over the limits are RESOURCE_EXHAUSTED", "[expander][grpc]") {
+  SECTION("more options than max_options: refused before decoding") {
+    ExpanderServiceOptions options;
+    options.max_options = 2;
+    Fixture f(options);
+    RequestBuilder request = ThreeGroups(Layout::kBytes);
+    request.option("p4d", 1, {}).option("g5", 1, {}).option("cpu", 1, {});
+    ::grpcplugin::BestOptionsResponse response;
+    const ::grpc::Status status = f.Call(request.build(), &response);
+    CHECK(status.error_code() == ::grpc::StatusCode::RESOURCE_EXHAUSTED);
+    CHECK_THAT(status.error_message(), Catch::Contains("3 options, more than the 2"));
+  }
+  SECTION("a message over the receive limit: gRPC refuses it") {
+    GrpcServerOptions server_options;
+    server_options.max_receive_bytes = 64 << 10;
+    Fixture f({}, server_options);
+    RequestBuilder request = ThreeGroups(Layout::kBytes);
+    request.build().add_options()->set_debug(std::string(128 << 10, 'x'));
+    ::grpcplugin::BestOptionsResponse response;
+    CHECK(f.Call(request.build(), &response).error_code() == ::grpc::StatusCode::RESOURCE_EXHAUSTED);
+  }
+}
+
+TEST_CASE("A call already past its deadline or cancelled is DEADLINE_EXCEEDED", "[expander]") {
+  Fixture f;
+  RequestBuilder request = ThreeGroups(Layout::kBytes);
+  request.option("p4d", 1, {PodProto("trainer").gpus(4).nv_required()});
+  CHECK_STATUS(f.service->Answer(request.build(), {f.clock.Now() - absl::Seconds(1), nullptr}),
+               absl::StatusCode::kDeadlineExceeded, "deadline");
+  CHECK_STATUS(f.service->Answer(request.build(), {absl::InfiniteFuture(), [] { return true; }}),
+               absl::StatusCode::kDeadlineExceeded, "cancelled");
+  CHECK(f.metrics.calls.Value({"deadline_exceeded"}) == 2);
+  CHECK(f.ledger->Intents().empty());
+}
+
+TEST_CASE("TLS is enforced", "[expander][grpc][tls]") {
+  const PodProto web = PodProto("web");
+  SECTION("a plaintext client cannot call the TLS server") {
+    Fixture f;
+    RequestBuilder request = ThreeGroups(Layout::kBytes);
+    request.option("cpu", 1, {web});
+    ::grpcplugin::BestOptionsResponse response;
+    CHECK_FALSE(f.Call(request.build(), &response, ::grpc::InsecureChannelCredentials()).ok());
+    CHECK(f.metrics.latency.Count() == 0);
+  }
+  SECTION("with a client CA, only clients with a certificate it signed get through") {
+    GrpcServerOptions server_options;
+    Fixture f({}, server_options);
+    // Restart with mTLS, on the fixture's certificates.
+    f.server.reset();
+    server_options.address = "127.0.0.1";
+    server_options.port = 0;
+    server_options.tls_cert_file = f.certs->server_cert_file();
+    server_options.tls_key_file = f.certs->server_key_file();
+    server_options.tls_client_ca_file = f.certs->ca_cert_file();
+    absl::StatusOr<std::unique_ptr<GrpcServer>> mtls = GrpcServer::Start(server_options, *f.service);
+    REQUIRE_OK(mtls);
+    f.server = *std::move(mtls);
+    RequestBuilder request = ThreeGroups(Layout::kBytes);
+    request.option("cpu", 1, {web});
+    ::grpcplugin::BestOptionsResponse response;
+    CHECK_FALSE(f.Call(request.build(), &response, f.TlsCredentials(/*client_cert=*/false)).ok());
+    const ::grpc::Status with_cert = f.Call(request.build(), &response, f.TlsCredentials(/*client_cert=*/true));
+    INFO(with_cert.error_message());
+    CHECK(with_cert.ok());
+    CHECK(Ids(response) == std::vector<std::string>{"cpu"});
+  }
+}
+
+TEST_CASE("Bad server options are errors naming the problem, not aborts", "[expander][tls]") {
+  absl::StatusOr<std::unique_ptr<testing::TestCerts>> made = testing::TestCerts::Create();
+  REQUIRE_OK(made);
+  const testing::TestCerts& certs = **made;
+  server::RealClock clock;
+  auto ledger = ledger::NewInMemoryLedger(clock, absl::Minutes(1), absl::Minutes(1));
+  server::MetricsRegistry registry;
+  ExpanderMetrics metrics = ExpanderMetrics::Create(registry);
+  auto log = server::MakeLogger("expander-test", {}, std::make_shared<spdlog::sinks::ostream_sink_mt>(std::cerr));
+  ExpanderService service({}, *ledger, clock, metrics, *log);
+
+  struct Row {
+    const char* name;
+    std::function<void(GrpcServerOptions&)> change;
+    const char* message;
+  };
+  const Row rows[] = {
+      {"neither TLS nor --insecure", [](GrpcServerOptions&) {}, "--insecure"},
+      {"--insecure with a certificate",
+       [&](GrpcServerOptions& o) { o.insecure = true, o.tls_cert_file = certs.server_cert_file(); }, "excludes"},
+      {"certificate without key", [&](GrpcServerOptions& o) { o.tls_cert_file = certs.server_cert_file(); },
+       "--tls-key"},
+      {"unreadable certificate",
+       [&](GrpcServerOptions& o) { o.tls_cert_file = "/nonexistent.pem", o.tls_key_file = certs.server_key_file(); },
+       "/nonexistent.pem: cannot be read"},
+      {"a key for another certificate",
+       [&](GrpcServerOptions& o) {
+         o.tls_cert_file = certs.server_cert_file(), o.tls_key_file = certs.stranger_key_file();
+       },
+       "does not match"},
+      {"a key file that is a certificate",
+       [&](GrpcServerOptions& o) {
+         o.tls_cert_file = certs.server_cert_file(), o.tls_key_file = certs.server_cert_file();
+       },
+       "no PEM private key"},
+      {"a client CA that is not PEM",
+       [&](GrpcServerOptions& o) {
+         o.tls_cert_file = certs.server_cert_file(), o.tls_key_file = certs.server_key_file();
+         o.tls_client_ca_file = certs.server_key_file();
+       },
+       "--tls-client-ca"},
+  };
+  for (const Row& row : rows) {
+    SECTION(row.name) {
+      GrpcServerOptions options;
+      options.address = "127.0.0.1";
+      options.port = 0;
+      row.change(options);
+      CHECK_STATUS(GrpcServer::Start(options, service), absl::StatusCode::kInvalidArgument, row.message);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace topofit::expander
