@@ -1,9 +1,23 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#include "absl/status/statusor.h"
+#include "kubeclient/kube_api.h"
+#include "kubeclient/rest_client.h"
+#include "ledger/ledger.h"
+#include "scheduler/extender.h"
+#include "scheduler/extender_metrics.h"
+#include "scheduler/gpu_state.h"
+#include "server/clock.h"
+#include "server/http_server.h"
+#include "server/logging.h"
+#include "server/metrics.h"
+#include "server/ops_endpoints.h"
 
 namespace topofit::cli {
 
@@ -22,11 +36,44 @@ struct ExtenderOptions {
   std::string kubeconfig;       // empty: in-cluster service account
 };
 
+// What the front ends of one process share: one clock, one metrics registry, one ledger (in `topofit
+// serve` the extender's preferences reach the expander, and its intents reach the extender, in memory).
+struct ProcessState {
+  ProcessState();
+  const server::RealClock clock;  // the real clock, constructed here once and injected from here
+  server::MetricsRegistry registry;
+  const std::unique_ptr<ledger::Ledger> ledger;
+};
+
+// --log-format and --log-level, checked; the error names the flag.
+absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& format, const std::string& level);
+
+// The extender, wired but not yet serving: `api` serves the verbs, `ops` /healthz /readyz /metrics
+// /preferences (`topofit serve` adds the expander's routes to the same ops server). Members are destroyed
+// in reverse order, so the servers stop before what they call into goes away.
+struct ExtenderServers {
+  std::unique_ptr<kubeclient::RestClient> rest;
+  std::unique_ptr<kubeclient::KubeApi> kube;
+  std::unique_ptr<scheduler::GpuState> state;
+  std::unique_ptr<scheduler::ExtenderMetrics> metrics;
+  std::unique_ptr<scheduler::Extender> extender;
+  std::unique_ptr<server::HttpServer> api;
+  std::unique_ptr<server::HttpServer> ops;
+  bool admin_enabled = false;
+};
+
+// Checks `options` (other than logging) and builds the extender on `process`. Errors name the flag or part
+// that failed.
+absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, ProcessState& process,
+                                              spdlog::logger& log, server::ReadinessCheck ready);
+
 // Runs the extender until SIGTERM or SIGINT; returns the exit code (1 for bad options or start-up
 // failures, each with a message on stderr). `on_listening(api_port, ops_port)` is called once both
 // servers serve (tests use it to learn the ports when they ask for port 0).
 int RunExtender(const ExtenderOptions& options, const std::function<void(int, int)>& on_listening = {});
 
 void AddExtenderCommand(CLI::App& app, int& exit_code);
+// The extender's flags on `cmd`, bound to `options` (which must outlive parsing); `topofit serve` has them too.
+void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options);
 
 }  // namespace topofit::cli

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/expander_command.h"
 #include "cli/extender_command.h"
 #include "cli/topo_command.h"
 
@@ -11,6 +12,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   topofit::cli::AddTopoCommand(app, exit_code);
   topofit::cli::AddExtenderCommand(app, exit_code);
+  topofit::cli::AddExpanderCommand(app, exit_code);
+  topofit::cli::AddServeCommand(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -1,0 +1,208 @@
+#include "cli/expander_command.h"
+
+#include <atomic>
+#include <cmath>
+#include <iostream>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "absl/strings/str_cat.h"
+#include "codec/ledger_json.h"
+#include "kubeclient/config.h"
+#include "server/logging.h"
+#include "server/ops_endpoints.h"
+#include "server/shutdown.h"
+
+namespace topofit::cli {
+namespace {
+
+// CA's deadline per call: after it no call in flight can still be of use to CA.
+constexpr absl::Duration kGrpcShutdownGrace = absl::Seconds(5);
+
+int Fail(absl::string_view command, const absl::Status& status) {
+  std::cerr << "topofit " << command << ": " << status.message() << "\n";
+  return 1;
+}
+
+void AddExpanderFlags(CLI::App& cmd, ExpanderOptions& options) {
+  cmd.add_option("--grpc-port", options.grpc_port, "gRPC port of the expander (BestOptions)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd.add_flag("--insecure", options.insecure,
+               "serve gRPC in plaintext (cluster-autoscaler requires TLS; for tests and TLS-terminating proxies)");
+  cmd.add_option("--prices-file", options.prices_file,
+                 "JSON object of price per node-hour by node group id, e.g. {\"p4d\": 32.77}");
+  cmd.add_flag("--no-veto", options.no_veto,
+               "when every GPU option would strand a pod, return all options (fail open) instead of none");
+}
+
+}  // namespace
+
+absl::StatusOr<std::map<std::string, double>> ReadPricesFile(const std::string& path) {
+  absl::StatusOr<std::string> text = kubeclient::ReadFileToString(path);
+  if (!text.ok()) return text.status();
+  const nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(path, ": not JSON"));
+  if (!json.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": want an object of node group id -> price"));
+  }
+  std::map<std::string, double> prices;
+  for (const auto& [group, price] : json.items()) {
+    if (!price.is_number() || !std::isfinite(price.get<double>()) || price.get<double>() < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": price of \"", group, "\" is not a number >= 0: ", price.dump()));
+    }
+    prices[group] = price.get<double>();
+  }
+  return prices;
+}
+
+absl::StatusOr<ExpanderParts> BuildExpander(const ExpanderOptions& options, ProcessState& process,
+                                            spdlog::logger& log) {
+  expander::ExpanderServiceOptions service_options;
+  service_options.policy.veto_when_all_strand = !options.no_veto;
+  if (!options.prices_file.empty()) {
+    absl::StatusOr<std::map<std::string, double>> prices = ReadPricesFile(options.prices_file);
+    if (!prices.ok()) return absl::InvalidArgumentError(absl::StrCat("--prices-file: ", prices.status().message()));
+    service_options.price_per_node_hour = *std::move(prices);
+  }
+  ExpanderParts parts;
+  parts.metrics = std::make_unique<expander::ExpanderMetrics>(expander::ExpanderMetrics::Create(process.registry));
+  parts.service = std::make_unique<expander::ExpanderService>(std::move(service_options), *process.ledger,
+                                                              process.clock, *parts.metrics, log);
+  parts.grpc.address = options.address;
+  parts.grpc.port = options.grpc_port;
+  parts.grpc.tls_cert_file = options.tls_cert;
+  parts.grpc.tls_key_file = options.tls_key;
+  parts.grpc.tls_client_ca_file = options.tls_client_ca;
+  parts.grpc.insecure = options.insecure;
+  return parts;
+}
+
+void RegisterIntentsRoute(server::HttpServer& server, const ledger::Ledger& ledger) {
+  server.Handle("GET", "/intents", [&ledger](const server::HttpRequest&) {
+    return server::JsonResponse(200, codec::IntentsToJson(ledger.Intents()));
+  });
+}
+
+int RunExpander(const ExpanderOptions& options, const std::function<void(int, int)>& on_listening) {
+  constexpr absl::string_view kCommand = "expander";
+  // Before any thread exists (gRPC starts its own), so that every thread inherits the mask.
+  if (absl::Status blocked = server::BlockShutdownSignals(); !blocked.ok()) return Fail(kCommand, blocked);
+  absl::StatusOr<server::LoggingOptions> logging = ParseLoggingFlags(options.log_format, options.log_level);
+  if (!logging.ok()) return Fail(kCommand, logging.status());
+  server::SetUpLogging(*logging);
+  spdlog::logger& log = *spdlog::default_logger();
+
+  ProcessState process;
+  absl::StatusOr<ExpanderParts> parts = BuildExpander(options, process, log);
+  if (!parts.ok()) return Fail(kCommand, parts.status());
+  server::HttpServerOptions ops_options;
+  ops_options.address = options.address;
+  ops_options.port = options.ops_port;
+  ops_options.name = "ops";
+  absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::HttpServer::Create(ops_options, process.registry);
+  if (!ops.ok()) return Fail(kCommand, ops.status());
+  std::atomic<bool> serving{false};
+  server::RegisterOpsEndpoints(**ops, process.registry, [&serving] { return serving.load(); });
+  RegisterIntentsRoute(**ops, *process.ledger);
+
+  absl::StatusOr<int> ops_port = (*ops)->Start();
+  if (!ops_port.ok()) return Fail(kCommand, ops_port.status());
+  absl::StatusOr<std::unique_ptr<expander::GrpcServer>> grpc = expander::GrpcServer::Start(parts->grpc, *parts->service);
+  if (!grpc.ok()) return Fail(kCommand, grpc.status());
+  serving = true;
+  server::LogEvent(log, "listening", {{"expander", absl::StrCat(options.address, ":", (*grpc)->port())},
+                                      {"tls", (*grpc)->is_tls() ? "true" : "false"},
+                                      {"ops", absl::StrCat(options.address, ":", *ops_port)}});
+  if (on_listening) on_listening((*grpc)->port(), *ops_port);
+
+  absl::Status waited = server::WaitForShutdownSignal([&](int signal) {
+    server::LogEvent(log, "shutdown", {{"signal", std::to_string(signal)}});
+    serving = false;
+    (*grpc)->Shutdown(kGrpcShutdownGrace);
+    (*ops)->Stop();
+  });
+  return waited.ok() ? 0 : Fail(kCommand, waited);
+}
+
+int RunServe(const ServeOptions& options, const std::function<void(int, int, int)>& on_listening) {
+  constexpr absl::string_view kCommand = "serve";
+  if (absl::Status blocked = server::BlockShutdownSignals(); !blocked.ok()) return Fail(kCommand, blocked);
+  const ExtenderOptions& extender_options = options.extender;
+  absl::StatusOr<server::LoggingOptions> logging =
+      ParseLoggingFlags(extender_options.log_format, extender_options.log_level);
+  if (!logging.ok()) return Fail(kCommand, logging.status());
+  server::SetUpLogging(*logging);
+  spdlog::logger& log = *spdlog::default_logger();
+
+  // One address, certificate and key for both ports: the Service name both clients use is the same.
+  ExpanderOptions expander_options = options.expander;
+  expander_options.address = extender_options.address;
+  expander_options.tls_cert = extender_options.tls_cert;
+  expander_options.tls_key = extender_options.tls_key;
+
+  ProcessState process;
+  std::atomic<bool> serving{false};
+  absl::StatusOr<ExtenderServers> extender =
+      BuildExtender(extender_options, process, log, [&serving] { return serving.load(); });
+  if (!extender.ok()) return Fail(kCommand, extender.status());
+  absl::StatusOr<ExpanderParts> expander = BuildExpander(expander_options, process, log);
+  if (!expander.ok()) return Fail(kCommand, expander.status());
+  RegisterIntentsRoute(*extender->ops, *process.ledger);
+
+  absl::StatusOr<int> ops_port = extender->ops->Start();
+  if (!ops_port.ok()) return Fail(kCommand, ops_port.status());
+  absl::StatusOr<int> api_port = extender->api->Start();
+  if (!api_port.ok()) return Fail(kCommand, api_port.status());
+  absl::StatusOr<std::unique_ptr<expander::GrpcServer>> grpc =
+      expander::GrpcServer::Start(expander->grpc, *expander->service);
+  if (!grpc.ok()) return Fail(kCommand, grpc.status());
+  serving = true;
+  server::LogEvent(log, "listening", {{"extender", absl::StrCat(extender_options.address, ":", *api_port)},
+                                      {"expander", absl::StrCat(extender_options.address, ":", (*grpc)->port())},
+                                      {"tls", extender->api->is_tls() ? "true" : "false"},
+                                      {"ops", absl::StrCat(extender_options.address, ":", *ops_port)},
+                                      {"admin", extender->admin_enabled ? "enabled" : "disabled"}});
+  if (on_listening) on_listening(*api_port, (*grpc)->port(), *ops_port);
+
+  absl::Status waited = server::WaitForShutdownSignal([&](int signal) {
+    server::LogEvent(log, "shutdown", {{"signal", std::to_string(signal)}});
+    serving = false;
+    (*grpc)->Shutdown(kGrpcShutdownGrace);
+    extender->api->Stop();
+    extender->ops->Stop();
+  });
+  return waited.ok() ? 0 : Fail(kCommand, waited);
+}
+
+void AddExpanderCommand(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ExpanderOptions>();
+  CLI::App* cmd = app.add_subcommand("expander", "Serve cluster-autoscaler's gRPC expander (--expander=grpc)");
+  cmd->add_option("--address", options->address, "listen address")->capture_default_str();
+  AddExpanderFlags(*cmd, *options);
+  cmd->add_option("--tls-cert", options->tls_cert, "PEM server certificate (cluster-autoscaler requires TLS)");
+  cmd->add_option("--tls-key", options->tls_key, "PEM server key");
+  cmd->add_option("--tls-client-ca", options->tls_client_ca, "PEM CA that client certificates must chain to (mTLS)");
+  cmd->add_option("--ops-port", options->ops_port, "plain HTTP port for /healthz /readyz /metrics /intents")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--log-format", options->log_format, "text or json")->capture_default_str();
+  cmd->add_option("--log-level", options->log_level, "trace, debug, info, warn, error")->capture_default_str();
+  cmd->callback([options, &exit_code] { exit_code = RunExpander(*options); });
+}
+
+void AddServeCommand(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ServeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Serve the scheduler extender and the cluster-autoscaler expander in one process, sharing the ledger");
+  AddExtenderFlags(*cmd, options->extender);
+  AddExpanderFlags(*cmd, options->expander);
+  cmd->add_option("--grpc-tls-client-ca", options->expander.tls_client_ca,
+                  "PEM CA that gRPC client certificates must chain to (mTLS on the expander port)");
+  cmd->callback([options, &exit_code] { exit_code = RunServe(*options); });
+}
+
+}  // namespace topofit::cli

@@ -1,0 +1,73 @@
+#pragma once
+
+// `topofit expander`: cluster-autoscaler's gRPC expander and its ops port.
+// `topofit serve`: the extender and the expander in one process, sharing one ledger and one registry.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/status/statusor.h"
+#include "cli/extender_command.h"
+#include "expander/expander_service.h"
+#include "expander/grpc_server.h"
+#include "ledger/ledger.h"
+#include "server/http_server.h"
+
+namespace topofit::cli {
+
+// The options of `topofit expander`.
+struct ExpanderOptions {
+  std::string address = "0.0.0.0";
+  int grpc_port = 8444;
+  std::string tls_cert;       // cluster-autoscaler verifies it with --grpc-expander-cert
+  std::string tls_key;
+  std::string tls_client_ca;  // optional: require client certificates signed by this CA (CA sends none)
+  bool insecure = false;      // plaintext gRPC, instead of the TLS files
+  int ops_port = 9091;        // plain HTTP: /healthz /readyz /metrics /intents
+  std::string prices_file;    // optional, see ReadPricesFile
+  bool no_veto = false;       // fail open instead of vetoing when every GPU option would strand
+  std::string log_format = "text";
+  std::string log_level = "info";
+};
+
+// Price per node-hour by node group id, from a JSON object: {"p4d-us-east-1a": 32.77, "g5": 16.29}.
+// Groups not listed take the price annotation of their template node, if any (expander/rank.h).
+// Every value must be a finite number >= 0.
+absl::StatusOr<std::map<std::string, double>> ReadPricesFile(const std::string& path);
+
+// The expander, built on `process` but not yet listening: start it with
+// expander::GrpcServer::Start(grpc, *service).
+struct ExpanderParts {
+  std::unique_ptr<expander::ExpanderMetrics> metrics;
+  std::unique_ptr<expander::ExpanderService> service;
+  expander::GrpcServerOptions grpc;
+};
+absl::StatusOr<ExpanderParts> BuildExpander(const ExpanderOptions& options, ProcessState& process,
+                                            spdlog::logger& log);
+
+// GET /intents: the ledger's unexpired intents as JSON (the ops port).
+void RegisterIntentsRoute(server::HttpServer& server, const ledger::Ledger& ledger);
+
+// Runs the expander until SIGTERM or SIGINT; returns the exit code (1 for bad options or start-up failures,
+// with a message on stderr). `on_listening(grpc_port, ops_port)` is called once both servers serve.
+int RunExpander(const ExpanderOptions& options, const std::function<void(int, int)>& on_listening = {});
+
+// `topofit serve`: the extender's options, plus the expander's own (its gRPC port and TLS client CA,
+// --insecure, prices, veto). The address, TLS certificate and key, logging and the ops port are the
+// extender's, shared: one Service name, one certificate for both ports.
+struct ServeOptions {
+  ExtenderOptions extender;
+  ExpanderOptions expander;
+};
+
+// Runs both until SIGTERM or SIGINT. `on_listening(extender_port, grpc_port, ops_port)`.
+int RunServe(const ServeOptions& options, const std::function<void(int, int, int)>& on_listening = {});
+
+void AddExpanderCommand(CLI::App& app, int& exit_code);
+void AddServeCommand(CLI::App& app, int& exit_code);
+
+}  // namespace topofit::cli

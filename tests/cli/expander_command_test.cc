@@ -1,0 +1,196 @@
+#include "cli/expander_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+
+#include <catch2/catch.hpp>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <httplib.h>
+
+#include "proto/expander.grpc.pb.h"
+#include "server/shutdown.h"
+
+namespace topofit::cli {
+namespace {
+
+// A scratch directory with prices files and a kubeconfig (for `serve`; the extender calls the API only to
+// bind, so the server it names need not exist).
+struct Scratch {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("topofit-expander-test-" + std::to_string(::getpid()));
+  Scratch() {
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "prices.json") << R"({"p4d": 32.77, "g5": 16.288})";
+    std::ofstream(dir / "not-json") << "p4d: 32.77";
+    std::ofstream(dir / "negative.json") << R"({"p4d": -1})";
+    std::ofstream(dir / "string.json") << R"({"p4d": "32.77"})";
+    std::ofstream(dir / "array.json") << R"([32.77])";
+    std::ofstream(dir / "kubeconfig") << R"(apiVersion: v1
+kind: Config
+current-context: test
+contexts:
+- name: test
+  context: {cluster: test, user: test}
+clusters:
+- name: test
+  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
+users:
+- name: test
+  user: {token: test-token}
+)";
+  }
+  ~Scratch() { std::filesystem::remove_all(dir); }
+  std::string path(const char* name) const { return (dir / name).string(); }
+};
+
+// One NVSwitch node group and one 4-GPU pod that needs NVLink, as CA >= 1.35 sends them.
+::grpcplugin::BestOptionsRequest OneGpuOption() {
+  ::k8s::io::api::core::v1::Node node;
+  node.mutable_metadata()->set_name("template-node-for-p4d-1");
+  (*node.mutable_metadata()->mutable_labels())["node.kubernetes.io/instance-type"] = "p4d.24xlarge";
+  (*node.mutable_status()->mutable_allocatable())["nvidia.com/gpu"].set_string("8");
+  ::k8s::io::api::core::v1::Pod pod;
+  pod.mutable_metadata()->set_name("trainer");
+  pod.mutable_metadata()->set_uid("uid-trainer");
+  (*pod.mutable_metadata()->mutable_annotations())["topofit.io/min-link"] = "NV";
+  (*pod.mutable_spec()->add_containers()->mutable_resources()->mutable_requests())["nvidia.com/gpu"].set_string("4");
+  ::grpcplugin::BestOptionsRequest request;
+  (*request.mutable_nodebytesmap())["p4d"] = node.SerializeAsString();
+  ::grpcplugin::Option* option = request.add_options();
+  option->set_nodegroupid("p4d");
+  option->set_nodecount(1);
+  option->add_podbytes(pod.SerializeAsString());
+  return request;
+}
+
+::grpc::Status CallPlaintext(int port, ::grpcplugin::BestOptionsResponse* response) {
+  auto channel = ::grpc::CreateChannel("127.0.0.1:" + std::to_string(port), ::grpc::InsecureChannelCredentials());
+  ::grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  return ::grpcplugin::Expander::NewStub(channel)->BestOptions(&context, OneGpuOption(), response);
+}
+
+TEST_CASE("expander rejects bad options with exit 1", "[cli][expander]") {
+  // gRPC starts threads of its own; they must not take the SIGTERM a later test sends.
+  REQUIRE(server::BlockShutdownSignals().ok());
+  Scratch scratch;
+  struct Row {
+    const char* name;
+    std::function<void(ExpanderOptions&)> change;
+  };
+  const Row rows[] = {
+      {"log format", [](ExpanderOptions& o) { o.log_format = "xml"; }},
+      {"log level", [](ExpanderOptions& o) { o.log_level = "loud"; }},
+      {"neither TLS nor --insecure", [](ExpanderOptions& o) { o.insecure = false; }},
+      {"--insecure with a certificate", [](ExpanderOptions& o) { o.tls_cert = o.tls_key = "/tmp/cert.pem"; }},
+      {"unreadable certificate",
+       [](ExpanderOptions& o) { o.insecure = false, o.tls_cert = o.tls_key = "/nonexistent.pem"; }},
+      {"missing prices file", [](ExpanderOptions& o) { o.prices_file = "/nonexistent/prices.json"; }},
+      {"prices not JSON", [&](ExpanderOptions& o) { o.prices_file = scratch.path("not-json"); }},
+      {"negative price", [&](ExpanderOptions& o) { o.prices_file = scratch.path("negative.json"); }},
+      {"price as a string", [&](ExpanderOptions& o) { o.prices_file = scratch.path("string.json"); }},
+      {"prices not an object", [&](ExpanderOptions& o) { o.prices_file = scratch.path("array.json"); }},
+  };
+  for (const Row& row : rows) {
+    SECTION(row.name) {
+      ExpanderOptions options;
+      options.address = "127.0.0.1";
+      options.grpc_port = options.ops_port = 0;
+      options.insecure = true;
+      row.change(options);
+      CHECK(RunExpander(options) == 1);
+    }
+  }
+}
+
+TEST_CASE("the prices file is an object of node group id -> price", "[cli][expander]") {
+  Scratch scratch;
+  absl::StatusOr<std::map<std::string, double>> prices = ReadPricesFile(scratch.path("prices.json"));
+  REQUIRE(prices.ok());
+  CHECK(*prices == std::map<std::string, double>{{"g5", 16.288}, {"p4d", 32.77}});
+}
+
+TEST_CASE("expander serves until SIGTERM, then exits 0", "[cli][expander]") {
+  REQUIRE(server::BlockShutdownSignals().ok());
+  Scratch scratch;
+  ExpanderOptions options;
+  options.address = "127.0.0.1";
+  options.grpc_port = options.ops_port = 0;
+  options.insecure = true;
+  options.prices_file = scratch.path("prices.json");
+  std::promise<std::pair<int, int>> ports;
+  std::future<int> exit_code = std::async(std::launch::async, [&] {
+    return RunExpander(options, [&](int grpc, int ops) { ports.set_value({grpc, ops}); });
+  });
+  const auto [grpc_port, ops_port] = ports.get_future().get();
+
+  ::grpcplugin::BestOptionsResponse response;
+  const ::grpc::Status status = CallPlaintext(grpc_port, &response);
+  INFO(status.error_message());
+  REQUIRE(status.ok());
+  REQUIRE(response.options_size() == 1);
+  CHECK(response.options(0).nodegroupid() == "p4d");
+
+  httplib::Client ops("127.0.0.1", ops_port);
+  auto ready = ops.Get("/readyz");
+  REQUIRE(ready);
+  CHECK(ready->status == 200);
+  auto intents = ops.Get("/intents");
+  REQUIRE(intents);
+  CHECK(intents->status == 200);
+  CHECK_THAT(intents->body, Catch::Contains("p4d") && Catch::Contains("uid-trainer"));
+  auto metrics = ops.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK_THAT(metrics->body, Catch::Contains("topofit_expander_calls_total{result=\"ok\"} 1"));
+
+  REQUIRE(::kill(::getpid(), SIGTERM) == 0);
+  CHECK(exit_code.get() == 0);
+}
+
+TEST_CASE("serve runs the extender and the expander on one ledger until SIGTERM", "[cli][serve]") {
+  REQUIRE(server::BlockShutdownSignals().ok());
+  Scratch scratch;
+  ServeOptions options;
+  options.extender.address = "127.0.0.1";
+  options.extender.port = options.extender.ops_port = 0;
+  options.extender.kubeconfig = scratch.path("kubeconfig");
+  options.expander.grpc_port = 0;
+  options.expander.insecure = true;
+  std::promise<std::tuple<int, int, int>> ports;
+  std::future<int> exit_code = std::async(std::launch::async, [&] {
+    return RunServe(options, [&](int api, int grpc, int ops) { ports.set_value({api, grpc, ops}); });
+  });
+  const auto [api_port, grpc_port, ops_port] = ports.get_future().get();
+
+  httplib::Client api("127.0.0.1", api_port);
+  auto filter = api.Post("/filter", R"({"Pod": {"metadata": {"name": "p"}}, "NodeNames": []})", "application/json");
+  REQUIRE(filter);
+  CHECK(filter->status == 200);
+  ::grpcplugin::BestOptionsResponse response;
+  REQUIRE(CallPlaintext(grpc_port, &response).ok());
+
+  // One ops port for both, one registry, one ledger: the expander's intent is on the extender's ops port.
+  httplib::Client ops("127.0.0.1", ops_port);
+  auto intents = ops.Get("/intents");
+  REQUIRE(intents);
+  CHECK_THAT(intents->body, Catch::Contains("uid-trainer"));
+  auto preferences = ops.Get("/preferences");
+  REQUIRE(preferences);
+  CHECK(preferences->status == 200);
+  auto metrics = ops.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK_THAT(metrics->body, Catch::Contains("topofit_expander_calls_total{result=\"ok\"} 1") &&
+                                Catch::Contains("topofit_http_requests_total{server=\"extender\",route=\"/filter\""));
+
+  REQUIRE(::kill(::getpid(), SIGTERM) == 0);
+  CHECK(exit_code.get() == 0);
+}
+
+}  // namespace
+}  // namespace topofit::cli
