@@ -7,7 +7,8 @@
 #
 # Checks: the base renders without the generated manifests/tls/; the kinds and counts; the key fields of the
 # KubeSchedulerConfiguration (grep always; with PyYAML also a strict parse against the upstream v1 field
-# names, the exact RBAC rules, and the wiring between objects); the cert-manager overlay; and, with openssl,
+# names, the exact RBAC rules, and the wiring between objects); the cert-manager overlay; the
+# cluster-autoscaler component on a stock CA Deployment; and, with openssl,
 # scripts/make-tls.sh into a temporary directory plus the overlay it writes.
 set -uo pipefail
 
@@ -268,12 +269,12 @@ if ex:
     check(ex["spec"].get("replicas") == 1, "extender replicas 1 (until leader election)")
     check(pod.get("serviceAccountName") == "topofit-extender", "extender SA")
     check(c.get("image") == "topofit:latest", "extender image from images: entry")
-    want_args = ["extender", "--port", "8443", "--tls-cert", "/etc/topofit/tls/tls.crt", "--tls-key",
+    want_args = ["serve", "--port", "8443", "--tls-cert", "/etc/topofit/tls/tls.crt", "--tls-key",
                  "/etc/topofit/tls/tls.key", "--ops-port", "9090", "--admin-token-file", "/etc/topofit/admin/token",
-                 "--log-format", "json", "--max-body-bytes", "67108864", "--kubeconfig", ""]
+                 "--log-format", "json", "--max-body-bytes", "67108864", "--kubeconfig", "", "--grpc-port", "8444"]
     check(c.get("command", []) + c.get("args", []) == want_args, f"extender args: {c.get('args')}")
     ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
-    check(ports == {"https": 8443, "ops": 9090}, f"extender ports {ports}")
+    check(ports == {"https": 8443, "grpc": 8444, "ops": 9090}, f"extender ports {ports}")
     for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
         h = c.get(probe, {}).get("httpGet", {})
         check(h.get("path") == path and h.get("port") in ("ops", 9090) and h.get("scheme", "HTTP") == "HTTP",
@@ -287,7 +288,7 @@ if ex:
     sel = svc.get("spec", {}).get("selector", {})
     check(sel and all(labels.get(k) == v for k, v in sel.items()), "Service selects the extender pods")
     sp = {p["port"]: p.get("targetPort") for p in svc.get("spec", {}).get("ports", [])}
-    check(sp == {8443: "https", 9090: "ops"}, f"Service ports {sp}")
+    check(sp == {8443: "https", 8444: "grpc", 9090: "ops"}, f"Service ports {sp}")
 
 # --- The demo pod (not rendered; parsed on its own).
 pod = yaml.safe_load(open(sys.argv[2]))
@@ -318,6 +319,58 @@ if kubectl kustomize "$tmp/manifests/overlays/cert-manager" >"$tmp/cm.yaml" 2>"$
 else
   cat "$tmp/err"
   fail "kubectl kustomize overlays/cert-manager failed"
+fi
+
+# The cluster-autoscaler component, on a stock CA Deployment as the upstream example manifests write it
+# (flags in `command`, a volume of its own): topofit's flags appended, the CA certificate mounted.
+ca=$tmp/ca-overlay
+mkdir -p "$ca"
+cat >"$ca/cluster-autoscaler.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: cluster-autoscaler
+  namespace: kube-system
+spec:
+  selector:
+    matchLabels: {app: cluster-autoscaler}
+  template:
+    metadata:
+      labels: {app: cluster-autoscaler}
+    spec:
+      containers:
+        - name: cluster-autoscaler
+          image: registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.0
+          command: [./cluster-autoscaler, --cloud-provider=aws, --expander=least-waste]
+          volumeMounts:
+            - {name: ssl-certs, mountPath: /etc/ssl/certs/ca-certificates.crt, readOnly: true}
+      volumes:
+        - name: ssl-certs
+          hostPath: {path: /etc/ssl/certs/ca-bundle.crt}
+YAML
+cat >"$ca/kustomization.yaml" <<'YAML'
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [cluster-autoscaler.yaml]
+components: [../manifests/components/cluster-autoscaler]
+YAML
+if kubectl kustomize "$ca" >"$tmp/ca.yaml" 2>"$tmp/err"; then
+  missing=""
+  for line in "- --expander=grpc,least-waste" "- --grpc-expander-url=topofit-extender.topofit-system.svc:8444" \
+    "- --grpc-expander-cert=/etc/topofit/ca/ca.crt" "- --enable-provisioning-requests=true" \
+    "- --cloud-provider=aws" "- mountPath: /etc/topofit/ca" "name: topofit-expander-ca" "- key: ca.crt" \
+    "name: ssl-certs"; do
+    grep -qF -- "$line" "$tmp/ca.yaml" || missing+=" '$line'"
+  done
+  # CA's flags are Go flags: the last --expander wins, so topofit's must come after the original.
+  if [[ -z $missing ]] && [[ $(grep -n -- '--expander=' "$tmp/ca.yaml" | tail -1) == *grpc,least-waste* ]]; then
+    ok "components/cluster-autoscaler appends the expander flags and mounts the CA certificate"
+  else
+    fail "components/cluster-autoscaler output lacks:$missing (or --expander=grpc,least-waste is not last)"
+  fi
+else
+  cat "$tmp/err"
+  fail "kubectl kustomize with components/cluster-autoscaler failed"
 fi
 
 # scripts/make-tls.sh into a temporary directory, then the overlay it writes.
