@@ -15,38 +15,20 @@
 
 #include "proto/expander.grpc.pb.h"
 #include "server/shutdown.h"
+#include "tests/cli/scratch_dir.h"
 
 namespace topofit::cli {
 namespace {
 
-// A scratch directory with prices files and a kubeconfig (for `serve`; the extender calls the API only to
-// bind, so the server it names need not exist).
-struct Scratch {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("topofit-expander-test-" + std::to_string(::getpid()));
-  Scratch() {
-    std::filesystem::create_directories(dir);
-    std::ofstream(dir / "prices.json") << R"({"p4d": 32.77, "g5": 16.288})";
-    std::ofstream(dir / "not-json") << "p4d: 32.77";
-    std::ofstream(dir / "negative.json") << R"({"p4d": -1})";
-    std::ofstream(dir / "string.json") << R"({"p4d": "32.77"})";
-    std::ofstream(dir / "array.json") << R"([32.77])";
-    std::ofstream(dir / "kubeconfig") << R"(apiVersion: v1
-kind: Config
-current-context: test
-contexts:
-- name: test
-  context: {cluster: test, user: test}
-clusters:
-- name: test
-  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
-users:
-- name: test
-  user: {token: test-token}
-)";
+// A scratch directory with prices files and a kubeconfig (for `serve`).
+struct Scratch : testing::ScratchDir {
+  Scratch() : ScratchDir("topofit-expander-test") {
+    Write("prices.json", R"({"p4d": 32.77, "g5": 16.288})");
+    Write("not-json", "p4d: 32.77");
+    Write("negative.json", R"({"p4d": -1})");
+    Write("string.json", R"({"p4d": "32.77"})");
+    Write("array.json", R"([32.77])");
   }
-  ~Scratch() { std::filesystem::remove_all(dir); }
-  std::string path(const char* name) const { return (dir / name).string(); }
 };
 
 // One NVSwitch node group and one 4-GPU pod that needs NVLink, as CA >= 1.35 sends them.

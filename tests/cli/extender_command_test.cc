@@ -11,34 +11,14 @@
 #include <httplib.h>
 
 #include "server/shutdown.h"
+#include "tests/cli/scratch_dir.h"
 
 namespace topofit::cli {
 namespace {
 
-// A scratch directory with a kubeconfig (pointing at an API server nobody needs to reach: the extender
-// calls the API only to bind) and an admin token.
-struct Scratch {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("topofit-extender-test-" + std::to_string(::getpid()));
-  Scratch() {
-    std::filesystem::create_directories(dir);
-    std::ofstream(dir / "kubeconfig") << R"(apiVersion: v1
-kind: Config
-current-context: test
-contexts:
-- name: test
-  context: {cluster: test, user: test}
-clusters:
-- name: test
-  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
-users:
-- name: test
-  user: {token: test-token}
-)";
-    std::ofstream(dir / "token") << "admin-secret\n";
-  }
-  ~Scratch() { std::filesystem::remove_all(dir); }
-  std::string path(const char* name) const { return (dir / name).string(); }
+// A scratch directory with a kubeconfig and an admin token.
+struct Scratch : testing::ScratchDir {
+  Scratch() : ScratchDir("topofit-extender-test") { Write("token", "admin-secret\n"); }
 };
 
 TEST_CASE("extender rejects bad options with exit 1", "[cli][extender]") {
