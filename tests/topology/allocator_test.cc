@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/topology/test_topologies.h"
+#include "topology/catalog.h"
 
 namespace topofit::topology {
 namespace {
@@ -156,6 +157,20 @@ void CheckAgainstBruteForce(const Topology& topology, std::mt19937& rng, int cas
     REQUIRE(fit->fits() == expected.has_value());
     if (expected) REQUIRE(fit->chosen->gpus.ToString() == expected->ToString());
     REQUIRE(fit->fits() == fit->insufficient.empty());
+  }
+}
+
+TEST_CASE("allocator equals the brute-force optimum on random free sets of every catalog shape",
+          "[allocator][property]") {
+  std::mt19937 rng(2026);
+  for (absl::string_view name : CatalogShapeNames()) {
+    absl::StatusOr<Topology> shape = CatalogShape(name);
+    REQUIRE(shape.ok());
+    INFO("shape " << name);
+    // 16-GPU shapes: fewer cases, the brute force enumerates up to C(16, 8) sets per case.
+    const int cases = shape->gpu_count() > 8 ? 40 : 150;
+    CheckAgainstBruteForce(*shape, rng, cases);
+    CheckAgainstBruteForce(*shape, rng, cases / 5, /*mostly_free=*/true);
   }
 }
 
