@@ -1,0 +1,274 @@
+// The expander measured over gRPC + TLS, as cluster-autoscaler drives it: the real service
+// (expander/expander_service.h) behind the real server (expander/grpc_server.h) stands up in-process on
+// 127.0.0.1 with throwaway certificates (tests/server/test_certs.h), and one TLS client on one channel
+// (CA keeps its connection) calls /grpcplugin.Expander/BestOptions with CA's 5 s deadline, one call at a
+// time. Not Google Benchmark: the unit is an RPC to a server with its own threads; the output is a latency
+// distribution.
+//
+// Input (deterministic), laid out as CA >= 1.35 sends it (bytes fields only):
+//   - G node groups; group i's template is a protobuf corev1.Node in nodeBytesMap, instance type cycling
+//     through p4d.24xlarge (8 GPUs), p5.48xlarge (8), g5.48xlarge (8), g4dn.12xlarge (4), g6.48xlarge (8),
+//     allocatable cpu 96 / memory 1100Gi / pods 110 / nvidia.com/gpu;
+//   - 1,000 pending pods, pod j asks for 1/2/4/8 GPUs (j % 4) and 8 CPUs; every third (j % 3 == 0) carries
+//     topofit.io/min-link: NV with topofit.io/topology-policy: required;
+//   - one option per group, in podBytes the n = min(1000, 1000 * 8 / G) pods that would fit the group
+//     (GPUs per pod <= GPUs per node), taken in circular order from offset i * 1000 / G, so the 1,000 pods
+//     are spread over the options; nodeCount = ceil(GPUs asked / GPUs per node), as CA's bin-packing
+//     estimator would answer for these power-of-two requests.
+//
+// Besides the RPC, an in-process split of one call's server-side work: codec::DecodeBestOptions vs
+// RankOptions, timed on the same request.
+//
+//   expander_bench [--quick] [--iterations=N] [--groups=10,100,500]
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include "codec/kube_proto.h"
+#include "expander/expander_service.h"
+#include "expander/grpc_server.h"
+#include "expander/rank.h"
+#include "ledger/ledger.h"
+#include "server/clock.h"
+#include "server/logging.h"
+#include "server/metrics.h"
+#include "tests/server/test_certs.h"
+
+namespace {
+
+namespace corev1 = ::k8s::io::api::core::v1;
+using topofit::expander::ExpanderMetrics;
+using topofit::expander::ExpanderService;
+using topofit::expander::GrpcServer;
+using topofit::expander::GrpcServerOptions;
+
+constexpr int kPods = 1000;
+
+struct InstanceType {
+  const char* name;
+  int gpus;
+};
+constexpr InstanceType kTypes[] = {
+    {"p4d.24xlarge", 8}, {"p5.48xlarge", 8}, {"g5.48xlarge", 8}, {"g4dn.12xlarge", 4}, {"g6.48xlarge", 8}};
+
+void Set(corev1::Node& node, const std::string& resource, const std::string& quantity) {
+  (*node.mutable_status()->mutable_allocatable())[resource].set_string(quantity);
+  (*node.mutable_status()->mutable_capacity())[resource].set_string(quantity);
+}
+
+corev1::Node TemplateNode(const std::string& group, const InstanceType& type) {
+  corev1::Node node;
+  const std::string name = "template-node-for-" + group + "-5827361";
+  node.mutable_metadata()->set_name(name);
+  (*node.mutable_metadata()->mutable_labels())["kubernetes.io/hostname"] = name;
+  (*node.mutable_metadata()->mutable_labels())["node.kubernetes.io/instance-type"] = type.name;
+  Set(node, "cpu", "96");
+  Set(node, "memory", "1100Gi");
+  Set(node, "pods", "110");
+  Set(node, "nvidia.com/gpu", std::to_string(type.gpus));
+  return node;
+}
+
+int PodGpus(int j) { return 1 << (j % 4); }
+
+std::string PodBytes(int j) {
+  corev1::Pod pod;
+  const std::string name = "trainer-" + std::to_string(j);
+  pod.mutable_metadata()->set_name(name);
+  pod.mutable_metadata()->set_namespace_("ml");
+  pod.mutable_metadata()->set_uid("uid-" + name);
+  if (j % 3 == 0) {
+    (*pod.mutable_metadata()->mutable_annotations())["topofit.io/min-link"] = "NV";
+    (*pod.mutable_metadata()->mutable_annotations())["topofit.io/topology-policy"] = "required";
+  }
+  corev1::Container* container = pod.mutable_spec()->add_containers();
+  container->set_name("main");
+  const std::string gpus = std::to_string(PodGpus(j));
+  (*container->mutable_resources()->mutable_requests())["cpu"].set_string("8");
+  (*container->mutable_resources()->mutable_requests())["nvidia.com/gpu"].set_string(gpus);
+  (*container->mutable_resources()->mutable_limits())["nvidia.com/gpu"].set_string(gpus);
+  return pod.SerializeAsString();
+}
+
+struct Shape {
+  ::grpcplugin::BestOptionsRequest request;
+  size_t total_pod_entries = 0;
+  int per_option = 0;
+};
+
+Shape BuildRequest(int groups, const std::vector<std::string>& pods) {
+  Shape shape;
+  shape.per_option = std::min(kPods, kPods * 8 / groups);
+  for (int i = 0; i < groups; ++i) {
+    const InstanceType& type = kTypes[i % 5];
+    const std::string id = "ng-" + std::string(type.name) + "-" + std::to_string(i);
+    (*shape.request.mutable_nodebytesmap())[id] = TemplateNode(id, type).SerializeAsString();
+    ::grpcplugin::Option* option = shape.request.add_options();
+    option->set_nodegroupid(id);
+    int taken = 0, gpus = 0;
+    for (int k = 0; k < kPods && taken < shape.per_option; ++k) {
+      const int j = (i * kPods / groups + k) % kPods;
+      if (PodGpus(j) > type.gpus) continue;
+      option->add_podbytes(pods[j]);
+      ++taken;
+      gpus += PodGpus(j);
+    }
+    option->set_nodecount((gpus + type.gpus - 1) / type.gpus);
+    option->set_debug("estimator packed " + std::to_string(taken) + " pods");
+    shape.total_pod_entries += static_cast<size_t>(taken);
+  }
+  return shape;
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+double Percentile(std::vector<double> v, double p) {  // nearest rank
+  std::sort(v.begin(), v.end());
+  size_t rank = static_cast<size_t>(p / 100.0 * static_cast<double>(v.size()) + 0.999999);
+  rank = std::clamp<size_t>(rank, 1, v.size());
+  return v[rank - 1];
+}
+
+double Ms(std::chrono::steady_clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int iterations = 50;
+  std::vector<int> group_counts = {10, 100, 500};
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (arg == "--quick") {
+      iterations = 10;
+    } else if (arg.rfind("--iterations=", 0) == 0) {
+      iterations = std::max(1, std::atoi(arg.c_str() + 13));
+    } else if (arg.rfind("--groups=", 0) == 0) {
+      group_counts.clear();
+      std::stringstream list(arg.substr(9));
+      std::string item;
+      while (std::getline(list, item, ',')) group_counts.push_back(std::atoi(item.c_str()));
+    } else {
+      std::fprintf(stderr, "usage: expander_bench [--quick] [--iterations=N] [--groups=10,100,500]\n");
+      return 2;
+    }
+  }
+
+  auto certs = topofit::testing::TestCerts::Create();
+  if (!certs.ok()) {
+    std::fprintf(stderr, "certs: %s\n", certs.status().ToString().c_str());
+    return 2;
+  }
+  topofit::server::RealClock clock;
+  std::unique_ptr<topofit::ledger::Ledger> ledger =
+      topofit::ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  topofit::server::MetricsRegistry registry;
+  ExpanderMetrics metrics = ExpanderMetrics::Create(registry);
+  // Info level as in production (one best_options record per call is formatted), written nowhere.
+  std::shared_ptr<spdlog::logger> log = topofit::server::MakeLogger(
+      "expander-bench", {topofit::server::LogFormat::kJson, spdlog::level::info},
+      std::make_shared<spdlog::sinks::null_sink_mt>());
+  ExpanderService service({}, *ledger, clock, metrics, *log);
+  GrpcServerOptions server_options;
+  server_options.address = "127.0.0.1";
+  server_options.port = 0;
+  server_options.tls_cert_file = (*certs)->server_cert_file();
+  server_options.tls_key_file = (*certs)->server_key_file();
+  auto server = GrpcServer::Start(server_options, service);
+  if (!server.ok()) {
+    std::fprintf(stderr, "server: %s\n", server.status().ToString().c_str());
+    return 2;
+  }
+
+  ::grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = Read((*certs)->ca_cert_file());
+  ::grpc::ChannelArguments args;
+  args.SetMaxSendMessageSize(-1);
+  args.SetMaxReceiveMessageSize(-1);
+  auto channel = ::grpc::CreateCustomChannel("127.0.0.1:" + std::to_string((*server)->port()),
+                                             ::grpc::SslCredentials(ssl), args);
+  auto stub = ::grpcplugin::Expander::NewStub(channel);
+
+  std::vector<std::string> pods;
+  pods.reserve(kPods);
+  for (int j = 0; j < kPods; ++j) pods.push_back(PodBytes(j));
+
+  std::printf("expander_bench: BestOptions over TLS on 127.0.0.1:%d, %d timed calls per shape (+2 warm-up)\n",
+              (*server)->port(), iterations);
+  std::printf("%7s %8s %10s %10s %9s %9s %9s %9s %11s %11s %8s\n", "groups", "pods/opt", "pod entries",
+              "req bytes", "p50 ms", "p99 ms", "max ms", "mean ms", "decode ms", "rank ms", "reply");
+  bool failed = false;
+  for (int groups : group_counts) {
+    if (groups <= 0) continue;
+    const Shape shape = BuildRequest(groups, pods);
+    std::vector<double> rpc_ms;
+    int reply_options = 0;
+    for (int it = 0; it < iterations + 2; ++it) {
+      ::grpcplugin::BestOptionsResponse response;
+      ::grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+      const auto start = std::chrono::steady_clock::now();
+      const ::grpc::Status status = stub->BestOptions(&context, shape.request, &response);
+      const auto stop = std::chrono::steady_clock::now();
+      if (!status.ok()) {
+        std::fprintf(stderr, "%d groups: call failed: %d %s\n", groups, static_cast<int>(status.error_code()),
+                     status.error_message().c_str());
+        failed = true;
+        break;
+      }
+      reply_options = response.options_size();
+      if (it >= 2) rpc_ms.push_back(Ms(stop - start));
+    }
+    if (rpc_ms.empty()) continue;
+
+    // Server-side split, in-process on the same request: decode vs RankOptions (medians).
+    std::vector<double> decode_ms, rank_ms;
+    const int split_runs = std::max(3, iterations / 5);
+    for (int it = 0; it < split_runs; ++it) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto decoded = topofit::codec::DecodeBestOptions(shape.request);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (!decoded.ok()) {
+        std::fprintf(stderr, "decode: %s\n", decoded.status().ToString().c_str());
+        return 2;
+      }
+      topofit::expander::RankInput input;
+      for (auto& option : decoded->options) {
+        input.options.push_back({std::move(option.node_group_id), option.node_count, std::move(option.pods)});
+      }
+      input.templates = std::move(decoded->templates);
+      const auto t2 = std::chrono::steady_clock::now();
+      const topofit::expander::Ranking ranking = topofit::expander::RankOptions(input);
+      const auto t3 = std::chrono::steady_clock::now();
+      decode_ms.push_back(Ms(t1 - t0));
+      rank_ms.push_back(Ms(t3 - t2));
+      if (ranking.verdicts.size() != static_cast<size_t>(groups)) failed = true;
+    }
+
+    double sum = 0;
+    for (double v : rpc_ms) sum += v;
+    std::printf("%7d %8d %10zu %10zu %9.2f %9.2f %9.2f %9.2f %11.2f %11.2f %8d\n", groups, shape.per_option,
+                shape.total_pod_entries, shape.request.ByteSizeLong(), Percentile(rpc_ms, 50),
+                Percentile(rpc_ms, 99), *std::max_element(rpc_ms.begin(), rpc_ms.end()),
+                sum / static_cast<double>(rpc_ms.size()), Percentile(decode_ms, 50), Percentile(rank_ms, 50),
+                reply_options);
+    std::fflush(stdout);
+  }
+  (*server)->Shutdown(absl::Seconds(1));
+  return failed ? 1 : 0;
+}
