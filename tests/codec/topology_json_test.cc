@@ -1,6 +1,8 @@
 #include "codec/topology_json.h"
 
 #include <catch2/catch.hpp>
+
+#include "tests/kube/status_matchers.h"
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -239,12 +241,7 @@ TEST_CASE("topology JSON: malformed descriptors name the JSON path", "[topology_
   };
   for (const Row& row : rows) {
     SECTION(row.name) {
-      absl::StatusOr<Topology> topology = ParseTopologyDescriptor(row.json);
-      REQUIRE_FALSE(topology.ok());
-      const std::string message(topology.status().message());
-      INFO(message);
-      CHECK(topology.status().code() == absl::StatusCode::kInvalidArgument);
-      CHECK_THAT(message, Catch::Contains(row.message));
+      CHECK_STATUS(ParseTopologyDescriptor(row.json), absl::StatusCode::kInvalidArgument, row.message);
     }
   }
 }
