@@ -5,7 +5,8 @@
 // it was written from the algorithm as go-gpuallocator documents and implements it
 // (github.com/NVIDIA/go-gpuallocator: gpuallocator/besteffort_policy.go, gpuallocator/device.go,
 // internal/links/device.go) so that topofit's allocator can be compared with it on the same topologies.
-// Product code never links it (target `topofit_peer_gpuallocator`).
+// The servers never link it (target `topofit_peer_gpuallocator`); the bench replay uses it as the baseline
+// world's device plugin.
 //
 // The policy, as reproduced here:
 //  1. Pair score: a PCIe term from the NVML common ancestor of the two GPUs (cross-CPU 10, same CPU 20,
