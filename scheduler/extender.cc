@@ -6,6 +6,7 @@
 #include "scheduler/filter.h"
 #include "server/logging.h"
 #include "scheduler/preempt.h"
+#include "scheduler/preference.h"
 #include "scheduler/prioritize.h"
 
 namespace topofit::scheduler {
@@ -99,18 +100,11 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
                                 const codec::ExtenderFilterResult& result) {
   const bool any_passed = (result.nodes && !result.nodes->empty()) || (result.node_names && !result.node_names->empty());
   if (!demand.wants_gpus() || any_passed) return;
-  ledger::Preference preference;
-  preference.pod_uid = pod.metadata.uid;
-  preference.pod_key = absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name);
-  const topology::AllocationRequest request = EnforcedRequest(demand);
-  preference.gpus = request.gpus;
-  preference.min_link = request.min_link;
-  preference.min_bandwidth_mbps = request.min_bandwidth_mbps;
-  preference.node_selector = pod.spec.node_selector;
-  preference.required_node_affinity = pod.spec.required_node_affinity;
+  std::vector<std::string> refused;
   for (const auto* failed : {&result.failed_nodes, &result.failed_and_unresolvable_nodes}) {
-    for (const auto& [node, reason] : *failed) preference.refused_nodes.push_back(node);
+    for (const auto& [node, reason] : *failed) refused.push_back(node);
   }
+  ledger::Preference preference = PreferenceFor(pod, demand, std::move(refused));
   server::LogEvent(log_, "preference", {{"pod", preference.pod_key}, {"gpus", std::to_string(preference.gpus)},
                                         {"min-link", std::string(topology::LinkClassName(preference.min_link))}});
   ledger_.RecordPreference(std::move(preference));
