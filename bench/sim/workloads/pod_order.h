@@ -1,0 +1,12 @@
+#pragma once
+
+#include <vector>
+
+#include "bench/sim/workload.h"
+
+namespace topofit::sim {
+
+// The order Workload promises: by arrival, then by name; stable, so equal keys keep their order.
+void SortByArrivalThenName(std::vector<PodSpec>& pods);
+
+}  // namespace topofit::sim
