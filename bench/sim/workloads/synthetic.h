@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+
+#include "bench/sim/workload.h"
+
+namespace topofit::sim {
+
+// The default workload when no trace is given: bursty agentic inference, multi-GPU training jobs and
+// pods without GPUs, on CloudGpuFleet. The same options give the same workload, pod for pod.
+// Distributions and their parameters: synthetic.cc and docs/bench-workloads.md.
+struct SyntheticOptions {
+  int64_t pod_count = 10000;
+  // Arrivals fall in [0, horizon). 0: 8.64 s per pod (a day per 10,000 pods), so that the load per hour,
+  // and the cluster it needs, stay the same at any pod count.
+  SimTime horizon = 0;
+  uint64_t seed = 1;
+  // Shares of pod_count, each clamped to what is left: inference bursts, training jobs; the rest run
+  // without GPUs.
+  double inference_share = 0.85;
+  double training_share = 0.03;
+  int max_nodes_per_group = 64;  // the fleet's ceiling (CloudGpuFleet)
+};
+
+Workload GenerateSynthetic(const SyntheticOptions& options);
+
+}  // namespace topofit::sim
