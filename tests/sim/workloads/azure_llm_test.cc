@@ -1,6 +1,7 @@
 #include "bench/sim/workloads/azure_llm.h"
 
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "tests/kube/status_matchers.h"
 #include "tests/sim/workloads/workload_testing.h"
