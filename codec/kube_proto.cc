@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -235,6 +237,9 @@ absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptions
     out.templates.emplace(entry->first, *std::move(node));
   }
 
+  // podBytes entry -> the pod it decoded to, for the entries repeated across options. Keys view the
+  // request's own strings, which outlive this call.
+  absl::flat_hash_map<absl::string_view, std::shared_ptr<const kube::Pod>> decoded_bytes;
   out.options.reserve(request.options_size());
   for (int i = 0; i < request.options_size(); ++i) {
     const ::grpcplugin::Option& option = request.options(i);
@@ -244,16 +249,23 @@ absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptions
     decoded.node_count = option.nodecount();
     // Per option, not per pod: an option carries its pods in one field or the other (or both, whole).
     if (option.podbytes_size() > 0) {
+      decoded.pods.reserve(option.podbytes_size());
       for (int j = 0; j < option.podbytes_size(); ++j) {
-        absl::StatusOr<kube::Pod> pod = PodFromBytes(option.podbytes(j));
-        if (!pod.ok()) return At(Index(Field(path, "podBytes"), j), pod.status());
-        decoded.pods.push_back(*std::move(pod));
+        std::shared_ptr<const kube::Pod>& shared = decoded_bytes[absl::string_view(option.podbytes(j))];
+        if (shared == nullptr) {
+          // The first time these bytes are seen, so a bad pod is reported where it first appears.
+          absl::StatusOr<kube::Pod> pod = PodFromBytes(option.podbytes(j));
+          if (!pod.ok()) return At(Index(Field(path, "podBytes"), j), pod.status());
+          shared = std::make_shared<const kube::Pod>(*std::move(pod));
+        }
+        decoded.pods.push_back(shared);
       }
     } else {
+      decoded.pods.reserve(option.pod_size());
       for (int j = 0; j < option.pod_size(); ++j) {
         absl::StatusOr<kube::Pod> pod = PodFromProto(option.pod(j));
         if (!pod.ok()) return At(Index(Field(path, "pod"), j), pod.status());
-        decoded.pods.push_back(*std::move(pod));
+        decoded.pods.push_back(std::make_shared<const kube::Pod>(*std::move(pod)));
       }
     }
   }

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "kube/objects.h"
+#include "kube/shared_pods.h"
 #include "proto/expander.pb.h"
 #include "proto/k8s_core_v1.pb.h"
 
@@ -36,7 +37,9 @@ absl::StatusOr<kube::Node> NodeFromBytes(absl::string_view bytes);
 struct ExpanderOption {
   std::string node_group_id;
   int node_count = 0;
-  std::vector<kube::Pod> pods;
+  // Identical podBytes entries (CA repeats the pending pods in every option) decode once, to one shared
+  // object.
+  kube::SharedPods pods;
 };
 
 struct DecodedRequest {

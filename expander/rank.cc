@@ -1,9 +1,13 @@
 #include "expander/rank.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <set>
 #include <tuple>
+#include <utility>
 
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "scheduler/filter.h"
@@ -45,14 +49,62 @@ struct PlacedPod {
   GpuDemand demand;
 };
 
+// One filter case: every input of scheduler::FilterNode apart from the node's shape (its topology and
+// origin, fixed per ShapeVerdicts) — the pod's whole demand and the node's free GPUs. FilterNode reads
+// nothing else of the node (not its name), so the same case gets the same verdict.
+struct FilterCase {
+  int gpus;
+  topology::LinkClass min_link;
+  int64_t min_bandwidth_mbps;
+  scheduler::TopologyPolicy policy;
+  uint32_t free_mask;
+  friend bool operator==(const FilterCase&, const FilterCase&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const FilterCase& c) {
+    return H::combine(std::move(h), c.gpus, c.min_link, c.min_bandwidth_mbps, c.policy, c.free_mask);
+  }
+};
+using ShapeVerdicts = absl::node_hash_map<FilterCase, scheduler::NodeVerdict>;
+
+// What one RankOptions call has already worked out. CA repeats the same pending pods in many options and
+// a request holds few distinct template shapes, while each new node starts empty and fills the same way:
+// the allocator's search behind FilterNode would otherwise run again for every pod entry on every node it
+// tries. Keys hold the topologies they name, so an address is never reused within the call.
+class CallMemo {
+ public:
+  const absl::StatusOr<GpuDemand>& DemandOf(const kube::Pod& pod) {
+    auto [it, inserted] = demands_.try_emplace(&pod);
+    if (inserted) it->second = scheduler::DemandOf(pod);
+    return it->second;
+  }
+  ShapeVerdicts& VerdictsFor(const std::shared_ptr<const topology::Topology>& topology, const std::string& origin) {
+    return shapes_[{topology, origin}];
+  }
+
+ private:
+  absl::node_hash_map<const kube::Pod*, absl::StatusOr<GpuDemand>> demands_;  // input pods outlive the call
+  std::map<std::pair<std::shared_ptr<const topology::Topology>, std::string>, ShapeVerdicts> shapes_;
+};
+
+// scheduler::FilterNode(demand, node), once per case of the node's shape.
+const scheduler::NodeVerdict& Filter(ShapeVerdicts& verdicts, const GpuDemand& demand,
+                                     const NodeGpuSnapshot& node) {
+  const FilterCase key{demand.request.gpus, demand.request.min_link, demand.request.min_bandwidth_mbps,
+                       demand.policy, node.free().mask()};
+  auto [it, inserted] = verdicts.try_emplace(key);
+  if (inserted) it->second = scheduler::FilterNode(demand, node);
+  return it->second;
+}
+
 // Places the option's GPU pods on `node_count` fresh template nodes, first-fit decreasing by GPU count
 // as CA's binpacking estimator orders them, each placement checked with the extender's filter.
 void Simulate(const GroupOption& option, const std::shared_ptr<const topology::Topology>& topology,
               const std::string& origin, std::vector<PlacedPod>& gpu_pods, const std::set<std::string>& preferred,
-              OptionVerdict& verdict) {
+              CallMemo& memo, OptionVerdict& verdict) {
   std::stable_sort(gpu_pods.begin(), gpu_pods.end(), [](const PlacedPod& a, const PlacedPod& b) {
     return a.demand.request.gpus > b.demand.request.gpus;
   });
+  ShapeVerdicts& verdicts = memo.VerdictsFor(topology, origin);
   std::vector<NodeGpuSnapshot> nodes(std::max(option.node_count, 0));
   for (size_t i = 0; i < nodes.size(); ++i) {
     nodes[i].node = absl::StrCat(option.node_group_id, "-new-", i);
@@ -61,16 +113,14 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
   }
   int asked = 0, met = 0;
   int64_t placed_gpus = 0;
+  size_t first_open = 0;  // the nodes before it have no GPU left, so no GPU pod fits them
   for (const PlacedPod& pod : gpu_pods) {
-    scheduler::NodeVerdict refusal;
+    while (first_open < nodes.size() && nodes[first_open].free().empty()) ++first_open;
     bool placed = false;
-    for (NodeGpuSnapshot& node : nodes) {
-      const scheduler::NodeVerdict v = scheduler::FilterNode(pod.demand, node);
-      if (!v.fits) {
-        if (refusal.reason.empty()) refusal = v;
-        continue;
-      }
-      node.ours = node.ours | v.chosen->gpus;
+    for (size_t i = first_open; i < nodes.size() && !placed; ++i) {
+      const scheduler::NodeVerdict& v = Filter(verdicts, pod.demand, nodes[i]);
+      if (!v.fits) continue;
+      nodes[i].ours = nodes[i].ours | v.chosen->gpus;
       placed = true;
       placed_gpus += pod.demand.request.gpus;
       if (AsksForTopology(pod.demand)) {
@@ -78,13 +128,13 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
         met += MeetsAsked(pod.demand, *v.chosen);
       }
       if (preferred.count(pod.pod->metadata.uid)) ++verdict.preferences_satisfied;
-      break;
     }
     if (!placed) {
+      // Every node refused it: say why the first one did.
       verdict.strands = true;
       verdict.reason = absl::StrCat("pod ", pod.pod->metadata.namespace_name, "/", pod.pod->metadata.name,
                                     " would not be placed on the new nodes: ",
-                                    nodes.empty() ? "no nodes" : refusal.reason);
+                                    nodes.empty() ? "no nodes" : Filter(verdicts, pod.demand, nodes[0]).reason);
       return;
     }
   }
@@ -95,12 +145,12 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
 }
 
 OptionVerdict Judge(const RankInput& input, const GroupOption& option, scheduler::TopologyResolver& resolver,
-                    const std::set<std::string>& preferred) {
+                    const std::set<std::string>& preferred, CallMemo& memo) {
   OptionVerdict verdict;
   verdict.node_group_id = option.node_group_id;
   std::vector<PlacedPod> gpu_pods;
   for (const kube::Pod& pod : option.pods) {
-    absl::StatusOr<GpuDemand> demand = scheduler::DemandOf(pod);
+    const absl::StatusOr<GpuDemand>& demand = memo.DemandOf(pod);
     if (!demand.ok()) {
       // The scheduler refuses such a pod on every node, so new nodes would not serve it either.
       verdict.needs_gpus = verdict.strands = true;
@@ -128,7 +178,7 @@ OptionVerdict Judge(const RankInput& input, const GroupOption& option, scheduler
     return verdict;
   }
   verdict.price = option.node_count * PriceOf(input, option.node_group_id, template_node->second);
-  Simulate(option, topology->topology, topology->origin, gpu_pods, preferred, verdict);
+  Simulate(option, topology->topology, topology->origin, gpu_pods, preferred, memo, verdict);
   return verdict;
 }
 
@@ -142,6 +192,7 @@ auto RankKey(const OptionVerdict& v) {
 Ranking RankOptions(const RankInput& input, const RankPolicy& policy) {
   Ranking ranking;
   scheduler::TopologyResolver resolver;  // one per call: shapes shared by many groups resolve once
+  CallMemo memo;
   std::set<std::string> preferred;
   for (const ledger::Preference& p : input.preferences) preferred.insert(p.pod_uid);
 
@@ -149,7 +200,7 @@ Ranking RankOptions(const RankInput& input, const RankPolicy& policy) {
   std::vector<std::string> passed_through;
   ranking.verdicts.reserve(input.options.size());
   for (const GroupOption& option : input.options) {
-    ranking.verdicts.push_back(Judge(input, option, resolver, preferred));
+    ranking.verdicts.push_back(Judge(input, option, resolver, preferred, memo));
   }
   bool any_gpu = false;
   for (const OptionVerdict& v : ranking.verdicts) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kube/objects.h"
+#include "kube/shared_pods.h"
 #include "ledger/ledger.h"
 
 namespace topofit::expander {
@@ -13,7 +14,7 @@ namespace topofit::expander {
 struct GroupOption {
   std::string node_group_id;
   int node_count = 0;
-  std::vector<kube::Pod> pods;
+  kube::SharedPods pods;  // the same pending pods recur in many options; they may be one object
 };
 
 struct RankInput {
@@ -58,6 +59,8 @@ inline constexpr char kPriceAnnotation[] = "topofit.io/price-per-node-hour";
 // extender's own filter rules (scheduler::FilterNode: same code, so a group the expander picks is one the
 // scheduler accepts), drops options that would strand a GPU pod, and ranks the rest by, in order: ledger
 // preferences satisfied, topology quality, fewest idle GPUs, lowest price. Pure: no I/O, no clock.
+// Within a call, a pod object shared by several options has its demand read once, and each distinct
+// (template shape, pod demand, GPUs already taken) case goes through the filter once.
 Ranking RankOptions(const RankInput& input, const RankPolicy& policy = {});
 
 }  // namespace topofit::expander

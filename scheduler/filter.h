@@ -25,6 +25,8 @@ struct NodeVerdict {
 
 // Pods without GPUs fit everywhere (the extender stays neutral). A GPU pod fits when the node's free GPUs
 // give it a set that meets its enforced request (pod_demand.h: constraints only under policy `required`).
+// A function of the demand and of the node's topology, origin and free GPUs only (not its name or who holds
+// what): the expander's ranking memoises it on exactly those (expander/rank.cc).
 NodeVerdict FilterNode(const GpuDemand& demand, const NodeGpuSnapshot& node);
 
 }  // namespace topofit::scheduler

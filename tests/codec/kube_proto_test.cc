@@ -382,6 +382,30 @@ TEST_CASE("DecodeBestOptions prefers the bytes fields, per key and per option", 
   CHECK(decoded.options[2].pods.empty());
 }
 
+TEST_CASE("DecodeBestOptions decodes podBytes repeated across options once, to one shared pod", "[kube_proto]") {
+  const std::string trainer = NamedPod("trainer").SerializeAsString();
+  grpcplugin::BestOptionsRequest request;
+  AddOption(&request, Layout::kBytes, "a", 1, {trainer, NamedPod("web").SerializeAsString()});
+  AddOption(&request, Layout::kBytes, "b", 1, {trainer, trainer});
+
+  const DecodedRequest decoded = RequireOk(DecodeBestOptions(OverTheWire(request)));
+  REQUIRE(decoded.options.size() == 2);
+  REQUIRE(decoded.options[0].pods.size() == 2);
+  REQUIRE(decoded.options[1].pods.size() == 2);
+  CHECK(decoded.options[0].pods[1].metadata.name == "web");
+  CHECK(decoded.options[1].pods[0].metadata.name == "trainer");
+  CHECK(&decoded.options[0].pods[0] == &decoded.options[1].pods[0]);
+  CHECK(&decoded.options[1].pods[0] == &decoded.options[1].pods[1]);
+  CHECK(&decoded.options[0].pods[0] != &decoded.options[0].pods[1]);
+
+  SECTION("bad bytes are reported where they first appear") {
+    AddOption(&request, Layout::kBytes, "c", 1, {"\xff\xff\xff"});
+    AddOption(&request, Layout::kBytes, "d", 1, {trainer, "\xff\xff\xff"});
+    CHECK_STATUS(DecodeBestOptions(OverTheWire(request)), absl::StatusCode::kInvalidArgument,
+                 "options[2].podBytes[0]: malformed Pod protobuf");
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Bad input: InvalidArgument with a message, never a crash.
 
