@@ -1,5 +1,7 @@
 #include "expander/rank.h"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "tests/kube/builders.h"
@@ -120,6 +122,83 @@ TEST_CASE("CPU-only options pass through; a stranding-only answer is a veto", "[
     CHECK(VerdictOf(r, "unknown").strands);
     CHECK_THAT(VerdictOf(r, "p4d").reason, Catch::Contains("would not be placed"));
     CHECK(r.veto);
+  }
+}
+
+// The four realistic templates side by side, each option carrying the same one pod, at AWS on-demand
+// prices (USD per node-hour): p4d.24xlarge 32.77 and p5.48xlarge 98.32 (NVSwitch, 8 GPUs),
+// g5.48xlarge 16.29 (8 A10G, PCIe: PHB within a NUMA half, SYS across), g4dn.12xlarge 3.91 (4 T4, PCIe,
+// all pairs PHB); plus a CPU-only option. Rank key, in order: preferences (none here), quality, idle GPUs
+// (1 node x GPUs per node - the pod's GPUs), price.
+TEST_CASE("realistic templates and pods of 1 to 8 GPUs with and without min-link NV", "[rank]") {
+  enum class Nv { kNone, kPreferred, kRequired };
+  struct Row {
+    const char* name;
+    int gpus;
+    Nv nv;
+    std::vector<std::string> stranding;  // GPU options dropped
+    const char* chosen;                  // the one GPU group returned (then "cpu", passed through)
+  };
+  const Row rows[] = {
+      // 1 GPU asks no topology (no pair of GPUs to link), so quality ties at 1000 and idle decides:
+      // g4dn 4-1 = 3 idle, every 8-GPU group 8-1 = 7.
+      {"1 GPU", 1, Nv::kNone, {}, "g4dn"},
+      {"1 GPU, NV preferred", 1, Nv::kPreferred, {}, "g4dn"},
+      {"1 GPU, NV required", 1, Nv::kRequired, {}, "g4dn"},
+      // No topology asked: idle decides, g4dn 4-2 = 2 against 8-2 = 6.
+      {"2 GPUs", 2, Nv::kNone, {}, "g4dn"},
+      // NV asked: p4d, p5 quality 1000; g5, g4dn 0 (PHB pairs). p4d and p5 tie on idle (6): price, 32.77 < 98.32.
+      {"2 GPUs, NV preferred", 2, Nv::kPreferred, {}, "p4d"},
+      {"2 GPUs, NV required", 2, Nv::kRequired, {"g5", "g4dn"}, "p4d"},
+      // g4dn is filled exactly: idle 4-4 = 0 against 8-4 = 4.
+      {"4 GPUs", 4, Nv::kNone, {}, "g4dn"},
+      {"4 GPUs, NV preferred", 4, Nv::kPreferred, {}, "p4d"},
+      // The PCIe groups strand: g5's best 4 are PHB, g4dn's 4 are PHB.
+      {"4 GPUs, NV required", 4, Nv::kRequired, {"g5", "g4dn"}, "p4d"},
+      // g4dn has only 4 GPUs. p4d, p5, g5 all idle 0 with no topology asked: price, g5 16.29 the lowest.
+      {"8 GPUs", 8, Nv::kNone, {"g4dn"}, "g5"},
+      // g5's 8 reach only SYS: quality 0 against p4d's and p5's 1000; p4d cheaper.
+      {"8 GPUs, NV preferred", 8, Nv::kPreferred, {"g4dn"}, "p4d"},
+      {"8 GPUs, NV required", 8, Nv::kRequired, {"g5", "g4dn"}, "p4d"},
+  };
+  const std::vector<std::string> gpu_groups = {"p4d", "p5", "g5", "g4dn"};
+  for (const Row& row : rows) {
+    DYNAMIC_SECTION(row.name) {
+      kube::testing::PodBuilder builder = MakePod();
+      builder.name("trainer").gpus(row.gpus);
+      if (row.nv != Nv::kNone) builder.annotation("topofit.io/min-link", "NV");
+      if (row.nv == Nv::kRequired) builder.annotation("topofit.io/topology-policy", "required");
+      const kube::Pod pod = builder;
+      RankInput input;
+      for (const std::string& group : gpu_groups) input.options.push_back({group, 1, {pod}});
+      input.options.push_back({"cpu", 1, {MakePod().name("web")}});
+      input.templates["p4d"] = Template("p4d", "p4d.24xlarge", 8);
+      input.templates["p5"] = Template("p5", "p5.48xlarge", 8);
+      input.templates["g5"] = Template("g5", "g5.48xlarge", 8);
+      input.templates["g4dn"] = Template("g4dn", "g4dn.12xlarge", 4);
+      input.templates["cpu"] = MakeNode().name("template-node-for-cpu");
+      input.price_per_node_hour = {{"p4d", 32.77}, {"p5", 98.32}, {"g5", 16.29}, {"g4dn", 3.91}, {"cpu", 4.61}};
+
+      const Ranking r = RankOptions(input);
+      CHECK(r.chosen == std::vector<std::string>{row.chosen, "cpu"});
+      CHECK_FALSE(VerdictOf(r, "cpu").needs_gpus);
+      for (const std::string& group : gpu_groups) {
+        INFO(group << ": " << VerdictOf(r, group).reason);
+        CHECK(VerdictOf(r, group).needs_gpus);
+        const bool strands =
+            std::find(row.stranding.begin(), row.stranding.end(), group) != row.stranding.end();
+        CHECK(VerdictOf(r, group).strands == strands);
+      }
+      if (row.nv == Nv::kRequired && row.gpus >= 2) {
+        CHECK_THAT(VerdictOf(r, "g5").reason, Catch::Contains("needs min-link NV"));
+      }
+
+      // When p4d and p5 tie, it is the price that decides: make p5 the cheaper and it is chosen.
+      if (std::string(row.chosen) == "p4d") {
+        input.price_per_node_hour["p5"] = 30.0;
+        CHECK(RankOptions(input).chosen == std::vector<std::string>{"p5", "cpu"});
+      }
+    }
   }
 }
 
