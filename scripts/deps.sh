@@ -6,6 +6,7 @@ packages=(
   libabsl-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
   catch2 libbenchmark-dev libcpp-httplib-dev libssl-dev libyaml-cpp-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  gnuplot-nox  # draws `topofit bench --out`'s plots; the report's tests check the SVGs when it is there
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,311 @@
+#include "bench/sim/report.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
+#include "tests/kube/status_matchers.h"
+#include "tests/sim/workloads/workload_testing.h"
+
+namespace topofit::sim {
+namespace {
+
+using testing::ScratchDir;
+
+Workload SmallWorkload() {
+  Workload workload;
+  workload.name = "synthetic:report_test";
+  workload.description = "hand-built summaries; no replay runs";
+  workload.groups.resize(2);
+  workload.pods.resize(4);
+  return workload;
+}
+
+PolicySummary BaselineSummary() {
+  PolicySummary s;
+  s.policy = "baseline";
+  s.provisioned_gpu_hours = 100;
+  s.allocated_gpu_hours = 75;
+  s.idle_gpu_hours = 25;
+  s.idle_share = 0.25;  // 25 / 100
+  s.requested_gpu_hours = 70;
+  s.cost_dollars = 300;
+  s.lower_bound_cost_dollars = 150;
+  s.nodes_created = 12;
+  s.peak_nodes = 9;
+  s.scale_ups = 5;
+  s.stranded_scale_ups = 2;
+  s.pods = 4;
+  s.pods_never_started = 1;
+  s.pending = {4, 10, 120, 600};
+  s.pending_by_gpus[1] = {2, 0, 10, 10};
+  s.pending_by_gpus[8] = {2, 120, 600, 600};
+  s.multi_gpu_pods_started = 1;
+  s.best_topology_share = 0;
+  s.mean_stretch = 1.25;
+  s.slowdown_gpu_hours = 4;
+  s.hours = 10;
+  return s;
+}
+
+PolicySummary TopofitSummary() {
+  PolicySummary s = BaselineSummary();
+  s.policy = "topofit";
+  s.provisioned_gpu_hours = 80;
+  s.allocated_gpu_hours = 76;
+  s.idle_gpu_hours = 4;
+  s.idle_share = 0.05;  // 4 / 80
+  s.cost_dollars = 240;
+  s.provisioning_requests = 3;
+  s.vetoes = 7;
+  s.pods_never_started = 0;
+  s.pending = {4, 5, 30, 90};
+  s.pending_by_gpus[8] = {2, 30, 90, 90};
+  s.best_topology_share = 1;
+  s.mean_stretch = 1;
+  s.slowdown_gpu_hours = 0;
+  return s;
+}
+
+// The table's line whose label is `label`: the label, then at least two spaces before the first cell.
+std::string LineOf(const std::string& table, const std::string& label) {
+  for (absl::string_view line : absl::StrSplit(table, '\n')) {
+    if (absl::StartsWith(line, label + "  ")) return std::string(line);
+  }
+  FAIL("no row " << label << " in\n" << table);
+  return "";
+}
+
+// The line's cells: the words after the label, split on runs of two or more spaces.
+std::vector<std::string> CellsOf(const std::string& line, const std::string& label) {
+  std::vector<std::string> cells;
+  for (absl::string_view cell : absl::StrSplit(line.substr(label.size()), "  ", absl::SkipWhitespace())) {
+    cells.emplace_back(absl::StripAsciiWhitespace(cell));
+  }
+  return cells;
+}
+
+std::string ReadAll(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::vector<std::string> LinesOf(const std::filesystem::path& path) {
+  std::vector<std::string> lines = absl::StrSplit(ReadAll(path), '\n', absl::SkipEmpty());
+  return lines;
+}
+
+int RowsOfPolicy(const std::vector<std::string>& csv_lines, const std::string& policy) {
+  return static_cast<int>(std::count_if(csv_lines.begin(), csv_lines.end(), [&](const std::string& line) {
+    return absl::StartsWith(line, policy + ",");
+  }));
+}
+
+bool Contains(const std::vector<std::string>& paths, const std::filesystem::path& path) {
+  return std::find(paths.begin(), paths.end(), path.string()) != paths.end();
+}
+
+// A replay with `points` timeline points one minute apart and pods that waited 0 s, 10 s, 10 s, 60 s,
+// and one that never started.
+ReplayResult SmallReplay(const std::string& policy, int points) {
+  ReplayResult result;
+  result.policy = policy;
+  for (int i = 0; i < points; ++i) {
+    result.timeline.push_back(TimelinePoint{i * kMinute, 16, i % 16, i % 3, 2});
+  }
+  for (SimTime wait : {0 * kSecond, 10 * kSecond, 10 * kSecond, 60 * kSecond}) {
+    PodOutcome pod;
+    pod.gpus = 8;
+    pod.arrival = kMinute;
+    pod.first_start = kMinute + wait;
+    result.pods.push_back(pod);
+  }
+  PodOutcome never_started;
+  never_started.gpus = 1;
+  result.pods.push_back(never_started);
+  result.end = points * kMinute;
+  return result;
+}
+
+TEST_CASE("the table has a column per policy, in order, with its figures") {
+  const std::string table = FormatTable(SmallWorkload(), {BaselineSummary(), TopofitSummary()});
+  INFO(table);
+
+  CHECK(absl::StartsWith(table, "workload: synthetic:report_test (4 pods, 2 node groups)\n"));
+  CHECK(CellsOf(LineOf(table, "GPU-hours provisioned"), "GPU-hours provisioned") ==
+        std::vector<std::string>{"100.0 h", "80.0 h"});
+  CHECK(CellsOf(LineOf(table, "GPU-hours idle"), "GPU-hours idle") == std::vector<std::string>{"25.0 h", "4.00 h"});
+  CHECK(CellsOf(LineOf(table, "idle share"), "idle share") == std::vector<std::string>{"25.0%", "5.0%"});
+  CHECK(CellsOf(LineOf(table, "cost"), "cost") == std::vector<std::string>{"$300.00", "$240.00"});
+  CHECK(CellsOf(LineOf(table, "stranded scale-ups"), "stranded scale-ups") == std::vector<std::string>{"2", "2"});
+  CHECK(CellsOf(LineOf(table, "ProvisioningRequests"), "ProvisioningRequests") == std::vector<std::string>{"0", "3"});
+  // 120 s = 2.0 min; 30 s stays in seconds.
+  CHECK(CellsOf(LineOf(table, "pending p95, all pods"), "pending p95, all pods") ==
+        std::vector<std::string>{"2.0 min", "30.0 s"});
+  // 600 s = 10.0 min; 90 s = 1.5 min.
+  CHECK(CellsOf(LineOf(table, "pending p95, 8-GPU pods"), "pending p95, 8-GPU pods") ==
+        std::vector<std::string>{"10.0 min", "1.5 min"});
+  CHECK(CellsOf(LineOf(table, "pending p50, 1-GPU pods"), "pending p50, 1-GPU pods") ==
+        std::vector<std::string>{"0.0 s", "0.0 s"});
+  CHECK(CellsOf(LineOf(table, "multi-GPU pods on best topology"), "multi-GPU pods on best topology") ==
+        std::vector<std::string>{"0.0%", "100.0%"});
+  CHECK(CellsOf(LineOf(table, "mean stretch, multi-GPU pods"), "mean stretch, multi-GPU pods") ==
+        std::vector<std::string>{"1.250x", "1.000x"});
+
+  // Line 0 names the workload, line 1 is blank, line 2 names the policies in the order given.
+  const std::vector<std::string> lines = absl::StrSplit(table, '\n');
+  const std::string& header = lines[2];
+  CHECK(header.find("baseline") < header.find("topofit"));
+  // Cells are right-aligned, so every row with cells ends where the header does.
+  for (const std::string& line : lines) {
+    if (line.find("  ") != std::string::npos && !absl::StartsWith(line, "workload:")) {
+      CHECK(line.size() == header.size());
+    }
+  }
+}
+
+TEST_CASE("the table sets each policy against the baseline on idle GPU-hours, cost and pending p95") {
+  const std::string table = FormatTable(SmallWorkload(), {BaselineSummary(), TopofitSummary()});
+  INFO(table);
+  const std::string deltas = table.substr(table.find("vs baseline\n"));
+  // idle 4 - 25 = -21 h, -21 / 25 = -84%; cost 240 - 300 = -$60, -20%; p95 30 - 120 = -90 s = -1.5 min, -75%.
+  CHECK(CellsOf(LineOf(deltas, "idle GPU-hours"), "idle GPU-hours") == std::vector<std::string>{"-21.0 h (-84.0%)"});
+  CHECK(CellsOf(LineOf(deltas, "cost"), "cost") == std::vector<std::string>{"-$60.00 (-20.0%)"});
+  CHECK(CellsOf(LineOf(deltas, "pending p95, all pods"), "pending p95, all pods") ==
+        std::vector<std::string>{"-1.5 min (-75.0%)"});
+}
+
+TEST_CASE("without a policy named baseline there is no comparison") {
+  PolicySummary extender = TopofitSummary();
+  extender.policy = "extender-only";
+  const std::string table = FormatTable(SmallWorkload(), {extender, TopofitSummary()});
+  CHECK(table.find("vs baseline") == std::string::npos);
+  CHECK(table.find("extender-only") != std::string::npos);
+}
+
+TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scripts") {
+  const ScratchDir scratch("topofit-report-test");
+  const std::filesystem::path dir = std::filesystem::path(scratch.path()) / "out" / "nested";
+  const std::vector<ReplayResult> results = {SmallReplay("baseline", 30), SmallReplay("topofit", 20)};
+  const auto written = WriteReport(dir.string(), SmallWorkload(), results, {BaselineSummary(), TopofitSummary()});
+  REQUIRE_OK(written);
+  for (const char* name :
+       {"summary.csv", "summary.json", "timeline.csv", "pending_cdf.csv", "gpus_over_time.gp", "pending_cdf.gp"}) {
+    INFO(name);
+    CHECK(Contains(*written, dir / name));
+    CHECK(std::filesystem::file_size(dir / name) > 0);
+  }
+
+  SECTION("summary.csv: a row per policy, a column per field, pending per GPU count") {
+    const std::vector<std::string> lines = LinesOf(dir / "summary.csv");
+    REQUIRE(lines.size() == 3);
+    const std::vector<std::string> header = absl::StrSplit(lines[0], ',');
+    CHECK(header.front() == "policy");
+    for (const char* column : {"provisioned_gpu_hours", "idle_share", "stranded_scale_ups", "pending_p95_seconds",
+                               "pending_8gpu_p95_seconds", "pending_1gpu_pods", "lower_bound_cost_dollars", "hours"}) {
+      INFO(column);
+      CHECK(std::count(header.begin(), header.end(), column) == 1);
+    }
+    // policy + 20 numbers + 4 pending + 2 GPU counts x 4 pending.
+    CHECK(header.size() == 33);
+    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 32);
+    CHECK(absl::StartsWith(lines[1], "baseline,100.0,75.0,25.0,0.25,5,2,"));
+  }
+
+  SECTION("summary.json: the workload and each policy's summary") {
+    const nlohmann::json json = nlohmann::json::parse(ReadAll(dir / "summary.json"));
+    CHECK(json["workload"]["name"] == "synthetic:report_test");
+    CHECK(json["workload"]["description"] == "hand-built summaries; no replay runs");
+    REQUIRE(json["policies"].size() == 2);
+    CHECK(json["policies"][0]["policy"] == "baseline");
+    CHECK(json["policies"][0]["idle_share"] == 0.25);
+    CHECK(json["policies"][1]["provisioning_requests"] == 3);
+    CHECK(json["policies"][1]["pending"]["p95_seconds"] == 30.0);
+    CHECK(json["policies"][1]["pending_by_gpus"]["8"]["p99_seconds"] == 90.0);
+  }
+
+  SECTION("timeline.csv: every point of a short timeline") {
+    const std::vector<std::string> lines = LinesOf(dir / "timeline.csv");
+    CHECK(lines[0] == "policy,time_hours,provisioned_gpus,allocated_gpus,pending_pods,nodes");
+    CHECK(RowsOfPolicy(lines, "baseline") == 30);
+    CHECK(RowsOfPolicy(lines, "topofit") == 20);
+    // The point at minute 29: 29 % 16 = 13 allocated, 29 % 3 = 2 pending.
+    CHECK(lines[30] == "baseline,0.4833,16,13,2,2");
+  }
+
+  SECTION("pending_cdf.csv: a step per distinct wait, over all pods, never-started ones included") {
+    const std::vector<std::string> lines = LinesOf(dir / "pending_cdf.csv");
+    // Of 5 pods: 1 started at once, 3 within 10 s, 4 within 60 s; the fifth never did.
+    CHECK(lines == std::vector<std::string>{"policy,wait_seconds,fraction", "baseline,0.000,0.200000",
+                                            "baseline,10.000,0.600000", "baseline,60.000,0.800000",
+                                            "topofit,0.000,0.200000", "topofit,10.000,0.600000",
+                                            "topofit,60.000,0.800000"});
+  }
+
+  SECTION("the SVGs when gnuplot is on PATH") {
+    const std::filesystem::path plots[] = {dir / "gpus_over_time.svg", dir / "pending_cdf.svg"};
+    if (!GnuplotOnPath()) {
+      WARN("gnuplot is not on PATH: the plots are not drawn (scripts/deps.sh installs gnuplot-nox)");
+      for (const auto& plot : plots) CHECK_FALSE(Contains(*written, plot));
+      return;
+    }
+    for (const auto& plot : plots) {
+      INFO(plot.string());
+      REQUIRE(Contains(*written, plot));
+      const std::string svg = ReadAll(plot);
+      CHECK((absl::StartsWith(svg, "<?xml") || absl::StartsWith(svg, "<svg")));
+      CHECK(svg.find("topofit") != std::string::npos);  // in the key
+    }
+  }
+}
+
+TEST_CASE("WriteReport caps the plot data of a long replay") {
+  const ScratchDir scratch("topofit-report-cap-test");
+  ReplayResult long_replay = SmallReplay("baseline", 10'000);
+  long_replay.pods.clear();
+  for (int i = 0; i < 10'000; ++i) {
+    PodOutcome pod;
+    pod.gpus = 1;
+    pod.first_start = i * kSecond;  // every wait distinct: 0 s .. 9,999 s
+    long_replay.pods.push_back(pod);
+  }
+  const auto written = WriteReport(scratch.path(), SmallWorkload(), {long_replay}, {BaselineSummary()});
+  REQUIRE_OK(written);
+
+  const std::vector<std::string> timeline = LinesOf(std::filesystem::path(scratch.path()) / "timeline.csv");
+  CHECK(timeline.size() - 1 <= kMaxTimelinePoints);
+  CHECK(timeline.size() - 1 >= kMaxTimelinePoints / 2);
+  // The last point of the last bucket is the replay's last: minute 9,999 = 166.65 h.
+  CHECK(absl::StartsWith(timeline.back(), "baseline,166.6500,"));
+
+  const std::vector<std::string> cdf = LinesOf(std::filesystem::path(scratch.path()) / "pending_cdf.csv");
+  CHECK(cdf.size() - 1 <= kMaxPendingCdfPoints);
+  CHECK(cdf.size() - 1 >= kMaxPendingCdfPoints / 2);
+  CHECK(cdf.back() == "baseline,9999.000,1.000000");
+}
+
+TEST_CASE("WriteReport names the path it cannot create") {
+  const ScratchDir scratch("topofit-report-error-test");
+  scratch.Write("plain-file", "not a directory\n");
+  const std::string dir = (std::filesystem::path(scratch.path()) / "plain-file" / "report").string();
+  const auto written = WriteReport(dir, SmallWorkload(), {SmallReplay("baseline", 3)}, {BaselineSummary()});
+  CHECK_STATUS(written, absl::StatusCode::kFailedPrecondition, dir);  // ENOTDIR
+}
+
+TEST_CASE("WriteReport wants a summary for each replay") {
+  const ScratchDir scratch("topofit-report-mismatch-test");
+  CHECK_STATUS(WriteReport(scratch.path(), SmallWorkload(), {SmallReplay("baseline", 3)}, {}),
+               absl::StatusCode::kInvalidArgument, "got 1 replays and 0 summaries");
+}
+
+}  // namespace
+}  // namespace topofit::sim
