@@ -328,8 +328,8 @@ TEST_CASE("Requests over the limits are RESOURCE_EXHAUSTED", "[expander][grpc]")
   }
 }
 
-// CA sends requests of up to its own 128 MiB message size; the server's receive limit is the same
-// (kMaxReceiveBytes). Whatever arrives at that scale is answered or refused with a status, and the server
+// The server's receive limit is 128 MiB (kMaxReceiveBytes), as CA's on the replies it receives; CA sets
+// none on what it sends. Whatever arrives at that scale is answered or refused with a status, and the server
 // goes on serving. In a Release build the answered 100 MB call takes ~1.6 s, inside CA's 5 s deadline
 // (docs/expander.md); under the sanitizers the generated protobuf code alone makes it ~3.3 s, so these
 // calls get 60 s: enough not to flake beside other tests, and still a failure for a hang.
