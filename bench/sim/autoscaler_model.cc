@@ -1,0 +1,282 @@
+#include "bench/sim/autoscaler_model.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace topofit::sim {
+namespace {
+
+constexpr SimTime kNever = std::numeric_limits<SimTime>::max();
+
+bool Contains(const std::vector<int>& values, int value) {
+  return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+}  // namespace
+
+std::vector<int> AutoscalerModel::UnschedulablePods() const {
+  std::vector<int> pods;
+  for (int pod : world_.pending()) {
+    const SimPod& p = world_.pods()[pod];
+    // Pods consuming a ProvisioningRequest are the request's business, not ordinary scale-up's.
+    if (p.unschedulable && p.provisioning_request < 0) pods.push_back(pod);
+  }
+  // The scheduling queue's order: higher priority first, then older (pod ids follow arrival).
+  std::stable_sort(pods.begin(), pods.end(),
+                   [&](int a, int b) { return world_.klass(a).priority > world_.klass(b).priority; });
+  return pods;
+}
+
+std::vector<int> AutoscalerModel::FilterOutSchedulable(const std::vector<int>& pods,
+                                                       const std::vector<int>& excluded) const {
+  struct Slot {
+    int group;
+    FreeCapacity free;
+  };
+  std::vector<Slot> slots;
+  for (const SimNode& node : world_.nodes()) {
+    if (node.state == NodeState::kRemoved || node.booked_until > world_.now() || Contains(excluded, node.id)) continue;
+    // Upcoming nodes stand in as empty template copies.
+    slots.push_back({node.group, node.state == NodeState::kReady ? world_.FreeOf(node) : world_.EmptyOf(node.group)});
+  }
+  std::vector<int> remaining;
+  std::unordered_set<int> failed_classes;  // capacity only shrinks during the pass
+  size_t hint = 0;
+  for (int pod : pods) {
+    const int klass = world_.pods()[pod].klass;
+    bool fitted = false;
+    if (!failed_classes.count(klass)) {
+      for (size_t k = 0; k < slots.size() && !fitted; ++k) {
+        const size_t i = (hint + k) % slots.size();
+        if (world_.FitsByCount(klass, slots[i].group, slots[i].free)) {
+          world_.Take(slots[i].free, klass);
+          hint = i;
+          fitted = true;
+        }
+      }
+      if (!fitted) failed_classes.insert(klass);
+    }
+    if (!fitted) remaining.push_back(pod);
+  }
+  return remaining;
+}
+
+std::vector<ScaleUpOption> AutoscalerModel::Estimate(const std::vector<int>& pods) const {
+  std::vector<ScaleUpOption> options;
+  for (int g = 0; g < static_cast<int>(world_.groups().size()); ++g) {
+    const GroupState& group = world_.groups()[g];
+    const int limit = std::min(group.spec.max_size - group.target, config_.max_nodes_per_scale_up);
+    if (limit <= 0) continue;
+    const FreeCapacity empty = world_.EmptyOf(g);
+    // One exemplar per equivalence class is checked against the template.
+    std::unordered_map<int, bool> class_fits;
+    std::vector<int> candidates;
+    for (int pod : pods) {
+      const int klass = world_.pods()[pod].klass;
+      auto [it, added] = class_fits.try_emplace(klass, false);
+      if (added) it->second = world_.FitsByCount(klass, g, empty);
+      if (it->second) candidates.push_back(pod);
+    }
+    if (candidates.empty()) continue;
+    // First-fit decreasing by the pod's CPU + memory share of the template; GPUs play no part in the order.
+    auto weight = [&](int pod) {
+      const PodClass& c = world_.klass(pod);
+      return static_cast<double>(c.cpu_milli) / static_cast<double>(std::max<int64_t>(empty.cpu_milli, 1)) +
+             static_cast<double>(c.memory_mib) / static_cast<double>(std::max<int64_t>(empty.memory_mib, 1));
+    };
+    std::stable_sort(candidates.begin(), candidates.end(), [&](int a, int b) { return weight(a) > weight(b); });
+    std::vector<FreeCapacity> nodes;
+    ScaleUpOption option;
+    option.group = g;
+    for (int pod : candidates) {
+      const int klass = world_.pods()[pod].klass;
+      auto fit = std::find_if(nodes.begin(), nodes.end(),
+                              [&](const FreeCapacity& free) { return world_.FitsByCount(klass, g, free); });
+      if (fit == nodes.end()) {
+        if (static_cast<int>(nodes.size()) >= limit) continue;
+        nodes.push_back(empty);
+        fit = nodes.end() - 1;
+      }
+      world_.Take(*fit, klass);
+      option.pods.push_back(pod);
+    }
+    option.node_count = static_cast<int>(nodes.size());
+    options.push_back(std::move(option));
+  }
+  return options;
+}
+
+std::optional<ScaleUpOption> AutoscalerModel::ScaleUpFor(const std::vector<int>& pods,
+                                                         const std::vector<ledger::Preference>& preferences) {
+  const std::vector<int> remaining = FilterOutSchedulable(pods, {});
+  if (remaining.empty()) return std::nullopt;
+  ExpanderChoice choice = ChooseOption(Estimate(remaining), world_, preferences);
+  vetoes_ += choice.vetoed;
+  return std::move(choice.option);
+}
+
+std::optional<ScaleUpOption> AutoscalerModel::HandleProvisioningRequest(
+    int request, const std::vector<ledger::Preference>& preferences) {
+  ProvisioningRequest& r = world_.provisioning_requests()[request];
+  // best-effort-atomic: first the existing capacity (count-only, the template's NotIn nodes excluded).
+  if (FilterOutSchedulable({r.pod}, r.excluded_nodes).empty()) {
+    r.provisioned_at = world_.now();
+    return std::nullopt;
+  }
+  ExpanderChoice choice = ChooseOption(Estimate({r.pod}), world_, preferences);
+  vetoes_ += choice.vetoed;
+  std::optional<ScaleUpOption> option = std::move(choice.option);
+  if (!option) {
+    r.backoff = r.backoff == 0 ? config_.request_retry : std::min(2 * r.backoff, config_.request_max_backoff);
+    r.next_attempt = world_.now() + r.backoff;
+    return std::nullopt;
+  }
+  r.provisioned_at = world_.now();
+  return option;
+}
+
+void AutoscalerModel::UpdateUnneeded() {
+  struct Candidate {
+    int node;
+    double utilization;
+  };
+  std::vector<Candidate> empty, busy;
+  for (int id : world_.ready_nodes()) {
+    const SimNode& node = world_.nodes()[id];
+    const GroupState& group = world_.groups()[node.group];
+    double utilization;
+    if (group.gpus > 0) {
+      utilization = static_cast<double>(node.used_gpus()) / group.gpus;  // GPU nodes: GPUs only
+    } else {
+      utilization = std::max(static_cast<double>(node.cpu_used) / static_cast<double>(std::max<int64_t>(group.spec.cpu_milli, 1)),
+                             static_cast<double>(node.memory_used) / static_cast<double>(std::max<int64_t>(group.spec.memory_mib, 1)));
+    }
+    if (utilization > config_.utilization_threshold) continue;
+    (node.pods.empty() ? empty : busy).push_back({id, utilization});
+  }
+  std::stable_sort(busy.begin(), busy.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.utilization < b.utilization; });
+  if (static_cast<int>(busy.size()) > config_.non_empty_candidates) busy.resize(config_.non_empty_candidates);
+
+  std::vector<int> unneeded;
+  for (const Candidate& c : empty) unneeded.push_back(c.node);
+  // Non-empty candidates: every pod must fit on some node that stays (count-only), committed one node
+  // after another as CA's simulation does.
+  std::unordered_map<int, FreeCapacity> free;
+  for (int id : world_.ready_nodes()) free.emplace(id, world_.FreeOf(world_.nodes()[id]));
+  for (const Candidate& c : busy) {
+    std::unordered_map<int, FreeCapacity> trial = free;
+    bool all_fit = true;
+    for (int pod : world_.nodes()[c.node].pods) {
+      const int klass = world_.pods()[pod].klass;
+      bool fitted = false;
+      for (int id : world_.ready_nodes()) {
+        if (id == c.node || Contains(unneeded, id)) continue;
+        FreeCapacity& slot = trial[id];
+        if (world_.FitsByCount(klass, world_.nodes()[id].group, slot)) {
+          world_.Take(slot, klass);
+          fitted = true;
+          break;
+        }
+      }
+      if (!fitted) {
+        all_fit = false;
+        break;
+      }
+    }
+    if (all_fit) {
+      free = std::move(trial);
+      unneeded.push_back(c.node);
+    }
+  }
+  for (int id : unneeded_) {
+    if (!Contains(unneeded, id)) world_.nodes()[id].unneeded_since = -1;
+  }
+  for (int id : unneeded) {
+    SimNode& node = world_.nodes()[id];
+    if (node.unneeded_since < 0) node.unneeded_since = world_.now();
+  }
+  unneeded_ = std::move(unneeded);
+}
+
+void AutoscalerModel::ScaleDown(AutoscalerActions& actions) {
+  if (last_scale_up_ >= 0 && world_.now() - last_scale_up_ < config_.delay_after_add) return;
+  std::unordered_map<int, int> removing;  // group -> nodes removed this loop
+  for (int id : unneeded_) {
+    const SimNode& node = world_.nodes()[id];
+    if (node.state != NodeState::kReady || world_.now() - node.unneeded_since < config_.unneeded_time) continue;
+    const GroupState& group = world_.groups()[node.group];
+    if (group.target - removing[node.group] <= group.spec.min_size) continue;
+    if (node.pods.empty()) {
+      if (static_cast<int>(actions.remove_empty.size()) >= config_.max_empty_bulk_delete) continue;
+      actions.remove_empty.push_back(id);
+    } else {
+      if (actions.drain >= 0) continue;  // one node with running pods drained at a time
+      actions.drain = id;
+    }
+    ++removing[node.group];
+  }
+}
+
+AutoscalerActions AutoscalerModel::RunLoop(const std::vector<ledger::Preference>& preferences, bool state_changed) {
+  AutoscalerActions actions;
+  std::vector<int> pods = UnschedulablePods();
+  if (!pods.empty()) {
+    SimTime oldest = kNever;
+    bool wants_gpus = false;
+    for (int pod : pods) {
+      oldest = std::min(oldest, world_.spec(pod).arrival);
+      wants_gpus |= world_.klass(pod).gpus > 0;
+    }
+    if (world_.now() - oldest < (wants_gpus ? config_.new_gpu_pod_delay : config_.new_pod_delay)) pods.clear();
+  }
+  int request = -1;
+  for (size_t i = 0; i < world_.provisioning_requests().size() && request < 0; ++i) {
+    const ProvisioningRequest& r = world_.provisioning_requests()[i];
+    if (r.active && r.provisioned_at < 0 && r.next_attempt <= world_.now()) request = static_cast<int>(i);
+  }
+  // One ProvisioningRequest per loop, alternating with ordinary pending pods.
+  if (request >= 0 && (pods.empty() || !last_loop_served_request_)) {
+    actions.scale_up = HandleProvisioningRequest(request, preferences);
+    if (actions.scale_up) actions.provisioning_request = request;
+    last_loop_served_request_ = true;
+  } else if (!pods.empty()) {
+    actions.scale_up = ScaleUpFor(pods, preferences);
+    last_loop_served_request_ = false;
+  }
+  if (actions.scale_up) last_scale_up_ = world_.now();
+  if (state_changed) UpdateUnneeded();
+  ScaleDown(actions);
+  return actions;
+}
+
+SimTime AutoscalerModel::NextTimer() const {
+  SimTime next = kNever;
+  const SimTime cooldown_end = last_scale_up_ >= 0 ? last_scale_up_ + config_.delay_after_add : 0;
+  for (int id : unneeded_) {
+    const SimNode& node = world_.nodes()[id];
+    if (node.state == NodeState::kReady) {
+      next = std::min(next, std::max(node.unneeded_since + config_.unneeded_time, cooldown_end));
+    }
+  }
+  for (const ProvisioningRequest& r : world_.provisioning_requests()) {
+    if (r.active && r.provisioned_at < 0) next = std::min(next, r.next_attempt);
+  }
+  SimTime oldest = kNever;
+  bool wants_gpus = false;
+  for (int pod : world_.pending()) {
+    const SimPod& p = world_.pods()[pod];
+    if (!p.unschedulable || p.provisioning_request >= 0) continue;
+    oldest = std::min(oldest, world_.spec(pod).arrival);
+    wants_gpus |= world_.klass(pod).gpus > 0;
+  }
+  if (oldest != kNever) {
+    const SimTime ripe = oldest + (wants_gpus ? config_.new_gpu_pod_delay : config_.new_pod_delay);
+    if (ripe > world_.now()) next = std::min(next, ripe);
+  }
+  return std::max(next, world_.now());
+}
+
+}  // namespace topofit::sim

@@ -1,0 +1,79 @@
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "bench/sim/expanders.h"
+#include "bench/sim/world.h"
+#include "ledger/ledger.h"
+
+namespace topofit::sim {
+
+// cluster-autoscaler's flags and constants the model uses (defaults are CA's).
+struct AutoscalerConfig {
+  SimTime scan_interval = 10 * kSecond;             // --scan-interval
+  SimTime unneeded_time = 10 * kMinute;             // --scale-down-unneeded-time
+  SimTime delay_after_add = 10 * kMinute;           // --scale-down-delay-after-add
+  double utilization_threshold = 0.5;               // --scale-down-(gpu-)utilization-threshold
+  int max_nodes_per_scale_up = 1000;                // --max-nodes-per-scaleup
+  int max_empty_bulk_delete = 10;                   // --max-empty-bulk-delete
+  int non_empty_candidates = 30;                    // --scale-down-non-empty-candidates-count
+  SimTime new_pod_delay = 2 * kSecond;              // scale-up waits while the oldest pending pod is younger
+  SimTime new_gpu_pod_delay = 30 * kSecond;         // ... or this, when a pending pod wants GPUs
+  SimTime booking = 10 * kMinute;                   // ProvisioningRequest capacity booked in CA's simulation
+  SimTime request_retry = 1 * kMinute;              // a request that found no capacity, first retry
+  SimTime request_max_backoff = 10 * kMinute;
+};
+
+// What one loop decided; the simulator carries it out.
+struct AutoscalerActions {
+  std::optional<ScaleUpOption> scale_up;
+  int provisioning_request = -1;  // the request the scale-up serves, or -1
+  std::vector<int> remove_empty;  // unneeded empty nodes to delete
+  int drain = -1;                 // an unneeded node whose pods are evicted before it is deleted
+  bool acted() const { return scale_up.has_value() || !remove_empty.empty() || drain >= 0; }
+};
+
+// One RunOnce of cluster-autoscaler as reference/baseline-models.md describes it: count-only scale-up
+// (filter_out_schedulable onto real and upcoming nodes, the binpacking estimator per group, the expander
+// chain, one group per loop), best-effort-atomic ProvisioningRequests (one per loop, alternating with
+// ordinary pods), and scale-down of nodes unneeded for 10 minutes (GPU nodes judged on GPU utilisation).
+// Simplifications, documented in docs/bench.md: nodes always come up (no backoff), the pod price model is
+// GCE's, at most `non_empty_candidates` non-empty nodes are checked per loop.
+class AutoscalerModel {
+ public:
+  AutoscalerModel(World& world, AutoscalerConfig config) : world_(world), config_(config) {}
+
+  // `state_changed`: the cluster changed since the last loop, so scale-down candidates are recomputed.
+  AutoscalerActions RunLoop(const std::vector<ledger::Preference>& preferences, bool state_changed);
+
+  // The earliest time at which a loop could decide differently with nothing else changing (a delay or
+  // a timer expiring); a large value when none is armed.
+  SimTime NextTimer() const;
+
+  const AutoscalerConfig& config() const { return config_; }
+  // Loops in which topofit's expander vetoed every option.
+  int vetoes() const { return vetoes_; }
+
+ private:
+  std::vector<int> UnschedulablePods() const;
+  // Pods that fit the free capacity of Ready and upcoming nodes by count (next-fit, in queue order) are
+  // dropped; `excluded` nodes and nodes booked for a ProvisioningRequest are not offered.
+  std::vector<int> FilterOutSchedulable(const std::vector<int>& pods, const std::vector<int>& excluded) const;
+  std::vector<ScaleUpOption> Estimate(const std::vector<int>& pods) const;
+  std::optional<ScaleUpOption> ScaleUpFor(const std::vector<int>& pods,
+                                          const std::vector<ledger::Preference>& preferences);
+  std::optional<ScaleUpOption> HandleProvisioningRequest(int request,
+                                                         const std::vector<ledger::Preference>& preferences);
+  void UpdateUnneeded();
+  void ScaleDown(AutoscalerActions& actions);
+
+  World& world_;
+  AutoscalerConfig config_;
+  SimTime last_scale_up_ = -1;
+  bool last_loop_served_request_ = false;
+  std::vector<int> unneeded_;  // nodes found unneeded by the last recomputation
+  int vetoes_ = 0;
+};
+
+}  // namespace topofit::sim

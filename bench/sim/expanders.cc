@@ -1,0 +1,136 @@
+#include "bench/sim/expanders.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "expander/rank.h"
+
+namespace topofit::sim {
+namespace {
+
+// The options with the lowest `cost`, exact ties kept.
+std::vector<ScaleUpOption> KeepLowest(std::vector<ScaleUpOption> options,
+                                      const std::function<double(const ScaleUpOption&)>& cost) {
+  if (options.empty()) return options;
+  double best = cost(options.front());
+  for (const ScaleUpOption& option : options) best = std::min(best, cost(option));
+  std::vector<ScaleUpOption> kept;
+  for (ScaleUpOption& option : options) {
+    if (cost(option) == best) kept.push_back(std::move(option));
+  }
+  return kept;
+}
+
+// least-waste: per option, with the template's capacity x node count,
+// (availCPU - reqCPU)/availCPU + (availMem - reqMem)/availMem. GPUs are not looked at.
+double Waste(const ScaleUpOption& option, const World& world) {
+  const NodeGroupSpec& spec = world.groups()[option.group].spec;
+  const double cpu = static_cast<double>(spec.cpu_milli) * option.node_count;
+  const double memory = static_cast<double>(spec.memory_mib) * option.node_count;
+  double cpu_requested = 0, memory_requested = 0;
+  for (int pod : option.pods) {
+    cpu_requested += static_cast<double>(world.klass(pod).cpu_milli);
+    memory_requested += static_cast<double>(world.klass(pod).memory_mib);
+  }
+  return (cpu - cpu_requested) / std::max(cpu, 1.0) + (memory - memory_requested) / std::max(memory, 1.0);
+}
+
+// price: CA's priceSubScore (node price x count + s) / (pods' price + s). Its unfitness factor is 1000
+// for every GPU template, so among GPU groups only this ratio decides. Pods are priced as CA's GCE
+// pricing model prices them by their requests (per vCPU-hour and GiB-hour, and per GPU-hour at the
+// cheapest GPU price the options offer); s is the price of a 0.5 CPU / 500 MiB pod.
+double PriceSubScore(const ScaleUpOption& option, const World& world, double gpu_hour) {
+  constexpr double kCpuHour = 0.033174;
+  constexpr double kGibHour = 0.004446;
+  const double stabiliser = 0.5 * kCpuHour + 500.0 / 1024 * kGibHour;
+  double pods_price = 0;
+  for (int pod : option.pods) {
+    const PodClass& c = world.klass(pod);
+    pods_price += static_cast<double>(c.cpu_milli) / 1000 * kCpuHour +
+                  static_cast<double>(c.memory_mib) / 1024 * kGibHour + c.gpus * gpu_hour;
+  }
+  const double nodes_price = world.groups()[option.group].spec.price_per_hour * option.node_count;
+  return (nodes_price + stabiliser) / (pods_price + stabiliser);
+}
+
+}  // namespace
+
+std::vector<ScaleUpOption> ApplyStockExpander(StockExpander expander, std::vector<ScaleUpOption> options,
+                                              const World& world, std::mt19937_64& rng) {
+  if (options.size() <= 1) return options;
+  switch (expander) {
+    case StockExpander::kRandom: {
+      const size_t pick = std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng);
+      return {std::move(options[pick])};
+    }
+    case StockExpander::kLeastWaste:
+      return KeepLowest(std::move(options), [&](const ScaleUpOption& o) { return Waste(o, world); });
+    case StockExpander::kMostPods:
+      return KeepLowest(std::move(options), [](const ScaleUpOption& o) { return -static_cast<double>(o.pods.size()); });
+    case StockExpander::kLeastNodes:
+      return KeepLowest(std::move(options), [](const ScaleUpOption& o) { return static_cast<double>(o.node_count); });
+    case StockExpander::kPrice: {
+      double gpu_hour = 0;
+      for (const ScaleUpOption& o : options) {
+        const GroupState& g = world.groups()[o.group];
+        if (g.gpus > 0) {
+          const double per_gpu = g.spec.price_per_hour / g.gpus;
+          gpu_hour = gpu_hour == 0 ? per_gpu : std::min(gpu_hour, per_gpu);
+        }
+      }
+      return KeepLowest(std::move(options), [&](const ScaleUpOption& o) { return PriceSubScore(o, world, gpu_hour); });
+    }
+  }
+  return options;
+}
+
+std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<ScaleUpOption> options, const World& world,
+                                                               const std::vector<ledger::Preference>& preferences) {
+  expander::RankInput input;
+  for (const ScaleUpOption& option : options) {
+    const GroupState& group = world.groups()[option.group];
+    expander::GroupOption wire;
+    wire.node_group_id = group.spec.name;
+    wire.node_count = option.node_count;
+    for (int pod : option.pods) wire.pods.push_back(std::make_shared<const kube::Pod>(world.PodObject(pod)));
+    input.options.push_back(std::move(wire));
+    input.templates.emplace(group.spec.name, group.template_node);
+    input.price_per_node_hour[group.spec.name] = group.spec.price_per_hour;
+  }
+  input.preferences = preferences;
+  const expander::Ranking ranking = expander::RankOptions(input);
+  if (ranking.veto) return std::nullopt;
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < options.size(); ++i) index.emplace(world.groups()[options[i].group].spec.name, i);
+  std::vector<ScaleUpOption> kept;
+  for (const std::string& id : ranking.chosen) {
+    auto it = index.find(id);
+    if (it != index.end()) kept.push_back(options[it->second]);
+  }
+  return kept;
+}
+
+ExpanderChoice ChooseOption(std::vector<ScaleUpOption> options, World& world,
+                            const std::vector<ledger::Preference>& preferences) {
+  ExpanderChoice choice;
+  if (options.empty()) return choice;
+  if (world.policy().topofit_expander) {
+    std::optional<std::vector<ScaleUpOption>> ranked = ApplyTopofitExpander(std::move(options), world, preferences);
+    if (!ranked) {
+      choice.vetoed = true;
+      return choice;
+    }
+    options = *std::move(ranked);
+  }
+  for (StockExpander expander : world.policy().chain) {
+    options = ApplyStockExpander(expander, std::move(options), world, world.rng());
+  }
+  options = ApplyStockExpander(StockExpander::kRandom, std::move(options), world, world.rng());
+  if (!options.empty()) choice.option = std::move(options.front());
+  return choice;
+}
+
+}  // namespace topofit::sim

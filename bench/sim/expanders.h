@@ -1,0 +1,41 @@
+#pragma once
+
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "bench/sim/policy.h"
+#include "bench/sim/world.h"
+#include "ledger/ledger.h"
+
+namespace topofit::sim {
+
+// One of CA's scale-up options: grow `group` by `node_count` nodes for `pods` (its estimator's result).
+struct ScaleUpOption {
+  int group = 0;
+  int node_count = 0;
+  std::vector<int> pods;
+};
+
+// The options a stock expander keeps, in input order (reference/baseline-models.md). `random` keeps one;
+// the others keep every option tied at their best, so the chain can narrow further.
+std::vector<ScaleUpOption> ApplyStockExpander(StockExpander expander, std::vector<ScaleUpOption> options,
+                                              const World& world, std::mt19937_64& rng);
+
+// topofit's expander: expander::RankOptions — the function the gRPC server calls — on the options as CA
+// would send them (pods as API objects, each group's template node and price) with the ledger's
+// preferences. The kept options in rank order; nullopt for a veto (every GPU option would strand a pod).
+std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<ScaleUpOption> options, const World& world,
+                                                               const std::vector<ledger::Preference>& preferences);
+
+struct ExpanderChoice {
+  std::optional<ScaleUpOption> option;  // the scale-up; none when there was no option or a veto
+  bool vetoed = false;
+};
+
+// The whole chain for a policy: topofit's expander first when it runs, then the stock chain, then random
+// for whatever ties remain.
+ExpanderChoice ChooseOption(std::vector<ScaleUpOption> options, World& world,
+                            const std::vector<ledger::Preference>& preferences);
+
+}  // namespace topofit::sim

@@ -1,0 +1,143 @@
+#include "bench/sim/kube_scheduler_model.h"
+
+#include <algorithm>
+
+#include "bench/peer/go_gpuallocator.h"
+#include "scheduler/filter.h"
+#include "scheduler/prioritize.h"
+
+namespace topofit::sim {
+namespace {
+
+// Past this many memoised verdicts the memo starts over (a long replay meets few distinct keys).
+constexpr size_t kMaxMemo = 1 << 20;
+
+// MaxNodeScore / MaxExtenderPriority: how kube-scheduler scales an extender's 0..10 to a plugin's 0..100.
+constexpr int64_t kExtenderScale = 10;
+
+}  // namespace
+
+int KubeSchedulerModel::FeasibleNodesToFind(int nodes) {
+  constexpr int kMinFeasibleNodesToFind = 100;
+  constexpr int kMinFeasibleNodesPercentage = 5;
+  if (nodes < kMinFeasibleNodesToFind) return nodes;
+  const int percentage = std::max(kMinFeasibleNodesPercentage, 50 - nodes / 125);
+  return std::max(kMinFeasibleNodesToFind, nodes * percentage / 100);
+}
+
+bool KubeSchedulerModel::UsesExtender(int pod) const {
+  // managedResources: nvidia.com/gpu — kube-scheduler calls the extender only for pods that ask for GPUs.
+  return world_.policy().topofit_extender && world_.klass(pod).gpus > 0;
+}
+
+const KubeSchedulerModel::ExtenderVerdict& KubeSchedulerModel::Extend(int klass, const SimNode& node) {
+  const MemoKey key{node.gpus.topology.get(), node.gpus.ours.mask(), klass};
+  auto it = memo_.find(key);
+  if (it != memo_.end()) return it->second;
+  if (memo_.size() >= kMaxMemo) memo_.clear();
+  const scheduler::GpuDemand& demand = world_.classes()[klass].demand;
+  ExtenderVerdict verdict;
+  const scheduler::NodeVerdict filtered = scheduler::FilterNode(demand, node.gpus);
+  verdict.fits = filtered.fits;
+  if (filtered.fits) {
+    verdict.gpus = filtered.chosen->gpus;
+    verdict.score = scheduler::PrioritizeNode(demand, node.gpus);
+  }
+  return memo_.emplace(key, verdict).first->second;
+}
+
+int64_t KubeSchedulerModel::DefaultScore(int klass, const SimNode& node) const {
+  const PodClass& c = world_.classes()[klass];
+  const NodeGroupSpec& spec = world_.groups()[node.group].spec;
+  const double cpu = static_cast<double>(node.cpu_used + c.cpu_milli) / static_cast<double>(std::max<int64_t>(spec.cpu_milli, 1));
+  const double memory =
+      static_cast<double>(node.memory_used + c.memory_mib) / static_cast<double>(std::max<int64_t>(spec.memory_mib, 1));
+  // NodeResourcesFit (LeastAllocated, cpu and memory weighted equally) and BalancedAllocation, weight 1
+  // each; the other default plugins score every node of this replay alike.
+  const double least_allocated = ((1 - cpu) + (1 - memory)) / 2 * 100;
+  const double balanced = (1 - std::abs(cpu - memory) / 2) * 100;
+  return static_cast<int64_t>(least_allocated) + static_cast<int64_t>(balanced);
+}
+
+topology::GpuSet KubeSchedulerModel::DevicePluginChoice(const SimNode& node, int gpus) {
+  if (gpus <= 0) return {};
+  const topology::GpuSet free = node.gpus.free();
+  if (gpus == 1) {
+    // kubelet offers the free devices in Go map order, and the plugin takes the first: a random one.
+    const std::vector<topology::GpuId> ids = free.ids();
+    return topology::GpuSet().with(ids[std::uniform_int_distribution<size_t>(0, ids.size() - 1)(world_.rng())]);
+  }
+  topology::GpuSet chosen = bench::PeerBestEffort(*node.gpus.topology, free, gpus);
+  // The policy can return its padded block, short of GPUs (NVIDIA/go-gpuallocator#80); kubelet then tops
+  // the allocation up from the devices it offered, modelled as the lowest free ids.
+  for (topology::GpuId id : free.without(chosen).ids()) {
+    if (chosen.size() >= gpus) break;
+    chosen = chosen.with(id);
+  }
+  return chosen;
+}
+
+topology::GpuSet KubeSchedulerModel::GpusFor(int pod, const SimNode& node) {
+  const int klass = world_.pods()[pod].klass;
+  if (UsesExtender(pod)) return Extend(klass, node).gpus;
+  return DevicePluginChoice(node, world_.classes()[klass].gpus);
+}
+
+PlacementDecision KubeSchedulerModel::Schedule(int pod) {
+  PlacementDecision decision;
+  const std::vector<int>& ready = world_.ready_nodes();
+  const int n = static_cast<int>(ready.size());
+  if (n == 0) return decision;
+  const int klass = world_.pods()[pod].klass;
+  const int to_find = FeasibleNodesToFind(n);
+  std::vector<int> feasible;
+  int processed = 0;
+  for (int i = 0; i < n && static_cast<int>(feasible.size()) < to_find; ++i) {
+    const int node = ready[(next_start_ + i) % n];
+    ++processed;
+    if (world_.FitsByCount(klass, world_.nodes()[node])) feasible.push_back(node);
+  }
+  next_start_ = (next_start_ + processed) % n;
+
+  const bool extender = UsesExtender(pod);
+  int64_t best = -1;
+  int ties = 0;
+  for (int node : feasible) {
+    const SimNode& candidate = world_.nodes()[node];
+    int64_t score = DefaultScore(klass, candidate);
+    if (extender) {
+      const ExtenderVerdict& verdict = Extend(klass, candidate);
+      if (!verdict.fits) {
+        decision.refused_nodes.push_back(node);
+        continue;
+      }
+      score += verdict.score * kExtenderWeight * kExtenderScale;
+    }
+    if (score > best) {
+      best = score;
+      ties = 1;
+      decision.node = node;
+    } else if (score == best && std::uniform_int_distribution<int>(0, ties++)(world_.rng()) == 0) {
+      decision.node = node;  // reservoir sampling: each tied node equally likely
+    }
+  }
+  if (decision.node < 0) {
+    decision.refused_for_topology = extender && !feasible.empty();
+    return decision;
+  }
+  decision.refused_nodes.clear();
+  decision.gpus = GpusFor(pod, world_.nodes()[decision.node]);
+  return decision;
+}
+
+PlacementDecision KubeSchedulerModel::ScheduleOn(int pod, int node) {
+  PlacementDecision decision;
+  const SimNode& candidate = world_.nodes()[node];
+  if (candidate.state != NodeState::kReady || !world_.FitsByCount(world_.pods()[pod].klass, candidate)) return decision;
+  if (UsesExtender(pod) && !Extend(world_.pods()[pod].klass, candidate).fits) return decision;
+  decision.node = node;
+  decision.gpus = GpusFor(pod, candidate);
+  return decision;
+}
+
+}  // namespace topofit::sim

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "bench/sim/world.h"
+#include "topology/gpu_set.h"
+
+namespace topofit::sim {
+
+// What one scheduling cycle decided for a pod.
+struct PlacementDecision {
+  int node = -1;  // -1: unschedulable
+  topology::GpuSet gpus;
+  // Nodes passed kube-scheduler's own filters but topofit's filter refused every one of them: the pod
+  // fits by count, not by its required topology (CA alone would never scale up for it).
+  bool refused_for_topology = false;
+  std::vector<int> refused_nodes;
+};
+
+// kube-scheduler's default profile as reference/baseline-models.md describes it: sample the feasible
+// nodes (all below 100, else n * max(5, 50 - n/125) % from a rotating start), score LeastAllocated and
+// BalancedAllocation over CPU and memory (GPUs are filtered, never scored), break ties at random. With
+// the policy's topofit extender, GPU pods also go through scheduler::FilterNode and
+// scheduler::PrioritizeNode (weight 5, as manifests/ configure it) and bind the set FilterNode chose, as
+// the extender's bind does; without it the NVIDIA device plugin picks the GPU ids (go-gpuallocator's
+// best-effort policy for several GPUs, a random free GPU for one).
+class KubeSchedulerModel {
+ public:
+  explicit KubeSchedulerModel(World& world) : world_(world) {}
+
+  // A full cycle over the Ready nodes.
+  PlacementDecision Schedule(int pod);
+  // The cycle for a pod that failed before when only `node` has changed since: every other node gives
+  // the same verdict as then, so the answer is this node or none.
+  PlacementDecision ScheduleOn(int pod, int node);
+
+  // kube-scheduler's numFeasibleNodesToFind for `nodes` nodes (percentageOfNodesToScore unset).
+  static int FeasibleNodesToFind(int nodes);
+
+ private:
+  struct ExtenderVerdict {
+    bool fits = false;
+    topology::GpuSet gpus;
+    int64_t score = 0;
+  };
+  bool UsesExtender(int pod) const;
+  // FilterNode and PrioritizeNode for the pod's class on the node's current GPUs, memoised: the answer
+  // depends only on the shape, the GPUs in use and the demand.
+  const ExtenderVerdict& Extend(int klass, const SimNode& node);
+  int64_t DefaultScore(int klass, const SimNode& node) const;
+  topology::GpuSet DevicePluginChoice(const SimNode& node, int gpus);
+  topology::GpuSet GpusFor(int pod, const SimNode& node);
+
+  World& world_;
+  size_t next_start_ = 0;
+  struct MemoKey {
+    const topology::Topology* topology;
+    uint32_t used;
+    int klass;
+    friend bool operator==(const MemoKey&, const MemoKey&) = default;
+  };
+  struct MemoHash {
+    size_t operator()(const MemoKey& k) const {
+      return std::hash<const void*>()(k.topology) ^ (size_t{k.used} * 0x9E3779B97F4A7C15ull) ^
+             (static_cast<size_t>(k.klass) << 32);
+    }
+  };
+  std::unordered_map<MemoKey, ExtenderVerdict, MemoHash> memo_;
+};
+
+// The extender's weight in the scheduler profile (manifests/base/scheduler/config.yaml).
+inline constexpr int64_t kExtenderWeight = 5;
+
+}  // namespace topofit::sim

@@ -1,0 +1,373 @@
+#include "bench/sim/simulator.h"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "absl/time/time.h"
+#include "bench/sim/kube_scheduler_model.h"
+#include "scheduler/preference.h"
+#include "server/clock.h"
+
+namespace topofit::sim {
+namespace {
+
+constexpr SimTime kNever = std::numeric_limits<SimTime>::max();
+// kube-scheduler re-queues pods unschedulable for this long (its 30 s flush); for a pod topofit refused,
+// that retry is what keeps its ledger preference fresh.
+constexpr SimTime kUnschedulableFlush = 5 * kMinute;
+// The extender's ledger lifetimes (cli/extender_command.cc).
+constexpr absl::Duration kPreferenceTtl = absl::Minutes(10);
+constexpr absl::Duration kIntentTtl = absl::Minutes(15);
+// A scale-up is stranded when its nodes ran none of its pods within this long of becoming Ready.
+constexpr SimTime kStrandedAfter = 10 * kMinute;
+
+// The ledger's clock in a replay: simulated time from the Unix epoch.
+class SimClock final : public server::Clock {
+ public:
+  explicit SimClock(const World& world) : world_(world) {}
+  absl::Time Now() const override { return absl::UnixEpoch() + absl::Milliseconds(world_.now()); }
+
+ private:
+  const World& world_;
+};
+
+struct Event {
+  enum class Kind { kPodFinish, kNodeReady };
+  SimTime at;
+  int64_t sequence;  // FIFO among events at the same time: deterministic
+  Kind kind;
+  int id;
+  int epoch;
+  bool operator>(const Event& other) const {
+    return std::tie(at, sequence) > std::tie(other.at, other.sequence);
+  }
+};
+
+class Replayer {
+ public:
+  Replayer(std::unique_ptr<World> world, const ReplayOptions& options)
+      : world_(std::move(world)),
+        options_(options),
+        clock_(*world_),
+        ledger_(ledger::NewInMemoryLedger(clock_, kPreferenceTtl, kIntentTtl)),
+        scheduler_(*world_),
+        autoscaler_(*world_, options.autoscaler),
+        waiting_(world_->classes().size()) {}
+
+  ReplayResult Run();
+
+ private:
+  void Schedule(int pod);
+  void RetryOn(int node);
+  void Place(int pod, const PlacementDecision& decision);
+  void Wait(int pod);
+  void RecordRefusal(int pod, const PlacementDecision& decision);
+  void RunTopofitRequestController();
+  void RunAutoscaler();
+  void Apply(const AutoscalerActions& actions);
+  void Push(Event::Kind kind, SimTime at, int id, int epoch = 0) { events_.push({at, sequence_++, kind, id, epoch}); }
+  ReplayResult Result() const;
+
+  std::unique_ptr<World> world_;
+  ReplayOptions options_;
+  SimClock clock_;
+  std::unique_ptr<ledger::Ledger> ledger_;
+  KubeSchedulerModel scheduler_;
+  AutoscalerModel autoscaler_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  int64_t sequence_ = 0;
+  int64_t processed_ = 0;
+  // Unschedulable pods by class, in queue order (pod ids follow arrival): a class that does not fit a
+  // node does not fit it for any of its pods.
+  std::vector<std::set<int>> waiting_;
+  std::set<int> waiting_classes_;
+  std::unordered_map<int, SimTime> preference_refreshed_;
+  bool dirty_ = true;
+  int finished_ = 0;
+  // Totals at the last pod completion: the replay's end for the report.
+  SimTime end_ = 0;
+  double provisioned_at_end_ = 0, allocated_at_end_ = 0, cost_at_end_ = 0;
+};
+
+void Replayer::Wait(int pod) {
+  SimPod& p = world_->pods()[pod];
+  p.unschedulable = true;
+  if (waiting_[p.klass].insert(pod).second) waiting_classes_.insert(p.klass);
+}
+
+void Replayer::Place(int pod, const PlacementDecision& decision) {
+  SimPod& p = world_->pods()[pod];
+  if (p.unschedulable) {
+    waiting_[p.klass].erase(pod);
+    if (waiting_[p.klass].empty()) waiting_classes_.erase(p.klass);
+  }
+  if (p.provisioning_request >= 0) {
+    world_->provisioning_requests()[p.provisioning_request].active = false;  // topofit cleans it up
+    p.provisioning_request = -1;
+  }
+  if (world_->policy().topofit_extender) {
+    ledger_->ForgetPod(world_->PodObject(pod).metadata.uid);
+    preference_refreshed_.erase(pod);
+  }
+  const SimTime finish = world_->StartPod(pod, decision.node, decision.gpus);
+  Push(Event::Kind::kPodFinish, finish, pod, p.epoch);
+  dirty_ = true;
+}
+
+void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
+  SimPod& p = world_->pods()[pod];
+  p.refused_for_topology = true;
+  std::vector<std::string> refused;
+  for (int node : decision.refused_nodes) refused.push_back(world_->nodes()[node].gpus.node);
+  ledger_->RecordPreference(scheduler::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, refused));
+  preference_refreshed_[pod] = world_->now();
+  if (p.provisioning_request < 0) {
+    // topofit asks CA for capacity the scheduler will accept: the pod's template without the refused nodes.
+    ProvisioningRequest request;
+    request.pod = pod;
+    request.excluded_nodes = decision.refused_nodes;
+    request.created = world_->now();
+    request.next_attempt = world_->now();
+    p.provisioning_request = static_cast<int>(world_->provisioning_requests().size());
+    world_->provisioning_requests().push_back(std::move(request));
+  }
+}
+
+void Replayer::Schedule(int pod) {
+  const PlacementDecision decision = scheduler_.Schedule(pod);
+  if (decision.node >= 0) {
+    Place(pod, decision);
+    return;
+  }
+  Wait(pod);
+  if (decision.refused_for_topology) RecordRefusal(pod, decision);
+}
+
+void Replayer::RetryOn(int node) {
+  // Merge the class queues by their head pod: higher priority first, then older.
+  auto later = [&](const std::pair<int, int>& a, const std::pair<int, int>& b) {
+    const int pa = world_->klass(a.second).priority, pb = world_->klass(b.second).priority;
+    return pa != pb ? pa < pb : a.second > b.second;
+  };
+  std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>, decltype(later)> heads(later);
+  for (int klass : waiting_classes_) heads.push({klass, *waiting_[klass].begin()});
+  while (!heads.empty()) {
+    const auto [klass, pod] = heads.top();
+    heads.pop();
+    const PlacementDecision decision = scheduler_.ScheduleOn(pod, node);
+    if (decision.node < 0) continue;  // the rest of the class does not fit this node either
+    Place(pod, decision);
+    if (!waiting_[klass].empty()) heads.push({klass, *waiting_[klass].begin()});
+  }
+}
+
+void Replayer::RunTopofitRequestController() {
+  if (!world_->policy().topofit_extender) return;
+  for (ProvisioningRequest& request : world_->provisioning_requests()) {
+    if (!request.active || request.provisioned_at < 0 ||
+        world_->now() - request.provisioned_at < options_.request_timeout) {
+      continue;
+    }
+    // Provisioned, yet the pod still waits: the capacity went elsewhere. Delete it and retry the pod,
+    // which asks again if it is still refused.
+    request.active = false;
+    SimPod& p = world_->pods()[request.pod];
+    p.provisioning_request = -1;
+    if (p.phase == PodPhase::kPending) {
+      waiting_[p.klass].erase(request.pod);
+      if (waiting_[p.klass].empty()) waiting_classes_.erase(p.klass);
+      Schedule(request.pod);
+    }
+    dirty_ = true;
+  }
+  for (auto& [pod, refreshed] : preference_refreshed_) {
+    if (world_->now() - refreshed < kUnschedulableFlush) continue;
+    const SimPod& p = world_->pods()[pod];
+    if (p.phase != PodPhase::kPending || !p.refused_for_topology) continue;
+    ledger::Preference preference = scheduler::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, {});
+    ledger_->RecordPreference(std::move(preference));
+    refreshed = world_->now();
+  }
+}
+
+void Replayer::Apply(const AutoscalerActions& actions) {
+  if (actions.scale_up && actions.scale_up->node_count > 0) {
+    const ScaleUpOption& option = *actions.scale_up;
+    const int id = static_cast<int>(world_->scale_ups().size());
+    world_->scale_ups().push_back({option.group, option.node_count, world_->now(), actions.provisioning_request >= 0});
+    const NodeGroupSpec& spec = world_->groups()[option.group].spec;
+    for (int i = 0; i < option.node_count; ++i) {
+      const SimTime delay = std::uniform_int_distribution<SimTime>(
+          spec.provision_delay_min, std::max(spec.provision_delay_min, spec.provision_delay_max))(world_->rng());
+      const int node = world_->AddNode(option.group, world_->now() + delay, id);
+      if (actions.provisioning_request >= 0) {
+        world_->nodes()[node].booked_until = world_->now() + autoscaler_.config().booking;
+      }
+      Push(Event::Kind::kNodeReady, world_->now() + delay, node);
+    }
+    for (int pod : option.pods) world_->pods()[pod].scale_up = id;
+    dirty_ = true;
+  }
+  for (int node : actions.remove_empty) {
+    world_->RemoveNode(node);
+    dirty_ = true;
+  }
+  if (actions.drain >= 0) {
+    const std::vector<int> evicted = world_->nodes()[actions.drain].pods;
+    for (int pod : evicted) world_->EvictPod(pod);
+    world_->RemoveNode(actions.drain);
+    for (int pod : evicted) Schedule(pod);
+    dirty_ = true;
+  }
+}
+
+void Replayer::RunAutoscaler() {
+  RunTopofitRequestController();
+  const bool changed = dirty_;
+  dirty_ = false;
+  const std::vector<ledger::Preference> preferences =
+      world_->policy().topofit_expander ? ledger_->Preferences() : std::vector<ledger::Preference>{};
+  const AutoscalerActions actions = autoscaler_.RunLoop(preferences, changed);
+  Apply(actions);
+}
+
+ReplayResult Replayer::Run() {
+  const std::vector<PodSpec>& specs = world_->workload().pods;
+  const SimTime interval = options_.autoscaler.scan_interval;
+  size_t next_arrival = 0;
+  SimTime ca_next = interval;
+  int idle_loops = 0;
+  const int progress_step = std::max<int>(1, static_cast<int>(specs.size() / 100));
+  while (true) {
+    const SimTime event_at = events_.empty() ? kNever : events_.top().at;
+    const SimTime arrival_at = next_arrival < specs.size() ? specs[next_arrival].arrival : kNever;
+    const bool quiet = event_at == kNever && arrival_at == kNever && world_->running_pods() == 0 &&
+                       world_->provisioning_nodes() == 0;
+    // Nothing left that could change the cluster: the remaining pods (if any) can never run.
+    if (quiet && (world_->pending_pods() == 0 || idle_loops >= 3)) break;
+    const SimTime now = std::min({event_at, arrival_at, ca_next});
+    if (options_.horizon > 0 && now > options_.horizon) break;
+    world_->AdvanceTo(now);
+
+    std::vector<int> changed_nodes;
+    while (!events_.empty() && events_.top().at == now) {
+      const Event event = events_.top();
+      events_.pop();
+      ++processed_;
+      if (event.kind == Event::Kind::kPodFinish) {
+        const SimPod& p = world_->pods()[event.id];
+        if (p.phase != PodPhase::kRunning || p.epoch != event.epoch) continue;  // evicted since
+        changed_nodes.push_back(p.node);
+        world_->FinishPod(event.id);
+        end_ = now;
+        provisioned_at_end_ = world_->provisioned_gpu_ms();
+        allocated_at_end_ = world_->allocated_gpu_ms();
+        cost_at_end_ = world_->cost_dollars();
+        if (++finished_ % progress_step == 0 && options_.progress) {
+          options_.progress(static_cast<double>(finished_) / static_cast<double>(specs.size()));
+        }
+      } else if (world_->nodes()[event.id].state == NodeState::kProvisioning) {
+        world_->MarkReady(event.id);
+        changed_nodes.push_back(event.id);
+      }
+      dirty_ = true;
+    }
+    for (int node : changed_nodes) {
+      if (world_->nodes()[node].state == NodeState::kReady) RetryOn(node);
+    }
+    while (next_arrival < specs.size() && specs[next_arrival].arrival == now) {
+      const int pod = static_cast<int>(next_arrival++);
+      ++processed_;
+      world_->SetPending(pod);
+      Schedule(pod);
+      dirty_ = true;
+    }
+    if (now == ca_next) {
+      const bool was_dirty = dirty_;
+      RunAutoscaler();
+      const bool active = dirty_ || was_dirty;
+      idle_loops = active ? 0 : idle_loops + 1;
+      // While nothing changes, the next loop that can decide differently is the next event or timer.
+      SimTime next = ca_next + interval;
+      if (!active) {
+        const SimTime wake = std::min({event_at == now ? kNever : event_at, arrival_at == now ? kNever : arrival_at,
+                                       autoscaler_.NextTimer()});
+        if (wake != kNever && wake > next) next = (wake + interval - 1) / interval * interval;
+      }
+      ca_next = next;
+    }
+  }
+  if (end_ == 0) {
+    end_ = world_->now();
+    provisioned_at_end_ = world_->provisioned_gpu_ms();
+    allocated_at_end_ = world_->allocated_gpu_ms();
+    cost_at_end_ = world_->cost_dollars();
+  }
+  if (options_.progress) options_.progress(1.0);
+  return Result();
+}
+
+ReplayResult Replayer::Result() const {
+  ReplayResult result;
+  result.policy = world_->policy().name;
+  for (const SimPod& p : world_->pods()) {
+    const PodSpec& spec = world_->workload().pods[p.spec];
+    result.pods.push_back({spec.gpus, spec.arrival, p.first_start, spec.duration, p.stretch, p.best_topology, p.epoch});
+  }
+  for (const SimNode& node : world_->nodes()) {
+    result.nodes.push_back({node.gpus.node, world_->groups()[node.group].spec.name, node.requested,
+                            node.state == NodeState::kProvisioning ? -1 : node.ready_at, node.removed_at});
+  }
+  std::vector<bool> served(world_->scale_ups().size(), false);
+  for (const SimNode& node : world_->nodes()) {
+    if (node.scale_up >= 0 && node.first_served >= 0 && node.state != NodeState::kProvisioning &&
+        node.first_served <= node.ready_at + kStrandedAfter) {
+      served[node.scale_up] = true;
+    }
+  }
+  for (size_t i = 0; i < world_->scale_ups().size(); ++i) {
+    const ScaleUp& s = world_->scale_ups()[i];
+    result.scale_ups.push_back({world_->groups()[s.group].spec.name, s.nodes, s.at, s.for_provisioning_request,
+                                !served[i]});
+    result.nodes_created += s.nodes;
+  }
+  result.timeline = world_->timeline();
+  result.provisioned_gpu_hours = provisioned_at_end_ / static_cast<double>(kHour);
+  result.allocated_gpu_hours = allocated_at_end_ / static_cast<double>(kHour);
+  result.cost_dollars = cost_at_end_;
+  result.peak_nodes = world_->peak_nodes();
+  result.provisioning_requests = static_cast<int>(world_->provisioning_requests().size());
+  result.vetoes = autoscaler_.vetoes();
+  for (const SimPod& p : world_->pods()) {
+    const PodClass& c = world_->classes()[p.klass];
+    if (c.gpus == 0) continue;
+    double cheapest = 0;
+    for (size_t g = 0; g < world_->groups().size(); ++g) {
+      const GroupState& group = world_->groups()[g];
+      if (!c.group_allowed[g] || group.gpus < c.gpus) continue;
+      const double per_gpu_hour = group.spec.price_per_hour / group.gpus;
+      cheapest = cheapest == 0 ? per_gpu_hour : std::min(cheapest, per_gpu_hour);
+    }
+    result.lower_bound_cost_dollars += cheapest * c.gpus * static_cast<double>(world_->workload().pods[p.spec].duration) /
+                                       static_cast<double>(kHour);
+  }
+  result.end = end_;
+  result.events = processed_;
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<ReplayResult> Replay(const Workload& workload, const Policy& policy, const ReplayOptions& options) {
+  absl::StatusOr<std::unique_ptr<World>> world = World::Create(workload, policy, options.seed);
+  if (!world.ok()) return world.status();
+  Replayer replayer(*std::move(world), options);
+  return replayer.Run();
+}
+
+}  // namespace topofit::sim

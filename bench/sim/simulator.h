@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bench/sim/autoscaler_model.h"
+#include "bench/sim/policy.h"
+#include "bench/sim/world.h"
+#include "bench/sim/workload.h"
+
+namespace topofit::sim {
+
+struct ReplayOptions {
+  uint64_t seed = 1;
+  AutoscalerConfig autoscaler;
+  // topofit deletes a ProvisioningRequest whose pod is still pending this long after it was provisioned
+  // (the capacity went elsewhere), and creates a new one the next time the pod is refused.
+  SimTime request_timeout = 15 * kMinute;
+  // The replay stops here even with pods left (0: when nothing can change any more).
+  SimTime horizon = 0;
+  // Called now and then with the share of pods finished, 0..1.
+  std::function<void(double)> progress;
+};
+
+// What happened to one pod.
+struct PodOutcome {
+  int gpus = 0;
+  SimTime arrival = 0;
+  SimTime first_start = -1;  // -1: never started
+  SimTime ideal_duration = 0;
+  double stretch = 1;        // of its first placement
+  bool best_topology = false;
+  int evictions = 0;
+};
+
+// How one scale-up fared: stranded when none of its nodes ran any pod it was made for within 10 minutes
+// of becoming Ready.
+struct ScaleUpOutcome {
+  std::string group;
+  int nodes = 0;
+  SimTime at = 0;
+  bool for_provisioning_request = false;
+  bool stranded = false;
+};
+
+struct NodeOutcome {
+  std::string name;
+  std::string group;
+  SimTime requested = 0;
+  SimTime ready = -1;    // -1: removed before it became Ready
+  SimTime removed = -1;  // -1: still there at the end
+};
+
+struct ReplayResult {
+  std::string policy;
+  std::vector<NodeOutcome> nodes;  // every node the replay had, initial ones first
+  std::vector<PodOutcome> pods;  // in workload order
+  std::vector<ScaleUpOutcome> scale_ups;
+  std::vector<TimelinePoint> timeline;
+  double provisioned_gpu_hours = 0;
+  double allocated_gpu_hours = 0;
+  double cost_dollars = 0;
+  int nodes_created = 0;
+  int peak_nodes = 0;
+  int provisioning_requests = 0;
+  int vetoes = 0;
+  // A floor under any policy's cost: every GPU pod's ideal GPU-hours at the cheapest per-GPU price of
+  // the groups it may run on (product and size), as if GPUs were bought by the GPU-hour.
+  double lower_bound_cost_dollars = 0;
+  SimTime end = 0;
+  int64_t events = 0;
+};
+
+// Replays `workload` under `policy`: a discrete-event simulation on a simulated clock, deterministic for
+// a seed. Scheduling cycles take no simulated time; CA loops run every scan interval while anything can
+// change. InvalidArgument when the workload cannot be built (a node group whose shape does not resolve,
+// a pod whose annotations topofit rejects).
+absl::StatusOr<ReplayResult> Replay(const Workload& workload, const Policy& policy, const ReplayOptions& options);
+
+}  // namespace topofit::sim

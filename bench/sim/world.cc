@@ -1,0 +1,311 @@
+#include "bench/sim/world.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "bench/sim/slowdown.h"
+#include "kube/node_affinity.h"
+#include "scheduler/node_topology.h"
+#include "topology/catalog.h"
+#include "topology/set_quality.h"
+
+namespace topofit::sim {
+namespace {
+
+constexpr int64_t kMebibyteMilli = int64_t{1024} * 1024 * 1000;  // ResourceList holds thousandths of a byte
+
+absl::StatusOr<GroupState> BuildGroup(const NodeGroupSpec& spec, scheduler::TopologyResolver& resolver) {
+  GroupState group;
+  group.spec = spec;
+  kube::Node& node = group.template_node;
+  node.metadata.name = absl::StrCat("template-", spec.name);
+  node.metadata.labels["kubernetes.io/os"] = "linux";
+  if (!spec.shape.empty()) node.metadata.labels[std::string(topology::kInstanceTypeLabel)] = spec.shape;
+  node.metadata.annotations["topofit.io/price-per-node-hour"] = absl::StrCat(spec.price_per_hour);
+  node.status.allocatable[kube::kResourceCpu] = spec.cpu_milli;
+  node.status.allocatable[kube::kResourceMemory] = spec.memory_mib * kMebibyteMilli;
+  if (spec.gpus > 0) {
+    std::string product = spec.gpu_product;
+    if (product.empty()) {
+      // The label GFD would publish: the product of the shape the instance type names.
+      absl::StatusOr<topology::LabelledTopology> shape = topology::TopologyFromLabels(node.metadata.labels, spec.gpus);
+      if (!shape.ok()) return shape.status();
+      product = shape->topology.gpu(topology::GpuId{0}).product;
+    }
+    node.metadata.labels[std::string(topology::kGpuProductLabel)] = product;
+    node.metadata.labels[std::string(topology::kGpuCountLabel)] = absl::StrCat(spec.gpus);
+    node.status.allocatable[kube::kResourceNvidiaGpu] = int64_t{spec.gpus} * 1000;
+    absl::StatusOr<scheduler::NodeTopology> resolved = resolver.Resolve(node);
+    if (!resolved.ok()) return resolved.status();
+    if (resolved->topology->gpu_count() != spec.gpus) {
+      return absl::InvalidArgumentError(absl::StrCat("node group ", spec.name, ": shape ", spec.shape, " has ",
+                                                     resolved->topology->gpu_count(), " GPUs, not ", spec.gpus));
+    }
+    group.topology = resolved->topology;
+    group.topology_origin = resolved->origin;
+    group.gpus = spec.gpus;
+  }
+  return group;
+}
+
+kube::Pod Prototype(const PodSpec& spec) {
+  kube::Pod pod;
+  pod.metadata.namespace_name = "default";
+  pod.spec.scheduler_name = "topofit";
+  pod.spec.priority = spec.priority;
+  kube::Container container;
+  container.name = "main";
+  container.resources.requests[kube::kResourceCpu] = spec.cpu_milli;
+  container.resources.requests[kube::kResourceMemory] = spec.memory_mib * kMebibyteMilli;
+  if (spec.gpus > 0) {
+    container.resources.requests[kube::kResourceNvidiaGpu] = int64_t{spec.gpus} * 1000;
+    container.resources.limits[kube::kResourceNvidiaGpu] = int64_t{spec.gpus} * 1000;
+  }
+  pod.spec.containers.push_back(std::move(container));
+  if (!spec.gpu_products.empty()) {
+    kube::NodeSelectorTerm term;
+    term.match_expressions.push_back(
+        {std::string(topology::kGpuProductLabel), kube::NodeSelectorOperator::kIn, spec.gpu_products});
+    pod.spec.required_node_affinity = kube::NodeSelector{{std::move(term)}};
+  }
+  auto annotate = [&](absl::string_view key, const std::string& value) {
+    if (!value.empty()) pod.metadata.annotations[std::string(key)] = value;
+  };
+  annotate(scheduler::kMinLinkAnnotation, spec.min_link);
+  annotate(scheduler::kMinBandwidthAnnotation, spec.min_bandwidth);
+  annotate(scheduler::kTopologyPolicyAnnotation, spec.topology_policy);
+  return pod;
+}
+
+// The best weakest link any set of `size` GPUs of the shape has.
+topology::LinkClass BestWeakestLink(const topology::Topology& topology, int size) {
+  topology::LinkClass best = topology::LinkClass::kSys;
+  const uint32_t all = topology.all_gpus().mask();
+  for (uint32_t mask = 0; mask <= all; ++mask) {
+    if (std::popcount(mask) == size) best = std::min(best, topology.quality().Of(topology::GpuSet::FromMask(mask)).weakest);
+  }
+  return best;
+}
+
+// Everything a scheduling decision reads of a pod, as a map key.
+std::string ClassKey(const PodSpec& spec) {
+  return absl::StrCat(spec.gpus, "|", spec.cpu_milli, "|", spec.memory_mib, "|", spec.priority, "|",
+                      absl::StrJoin(spec.gpu_products, ","), "|", spec.min_link, "|", spec.min_bandwidth, "|",
+                      spec.topology_policy);
+}
+
+}  // namespace
+
+World::World(const Workload& workload, const Policy& policy, uint64_t seed)
+    : workload_(workload), policy_(policy), rng_(seed) {}
+
+absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, const Policy& policy, uint64_t seed) {
+  std::unique_ptr<World> world(new World(workload, policy, seed));
+  scheduler::TopologyResolver resolver;
+  for (const NodeGroupSpec& spec : workload.groups) {
+    absl::StatusOr<GroupState> group = BuildGroup(spec, resolver);
+    if (!group.ok()) return group.status();
+    world->groups_.push_back(*std::move(group));
+  }
+  std::map<std::string, int> class_of;
+  world->pods_.resize(workload.pods.size());
+  for (size_t i = 0; i < workload.pods.size(); ++i) {
+    const PodSpec& spec = workload.pods[i];
+    auto [it, added] = class_of.try_emplace(ClassKey(spec), static_cast<int>(world->classes_.size()));
+    if (added) {
+      PodClass klass;
+      klass.gpus = spec.gpus;
+      klass.cpu_milli = spec.cpu_milli;
+      klass.memory_mib = spec.memory_mib;
+      klass.priority = spec.priority;
+      klass.prototype = Prototype(spec);
+      absl::StatusOr<scheduler::GpuDemand> demand = scheduler::DemandOf(klass.prototype);
+      if (!demand.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("pod ", spec.name, ": ", demand.status().message()));
+      }
+      klass.demand = *demand;
+      for (const GroupState& group : world->groups_) {
+        const bool allowed = kube::MatchesNodeSelector(klass.prototype, group.template_node);
+        klass.group_allowed.push_back(allowed);
+        if (allowed && klass.gpus >= 2 && group.gpus >= klass.gpus) {
+          klass.best_mbps = std::max(klass.best_mbps, group.topology->quality().BestBandwidth(klass.gpus));
+          klass.best_link = std::min(klass.best_link, BestWeakestLink(*group.topology, klass.gpus));
+        }
+      }
+      world->classes_.push_back(std::move(klass));
+    }
+    world->pods_[i].spec = static_cast<int>(i);
+    world->pods_[i].klass = it->second;
+    world->pods_[i].remaining_ideal = spec.duration;
+  }
+  for (size_t g = 0; g < world->groups_.size(); ++g) {
+    for (int n = 0; n < world->groups_[g].spec.initial_size; ++n) {
+      world->MarkReady(world->AddNode(static_cast<int>(g), 0, -1));
+    }
+  }
+  world->RecordTimeline();
+  return world;
+}
+
+kube::Pod World::PodObject(int pod) const {
+  kube::Pod object = klass(pod).prototype;
+  object.metadata.name = spec(pod).name;
+  object.metadata.uid = absl::StrCat("uid-", spec(pod).name);
+  return object;
+}
+
+bool World::FitsByCount(int klass, int group, const FreeCapacity& free) const {
+  const PodClass& c = classes_[klass];
+  return c.group_allowed[group] && free.gpus >= c.gpus && free.cpu_milli >= c.cpu_milli &&
+         free.memory_mib >= c.memory_mib;
+}
+
+FreeCapacity World::FreeOf(const SimNode& node) const {
+  const NodeGroupSpec& spec = groups_[node.group].spec;
+  return FreeCapacity{node.free_gpus(), spec.cpu_milli - node.cpu_used, spec.memory_mib - node.memory_used};
+}
+
+FreeCapacity World::EmptyOf(int group) const {
+  const GroupState& g = groups_[group];
+  return FreeCapacity{g.gpus, g.spec.cpu_milli, g.spec.memory_mib};
+}
+
+void World::Take(FreeCapacity& free, int klass) const {
+  const PodClass& c = classes_[klass];
+  free.gpus -= c.gpus;
+  free.cpu_milli -= c.cpu_milli;
+  free.memory_mib -= c.memory_mib;
+}
+
+void World::AdvanceTo(SimTime t) {
+  if (t <= now_) return;
+  const double elapsed = static_cast<double>(t - now_);
+  provisioned_gpu_ms_ += elapsed * provisioned_gpus_;
+  allocated_gpu_ms_ += elapsed * allocated_gpus_;
+  cost_dollars_ += elapsed * price_per_ms_;
+  now_ = t;
+}
+
+void World::RecordTimeline() {
+  TimelinePoint point{now_, provisioned_gpus_, allocated_gpus_, static_cast<int>(pending_.size()), live_nodes_};
+  if (!timeline_.empty() && timeline_.back().at == now_) {
+    timeline_.back() = point;
+  } else {
+    timeline_.push_back(point);
+  }
+}
+
+int World::AddNode(int group, SimTime ready_at, int scale_up) {
+  GroupState& g = groups_[group];
+  SimNode node;
+  node.id = static_cast<int>(nodes_.size());
+  node.group = group;
+  node.requested = now_;
+  node.ready_at = ready_at;
+  node.scale_up = scale_up;
+  node.gpus.node = absl::StrCat(g.spec.name, "-", node.id);
+  node.gpus.topology = g.topology;
+  node.gpus.topology_origin = g.topology_origin;
+  nodes_.push_back(std::move(node));
+  ++g.target;
+  ++provisioning_count_;
+  provisioned_gpus_ += g.gpus;
+  price_per_ms_ += g.spec.price_per_hour / static_cast<double>(kHour);
+  peak_nodes_ = std::max(peak_nodes_, ++live_nodes_);
+  RecordTimeline();
+  return nodes_.back().id;
+}
+
+void World::MarkReady(int node) {
+  nodes_[node].state = NodeState::kReady;
+  nodes_[node].ready_at = now_;
+  --provisioning_count_;
+  ready_nodes_.push_back(node);
+}
+
+void World::RemoveNode(int node) {
+  SimNode& n = nodes_[node];
+  GroupState& g = groups_[n.group];
+  if (n.state == NodeState::kProvisioning) --provisioning_count_;
+  if (n.state == NodeState::kReady) ready_nodes_.erase(std::find(ready_nodes_.begin(), ready_nodes_.end(), node));
+  n.state = NodeState::kRemoved;
+  n.removed_at = now_;
+  --g.target;
+  provisioned_gpus_ -= g.gpus;
+  price_per_ms_ -= g.spec.price_per_hour / static_cast<double>(kHour);
+  --live_nodes_;
+  RecordTimeline();
+}
+
+SimTime World::StartPod(int pod, int node, topology::GpuSet gpus) {
+  SimPod& p = pods_[pod];
+  SimNode& n = nodes_[node];
+  const PodClass& c = classes_[p.klass];
+  p.phase = PodPhase::kRunning;
+  p.unschedulable = p.refused_for_topology = false;
+  p.node = node;
+  p.gpus = gpus;
+  const int64_t set_mbps = gpus.size() > 1 ? n.gpus.topology->quality().Of(gpus).bandwidth_mbps : 0;
+  p.stretch = gpus.size() > 1 ? Stretch(c.best_mbps, set_mbps, spec(pod).comm_fraction) : 1;
+  if (p.first_start < 0) {
+    p.first_start = now_;
+    p.best_topology = gpus.size() > 1 &&
+                      set_mbps >= n.gpus.topology->quality().BestBandwidth(gpus.size()) &&
+                      topology::IsAtLeast(n.gpus.topology->quality().Of(gpus).weakest, c.best_link);
+  }
+  p.finish = now_ + static_cast<SimTime>(static_cast<double>(p.remaining_ideal) * p.stretch);
+  n.cpu_used += c.cpu_milli;
+  n.memory_used += c.memory_mib;
+  n.gpus.ours = n.gpus.ours | gpus;
+  n.pods.push_back(pod);
+  if (n.scale_up >= 0 && n.scale_up == p.scale_up && n.first_served < 0) n.first_served = now_;
+  allocated_gpus_ += gpus.size();
+  pending_.erase(pod);
+  ++running_count_;
+  RecordTimeline();
+  return p.finish;
+}
+
+void World::SetPending(int pod) {
+  pods_[pod].phase = PodPhase::kPending;
+  pending_.insert(pod);
+  RecordTimeline();
+}
+
+namespace {
+void Release(SimNode& node, const PodClass& klass, int pod, topology::GpuSet gpus) {
+  node.cpu_used -= klass.cpu_milli;
+  node.memory_used -= klass.memory_mib;
+  node.gpus.ours = node.gpus.ours.without(gpus);
+  node.pods.erase(std::find(node.pods.begin(), node.pods.end(), pod));
+}
+}  // namespace
+
+void World::FinishPod(int pod) {
+  SimPod& p = pods_[pod];
+  Release(nodes_[p.node], classes_[p.klass], pod, p.gpus);
+  allocated_gpus_ -= p.gpus.size();
+  p.phase = PodPhase::kDone;
+  p.remaining_ideal = 0;
+  --running_count_;
+  RecordTimeline();
+}
+
+void World::EvictPod(int pod) {
+  SimPod& p = pods_[pod];
+  Release(nodes_[p.node], classes_[p.klass], pod, p.gpus);
+  allocated_gpus_ -= p.gpus.size();
+  p.remaining_ideal = std::max<int64_t>(
+      0, static_cast<int64_t>(static_cast<double>(p.finish - now_) / p.stretch));
+  p.node = -1;
+  p.gpus = topology::GpuSet();
+  ++p.epoch;
+  --running_count_;
+  SetPending(pod);
+}
+
+}  // namespace topofit::sim

@@ -1,0 +1,219 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bench/sim/policy.h"
+#include "bench/sim/workload.h"
+#include "kube/objects.h"
+#include "scheduler/gpu_state.h"
+#include "scheduler/pod_demand.h"
+#include "topology/gpu_set.h"
+#include "topology/link.h"
+
+namespace topofit::sim {
+
+// A node group during a replay: its spec, the template node CA (and topofit's expander) sees, and the
+// topology that template resolves to — the same resolution the extender applies to the group's real nodes.
+struct GroupState {
+  NodeGroupSpec spec;
+  kube::Node template_node;
+  std::shared_ptr<const topology::Topology> topology;  // nullptr for a group without GPUs
+  std::string topology_origin;
+  int gpus = 0;    // per node
+  int target = 0;  // nodes requested and not removed (CA's target size)
+};
+
+enum class NodeState { kProvisioning, kReady, kRemoved };
+
+struct SimNode {
+  int id = 0;
+  int group = 0;
+  NodeState state = NodeState::kProvisioning;
+  SimTime requested = 0;
+  SimTime ready_at = 0;
+  SimTime removed_at = -1;
+  int64_t cpu_used = 0;
+  int64_t memory_used = 0;
+  // The node as the extender's decision functions see it: `ours` holds every GPU in use (in the replay
+  // the scheduler knows every holder's ids).
+  scheduler::NodeGpuSnapshot gpus;
+  std::vector<int> pods;        // running pods
+  SimTime unneeded_since = -1;  // CA's scale-down clock
+  int scale_up = -1;            // the scale-up that created it
+  SimTime booked_until = -1;    // CA's simulation holds it for a ProvisioningRequest until then
+  SimTime first_served = -1;    // when a pod of its scale-up first started on it
+  int used_gpus() const { return gpus.ours.size(); }
+  int free_gpus() const { return gpus.topology ? gpus.topology->gpu_count() - used_gpus() : 0; }
+};
+
+// Pods that are identical to every scheduling decision (resources, products, topology annotations,
+// priority) share a class: a decision made for one holds for all of them on an unchanged node.
+struct PodClass {
+  int gpus = 0;
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  int priority = 0;
+  std::vector<bool> group_allowed;  // by node selector/affinity against each group's template labels
+  kube::Pod prototype;              // as the API would hold it, without name and uid
+  scheduler::GpuDemand demand;      // DemandOf(prototype)
+  // For multi-GPU classes, over every group the class may run on: the best estimated bandwidth a set of
+  // `gpus` reaches (the slowdown model's reference), and the best weakest link one reaches.
+  int64_t best_mbps = 0;
+  topology::LinkClass best_link = topology::LinkClass::kSys;
+};
+
+enum class PodPhase { kFuture, kPending, kRunning, kDone };
+
+struct SimPod {
+  int spec = 0;   // index into Workload::pods
+  int klass = 0;  // index into World::classes
+  PodPhase phase = PodPhase::kFuture;
+  bool unschedulable = false;         // the scheduler tried and failed: CA may scale up for it
+  bool refused_for_topology = false;  // count-feasible nodes existed, topofit refused all of them
+  int node = -1;
+  topology::GpuSet gpus;
+  SimTime first_start = -1;
+  SimTime finish = -1;
+  int64_t remaining_ideal = 0;  // run time left on an ideal GPU set (evicted pods resume)
+  double stretch = 1;           // of its current (last) placement
+  // Its (first) multi-GPU set was its best possible topology: the best bandwidth its node's shape offers
+  // for its size, with a weakest link as good as its class's best_link.
+  bool best_topology = false;
+  int epoch = 0;                // bumped on eviction: stale finish events are ignored
+  int scale_up = -1;            // the last scale-up CA made for it
+  int provisioning_request = -1;
+};
+
+// A ProvisioningRequest topofit created for one pod (best-effort-atomic-scale-up class).
+struct ProvisioningRequest {
+  int pod = 0;
+  std::vector<int> excluded_nodes;  // kubernetes.io/hostname NotIn [the nodes topofit refused]
+  SimTime created = 0;
+  SimTime next_attempt = 0;
+  SimTime backoff = 0;
+  SimTime provisioned_at = -1;  // Provisioned=True
+  bool active = true;
+};
+
+struct ScaleUp {
+  int group = 0;
+  int nodes = 0;
+  SimTime at = 0;
+  bool for_provisioning_request = false;
+};
+
+// What is left of a node (or a fresh template node) for CA's count-only simulations.
+struct FreeCapacity {
+  int gpus = 0;
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+};
+
+// One change point of the cluster's totals.
+struct TimelinePoint {
+  SimTime at = 0;
+  int provisioned_gpus = 0;  // on nodes requested and not removed
+  int allocated_gpus = 0;    // held by running pods
+  int pending_pods = 0;
+  int nodes = 0;
+};
+
+// The whole state of one replay, mutated only through its methods so that the running totals (GPU-hours,
+// cost, the timeline) stay exact.
+class World {
+ public:
+  static absl::StatusOr<std::unique_ptr<World>> Create(const Workload& workload, const Policy& policy, uint64_t seed);
+
+  const Workload& workload() const { return workload_; }
+  const Policy& policy() const { return policy_; }
+  SimTime now() const { return now_; }
+  std::mt19937_64& rng() { return rng_; }
+
+  std::vector<GroupState>& groups() { return groups_; }
+  const std::vector<GroupState>& groups() const { return groups_; }
+  std::vector<SimNode>& nodes() { return nodes_; }
+  const std::vector<SimNode>& nodes() const { return nodes_; }
+  std::vector<SimPod>& pods() { return pods_; }
+  const std::vector<SimPod>& pods() const { return pods_; }
+  const std::vector<PodClass>& classes() const { return classes_; }
+  const PodSpec& spec(int pod) const { return workload_.pods[pods_[pod].spec]; }
+  const PodClass& klass(int pod) const { return classes_[pods_[pod].klass]; }
+  std::vector<ProvisioningRequest>& provisioning_requests() { return provisioning_requests_; }
+  std::vector<ScaleUp>& scale_ups() { return scale_ups_; }
+  const std::vector<ScaleUp>& scale_ups() const { return scale_ups_; }
+  const std::vector<TimelinePoint>& timeline() const { return timeline_; }
+
+  // The pod as the API would hold it (the class prototype with its name and uid), for topofit's code.
+  kube::Pod PodObject(int pod) const;
+
+  // Whether a pod of `klass` passes kube-scheduler's built-in filters on a node of `group` with `free`
+  // left (capacity by count, CPU, memory, node selector/affinity): what kube-scheduler and every CA
+  // simulation check, GPU topology unseen.
+  bool FitsByCount(int klass, int group, const FreeCapacity& free) const;
+  bool FitsByCount(int klass, const SimNode& node) const { return FitsByCount(klass, node.group, FreeOf(node)); }
+  FreeCapacity FreeOf(const SimNode& node) const;
+  FreeCapacity EmptyOf(int group) const;
+  void Take(FreeCapacity& free, int klass) const;
+
+  const std::vector<int>& ready_nodes() const { return ready_nodes_; }
+  const std::set<int>& pending() const { return pending_; }
+
+  // Moves the clock, integrating the totals over the elapsed time.
+  void AdvanceTo(SimTime t);
+
+  int AddNode(int group, SimTime ready_at, int scale_up);
+  void MarkReady(int node);
+  void RemoveNode(int node);
+  // Starts `pod` on `node` holding `gpus`; returns when it will finish.
+  SimTime StartPod(int pod, int node, topology::GpuSet gpus);
+  void FinishPod(int pod);
+  // Evicts a running pod (scale-down drain); it is pending again with its remaining work.
+  void EvictPod(int pod);
+  void SetPending(int pod);
+
+  int pending_pods() const { return static_cast<int>(pending_.size()); }
+  int running_pods() const { return running_count_; }
+  int provisioning_nodes() const { return provisioning_count_; }
+  double provisioned_gpu_ms() const { return provisioned_gpu_ms_; }
+  double allocated_gpu_ms() const { return allocated_gpu_ms_; }
+  double cost_dollars() const { return cost_dollars_; }
+  int peak_nodes() const { return peak_nodes_; }
+
+ private:
+  World(const Workload& workload, const Policy& policy, uint64_t seed);
+  void RecordTimeline();
+
+  const Workload& workload_;
+  Policy policy_;
+  std::mt19937_64 rng_;
+  SimTime now_ = 0;
+  std::vector<GroupState> groups_;
+  std::vector<SimNode> nodes_;
+  std::vector<PodClass> classes_;
+  std::vector<SimPod> pods_;
+  std::vector<ProvisioningRequest> provisioning_requests_;
+  std::vector<ScaleUp> scale_ups_;
+  std::vector<TimelinePoint> timeline_;
+  std::vector<int> ready_nodes_;  // in the order they became Ready
+  std::set<int> pending_;
+
+  int provisioned_gpus_ = 0;
+  int allocated_gpus_ = 0;
+  double price_per_ms_ = 0;
+  int live_nodes_ = 0;
+  int peak_nodes_ = 0;
+  int running_count_ = 0;
+  int provisioning_count_ = 0;
+  double provisioned_gpu_ms_ = 0;
+  double allocated_gpu_ms_ = 0;
+  double cost_dollars_ = 0;
+};
+
+}  // namespace topofit::sim

@@ -1,0 +1,81 @@
+#include "bench/sim/kube_scheduler_model.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/sim/scenario.h"
+
+namespace topofit::sim {
+namespace {
+
+using testing::Group;
+using testing::NvPod;
+using testing::Pod;
+
+std::unique_ptr<World> MakeWorld(const Workload& workload, const std::string& policy) {
+  for (const Policy& p : StandardPolicies({StockExpander::kLeastWaste})) {
+    if (p.name != policy) continue;
+    absl::StatusOr<std::unique_ptr<World>> world = World::Create(workload, p, 3);
+    REQUIRE(world.ok());
+    return *std::move(world);
+  }
+  FAIL("no policy " << policy);
+  return nullptr;
+}
+
+TEST_CASE("How many feasible nodes kube-scheduler looks for", "[kube-scheduler]") {
+  CHECK(KubeSchedulerModel::FeasibleNodesToFind(10) == 10);
+  CHECK(KubeSchedulerModel::FeasibleNodesToFind(99) == 99);
+  CHECK(KubeSchedulerModel::FeasibleNodesToFind(100) == 100);   // 50% of 100, at least 100
+  CHECK(KubeSchedulerModel::FeasibleNodesToFind(1000) == 420);  // 50 - 1000/125 = 42%
+  CHECK(KubeSchedulerModel::FeasibleNodesToFind(5000) == 500);  // 10%
+  CHECK(KubeSchedulerModel::FeasibleNodesToFind(20000) == 1000);  // floor of 5%
+}
+
+TEST_CASE("LeastAllocated sends a pod to the emptier node", "[kube-scheduler]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2, 2)};
+  workload.pods = {Pod("busy", 0, kHour, 1), Pod("next", 0, kHour, 1)};
+  workload.pods[0].cpu_milli = 64000;
+  std::unique_ptr<World> world = MakeWorld(workload, "baseline");
+  world->SetPending(0);
+  world->StartPod(0, 0, topology::GpuSet::FirstN(1));
+  world->SetPending(1);
+  KubeSchedulerModel scheduler(*world);
+  const PlacementDecision decision = scheduler.Schedule(1);
+  CHECK(decision.node == 1);
+  CHECK(decision.gpus.size() == 1);
+}
+
+TEST_CASE("With topofit's extender a 4-GPU NVLink pod gets an NVLink quad; without, the device plugin picks",
+          "[kube-scheduler]") {
+  Workload workload;
+  workload.groups = {Group("cube", "p3.16xlarge", 8, 24.48, 1, 1)};  // DGX-1 V100 cube-mesh
+  workload.pods = {NvPod("quad", 0, kHour, 4)};
+  std::unique_ptr<World> world = MakeWorld(workload, "topofit");
+  world->SetPending(0);
+  KubeSchedulerModel scheduler(*world);
+  const PlacementDecision decision = scheduler.Schedule(0);
+  REQUIRE(decision.node == 0);
+  const topology::Topology& cube = *world->nodes()[0].gpus.topology;
+  for (topology::GpuId a : decision.gpus.ids()) {
+    for (topology::GpuId b : decision.gpus.ids()) {
+      if (a.value != b.value) CHECK(cube.link(a, b).link_class == topology::LinkClass::kNvLink);
+    }
+  }
+}
+
+TEST_CASE("The extender refuses a PCIe node for an NVLink pod: refused for topology, node named", "[kube-scheduler]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 1, 1)};
+  workload.pods = {NvPod("quad", 0, kHour, 4)};
+  std::unique_ptr<World> world = MakeWorld(workload, "topofit");
+  world->SetPending(0);
+  KubeSchedulerModel scheduler(*world);
+  const PlacementDecision decision = scheduler.Schedule(0);
+  CHECK(decision.node == -1);
+  CHECK(decision.refused_for_topology);
+  CHECK(decision.refused_nodes == std::vector<int>{0});
+}
+
+}  // namespace
+}  // namespace topofit::sim

@@ -1,0 +1,50 @@
+#pragma once
+
+// Small hand-made workloads for the simulator's tests: node groups of catalog shapes and pods written
+// out one by one, so every expected figure can be worked out by hand.
+
+#include <string>
+#include <utility>
+
+#include "bench/sim/workload.h"
+
+namespace topofit::sim::testing {
+
+inline NodeGroupSpec Group(std::string name, std::string shape, int gpus, double price, int max_size,
+                           int initial_size = 0) {
+  NodeGroupSpec group;
+  group.name = std::move(name);
+  group.shape = std::move(shape);
+  group.gpus = gpus;
+  group.cpu_milli = 96000;
+  group.memory_mib = 768 * 1024;
+  group.min_size = 0;
+  group.max_size = max_size;
+  group.initial_size = initial_size;
+  group.price_per_hour = price;
+  group.provision_delay_min = 5 * kMinute;
+  group.provision_delay_max = 5 * kMinute;
+  return group;
+}
+
+inline PodSpec Pod(std::string name, SimTime arrival, SimTime duration, int gpus) {
+  PodSpec pod;
+  pod.name = std::move(name);
+  pod.arrival = arrival;
+  pod.duration = duration;
+  pod.gpus = gpus;
+  pod.cpu_milli = 4000;
+  pod.memory_mib = 16 * 1024;
+  return pod;
+}
+
+// A pod that needs an NVLink set: `topofit.io/min-link: NV`, policy required.
+inline PodSpec NvPod(std::string name, SimTime arrival, SimTime duration, int gpus, double comm_fraction = 0.3) {
+  PodSpec pod = Pod(std::move(name), arrival, duration, gpus);
+  pod.min_link = "NV";
+  pod.topology_policy = "required";
+  pod.comm_fraction = comm_fraction;
+  return pod;
+}
+
+}  // namespace topofit::sim::testing

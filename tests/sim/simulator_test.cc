@@ -1,0 +1,153 @@
+#include "bench/sim/simulator.h"
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/str_cat.h"
+
+#include "bench/sim/summary.h"
+#include "tests/sim/scenario.h"
+
+namespace topofit::sim {
+namespace {
+
+using testing::Group;
+using testing::NvPod;
+using testing::Pod;
+
+Policy Named(const std::string& name) {
+  for (const Policy& policy : StandardPolicies({StockExpander::kLeastWaste})) {
+    if (policy.name == name) return policy;
+  }
+  FAIL("no policy " << name);
+  return {};
+}
+
+ReplayResult Run(const Workload& workload, const std::string& policy, uint64_t seed = 1) {
+  ReplayOptions options;
+  options.seed = seed;
+  absl::StatusOr<ReplayResult> result = Replay(workload, Named(policy), options);
+  REQUIRE(result.ok());
+  return *std::move(result);
+}
+
+// One PCIe node already up, an NVLink group to grow, and a pod that needs NVLink for 4 GPUs.
+Workload FitsByCountOnly() {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 1, 1), Group("nvlink", "p4d.24xlarge", 8, 32.77, 2)};
+  workload.pods = {NvPod("train", 0, kHour, 4)};
+  return workload;
+}
+
+TEST_CASE("Baseline: a pod that fits an existing node by count runs there, and CA grows nothing", "[replay]") {
+  const ReplayResult result = Run(FitsByCountOnly(), "baseline");
+  CHECK(result.scale_ups.empty());
+  CHECK(result.pods[0].first_start == 0);
+  CHECK(result.provisioning_requests == 0);
+}
+
+TEST_CASE("topofit: the pod refused for topology gets a ProvisioningRequest and an NVLink node", "[replay]") {
+  for (const std::string policy : {"topofit", "extender-only"}) {
+    INFO(policy);
+    const ReplayResult result = Run(FitsByCountOnly(), policy);
+    CHECK(result.provisioning_requests == 1);
+    REQUIRE(result.scale_ups.size() == 1);
+    CHECK(result.scale_ups[0].group == "nvlink");
+    CHECK(result.scale_ups[0].for_provisioning_request);
+    CHECK_FALSE(result.scale_ups[0].stranded);
+    // Created at the first CA loop (10 s), Ready 5 minutes later, bound at once.
+    CHECK(result.pods[0].first_start == 10 * kSecond + 5 * kMinute);
+    CHECK(result.pods[0].best_topology);
+  }
+}
+
+TEST_CASE("Scale-down removes a node unneeded for 10 minutes, and CA grows one for a later pod", "[replay]") {
+  Workload workload;
+  workload.groups = {Group("nvlink", "p4d.24xlarge", 8, 32.77, 2, 1)};
+  workload.pods = {Pod("short", 0, 5 * kMinute, 1), Pod("later", kHour, 10 * kMinute, 1)};
+  const ReplayResult result = Run(workload, "baseline");
+  REQUIRE(result.nodes.size() == 2);
+  // Empty from 5:00, the loop at 5:00 marks it unneeded; removed by the loop at 15:00.
+  CHECK(result.nodes[0].removed == 15 * kMinute);
+  // The later pod: pending from 60:00; CA waits until the oldest GPU pod is 30 s old, then grows a node
+  // that is Ready 5 minutes later.
+  CHECK(result.scale_ups.size() == 1);
+  CHECK(result.nodes[1].requested == kHour + 30 * kSecond);
+  CHECK(result.pods[1].first_start == kHour + 30 * kSecond + 5 * kMinute);
+}
+
+TEST_CASE("Stock expanders are blind to NVLink; topofit's expander grows the NVLink group", "[replay]") {
+  Workload workload;
+  // Same CPU and memory: least-waste ties, random decides.
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2), Group("nvlink", "p4d.24xlarge", 8, 32.77, 2)};
+  workload.pods = {NvPod("train", 0, kHour, 8)};
+  int baseline_pcie = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    const ReplayResult baseline = Run(workload, "baseline", seed);
+    REQUIRE(baseline.scale_ups.size() == 1);
+    baseline_pcie += baseline.scale_ups[0].group == "pcie";
+    const ReplayResult ours = Run(workload, "expander-only", seed);
+    REQUIRE(ours.scale_ups.size() == 1);
+    CHECK(ours.scale_ups[0].group == "nvlink");
+  }
+  CHECK(baseline_pcie > 0);
+}
+
+TEST_CASE("With the extender but a stock expander, scale-ups strand; with both they do not", "[replay]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 4), Group("nvlink", "p4d.24xlarge", 8, 32.77, 2)};
+  workload.pods = {NvPod("train", 0, kHour, 8)};
+  int stranded = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    const PolicySummary extender_only = Summarise(Run(workload, "extender-only", seed));
+    stranded += extender_only.stranded_scale_ups;
+    CHECK(extender_only.pods_never_started == 0);  // it gets there in the end
+    const PolicySummary both = Summarise(Run(workload, "topofit", seed));
+    CHECK(both.stranded_scale_ups == 0);
+    CHECK(both.scale_ups == 1);
+  }
+  CHECK(stranded > 0);
+}
+
+TEST_CASE("A pod no group can ever hold ends the replay as never started", "[replay]") {
+  Workload workload;
+  workload.groups = {Group("small", "g4dn.12xlarge", 4, 3.91, 2)};
+  workload.pods = {Pod("fits", 0, kHour, 2), Pod("too-big", 0, kHour, 8)};
+  const PolicySummary summary = Summarise(Run(workload, "topofit"));
+  CHECK(summary.pods_never_started == 1);
+  CHECK(summary.pods == 2);
+}
+
+TEST_CASE("A replay is identical for the same seed", "[replay]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 6, 1), Group("nvlink", "p4d.24xlarge", 8, 32.77, 6),
+                     Group("cube", "p3.16xlarge", 8, 24.48, 6)};
+  uint64_t state = 7;
+  auto next = [&state](int bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int>((state >> 33) % static_cast<uint64_t>(bound));
+  };
+  for (int i = 0; i < 300; ++i) {
+    const int gpus = std::vector<int>{1, 1, 1, 2, 4, 8}[next(6)];
+    const std::string name = absl::StrCat("p", i);
+    const SimTime duration = (5 + next(90)) * kMinute;
+    PodSpec pod = gpus >= 4 && next(2) ? NvPod(name, i * 20 * kSecond, duration, gpus) : Pod(name, i * 20 * kSecond, duration, gpus);
+    workload.pods.push_back(pod);
+  }
+  for (const std::string policy : {"baseline", "topofit"}) {
+    INFO(policy);
+    const ReplayResult a = Run(workload, policy, 42);
+    const ReplayResult b = Run(workload, policy, 42);
+    CHECK(a.timeline.size() == b.timeline.size());
+    CHECK(a.provisioned_gpu_hours == b.provisioned_gpu_hours);
+    CHECK(a.cost_dollars == b.cost_dollars);
+    CHECK(a.events == b.events);
+    for (size_t i = 0; i < a.pods.size(); ++i) REQUIRE(a.pods[i].first_start == b.pods[i].first_start);
+    const PolicySummary summary = Summarise(a);
+    CHECK(summary.pods_never_started == 0);
+    CHECK(summary.allocated_gpu_hours <= summary.provisioned_gpu_hours);
+    CHECK(summary.allocated_gpu_hours >= summary.requested_gpu_hours * 0.999);
+  }
+}
+
+}  // namespace
+}  // namespace topofit::sim

@@ -1,0 +1,30 @@
+#include "bench/sim/slowdown.h"
+
+#include <catch2/catch.hpp>
+
+#include "topology/catalog.h"
+#include "topology/set_quality.h"
+
+namespace topofit::sim {
+namespace {
+
+TEST_CASE("Stretch is 1 on the best set, for single GPUs and without collectives", "[slowdown]") {
+  CHECK(Stretch(100, 100, 0.3) == 1.0);
+  CHECK(Stretch(0, 0, 0.9) == 1.0);     // single GPU: no best set to compare with
+  CHECK(Stretch(100, 10, 0.0) == 1.0);
+  CHECK(Stretch(100, 200, 0.3) == 1.0);  // never faster than ideal
+}
+
+TEST_CASE("Stretch charges the collective share by the bandwidth ratio", "[slowdown]") {
+  // An 8-GPU job that could have had a DGX A100 (NVSwitch) but runs on a g5.48xlarge (PCIe, across sockets).
+  const topology::Topology a100 = *topology::CatalogShape("dgx-a100");
+  const topology::Topology g5 = *topology::CatalogShape("g5.48xlarge");
+  const int64_t best = a100.quality().BestBandwidth(8);
+  const int64_t pcie = g5.quality().Of(g5.all_gpus()).bandwidth_mbps;
+  REQUIRE(pcie < best);
+  CHECK(Stretch(best, pcie, 0.3) == Approx(0.7 + 0.3 * static_cast<double>(best) / static_cast<double>(pcie)));
+  CHECK(Stretch(best, pcie, 1.5) == Approx(static_cast<double>(best) / static_cast<double>(pcie)));  // clamped to 1
+}
+
+}  // namespace
+}  // namespace topofit::sim
