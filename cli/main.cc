@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/bench_command.h"
 #include "cli/expander_command.h"
 #include "cli/extender_command.h"
 #include "cli/topo_command.h"
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   topofit::cli::AddExtenderCommand(app, exit_code);
   topofit::cli::AddExpanderCommand(app, exit_code);
   topofit::cli::AddServeCommand(app, exit_code);
+  topofit::cli::AddBenchCommand(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -1,17 +1,13 @@
 #!/usr/bin/env bash
 # The main job on an embedded default, no cluster needed. Installs dependencies and builds if needed.
-# Until `topofit bench` (the trace replay) lands, the main job is the allocator's head-to-head against
-# NVIDIA go-gpuallocator's best-effort policy (re-implemented in bench/peer/) on generated free sets of
-# every catalog shape, plus a worked example. Results land in out/ (override: OUT=dir).
+# `topofit bench` replays its built-in workload (10,000 pods of bursty agentic inference, training jobs
+# and CPU pods, generated for seed 1) through the stock kube-scheduler + device plugin + cluster-autoscaler
+# and through topofit (and the two ablations), prints the comparison, and writes CSV, JSON and plots to
+# out/bench (override: OUT=dir). Extra arguments go to `topofit bench`, e.g. `--workload openb`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
 "$root/scripts/build.sh" "$root/build"
-mkdir -p "$out"
-echo "== topofit topo --shape p3.16xlarge --gpus 4 --min-link NV"
-"$root/build/cli/topofit" topo --shape p3.16xlarge --gpus 4 --min-link NV | tee "$out/topo-example.txt"
-echo
-echo "== allocator vs go-gpuallocator best-effort (re-implementation), generated cases"
-"$root/build/bench/peer_compare" | tee "$out/allocator-vs-peer.md"
-echo
-echo "results: $out/topo-example.txt, $out/allocator-vs-peer.md"
+mkdir -p "$out/bench"
+"$root/build/cli/topofit" bench --out "$out/bench" "$@" | tee "$out/bench/table.txt"
+echo "results: $out/bench/ (table.txt, summary.csv, summary.json, timeline.csv, pending_cdf.csv, plots)"

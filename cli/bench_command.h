@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace topofit::cli {
+
+// The options of `topofit bench`, as parsed from the command line.
+struct BenchOptions {
+  std::string workload = "synthetic";  // synthetic, openb, azure-llm
+  std::string traces;                  // folder holding alibaba-gpu-v2023/ and azure-llm-inference-2023/
+  int64_t pods = 10000;                // synthetic: pod count
+  uint64_t seed = 1;
+  std::string policies = "baseline,extender-only,expander-only,topofit";
+  std::string expander_chain = "least-waste";
+  std::string out;                     // write CSV, JSON and plots here (empty: table only)
+  std::string openb_pod_list = "openb_pod_list_default.csv";
+  double openb_interval_seconds = 0;   // > 0: the FGD paper's mode, pods submitted in order at this interval
+  double openb_compression = 1;
+  bool openb_initial_from_trace = false;
+  bool nv_required = false;            // openb: multi-GPU pods require NVLink (default: prefer)
+  double horizon_hours = 0;            // stop the replay here (0: when nothing can change)
+  int jobs = 0;                        // policies replayed at once (0: one per core)
+  bool progress = true;
+};
+
+// Runs `topofit bench` with its streams injected: the table goes to `out`, progress and errors to `err`.
+// Exit codes: 0 ok, 1 bad input (unknown workload or policy, unreadable trace, unwritable --out).
+int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err);
+
+// `topofit bench`: replay a workload (a trace or the built-in generator) through the stock components
+// and through topofit's decision code, and report GPU-hours provisioned vs allocated, stranded
+// scale-ups, pending times, placement quality and cost per policy (docs/bench.md).
+void AddBenchCommand(CLI::App& app, int& exit_code);
+
+}  // namespace topofit::cli
