@@ -1,7 +1,6 @@
 #include "bench/sim/world.h"
 
 #include <algorithm>
-#include <bit>
 #include <map>
 #include <utility>
 
@@ -81,16 +80,6 @@ kube::Pod Prototype(const PodSpec& spec) {
   return pod;
 }
 
-// The best weakest link any set of `size` GPUs of the shape has.
-topology::LinkClass BestWeakestLink(const topology::Topology& topology, int size) {
-  topology::LinkClass best = topology::LinkClass::kSys;
-  const uint32_t all = topology.all_gpus().mask();
-  for (uint32_t mask = 0; mask <= all; ++mask) {
-    if (std::popcount(mask) == size) best = std::min(best, topology.quality().Of(topology::GpuSet::FromMask(mask)).weakest);
-  }
-  return best;
-}
-
 // Everything a scheduling decision reads of a pod, as a map key.
 std::string ClassKey(const PodSpec& spec) {
   return absl::StrCat(spec.gpus, "|", spec.cpu_milli, "|", spec.memory_mib, "|", spec.priority, "|",
@@ -133,7 +122,6 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
         klass.group_allowed.push_back(allowed);
         if (allowed && klass.gpus >= 2 && group.gpus >= klass.gpus) {
           klass.best_mbps = std::max(klass.best_mbps, group.topology->quality().BestBandwidth(klass.gpus));
-          klass.best_link = std::min(klass.best_link, BestWeakestLink(*group.topology, klass.gpus));
         }
       }
       world->classes_.push_back(std::move(klass));
@@ -253,9 +241,7 @@ SimTime World::StartPod(int pod, int node, topology::GpuSet gpus) {
   p.stretch = gpus.size() > 1 ? Stretch(c.best_mbps, set_mbps, spec(pod).comm_fraction) : 1;
   if (p.first_start < 0) {
     p.first_start = now_;
-    p.best_topology = gpus.size() > 1 &&
-                      set_mbps >= n.gpus.topology->quality().BestBandwidth(gpus.size()) &&
-                      topology::IsAtLeast(n.gpus.topology->quality().Of(gpus).weakest, c.best_link);
+    p.best_topology = gpus.size() > 1 && set_mbps >= c.best_mbps;
   }
   p.finish = now_ + static_cast<SimTime>(static_cast<double>(p.remaining_ideal) * p.stretch);
   n.cpu_used += c.cpu_milli;

@@ -15,7 +15,6 @@
 #include "scheduler/gpu_state.h"
 #include "scheduler/pod_demand.h"
 #include "topology/gpu_set.h"
-#include "topology/link.h"
 
 namespace topofit::sim {
 
@@ -63,10 +62,9 @@ struct PodClass {
   std::vector<bool> group_allowed;  // by node selector/affinity against each group's template labels
   kube::Pod prototype;              // as the API would hold it, without name and uid
   scheduler::GpuDemand demand;      // DemandOf(prototype)
-  // For multi-GPU classes, over every group the class may run on: the best estimated bandwidth a set of
-  // `gpus` reaches (the slowdown model's reference), and the best weakest link one reaches.
+  // For multi-GPU classes: the best estimated bandwidth a set of `gpus` reaches on any group the class
+  // may run on — its best possible topology, the slowdown model's reference.
   int64_t best_mbps = 0;
-  topology::LinkClass best_link = topology::LinkClass::kSys;
 };
 
 enum class PodPhase { kFuture, kPending, kRunning, kDone };
@@ -83,9 +81,7 @@ struct SimPod {
   SimTime finish = -1;
   int64_t remaining_ideal = 0;  // run time left on an ideal GPU set (evicted pods resume)
   double stretch = 1;           // of its current (last) placement
-  // Its (first) multi-GPU set was its best possible topology: the best bandwidth its node's shape offers
-  // for its size, with a weakest link as good as its class's best_link.
-  bool best_topology = false;
+  bool best_topology = false;   // its (first) multi-GPU set reached its class's best_mbps
   int epoch = 0;                // bumped on eviction: stale finish events are ignored
   int scale_up = -1;            // the last scale-up CA made for it
   int provisioning_request = -1;
