@@ -1,5 +1,11 @@
 #include "codec/extender_json.h"
 
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include <simdjson.h>
+
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -41,45 +47,13 @@ absl::StatusOr<std::string> ReadString(const Json& object, absl::string_view key
   return value->get<std::string>();
 }
 
-absl::StatusOr<kube::Pod> ReadPod(const Json& args) {
-  const Json* pod = Member(args, "Pod");
+// ExtenderArgs.Pod and ExtenderPreemptionArgs.Pod; nullptr when absent or null.
+absl::StatusOr<kube::Pod> ReadPod(const Json* pod) {
   if (pod == nullptr) return absl::InvalidArgumentError("Pod: missing");
   if (!pod->is_object()) return TypeError("Pod", "an object", *pod);
   absl::StatusOr<kube::Pod> decoded = PodFromJson(*pod);
   if (!decoded.ok()) return absl::InvalidArgumentError(absl::StrCat("Pod.", decoded.status().message()));
   return decoded;
-}
-
-absl::StatusOr<std::vector<std::string>> ReadStrings(const Json& array, absl::string_view path) {
-  if (!array.is_array()) return TypeError(path, "an array", array);
-  std::vector<std::string> out;
-  out.reserve(array.size());
-  for (size_t i = 0; i < array.size(); ++i) {
-    if (!array[i].is_string()) return TypeError(absl::StrCat(path, "[", i, "]"), "a string", array[i]);
-    out.push_back(array[i].get<std::string>());
-  }
-  return out;
-}
-
-// Moves each item out of `list` into its NodeArg (the parsed document is not read again), so a node's
-// object is not copied: with thousands of 10 KB nodes per request the copies cost as much as the decoding.
-absl::StatusOr<std::vector<NodeArg>> ReadNodes(Json& list) {
-  if (!list.is_object()) return TypeError("Nodes", "a NodeList object", list);
-  std::vector<NodeArg> out;
-  Json* items = Member(list, "items");
-  if (items == nullptr) return out;
-  if (!items->is_array()) return TypeError("Nodes.items", "an array", *items);
-  out.reserve(items->size());
-  for (size_t i = 0; i < items->size(); ++i) {
-    Json& raw = (*items)[i];
-    const std::string path = absl::StrCat("Nodes.items[", i, "]");
-    if (!raw.is_object()) return TypeError(path, "an object", raw);
-    absl::StatusOr<kube::Node> node = NodeFromJson(raw);
-    if (!node.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ".", node.status().message()));
-    if (node->metadata.name.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".metadata.name: missing"));
-    out.push_back(NodeArg{*std::move(node), std::move(raw)});
-  }
-  return out;
 }
 
 // One node's entry of NodeNameToVictims ({"Pods": [v1.Pod]}) or NodeNameToMetaVictims ({"Pods": [{"UID"}]}).
@@ -113,28 +87,382 @@ absl::StatusOr<MetaVictims> ReadVictims(const Json& entry, const std::string& pa
   return victims;
 }
 
+// ------------------------------------------------------------------------------------------ ExtenderArgs
+//
+// ExtenderArgs with full Nodes is large (about 9 KB per node, 44 MiB for 5,000) and mostly read for
+// nothing: kube-scheduler sends the same nodes every cycle, and the reply echoes the passing ones. So it
+// is not parsed into a document. One simdjson On-Demand pass over the body checks every value (as a DOM
+// parser would: a malformed value anywhere is an error) and records where the Pod and each node lie, and
+// each node's metadata.name and resourceVersion. Then the Pod, and each node the caller does not already
+// hold at that resourceVersion, are decoded from their own bytes by the one decoder (kube_json.h).
+
+namespace od = simdjson::ondemand;
+
+const char* TypeName(od::json_type type) {
+  switch (type) {
+    case od::json_type::array: return "array";
+    case od::json_type::object: return "object";
+    case od::json_type::number: return "number";
+    case od::json_type::string: return "string";
+    case od::json_type::boolean: return "boolean";
+    case od::json_type::null: return "null";
+  }
+  return "unknown";
+}
+
+bool KeyIs(std::string_view key, absl::string_view name) {
+  return absl::EqualsIgnoreCase(absl::string_view(key.data(), key.size()), name);
+}
+
+bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// A field's key. Keys without a backslash (nearly all) are read in place; the rest are unescaped, which
+// also checks their escapes. Stage 1 has checked UTF-8 and control characters for the whole body.
+simdjson::error_code KeyOf(simdjson::simdjson_result<od::field>& result, std::string_view* key, od::value* value) {
+  od::field field;
+  if (simdjson::error_code e = std::move(result).get(field)) return e;
+  const char* raw = field.key().raw();
+  // Stage 1 found the closing quote, and strings hold no NUL, so strchr stops there (or at an escaped
+  // quote, after a backslash).
+  const char* quote = std::strchr(raw, '"');
+  if (quote != nullptr && std::memchr(raw, '\\', static_cast<size_t>(quote - raw)) == nullptr) {
+    *key = std::string_view(raw, static_cast<size_t>(quote - raw));
+  } else if (simdjson::error_code e = field.unescaped_key().get(*key)) {
+    return e;
+  }
+  *value = std::move(field).value();
+  return simdjson::SUCCESS;
+}
+
+// A string value: unescaped (checking its escapes) only when it has any.
+simdjson::error_code CheckString(od::value& value) {
+  const std::string_view token = value.raw_json_token();  // the quoted string and the spaces after it
+  if (token.find('\\') == std::string_view::npos) return value.get_raw_json_string().error();
+  return value.get_string().error();
+}
+
+// Calls f(key, value) for each field of an object value, f(value) for each element of an array value.
+template <typename F>
+simdjson::error_code ForEachField(od::value& value, F f) {
+  od::object object;
+  if (simdjson::error_code e = value.get_object().get(object)) return e;
+  for (auto field : object) {
+    std::string_view key;
+    od::value child;
+    if (simdjson::error_code e = KeyOf(field, &key, &child)) return e;
+    if (simdjson::error_code e = f(key, child)) return e;
+  }
+  return simdjson::SUCCESS;
+}
+template <typename F>
+simdjson::error_code ForEachElement(od::value& value, F f) {
+  od::array array;
+  if (simdjson::error_code e = value.get_array().get(array)) return e;
+  for (auto element : array) {
+    od::value child;
+    if (simdjson::error_code e = element.get(child)) return e;
+    if (simdjson::error_code e = f(child)) return e;
+  }
+  return simdjson::SUCCESS;
+}
+
+// Walks `value` to its end, reading every scalar, so that anything malformed in it is an error.
+simdjson::error_code Check(od::value value) {
+  od::json_type type;
+  if (simdjson::error_code e = value.type().get(type)) return e;
+  switch (type) {
+    case od::json_type::object:
+      return ForEachField(value, [](std::string_view, od::value& child) { return Check(child); });
+    case od::json_type::array: return ForEachElement(value, [](od::value& child) { return Check(child); });
+    // Not get_number(): in simdjson 3.0 it does not move past the number. Any valid JSON number reads as a
+    // double (an integer beyond 64 bits too), so this checks the syntax alone.
+    case od::json_type::number: return value.get_double().error();
+    case od::json_type::string: return CheckString(value);
+    case od::json_type::boolean: return value.get_bool().error();
+    case od::json_type::null: return value.is_null().error();
+  }
+  return simdjson::TAPE_ERROR;
+}
+
+// Where a value lies in the padded body: from its first byte to the token after it, less the whitespace
+// between. `consume` must read the value to its end.
+template <typename Consume>
+simdjson::error_code Span(od::document& doc, od::value& value, std::string_view* span, Consume consume) {
+  const char* begin = value.raw_json_token().data();
+  if (simdjson::error_code e = consume()) return e;
+  const char* end = nullptr;
+  if (simdjson::error_code e = doc.current_location().get(end)) return e;
+  while (end > begin && IsJsonSpace(end[-1])) --end;
+  *span = std::string_view(begin, static_cast<size_t>(end - begin));
+  return simdjson::SUCCESS;
+}
+
+// A string member read in passing: its last occurrence wins, null clears it, another type makes it
+// nullopt (the decoder will say what is wrong).
+simdjson::error_code ReadLenientString(od::value& value, std::optional<std::string>* out) {
+  od::json_type type;
+  if (simdjson::error_code e = value.type().get(type)) return e;
+  if (type == od::json_type::string) {
+    std::string_view text;
+    if (simdjson::error_code e = value.get_string().get(text)) return e;
+    *out = std::string(text);
+    return simdjson::SUCCESS;
+  }
+  *out = type == od::json_type::null ? std::optional<std::string>(std::string()) : std::nullopt;
+  return Check(value);
+}
+
+struct NodeItem {
+  std::string_view span;
+  std::optional<std::string> name;  // nullopt: not a string
+  std::optional<std::string> resource_version;
+};
+
+// One element of Nodes.items: its span, and metadata.name / resourceVersion if they are strings.
+simdjson::error_code WalkNode(od::document& doc, od::value& value, NodeItem* item) {
+  item->name = item->resource_version = std::string();
+  const auto metadata_field = [&](std::string_view key, od::value& child) {
+    return key == "name"              ? ReadLenientString(child, &item->name)
+           : key == "resourceVersion" ? ReadLenientString(child, &item->resource_version)
+                                      : Check(child);
+  };
+  const auto node_field = [&](std::string_view key, od::value& child) -> simdjson::error_code {
+    if (key != "metadata") return Check(child);
+    item->name = item->resource_version = std::string();
+    od::json_type type;
+    if (simdjson::error_code e = child.type().get(type)) return e;
+    if (type == od::json_type::object) return ForEachField(child, metadata_field);
+    if (type != od::json_type::null) item->name.reset();
+    return Check(child);
+  };
+  return Span(doc, value, &item->span, [&]() -> simdjson::error_code {
+    od::json_type type;
+    if (simdjson::error_code e = value.type().get(type)) return e;
+    return type == od::json_type::object ? ForEachField(value, node_field) : Check(value);
+  });
+}
+
+// What the walk found at the top level, errors of shape included; a key given twice keeps its last value.
+struct ArgsWalk {
+  std::optional<od::json_type> top;
+  std::optional<std::string_view> pod;  // absent or null: nullopt
+  bool has_nodes = false;
+  absl::Status nodes_error;
+  std::vector<NodeItem> items;
+  bool has_names = false;
+  absl::Status names_error;
+  std::vector<std::string> names;
+};
+
+// `value` when it has type `want`; else records `error` (unless null, which reads as absent) and checks
+// it. Returns whether the caller should read the value.
+simdjson::error_code ExpectType(od::value& value, od::json_type want, absl::string_view path,
+                                absl::string_view expected, absl::Status* error, bool* present, bool* read) {
+  od::json_type type;
+  if (simdjson::error_code e = value.type().get(type)) return e;
+  *present = type != od::json_type::null;
+  *read = type == want;
+  if (*read) return simdjson::SUCCESS;
+  if (*present) *error = absl::InvalidArgumentError(absl::StrCat(path, ": expected ", expected, ", found ", TypeName(type)));
+  return Check(value);
+}
+
+simdjson::error_code WalkNodes(od::document& doc, od::value& value, ArgsWalk* walk) {
+  walk->nodes_error = absl::OkStatus();
+  walk->items.clear();
+  bool read = false;
+  if (simdjson::error_code e = ExpectType(value, od::json_type::object, "Nodes", "a NodeList object",
+                                          &walk->nodes_error, &walk->has_nodes, &read)) {
+    return e;
+  }
+  if (!read) return simdjson::SUCCESS;
+  return ForEachField(value, [&](std::string_view key, od::value& child) -> simdjson::error_code {
+    if (!KeyIs(key, "items")) return Check(child);
+    walk->nodes_error = absl::OkStatus();
+    walk->items.clear();
+    bool present = false, is_array = false;
+    if (simdjson::error_code e = ExpectType(child, od::json_type::array, "Nodes.items", "an array",
+                                            &walk->nodes_error, &present, &is_array)) {
+      return e;
+    }
+    if (!is_array) return simdjson::SUCCESS;
+    return ForEachElement(child, [&](od::value& item) { return WalkNode(doc, item, &walk->items.emplace_back()); });
+  });
+}
+
+simdjson::error_code WalkNames(od::value& value, ArgsWalk* walk) {
+  walk->names_error = absl::OkStatus();
+  walk->names.clear();
+  bool read = false;
+  if (simdjson::error_code e = ExpectType(value, od::json_type::array, "NodeNames", "an array", &walk->names_error,
+                                          &walk->has_names, &read)) {
+    return e;
+  }
+  if (!read) return simdjson::SUCCESS;
+  size_t i = 0;
+  return ForEachElement(value, [&](od::value& name) -> simdjson::error_code {
+    const std::string path = absl::StrCat("NodeNames[", i++, "]");
+    absl::Status error;
+    bool present = false, is_string = false;
+    if (simdjson::error_code e =
+            ExpectType(name, od::json_type::string, path, "a string", &error, &present, &is_string)) {
+      return e;
+    }
+    if (!is_string) {
+      if (!present) error = absl::InvalidArgumentError(absl::StrCat(path, ": expected a string, found null"));
+      if (walk->names_error.ok()) walk->names_error = error;
+      return simdjson::SUCCESS;
+    }
+    std::string_view text;
+    if (simdjson::error_code e = name.get_string().get(text)) return e;
+    walk->names.emplace_back(text);
+    return simdjson::SUCCESS;
+  });
+}
+
+simdjson::error_code WalkArgs(od::document& doc, ArgsWalk* walk) {
+  od::json_type type;
+  if (simdjson::error_code e = doc.type().get(type)) return e;
+  walk->top = type;
+  switch (type) {
+    case od::json_type::object:
+    case od::json_type::array: break;
+    // A scalar document is not a value to simdjson: read at the root.
+    case od::json_type::number: return doc.get_double().error();
+    case od::json_type::string: return doc.get_string().error();
+    case od::json_type::boolean: return doc.get_bool().error();
+    case od::json_type::null: return doc.is_null().error();
+  }
+  od::value top;
+  if (simdjson::error_code e = doc.get_value().get(top)) return e;
+  if (type == od::json_type::array) return Check(top);
+  return ForEachField(top, [&](std::string_view key, od::value& value) -> simdjson::error_code {
+    if (KeyIs(key, "Nodes")) return WalkNodes(doc, value, walk);
+    if (KeyIs(key, "NodeNames")) return WalkNames(value, walk);
+    if (!KeyIs(key, "Pod")) return Check(value);
+    od::json_type pod_type;
+    if (simdjson::error_code e = value.type().get(pod_type)) return e;
+    std::string_view span;
+    if (simdjson::error_code e = Span(doc, value, &span, [&] { return Check(value); })) return e;
+    walk->pod = pod_type == od::json_type::null ? std::nullopt : std::optional<std::string_view>(span);
+    return simdjson::SUCCESS;
+  });
+}
+
+// A parser keeps buffers sized for the largest body it parsed (about 1.7 times its size once touched).
+// Bodies up to kThreadParserBytes use one kept per thread; larger ones the one spare parser, or a parser
+// of their own while another request holds the spare: fresh buffers cost a page fault per 4 KiB, which
+// for a 40 MiB body is more than the parse itself.
+constexpr size_t kThreadParserBytes = 2 << 20;
+
+class ParserLease {
+ public:
+  explicit ParserLease(size_t bytes) {
+    if (bytes <= kThreadParserBytes) {
+      thread_local od::parser per_thread;
+      parser_ = &per_thread;
+    } else if (SpareMu().try_lock()) {
+      lock_ = std::unique_lock<std::mutex>(SpareMu(), std::adopt_lock);
+      parser_ = &Spare();
+    } else {
+      own_ = std::make_unique<od::parser>();
+      parser_ = own_.get();
+    }
+  }
+  od::parser& operator*() { return *parser_; }
+
+ private:
+  static std::mutex& SpareMu() {
+    static std::mutex mu;
+    return mu;
+  }
+  static od::parser& Spare() {
+    static od::parser* spare = new od::parser();  // never destroyed: threads may parse during exit
+    return *spare;
+  }
+  od::parser* parser_ = nullptr;
+  std::unique_lock<std::mutex> lock_;
+  std::unique_ptr<od::parser> own_;
+};
+
+absl::StatusOr<kube::Node> DecodeNodeBytes(absl::string_view raw, size_t index) {
+  const std::string path = absl::StrCat("Nodes.items[", index, "]");
+  const Json json = Json::parse(raw.begin(), raw.end(), /*cb=*/nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return absl::InvalidArgumentError("ExtenderArgs: malformed JSON");
+  if (!json.is_object()) return TypeError(path, "an object", json);
+  absl::StatusOr<kube::Node> node = NodeFromJson(json);
+  if (!node.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ".", node.status().message()));
+  if (node->metadata.name.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ".metadata.name: missing"));
+  return node;
+}
+
 }  // namespace
 
-absl::StatusOr<ExtenderArgs> ParseExtenderArgs(absl::string_view body) {
-  absl::StatusOr<Json> json = ParseObject(body, "ExtenderArgs");
-  if (!json.ok()) return json.status();
-  ExtenderArgs args;
-  absl::StatusOr<kube::Pod> pod = ReadPod(*json);
-  if (!pod.ok()) return pod.status();
-  args.pod = *std::move(pod);
-  if (Json* nodes = Member(*json, "Nodes"); nodes != nullptr) {
-    absl::StatusOr<std::vector<NodeArg>> read = ReadNodes(*nodes);
-    if (!read.ok()) return read.status();
-    args.nodes = *std::move(read);
+absl::StatusOr<kube::Node> DecodeNodeArg(const NodeArg& arg, size_t index) { return DecodeNodeBytes(arg.raw, index); }
+
+absl::StatusOr<ExtenderArgs> ParseExtenderArgs(const std::string& body, const NodeIsCurrent& is_current) {
+  const absl::Status malformed = absl::InvalidArgumentError("ExtenderArgs: malformed JSON");
+  // simdjson reads up to SIMDJSON_PADDING bytes past the end: the string's spare capacity when it has
+  // enough (the HTTP server reserves it), else a copy.
+  std::optional<simdjson::padded_string> copy;
+  simdjson::padded_string_view padded(body);
+  if (padded.padding() < simdjson::SIMDJSON_PADDING) padded = copy.emplace(body.data(), body.size());
+  ParserLease parser(body.size());
+  ArgsWalk walk;
+  {
+    od::document doc;
+    if ((*parser).iterate(padded).get(doc) != simdjson::SUCCESS) return malformed;
+    if (WalkArgs(doc, &walk) != simdjson::SUCCESS) return malformed;
+    // Nothing may follow the value (the location is past the end only there).
+    if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) return malformed;
   }
-  if (const Json* names = Member(*json, "NodeNames"); names != nullptr) {
-    absl::StatusOr<std::vector<std::string>> read = ReadStrings(*names, "NodeNames");
-    if (!read.ok()) return read.status();
-    args.node_names = *std::move(read);
+  if (walk.top != od::json_type::object) {
+    return absl::InvalidArgumentError(absl::StrCat("ExtenderArgs: expected a JSON object, found ", TypeName(*walk.top)));
+  }
+  // Spans found in the padded copy, as views into `body`.
+  const auto in_body = [&](std::string_view span) {
+    return absl::string_view(body).substr(static_cast<size_t>(span.data() - padded.data()), span.size());
+  };
+
+  ExtenderArgs args;
+  {
+    std::optional<Json> pod;
+    if (walk.pod) {
+      const absl::string_view raw = in_body(*walk.pod);
+      pod = Json::parse(raw.begin(), raw.end(), /*cb=*/nullptr, /*allow_exceptions=*/false);
+      if (pod->is_discarded()) return malformed;
+    }
+    absl::StatusOr<kube::Pod> decoded = ReadPod(pod ? &*pod : nullptr);
+    if (!decoded.ok()) return decoded.status();
+    args.pod = *std::move(decoded);
+  }
+  if (walk.has_nodes) {
+    if (!walk.nodes_error.ok()) return walk.nodes_error;
+    std::vector<NodeArg>& nodes = args.nodes.emplace();
+    nodes.reserve(walk.items.size());
+    for (size_t i = 0; i < walk.items.size(); ++i) {
+      NodeItem& item = walk.items[i];
+      NodeArg& arg = nodes.emplace_back();
+      arg.raw = in_body(item.span);
+      if (item.name && !item.name->empty() && item.resource_version && !item.resource_version->empty() &&
+          is_current && is_current(*item.name, *item.resource_version)) {
+        arg.name = *std::move(item.name);
+        arg.resource_version = *std::move(item.resource_version);
+        continue;
+      }
+      absl::StatusOr<kube::Node> node = DecodeNodeBytes(arg.raw, i);
+      if (!node.ok()) return node.status();
+      arg.name = node->metadata.name;
+      arg.resource_version = node->metadata.resource_version;
+      arg.node = *std::move(node);
+    }
+  }
+  if (walk.has_names) {
+    if (!walk.names_error.ok()) return walk.names_error;
+    args.node_names = std::move(walk.names);
   }
   return args;
 }
-
 absl::StatusOr<ExtenderBindingArgs> ParseBindingArgs(absl::string_view body) {
   absl::StatusOr<Json> json = ParseObject(body, "ExtenderBindingArgs");
   if (!json.ok()) return json.status();
@@ -153,7 +481,7 @@ absl::StatusOr<ExtenderPreemptionArgs> ParsePreemptionArgs(absl::string_view bod
   absl::StatusOr<Json> json = ParseObject(body, "ExtenderPreemptionArgs");
   if (!json.ok()) return json.status();
   ExtenderPreemptionArgs args;
-  absl::StatusOr<kube::Pod> pod = ReadPod(*json);
+  absl::StatusOr<kube::Pod> pod = ReadPod(Member(*json, "Pod"));
   if (!pod.ok()) return pod.status();
   args.pod = *std::move(pod);
   for (auto [key, full_pods] : {std::pair{"NodeNameToVictims", true}, std::pair{"NodeNameToMetaVictims", false}}) {
@@ -176,15 +504,18 @@ std::string SerializeFilterResult(const ExtenderFilterResult& result) {
   out["FailedAndUnresolvableNodes"] = result.failed_and_unresolvable_nodes;
   out["Error"] = result.error;
   std::string text = out.dump(-1, ' ', false, Json::error_handler_t::replace);
-  // "Nodes" is written by hand, each passing node dumped where it lies rather than copied into `out`
-  // first. The bytes are what dump() of the whole object gives: keys sorted, so "Nodes" comes last and
-  // "items" before "metadata".
+  // "Nodes" is written by hand, after the keys above as dump() would sort it, each passing node copied
+  // as the bytes kube-scheduler sent (a valid JSON object: ParseExtenderArgs checked it).
   text.pop_back();  // the closing brace
   if (result.nodes) {
+    size_t size = text.size() + 32;
+    for (absl::string_view raw : *result.nodes) size += raw.size() + 1;
+    text.reserve(size);
     text.append(",\"Nodes\":{\"items\":[");
     for (size_t i = 0; i < result.nodes->size(); ++i) {
       if (i > 0) text.push_back(',');
-      text.append((*result.nodes)[i]->dump(-1, ' ', false, Json::error_handler_t::replace));
+      const absl::string_view raw = (*result.nodes)[i];
+      text.append(raw.data(), raw.size());
     }
     text.append("],\"metadata\":{}}}");
   } else {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,11 +17,15 @@ namespace topofit::codec {
 // kube-scheduler's extender v1 wire types (k8s.io/kube-scheduler/extender/v1). The Go structs have no
 // json tags, so keys are the capitalized field names; Go decodes them case-insensitively, and so do we.
 
-// A node as sent in ExtenderArgs.Nodes.items: decoded, and kept as sent so that a filter reply with
-// `Nodes` (nodeCacheCapable: false) returns exactly the objects kube-scheduler gave.
+// A node as sent in ExtenderArgs.Nodes.items: its name and resourceVersion, its bytes as sent (so that a
+// filter reply with `Nodes`, nodeCacheCapable: false, returns exactly the objects kube-scheduler gave), and
+// the decoded object unless the caller already holds the node at this resourceVersion (see
+// ParseExtenderArgs).
 struct NodeArg {
-  kube::Node node;
-  nlohmann::json raw;
+  std::string name;              // metadata.name, never empty
+  std::string resource_version;  // metadata.resourceVersion, may be empty
+  std::optional<kube::Node> node;
+  absl::string_view raw;  // a view into the body given to ParseExtenderArgs
 };
 
 // ExtenderArgs: the filter and prioritize request. Exactly one of `nodes` (nodeCacheCapable: false) and
@@ -33,7 +38,7 @@ struct ExtenderArgs {
 
 // ExtenderFilterResult. Answer in the form asked: `nodes` for a Nodes request, `node_names` for NodeNames.
 struct ExtenderFilterResult {
-  std::optional<std::vector<const nlohmann::json*>> nodes;  // the passing nodes' raw objects
+  std::optional<std::vector<absl::string_view>> nodes;  // the passing nodes' bytes (NodeArg::raw)
   std::optional<std::vector<std::string>> node_names;
   std::map<std::string, std::string> failed_nodes;
   std::map<std::string, std::string> failed_and_unresolvable_nodes;
@@ -65,7 +70,22 @@ struct ExtenderPreemptionArgs {
   std::map<std::string, MetaVictims> victims;
 };
 
-absl::StatusOr<ExtenderArgs> ParseExtenderArgs(absl::string_view body);
+// True when the caller holds node `name` at this non-empty resourceVersion: decoding it again would tell
+// it nothing (the API server gives an object a new resourceVersion whenever it changes).
+using NodeIsCurrent = std::function<bool(absl::string_view name, absl::string_view resource_version)>;
+
+// Decodes ExtenderArgs without building a document: the whole body is checked to be JSON (malformed
+// anywhere is an error, as a DOM parse would find), the Pod and each node that is not current are decoded
+// with PodFromJson / NodeFromJson, and the other nodes' bytes are only located. The result's NodeArg::raw
+// views point into `body`, which must outlive the result; a body with SIMDJSON_PADDING (64) bytes of spare
+// capacity is parsed in place, others are copied first. Errors name their path (`Nodes.items[3].status
+// .allocatable["nvidia.com/gpu"]: ...`), reported in this order: malformed JSON, Pod, Nodes, NodeNames.
+// Keys of ExtenderArgs and of the NodeList match case-insensitively, as Go's decoder does; a key given
+// twice reads as its last occurrence.
+absl::StatusOr<ExtenderArgs> ParseExtenderArgs(const std::string& body, const NodeIsCurrent& is_current = nullptr);
+// Decodes one node of a request that ParseExtenderArgs left undecoded (the state changed since it looked);
+// errors as ParseExtenderArgs would give them for Nodes.items[index].
+absl::StatusOr<kube::Node> DecodeNodeArg(const NodeArg& arg, size_t index);
 absl::StatusOr<ExtenderBindingArgs> ParseBindingArgs(absl::string_view body);
 absl::StatusOr<ExtenderPreemptionArgs> ParsePreemptionArgs(absl::string_view body);
 

@@ -21,17 +21,39 @@ Extender::Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube, Ex
                    spdlog::logger& log)
     : state_(state), ledger_(ledger), kube_(kube), metrics_(metrics), log_(log) {}
 
+absl::StatusOr<codec::ExtenderArgs> Extender::ParseArgs(const std::string& body) const {
+  return codec::ParseExtenderArgs(body, [this](absl::string_view name, absl::string_view resource_version) {
+    return state_.IsCurrent(name, resource_version);
+  });
+}
+
 absl::StatusOr<Extender::RequestNodes> Extender::NodesOf(const codec::ExtenderArgs& args) {
   RequestNodes out;
   std::vector<std::string> unknown;
   if (args.nodes) {
-    for (const codec::NodeArg& arg : *args.nodes) {
-      if (absl::Status learned = state_.UpsertNode(arg.node); !learned.ok()) {
-        out.unresolved[arg.node.metadata.name] = absl::StrCat("topofit: ", learned.message());
+    for (size_t i = 0; i < args.nodes->size(); ++i) {
+      const codec::NodeArg& arg = (*args.nodes)[i];
+      const kube::Node* node = arg.node ? &*arg.node : nullptr;
+      std::optional<kube::Node> decoded;
+      if (node == nullptr && !state_.IsCurrent(arg.name, arg.resource_version)) {
+        // Another request changed the node since this one was parsed: learn it from this request after all.
+        absl::StatusOr<kube::Node> late = codec::DecodeNodeArg(arg, i);
+        if (!late.ok()) return late.status();
+        node = &decoded.emplace(*std::move(late));
+      }
+      if (node != nullptr) {
+        if (absl::Status learned = state_.UpsertNode(*node); !learned.ok()) {
+          out.unresolved[arg.name] = absl::StrCat("topofit: ", learned.message());
+          continue;
+        }
+      }
+      std::shared_ptr<const NodeGpuSnapshot> snapshot = state_.Snapshot(arg.name);
+      if (snapshot == nullptr) {  // removed meanwhile
+        out.unresolved[arg.name] = "topofit: node removed while the request was served";
         continue;
       }
-      out.snapshots.push_back(state_.Snapshot(arg.node.metadata.name));
-      out.raw.push_back(&arg.raw);
+      out.snapshots.push_back(std::move(snapshot));
+      out.raw.push_back(arg.raw);
     }
   } else if (args.node_names) {
     for (const std::string& name : *args.node_names) {

@@ -31,6 +31,10 @@ class Extender {
   Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube, ExtenderMetrics& metrics,
            spdlog::logger& log);
 
+  // Decodes the body of a filter or prioritize request; nodes the state holds at the same resourceVersion
+  // are located but not decoded (codec::ParseExtenderArgs). The result views into `body`.
+  absl::StatusOr<codec::ExtenderArgs> ParseArgs(const std::string& body) const;
+
   absl::StatusOr<codec::ExtenderFilterResult> Filter(const codec::ExtenderArgs& args);
   absl::StatusOr<std::vector<codec::HostPriority>> Prioritize(const codec::ExtenderArgs& args);
   // An empty string on success, else the error for ExtenderBindingResult.Error.
@@ -49,7 +53,7 @@ class Extender {
   // `unresolved` with the reason.
   struct RequestNodes {
     std::vector<std::shared_ptr<const NodeGpuSnapshot>> snapshots;  // in request order
-    std::vector<const nlohmann::json*> raw;                         // parallel, for Nodes requests
+    std::vector<absl::string_view> raw;                             // parallel, for Nodes requests
     std::map<std::string, std::string> unresolved;
   };
   absl::StatusOr<RequestNodes> NodesOf(const codec::ExtenderArgs& args);

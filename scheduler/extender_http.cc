@@ -71,11 +71,11 @@ HttpResponse ReportPod(Extender& extender, const HttpRequest& request) {
 
 void RegisterExtenderRoutes(server::HttpServer& server, Extender& extender, std::string admin_token) {
   server.Handle("POST", "/filter", [&extender](const HttpRequest& request) {
-    return Serve(request, codec::ParseExtenderArgs, [&](const codec::ExtenderArgs& a) { return extender.Filter(a); },
-                 codec::SerializeFilterResult);
+    return Serve(request, [&](const std::string& body) { return extender.ParseArgs(body); },
+                 [&](const codec::ExtenderArgs& a) { return extender.Filter(a); }, codec::SerializeFilterResult);
   });
   server.Handle("POST", "/prioritize", [&extender](const HttpRequest& request) {
-    return Serve(request, codec::ParseExtenderArgs,
+    return Serve(request, [&](const std::string& body) { return extender.ParseArgs(body); },
                  [&](const codec::ExtenderArgs& a) { return extender.Prioritize(a); }, codec::SerializeHostPriorityList);
   });
   server.Handle("POST", "/bind", [&extender](const HttpRequest& request) {

@@ -48,6 +48,13 @@ class InMemoryGpuState final : public GpuState {
     return absl::OkStatus();
   }
 
+  bool IsCurrent(absl::string_view node, absl::string_view resource_version) const override {
+    if (resource_version.empty()) return false;
+    std::shared_lock<std::shared_mutex> read(mu_);
+    auto it = nodes_.find(node);
+    return it != nodes_.end() && it->second.resource_version == resource_version;
+  }
+
   void RemoveNode(absl::string_view node) override {
     std::unique_lock<std::shared_mutex> write(mu_);
     auto it = nodes_.find(node);

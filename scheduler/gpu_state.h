@@ -49,6 +49,9 @@ class GpuState {
   // has not changed. InvalidArgument when its topology cannot be resolved.
   virtual absl::Status UpsertNode(const kube::Node& node) = 0;
   virtual void RemoveNode(absl::string_view node) = 0;
+  // True when the node is known at this non-empty resourceVersion, so that UpsertNode of it would change
+  // nothing: a request may then skip decoding the node.
+  virtual bool IsCurrent(absl::string_view node, absl::string_view resource_version) const = 0;
 
   // nullptr for a node never seen.
   virtual std::shared_ptr<const NodeGpuSnapshot> Snapshot(absl::string_view node) const = 0;

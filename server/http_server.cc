@@ -226,7 +226,9 @@ struct HttpServer::Impl {
       if (!absl::SimpleAtoi(length, &n)) return 400;
       // Refused from the header alone: httplib's own limit would read the whole body to discard it.
       if (n > max) return 413;
-      body.reserve(n);
+      // 64 bytes more: room that a parser may read past the end (simdjson's padding), so the extender
+      // parses a large body where it lies instead of copying it.
+      body.reserve(n + 64);
     }
     if (!chunked && length.empty() && req.method == "DELETE") return 0;  // httplib reads nothing here
     bool too_large = false;

@@ -1,0 +1,180 @@
+#include "codec/extender_json.h"
+
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/kube/status_matchers.h"
+
+namespace topofit::codec {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kPod[] = R"({"metadata": {"name": "p", "namespace": "ml", "uid": "u1"},
+  "spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": "2"}}}]}})";
+
+std::string Node(const std::string& name, const std::string& version) {
+  return json{{"metadata", {{"name", name}, {"resourceVersion", version}, {"labels", {{"a", "b"}}}}},
+              {"status", {{"allocatable", {{"nvidia.com/gpu", "8"}}}}}}
+      .dump();
+}
+
+TEST_CASE("ParseExtenderArgs calls malformed exactly what a JSON parser rejects", "[extender_json]") {
+  // Each body as a whole; the verdict must be nlohmann's (json::accept), wherever the fault is: in the
+  // Pod, in a node that is only located, in a field nobody reads.
+  const std::string node = Node("n1", "7");
+  const std::vector<std::string> bodies = {
+      "",
+      "   ",
+      "{",
+      "}",
+      "{}",
+      "{} {}",
+      "{}x",
+      "[1,2]",
+      "[1,]",
+      "5",
+      "5x",
+      "\"s\"",
+      "nul",
+      "null",
+      "true",
+      "tru",
+      R"({"Pod": {}, "x": 01})",
+      R"({"Pod": {}, "x": 1.})",
+      R"({"Pod": {}, "x": -})",
+      R"({"Pod": {}, "x": 1e})",
+      R"({"Pod": {}, "x": 123456789012345678901234567890})",
+      R"({"Pod": {}, "x": 1.5e300})",
+      R"({"Pod": {}, "x": [1 2]})",
+      R"({"Pod": {}, "x": {"a" 1}})",
+      R"({"Pod": {}, "x": {"a": 1,}})",
+      R"({"Pod": {}, "x": {"a": 1 "b": 2}})",
+      R"({"Pod": {}, "x": "\q"})",
+      R"({"Pod": {}, "x": "\u12"})",
+      R"({"Pod": {}, "x": "\ud83d\ude00"})",
+      R"({"Pod": {}, "x": "tab	inside"})",
+      "{\"Pod\": {}, \"x\": \"\xff\"}",
+      R"({"Pod": {}, "x": nulll})",
+      R"({"Pod": {}, "x": falsey})",
+      R"({"Pod": {}, "x": [true, false, null]})",
+      R"({"Pod": {"metadata": {"name": tru}}})",
+      R"({"Pod": {}, "Nodes": {"items": [)" + node + R"(, {"metadata": {"name": "n2", "x": [1,,2]}}]}})",
+      R"({"Pod": {}, "Nodes": {"items": [)" + node + R"(, {"spec": {"taints": [{]}}}]}})",
+      R"({"Pod": {}, "Nodes": {"items": [)" + node + R"(]}})",
+      R"({"Pod": {}, "Nodes": {"items": [)" + node + R"(], "metadata": {"x": 1e5}}})",
+      R"({"Pod": {}, "NodeNames": ["a", "b"]})",
+      R"({"Pod": {}, "NodeNames": ["a" "b"]})",
+      R"({"Pod": {}, "NodeNames": ["a", ]})",
+  };
+  for (const std::string& body : bodies) {
+    INFO(body);
+    // Every node is "current", so none is decoded: only the check of the whole body can find faults.
+    const absl::StatusOr<ExtenderArgs> args =
+        ParseExtenderArgs(body, [](absl::string_view, absl::string_view) { return true; });
+    const bool malformed = !args.ok() && args.status().message() == "ExtenderArgs: malformed JSON";
+    CHECK(malformed == !json::accept(body));
+  }
+}
+
+TEST_CASE("ParseExtenderArgs locates each node's bytes and decodes only the nodes not current",
+          "[extender_json]") {
+  const std::string n1 = Node("n1", "7"), n2 = Node("n2", "3");
+  const std::string body = std::string(R"({"Pod": )") + kPod + R"(, "Nodes": {"items": [ )" + n1 + " ,\n" + n2 +
+                           R"(]}, "NodeNames": null})";
+  SECTION("nothing current: every node decoded") {
+    const absl::StatusOr<ExtenderArgs> args = ParseExtenderArgs(body);
+    REQUIRE_OK(args);
+    CHECK(args->pod.metadata.name == "p");
+    REQUIRE(args->nodes);
+    REQUIRE(args->nodes->size() == 2);
+    CHECK((*args->nodes)[0].raw == n1);
+    CHECK((*args->nodes)[1].raw == n2);
+    REQUIRE((*args->nodes)[1].node);
+    CHECK((*args->nodes)[1].node->metadata.labels.at("a") == "b");
+    CHECK((*args->nodes)[1].node->status.allocatable.at("nvidia.com/gpu") == 8000);
+    CHECK((*args->nodes)[1].name == "n2");
+    CHECK((*args->nodes)[1].resource_version == "3");
+    CHECK_FALSE(args->node_names);
+  }
+  SECTION("a node current at its resourceVersion is located, not decoded") {
+    std::vector<std::string> asked;
+    const absl::StatusOr<ExtenderArgs> args =
+        ParseExtenderArgs(body, [&](absl::string_view name, absl::string_view version) {
+          asked.push_back(std::string(name) + "@" + std::string(version));
+          return name == "n1";
+        });
+    REQUIRE_OK(args);
+    CHECK(asked == std::vector<std::string>{"n1@7", "n2@3"});
+    CHECK_FALSE((*args->nodes)[0].node);
+    CHECK((*args->nodes)[0].name == "n1");
+    CHECK((*args->nodes)[0].resource_version == "7");
+    CHECK((*args->nodes)[0].raw == n1);
+    CHECK((*args->nodes)[1].node);
+    const absl::StatusOr<kube::Node> late = DecodeNodeArg((*args->nodes)[0], 0);
+    REQUIRE_OK(late);
+    CHECK(late->metadata.labels.at("a") == "b");
+  }
+  SECTION("the filter reply copies the passing nodes' bytes") {
+    const absl::StatusOr<ExtenderArgs> args = ParseExtenderArgs(body);
+    REQUIRE_OK(args);
+    ExtenderFilterResult result;
+    result.nodes.emplace({(*args->nodes)[1].raw});
+    result.failed_nodes["n1"] = "why";
+    const std::string reply = SerializeFilterResult(result);
+    CHECK(reply == R"({"Error":"","FailedAndUnresolvableNodes":{},"FailedNodes":{"n1":"why"},"NodeNames":null,)"
+                   R"("Nodes":{"items":[)" + n2 + R"(],"metadata":{}}})");
+    CHECK(json::parse(reply)["Nodes"]["items"][0] == json::parse(n2));
+  }
+}
+
+TEST_CASE("ParseExtenderArgs errors name their path", "[extender_json]") {
+  struct Row {
+    const char* name;
+    std::string body;
+    const char* message;
+  };
+  const Row rows[] = {
+      {"not an object", "[1]", "ExtenderArgs: expected a JSON object, found array"},
+      {"no pod", R"({"NodeNames": []})", "Pod: missing"},
+      {"null pod", R"({"Pod": null, "NodeNames": []})", "Pod: missing"},
+      {"pod of the wrong type", R"({"Pod": 5})", "Pod: expected an object, found number"},
+      {"pod field of the wrong type", R"({"Pod": {"spec": {"nodeName": 3}}})",
+       "Pod.spec.nodeName: expected a string, found number"},
+      {"nodes not a list", R"({"Pod": {}, "Nodes": []})", "Nodes: expected a NodeList object, found array"},
+      {"items not an array", R"({"Pod": {}, "Nodes": {"items": {}}})", "Nodes.items: expected an array, found object"},
+      {"item not an object", R"({"Pod": {}, "Nodes": {"items": [)" + Node("n1", "1") + R"(, "n2"]}})",
+       "Nodes.items[1]: expected an object, found string"},
+      {"node without a name", R"({"Pod": {}, "Nodes": {"items": [{"metadata": {"resourceVersion": "1"}}]}})",
+       "Nodes.items[0].metadata.name: missing"},
+      {"node field of the wrong type", R"({"Pod": {}, "Nodes": {"items": [{"metadata": {"name": 1}}]}})",
+       "Nodes.items[0].metadata.name: expected a string, found number"},
+      {"bad allocatable",
+       R"({"Pod": {}, "Nodes": {"items": [{"metadata": {"name": "n"}, "status": {"allocatable": {"nvidia.com/gpu": "x"}}}]}})",
+       R"(Nodes.items[0].status.allocatable["nvidia.com/gpu"]: )"},
+      {"names not an array", R"({"Pod": {}, "NodeNames": "n1"})", "NodeNames: expected an array, found string"},
+      {"name not a string", R"({"Pod": {}, "NodeNames": ["a", 2, null]})", "NodeNames[1]: expected a string, found number"},
+      {"the pod's error first", R"({"Nodes": [], "Pod": 1})", "Pod: expected an object"},
+      {"the nodes' error before the names'", R"({"NodeNames": 1, "Nodes": 1, "Pod": {}})", "Nodes: expected"},
+  };
+  for (const Row& row : rows) {
+    SECTION(row.name) {
+      CHECK_STATUS(ParseExtenderArgs(row.body), absl::StatusCode::kInvalidArgument, row.message);
+    }
+  }
+  SECTION("keys are matched case-insensitively, the last occurrence wins, null is absent") {
+    const absl::StatusOr<ExtenderArgs> args =
+        ParseExtenderArgs(R"({"pod": {"metadata": {"name": "a"}}, "POD": {"metadata": {"name": "b"}},
+                              "nodenames": ["x"], "Nodes": null})");
+    REQUIRE_OK(args);
+    CHECK(args->pod.metadata.name == "b");
+    CHECK(args->node_names == std::vector<std::string>{"x"});
+    CHECK_FALSE(args->nodes);
+  }
+}
+
+}  // namespace
+}  // namespace topofit::codec
