@@ -143,6 +143,36 @@ absl::StatusCode CodeForHttp(int http_status, absl::string_view reason) {
 
 bool Retriable(int http_status) { return http_status == 429 || http_status >= 500; }
 
+constexpr char kHttpStatusPayload[] = "topofit.io/kubeclient/http-status";
+constexpr char kRetryAfterPayload[] = "topofit.io/kubeclient/retry-after";
+
+// The same status with another message, keeping its payloads.
+absl::Status WithMessage(const absl::Status& status, absl::string_view message) {
+  absl::Status out(status.code(), message);
+  status.ForEachPayload([&out](absl::string_view type_url, const absl::Cord& payload) {
+    out.SetPayload(type_url, payload);
+  });
+  return out;
+}
+
+// The API server sends Retry-After in whole seconds (with 429, and with 5xx from priority and fairness);
+// an HTTP date is not parsed and counts as absent.
+std::optional<absl::Duration> ParseRetryAfter(absl::string_view retry_after) {
+  int64_t seconds = 0;
+  if (!absl::SimpleAtoi(retry_after, &seconds) || seconds < 0) return std::nullopt;
+  return absl::Seconds(seconds);
+}
+
+void SetRetryAfter(absl::Status& status, absl::string_view retry_after) {
+  if (!retry_after.empty()) status.SetPayload(kRetryAfterPayload, absl::Cord(retry_after));
+}
+
+httplib::Headers MakeHeaders(const std::string& token, const std::string& user_agent) {
+  httplib::Headers headers = {{"Accept", "application/json"}, {"User-Agent", user_agent}};
+  if (!token.empty()) headers.emplace("Authorization", absl::StrCat("Bearer ", token));
+  return headers;
+}
+
 }  // namespace
 
 absl::Status StatusFromHttp(int http_status, absl::string_view body) {
@@ -158,8 +188,49 @@ absl::Status StatusFromHttp(int http_status, absl::string_view body) {
     // Not a Status (a proxy in between, say): show the start of what came back.
     message = std::string(absl::StripAsciiWhitespace(body.substr(0, 200)));
   }
-  return absl::Status(CodeForHttp(http_status, reason),
+  absl::Status status(CodeForHttp(http_status, reason),
                       absl::StrCat("HTTP ", http_status, reason.empty() ? "" : " ", reason, ": ", message));
+  status.SetPayload(kHttpStatusPayload, absl::Cord(absl::StrCat(http_status)));
+  return status;
+}
+
+int HttpStatusOf(const absl::Status& status) {
+  const auto payload = status.GetPayload(kHttpStatusPayload);
+  int http_status = 0;
+  if (!payload.has_value() || !absl::SimpleAtoi(std::string(*payload), &http_status)) return 0;
+  return http_status;
+}
+
+std::optional<absl::Duration> RetryAfterOf(const absl::Status& status) {
+  const auto payload = status.GetPayload(kRetryAfterPayload);
+  if (!payload.has_value()) return std::nullopt;
+  return ParseRetryAfter(std::string(*payload));
+}
+
+absl::Duration JitteredBackoff(int attempt, absl::Duration initial, absl::Duration max,
+                               const std::function<double()>& uniform_random) {
+  const absl::Duration step = std::min(max, initial * std::pow(2.0, std::clamp(attempt - 1, 0, 30)));
+  double random = 0;
+  if (uniform_random) {
+    random = uniform_random();
+  } else {
+    thread_local std::mt19937_64 engine{std::random_device{}()};
+    random = std::uniform_real_distribution<double>(0, 1)(engine);
+  }
+  return step / 2 + step / 2 * random;
+}
+
+void StreamCanceller::Cancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  // ClientImpl::stop() is the one call cpp-httplib makes safe from another thread: it shuts the socket
+  // down under the client's own lock, and the blocked read fails.
+  if (active_ != nullptr) active_->stop();
+}
+
+bool StreamCanceller::cancelled() const {
+  absl::MutexLock lock(&mu_);
+  return cancelled_;
 }
 
 std::string EscapePathSegment(absl::string_view segment) {
@@ -187,55 +258,65 @@ absl::StatusOr<std::unique_ptr<RestClient>> RestClient::Create(const ClusterConf
   absl::StatusOr<ServerUrl> url = ParseServerUrl(config.server);
   if (!url.ok()) return url.status();
   std::unique_ptr<RestClient> rest(new RestClient(config, std::move(options), url->base_path));
+  rest->https_ = url->https;
+  rest->host_ = url->host;
+  rest->port_ = url->port;
   rest->tls_ = std::make_unique<Tls>();
+  if (url->https && !config.insecure_skip_tls_verify && !config.ca_pem.empty()) {
+    X509_STORE* store = X509_STORE_new();
+    rest->tls_->cluster_ca = store;
+    Bio ca_bio = MemoryBio(config.ca_pem);
+    int loaded = 0;
+    while (X509* ca = PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, nullptr)) {
+      X509_STORE_add_cert(store, ca);  // takes its own reference
+      X509_free(ca);
+      ++loaded;
+    }
+    ERR_clear_error();  // the loop ends on an expected "no start line"
+    if (loaded == 0) return absl::InvalidArgumentError("certificate authority data holds no PEM certificate");
+  }
+  absl::StatusOr<std::unique_ptr<httplib::ClientImpl>> client = rest->Connect();
+  if (!client.ok()) return client.status();
+  rest->client_ = *std::move(client);
+  return rest;
+}
 
-  if (!url->https) {
-    rest->client_ = std::make_unique<httplib::ClientImpl>(url->host, url->port);
+absl::StatusOr<std::unique_ptr<httplib::ClientImpl>> RestClient::Connect() const {
+  std::unique_ptr<httplib::ClientImpl> client;
+  if (!https_) {
+    client = std::make_unique<httplib::ClientImpl>(host_, port_);
   } else {
     Cert cert;
     Key key;
-    if (!config.client_cert_pem.empty() || !config.client_key_pem.empty()) {
-      Bio cert_bio = MemoryBio(config.client_cert_pem);
+    if (!config_.client_cert_pem.empty() || !config_.client_key_pem.empty()) {
+      Bio cert_bio = MemoryBio(config_.client_cert_pem);
       cert.reset(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr));
       if (!cert) return absl::InvalidArgumentError(absl::StrCat("client certificate: ", OpenSslErrors()));
-      Bio key_bio = MemoryBio(config.client_key_pem);
+      Bio key_bio = MemoryBio(config_.client_key_pem);
       key.reset(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
       if (!key) return absl::InvalidArgumentError(absl::StrCat("client key: ", OpenSslErrors()));
     }
     // The SSL_CTX takes its own references to the certificate and key; ours are freed on return.
-    auto ssl = std::make_unique<httplib::SSLClient>(url->host, url->port, cert.get(), key.get());
+    auto ssl = std::make_unique<httplib::SSLClient>(host_, port_, cert.get(), key.get());
     if (!ssl->is_valid()) {
       return absl::InvalidArgumentError(absl::StrCat("TLS client set-up failed (does the client key match "
                                                      "the certificate?): ",
                                                      OpenSslErrors()));
     }
-    if (config.insecure_skip_tls_verify) {
+    if (config_.insecure_skip_tls_verify) {
       ssl->enable_server_certificate_verification(false);
-    } else if (!config.ca_pem.empty()) {
-      X509_STORE* store = X509_STORE_new();
-      rest->tls_->cluster_ca = store;
-      Bio ca_bio = MemoryBio(config.ca_pem);
-      int loaded = 0;
-      while (X509* ca = PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, nullptr)) {
-        X509_STORE_add_cert(store, ca);  // takes its own reference
-        X509_free(ca);
-        ++loaded;
-      }
-      ERR_clear_error();  // the loop ends on an expected "no start line"
-      if (loaded == 0) return absl::InvalidArgumentError("certificate authority data holds no PEM certificate");
-      SSL_CTX_set_cert_verify_callback(ssl->ssl_context(), VerifyAgainstClusterCa, store);
+    } else if (tls_->cluster_ca != nullptr) {
+      SSL_CTX_set_cert_verify_callback(ssl->ssl_context(), VerifyAgainstClusterCa, tls_->cluster_ca);
     }
-    rest->client_ = std::move(ssl);
+    client = std::move(ssl);
   }
-
-  httplib::ClientImpl& client = *rest->client_;
-  const auto timeout = absl::ToChronoMilliseconds(rest->options_.timeout);
-  client.set_connection_timeout(timeout);
-  client.set_read_timeout(timeout);
-  client.set_write_timeout(timeout);
-  client.set_keep_alive(true);
-  client.set_url_encode(false);  // paths arrive escaped (EscapePathSegment)
-  return rest;
+  const auto timeout = absl::ToChronoMilliseconds(options_.timeout);
+  client->set_connection_timeout(timeout);
+  client->set_read_timeout(timeout);
+  client->set_write_timeout(timeout);
+  client->set_keep_alive(true);
+  client->set_url_encode(false);  // paths arrive escaped (EscapePathSegment)
+  return client;
 }
 
 RestClient::RestClient(const ClusterConfig& config, RestOptions options, std::string base_path)
@@ -250,15 +331,19 @@ RestClient::~RestClient() = default;
 
 absl::Time RestClient::Now() const { return options_.clock != nullptr ? options_.clock->Now() : absl::Now(); }
 
-absl::StatusOr<nlohmann::json> RestClient::Get(absl::string_view path) { return Do("GET", path, "", ""); }
+absl::StatusOr<nlohmann::json> RestClient::Get(absl::string_view path) {
+  return Do("GET", path, "", "", options_.max_attempts);
+}
+
+absl::StatusOr<nlohmann::json> RestClient::GetOnce(absl::string_view path) { return Do("GET", path, "", "", 1); }
 
 absl::StatusOr<nlohmann::json> RestClient::Post(absl::string_view path, const nlohmann::json& body) {
-  return Do("POST", path, body.dump(), "application/json");
+  return Do("POST", path, body.dump(), "application/json", options_.max_attempts);
 }
 
 absl::StatusOr<nlohmann::json> RestClient::Patch(absl::string_view path, const nlohmann::json& body,
                                                  absl::string_view content_type) {
-  return Do("PATCH", path, body.dump(), content_type);
+  return Do("PATCH", path, body.dump(), content_type, options_.max_attempts);
 }
 
 std::string RestClient::CurrentToken() {
@@ -276,68 +361,60 @@ std::string RestClient::CurrentToken() {
 }
 
 absl::Duration RestClient::RetryDelay(int attempt, absl::string_view retry_after) {
-  // The API server sends Retry-After in whole seconds (with 429, and with 5xx from priority and fairness).
-  if (int64_t seconds = 0; absl::SimpleAtoi(retry_after, &seconds) && seconds >= 0) {
-    return std::min(absl::Seconds(seconds), options_.max_retry_after);
+  if (const std::optional<absl::Duration> wait = ParseRetryAfter(retry_after)) {
+    return std::min(*wait, options_.max_retry_after);
   }
-  // "Equal jitter": half the exponential step fixed, half random, so clients that failed together spread out.
-  const absl::Duration step =
-      std::min(options_.max_backoff, options_.initial_backoff * std::pow(2.0, std::min(attempt - 1, 30)));
-  double random = 0;
-  if (options_.uniform_random) {
-    random = options_.uniform_random();
-  } else {
-    thread_local std::mt19937_64 engine{std::random_device{}()};
-    random = std::uniform_real_distribution<double>(0, 1)(engine);
-  }
-  return step / 2 + step / 2 * random;
+  return JitteredBackoff(attempt, options_.initial_backoff, options_.max_backoff, options_.uniform_random);
 }
 
 absl::StatusOr<RestClient::Reply> RestClient::SendOnce(const char* method, const std::string& full_path,
                                                        const std::string& body, absl::string_view content_type,
                                                        bool* retriable) {
-  httplib::Headers headers = {{"Accept", "application/json"}, {"User-Agent", options_.user_agent}};
-  if (const std::string token = CurrentToken(); !token.empty()) {
-    headers.emplace("Authorization", absl::StrCat("Bearer ", token));
-  }
+  const httplib::Headers headers = MakeHeaders(CurrentToken(), options_.user_agent);
   const std::string type(content_type);
   const absl::string_view verb = method;
   httplib::Result result = verb == "GET"    ? client_->Get(full_path, headers)
                            : verb == "POST" ? client_->Post(full_path, headers, body, type)
                                             : client_->Patch(full_path, headers, body, type);
   if (!result) {
-    const httplib::Error error = result.error();
-    if (error == httplib::Error::SSLServerVerification) {
-      // The same certificate will fail again: not worth a retry.
-      *retriable = false;
-      const long verify = static_cast<httplib::SSLClient&>(*client_).get_openssl_verify_result();
-      const char* why = verify != X509_V_OK ? X509_verify_cert_error_string(verify)
-                                            : "certificate does not match the server's host name";
-      return absl::UnavailableError(absl::StrCat("TLS: API server ", config_.server, " not trusted: ", why));
-    }
     // A dropped connection may work next time, but a request other than GET may already have reached the
-    // server, so only GETs are resent blindly.
-    *retriable = verb == "GET";
-    return absl::UnavailableError(absl::StrCat("cannot reach API server ", config_.server, ": ",
-                                               httplib::to_string(error)));
+    // server, so only GETs are resent blindly. The same certificate will fail again: not worth a retry.
+    *retriable = verb == "GET" && result.error() != httplib::Error::SSLServerVerification;
+    return TransportError(static_cast<int>(result.error()), *client_);
   }
   *retriable = Retriable(result->status);
   return Reply{result->status, std::move(result->body), result->get_header_value("Retry-After")};
 }
 
+absl::Status RestClient::TransportError(int error_code, httplib::ClientImpl& client) const {
+  const auto error = static_cast<httplib::Error>(error_code);
+  if (error == httplib::Error::SSLServerVerification) {
+    const long verify = static_cast<httplib::SSLClient&>(client).get_openssl_verify_result();
+    const char* why = verify != X509_V_OK ? X509_verify_cert_error_string(verify)
+                                          : "certificate does not match the server's host name";
+    return absl::UnavailableError(absl::StrCat("TLS: API server ", config_.server, " not trusted: ", why));
+  }
+  return absl::UnavailableError(absl::StrCat("cannot reach API server ", config_.server, ": ",
+                                             httplib::to_string(error)));
+}
+
+void RestClient::WaitForRateLimit() {
+  absl::Duration wait;
+  {
+    absl::MutexLock lock(&mu_);
+    wait = bucket_.Reserve(Now());
+  }
+  if (wait > absl::ZeroDuration()) Sleep(wait);
+}
+
 absl::StatusOr<nlohmann::json> RestClient::Do(const char* method, absl::string_view path, const std::string& body,
-                                              absl::string_view content_type) {
+                                              absl::string_view content_type, int max_attempts) {
   const std::string full_path = absl::StrCat(base_path_, path);
-  const int max_attempts = std::max(1, options_.max_attempts);
+  max_attempts = std::max(1, max_attempts);
   absl::Status last;
   int attempt = 1;
   for (;; ++attempt) {
-    absl::Duration wait;
-    {
-      absl::MutexLock lock(&mu_);
-      wait = bucket_.Reserve(Now());
-    }
-    if (wait > absl::ZeroDuration()) Sleep(wait);
+    WaitForRateLimit();
 
     bool retriable = false;
     absl::StatusOr<Reply> reply = SendOnce(method, full_path, body, content_type, &retriable);
@@ -355,12 +432,66 @@ absl::StatusOr<nlohmann::json> RestClient::Do(const char* method, absl::string_v
         return json;
       }
       retry_after = reply->retry_after;
+      SetRetryAfter(last, retry_after);
     }
     if (!retriable || attempt >= max_attempts) break;
     Sleep(RetryDelay(attempt, retry_after));
   }
-  return absl::Status(last.code(), absl::StrCat(method, " ", full_path, ": ", last.message(),
-                                                attempt > 1 ? absl::StrCat(" (after ", attempt, " attempts)") : ""));
+  return WithMessage(last, absl::StrCat(method, " ", full_path, ": ", last.message(),
+                                        attempt > 1 ? absl::StrCat(" (after ", attempt, " attempts)") : ""));
+}
+
+absl::Status RestClient::Stream(absl::string_view path, absl::Duration read_timeout,
+                                const std::function<bool(absl::string_view)>& on_data,
+                                StreamCanceller& canceller) {
+  const std::string full_path = absl::StrCat(base_path_, path);
+  absl::StatusOr<std::unique_ptr<httplib::ClientImpl>> client = Connect();
+  if (!client.ok()) return client.status();
+  (*client)->set_read_timeout(absl::ToChronoMilliseconds(read_timeout));
+  (*client)->set_keep_alive(false);
+  WaitForRateLimit();
+  {
+    absl::MutexLock lock(&canceller.mu_);
+    if (canceller.cancelled_) return absl::CancelledError(absl::StrCat("GET ", full_path, ": cancelled"));
+    canceller.active_ = client->get();
+  }
+  int http_status = 0;
+  std::string error_body;  // the body of a non-2xx reply, for its Status message
+  bool stopped_by_reader = false;
+  httplib::Result result = (*client)->Get(
+      full_path, MakeHeaders(CurrentToken(), options_.user_agent),
+      [&http_status](const httplib::Response& response) {
+        http_status = response.status;
+        return true;
+      },
+      [&](const char* data, size_t length) {
+        if (http_status < 200 || http_status >= 300) {
+          if (error_body.size() < 64 * 1024) error_body.append(data, length);
+          return true;
+        }
+        if (!on_data(absl::string_view(data, length))) {
+          stopped_by_reader = true;
+          return false;
+        }
+        return true;
+      });
+  bool cancelled = false;
+  {
+    absl::MutexLock lock(&canceller.mu_);
+    canceller.active_ = nullptr;
+    cancelled = canceller.cancelled_;
+  }
+  if (cancelled || stopped_by_reader) return absl::CancelledError(absl::StrCat("GET ", full_path, ": cancelled"));
+  if (!result) {
+    const absl::Status transport = TransportError(static_cast<int>(result.error()), **client);
+    return WithMessage(transport, absl::StrCat("GET ", full_path, ": ", transport.message()));
+  }
+  if (http_status < 200 || http_status >= 300) {
+    absl::Status status = StatusFromHttp(result->status, error_body.empty() ? result->body : error_body);
+    SetRetryAfter(status, result->get_header_value("Retry-After"));
+    return WithMessage(status, absl::StrCat("GET ", full_path, ": ", status.message()));
+  }
+  return absl::OkStatus();
 }
 
 void RestClient::Sleep(absl::Duration d) {

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -50,8 +51,36 @@ struct RestOptions {
 // Status.message when the body is a Status.
 absl::Status StatusFromHttp(int http_status, absl::string_view body);
 
+// A failed reply's HTTP status and Retry-After travel on the status as payloads, for callers with retry
+// loops of their own (the watch): HttpStatusOf gives 0 for an error that is not an HTTP reply (a dropped
+// connection), RetryAfterOf nullopt when the server sent none.
+int HttpStatusOf(const absl::Status& status);
+std::optional<absl::Duration> RetryAfterOf(const absl::Status& status);
+
+// The wait before retry number `attempt` (from 1) with "equal jitter": of the step min(max, initial *
+// 2^(attempt-1)), half is fixed and half scaled by uniform_random() (a real generator when null), so
+// clients that failed together spread out.
+absl::Duration JitteredBackoff(int attempt, absl::Duration initial, absl::Duration max,
+                               const std::function<double()>& uniform_random);
+
 // Percent-encodes one path segment (a namespace or object name) so it cannot change the path.
 std::string EscapePathSegment(absl::string_view segment);
+
+// Ends RestClient::Stream calls from another thread. Cancel() makes the running stream's blocking read
+// return at once and every later Stream with this canceller return Cancelled without connecting. A stream
+// that is between its check and its connect when Cancel() runs misses the wake-up, so a caller waiting for
+// the streaming thread repeats Cancel() until that thread is done (ListWatcher::Stop does). Thread-safe.
+class StreamCanceller {
+ public:
+  void Cancel();
+  bool cancelled() const;
+
+ private:
+  friend class RestClient;
+  mutable absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  httplib::ClientImpl* active_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
 
 class RestClient {
  public:
@@ -67,6 +96,18 @@ class RestClient {
   absl::StatusOr<nlohmann::json> Patch(absl::string_view path, const nlohmann::json& body,
                                        absl::string_view content_type);
 
+  // One GET attempt, under the QPS limit but never retried: for callers that retry with their own policy.
+  absl::StatusOr<nlohmann::json> GetOnce(absl::string_view path);
+
+  // A streaming GET (a watch) on a connection of its own, so a stream that lasts minutes never holds up
+  // the requests on the shared connection; same TLS and credentials. Takes a token from the QPS limit and
+  // is never retried. Each piece of a 2xx body goes to `on_data` as it arrives (false stops reading).
+  // OK: the server ended the body. Errors: a non-2xx reply as StatusFromHttp, with HttpStatusOf and
+  // RetryAfterOf set; Unavailable when the connection fails, drops, or stays silent for `read_timeout`;
+  // Cancelled once `canceller` is cancelled, or when `on_data` returned false.
+  absl::Status Stream(absl::string_view path, absl::Duration read_timeout,
+                      const std::function<bool(absl::string_view)>& on_data, StreamCanceller& canceller);
+
  private:
   struct Tls;  // OpenSSL objects; defined in the .cc so this header needs no OpenSSL
   struct Reply {
@@ -76,8 +117,13 @@ class RestClient {
   };
 
   RestClient(const ClusterConfig& config, RestOptions options, std::string base_path);
+  // A new connection to the API server with this client's TLS set-up and timeouts.
+  absl::StatusOr<std::unique_ptr<httplib::ClientImpl>> Connect() const;
+  void WaitForRateLimit();
+  // A failed exchange (httplib::Error `error_code`) as Unavailable, naming a TLS verification failure.
+  absl::Status TransportError(int error_code, httplib::ClientImpl& client) const;
   absl::StatusOr<nlohmann::json> Do(const char* method, absl::string_view path, const std::string& body,
-                                    absl::string_view content_type);
+                                    absl::string_view content_type, int max_attempts);
   absl::StatusOr<Reply> SendOnce(const char* method, const std::string& full_path, const std::string& body,
                                  absl::string_view content_type, bool* retriable);
   absl::Duration RetryDelay(int attempt, absl::string_view retry_after);
@@ -88,6 +134,9 @@ class RestClient {
   const ClusterConfig config_;
   const RestOptions options_;
   const std::string base_path_;  // the server URL's path, e.g. "/k8s/clusters/c-1" behind a proxy
+  bool https_ = true;
+  std::string host_;
+  int port_ = 0;
   std::unique_ptr<Tls> tls_;     // declared before client_: the client's TLS callback points into it
   std::unique_ptr<httplib::ClientImpl> client_;
 
