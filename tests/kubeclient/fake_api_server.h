@@ -1,13 +1,29 @@
 #pragma once
 
 // A stand-in for the Kubernetes API server on 127.0.0.1: HTTPS with a throwaway CA, every request
-// recorded, replies scripted in order (real Kubernetes JSON shapes are the tests' business). With nothing
-// scripted it answers as the API server does for an unknown object: 404 with a Status.
+// recorded. Two layers:
+//
+// - Scripted replies, taken in order by the requests they match (any request, or only LISTs or WATCHes of
+//   a collection): for error paths (429 and 5xx with Retry-After, a 403) and for single-object calls.
+// - An object store of pods and nodes served as the API server serves collections, in its JSON shapes:
+//   GET /api/v1/pods, /api/v1/namespaces/{ns}/pods and /api/v1/nodes list (PodList/NodeList with
+//   metadata.resourceVersion, limit/continue paging) and, with ?watch=true, watch: a chunked stream of
+//   newline-delimited {"type","object"} events from ?resourceVersion on (history replayed, then live),
+//   BOOKMARKs when allowed, timeoutSeconds honoured, fieldSelector/labelSelector applied with the API
+//   server's transitions (an object that stops matching is DELETED to that watch, one that starts is
+//   ADDED). A resourceVersion older than the last Compact() is 410 Gone: an ERROR event with a Status of
+//   code 410 in a 200 stream, as the watch cache answers (an HTTP 410 can be scripted).
+//
+// With nothing scripted and no store path, it answers as the API server does for an unknown object:
+// 404 with a Status. Each write to the store takes the next resourceVersion from one counter (etcd's
+// revision), starting at 100.
 
 #include <httplib.h>
 
-#include <chrono>
+#include <cstdint>
 #include <deque>
+#include <list>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -15,8 +31,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "kubeclient/config.h"
 #include "tests/server/test_certs.h"
 
@@ -32,65 +48,81 @@ struct RecordedRequest {
     auto it = headers.find(key);
     return it == headers.end() ? "" : it->second;
   }
+  // A query parameter, URL-decoded; "" when absent.
+  std::string Param(const std::string& key) const;
+  bool IsWatch() const { return Param("watch") == "true" || Param("watch") == "1"; }
 };
+
+// Which requests a scripted reply may answer.
+enum class Match { kAny, kList, kWatch };
 
 struct ScriptedReply {
   int status = 200;
   std::string body;
   httplib::Headers headers;
+  Match match = Match::kAny;
 };
 
+enum class Resource { kPods, kNodes };
+
 // A Kubernetes metav1.Status, as the API server writes it for a failed request.
-inline std::string StatusJson(int code, const std::string& reason, const std::string& message) {
-  return nlohmann::json{{"kind", "Status"},         {"apiVersion", "v1"}, {"metadata", nlohmann::json::object()},
-                        {"status", "Failure"},      {"message", message}, {"reason", reason},
-                        {"code", code}}
-      .dump();
-}
+std::string StatusJson(int code, const std::string& reason, const std::string& message);
 
 class FakeApiServer {
  public:
   // `client_ca_file`: when set, the server demands a client certificate signed by it (mutual TLS).
-  explicit FakeApiServer(const topofit::testing::TestCerts& certs, const char* client_ca_file = nullptr)
-      : server_(certs.server_cert_file().c_str(), certs.server_key_file().c_str(), client_ca_file) {
-    const auto handler = [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); };
-    server_.Get(".*", handler);
-    server_.Post(".*", handler);
-    server_.Patch(".*", handler);
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ~FakeApiServer() {
-    server_.stop();
-    thread_.join();
-  }
+  explicit FakeApiServer(const topofit::testing::TestCerts& certs, const char* client_ca_file = nullptr);
+  ~FakeApiServer();
+  FakeApiServer(const FakeApiServer&) = delete;
+  FakeApiServer& operator=(const FakeApiServer&) = delete;
 
   bool valid() const { return server_.is_valid() && port_ > 0; }
-  std::string url() const { return absl::StrCat("https://127.0.0.1:", port_); }
+  std::string url() const;
 
-  void Script(int status, std::string body, httplib::Headers headers = {}) {
-    absl::MutexLock lock(&mu_);
-    replies_.push_back({status, std::move(body), std::move(headers)});
-  }
-  std::vector<RecordedRequest> requests() const {
-    absl::MutexLock lock(&mu_);
-    return requests_;
-  }
+  void Script(int status, std::string body, httplib::Headers headers = {}, Match match = Match::kAny);
+  std::vector<RecordedRequest> requests() const;
+  std::vector<RecordedRequest> watch_requests() const;
+
+  // --- the object store ---
+  // Creates or replaces the object (keyed by namespace and name), stamping metadata.resourceVersion with
+  // the next revision; open watches get ADDED or MODIFIED. Returns the revision.
+  std::string Upsert(Resource resource, nlohmann::json object);
+  // Removes it; open watches get DELETED with its last state at the new revision. "" when absent.
+  std::string Delete(Resource resource, const std::string& namespace_name, const std::string& name);
+  // The same, but open watches are not told: the change happened while they were not looking (it is in
+  // the history, so a watch opened from an older revision still replays it).
+  std::string DeleteUnseen(Resource resource, const std::string& namespace_name, const std::string& name);
+  // A BOOKMARK at the current revision to every open watch that allowed bookmarks.
+  void Bookmark();
+  // Forgets history up to the current revision: open watches get an ERROR event (410 Expired) and end,
+  // and a LIST continue token or a WATCH from an older revision is 410 from now on.
+  void Compact();
+  // Ends every open watch: cleanly (the terminating chunk, as when timeoutSeconds runs out) or by cutting
+  // the connection mid-stream.
+  void CloseWatches();
+  void DropWatches();
+  // Waits until at least `n` watches are open (registered and about to stream).
+  bool WaitForOpenWatches(int n, absl::Duration timeout) const;
+  std::string resource_version() const;
 
  private:
-  void Handle(const httplib::Request& req, httplib::Response& res) {
-    absl::MutexLock lock(&mu_);
-    requests_.push_back({req.method, req.target, req.headers, req.body});
-    ScriptedReply reply{404, StatusJson(404, "NotFound", "the server could not find the requested resource"), {}};
-    if (!replies_.empty()) {
-      reply = std::move(replies_.front());
-      replies_.pop_front();
-    }
-    res.status = reply.status;
-    for (const auto& [key, value] : reply.headers) res.set_header(key, value);
-    res.set_content(reply.body, "application/json");
-  }
+  struct Watch;
+  struct Change {
+    int64_t revision = 0;
+    Resource resource = Resource::kPods;
+    std::string type;  // ADDED, MODIFIED or DELETED
+    nlohmann::json before;  // null for ADDED
+    nlohmann::json after;   // null for DELETED
+  };
+
+  void Handle(const httplib::Request& req, httplib::Response& res);
+  void List(Resource resource, const std::string& namespace_filter, const httplib::Request& req,
+            httplib::Response& res) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void StartWatch(Resource resource, const std::string& namespace_filter, const httplib::Request& req,
+                  httplib::Response& res) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Record(const Change& change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string Remove(Resource resource, const std::string& namespace_name, const std::string& name, bool seen);
+  static void Send(Watch& watch, const Change& change);
 
   httplib::SSLServer server_;
   int port_ = -1;
@@ -98,15 +130,21 @@ class FakeApiServer {
   mutable absl::Mutex mu_;
   std::deque<ScriptedReply> replies_ ABSL_GUARDED_BY(mu_);
   std::vector<RecordedRequest> requests_ ABSL_GUARDED_BY(mu_);
+
+  int64_t revision_ ABSL_GUARDED_BY(mu_) = 100;
+  int64_t compacted_ ABSL_GUARDED_BY(mu_) = 0;  // watches from below this are Gone
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, nlohmann::json> objects_[2] ABSL_GUARDED_BY(mu_);  // by "ns/name", per Resource
+  std::vector<Change> history_ ABSL_GUARDED_BY(mu_);
+  std::list<std::shared_ptr<Watch>> watches_ ABSL_GUARDED_BY(mu_);
 };
 
 // The CA bundle a client needs to trust the fake server, plus a bearer token.
-inline ClusterConfig ConfigFor(const FakeApiServer& server, const topofit::testing::TestCerts& certs) {
-  ClusterConfig config;
-  config.server = server.url();
-  config.ca_pem = ReadFileToString(certs.ca_cert_file()).value();
-  config.bearer_token = "test-token";
-  return config;
-}
+ClusterConfig ConfigFor(const FakeApiServer& server, const topofit::testing::TestCerts& certs);
+
+// Builders for objects in the API server's JSON shape.
+nlohmann::json PodJson(const std::string& namespace_name, const std::string& name, const std::string& node = "",
+                       const std::string& scheduler = "default-scheduler");
+nlohmann::json NodeJson(const std::string& name, int gpus = 8);
 
 }  // namespace topofit::kubeclient::testing

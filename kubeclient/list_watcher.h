@@ -1,0 +1,161 @@
+#pragma once
+
+// List+watch of one API collection (pods, nodes), as client-go's Reflector does it, on a thread of its own:
+//
+//   LIST (paged, no resourceVersion: a consistent read)  -> on_sync(the whole set)
+//   WATCH ?resourceVersion=<last seen>&allowWatchBookmarks=true&timeoutSeconds=N
+//        -> on_event(ADDED | MODIFIED | DELETED, object) for each event, in order
+//   the server ends the watch (timeoutSeconds)          -> WATCH again from the last resourceVersion
+//   410 Gone (HTTP status, or an ERROR event with a Status of code 410) -> LIST again -> on_sync
+//   dropped connection, silence, 5xx, 429, an ERROR event -> back off (exponential, equal jitter; the
+//        server's Retry-After when it sends one), then WATCH again from the last resourceVersion
+//
+// Every event moves the resourceVersion, BOOKMARKs included (they carry nothing else), so a reconnect
+// resumes where the stream stopped and a quiet collection does not drift into 410s. on_sync replaces the
+// consumer's set: an object it holds that is not in the new set vanished while the watch was down.
+// Both callbacks run on the watcher's thread, one at a time, never under a lock of the watcher's.
+// An object the codec cannot decode is skipped and counted (stats().undecodable).
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "kube/objects.h"
+#include "kubeclient/rest_client.h"
+#include "server/clock.h"
+
+namespace topofit::kubeclient {
+
+enum class WatchEventType { kAdded, kModified, kDeleted };
+
+absl::string_view WatchEventTypeName(WatchEventType type);
+
+template <typename T>
+struct WatchHandler {
+  // After each (re)list, with every object in the collection that matches the selectors.
+  std::function<void(std::vector<T> objects)> on_sync;
+  // Each change after that. A DELETED object is its last state; with a selector, an object that stops
+  // matching arrives as DELETED and one that starts matching as ADDED, as the API server sends them.
+  std::function<void(WatchEventType type, T object)> on_event;
+};
+
+struct ListWatchOptions {
+  std::string field_selector;  // e.g. "spec.schedulerName=topofit" or "spec.nodeName!="
+  std::string label_selector;  // e.g. "topofit.io/gpu=true"
+  int64_t page_size = 500;     // LIST limit per page; 0 lists in one page
+
+  // timeoutSeconds of each WATCH: the server ends the stream then and the watcher opens a new one.
+  // client-go picks 5-10 min at random; a fixed value keeps runs reproducible.
+  absl::Duration watch_timeout = absl::Minutes(5);
+  // The read timeout of the watch connection is watch_timeout + read_slack: a server that stops
+  // answering is noticed even if it never closes the connection.
+  absl::Duration read_slack = absl::Seconds(30);
+
+  // Backoff after a failure: initial * 2^(n-1) capped at max, of which half is fixed and half random.
+  // Reset by any event. client-go's reflector uses 800 ms and 30 s.
+  absl::Duration initial_backoff = absl::Milliseconds(800);
+  absl::Duration max_backoff = absl::Seconds(30);
+  absl::Duration max_retry_after = absl::Seconds(60);  // a longer Retry-After is cut to this
+  // A watch the server ends sooner than this without any event counts as a failure (backs off), so a
+  // server that closes streams at once is not hammered.
+  absl::Duration min_watch_duration = absl::Seconds(1);
+
+  // Injected time and randomness; null means the real ones. The real sleep returns early on Stop(); an
+  // injected one must return promptly.
+  const server::Clock* clock = nullptr;
+  std::function<void(absl::Duration)> sleep;
+  std::function<double()> uniform_random;  // in [0, 1)
+};
+
+struct ListWatchStats {
+  int64_t lists = 0;        // complete LISTs delivered through on_sync
+  int64_t watches = 0;      // WATCH requests sent
+  int64_t events = 0;       // ADDED/MODIFIED/DELETED delivered
+  int64_t bookmarks = 0;
+  int64_t gone = 0;         // 410s that forced a relist
+  int64_t failures = 0;     // failed LISTs and WATCHes (each followed by a backoff)
+  int64_t undecodable = 0;  // objects skipped because the codec rejected them
+};
+
+class ListWatcher {
+ public:
+  // The untyped form the typed factories wrap: each object as the API server sent it.
+  struct Sink {
+    // Returns how many of the objects could not be decoded.
+    std::function<int64_t(const std::vector<nlohmann::json>& objects)> on_sync;
+    // Returns false when the object could not be decoded.
+    std::function<bool(WatchEventType type, const nlohmann::json& object)> on_event;
+  };
+
+  // All pods in all namespaces (/api/v1/pods), and all nodes (/api/v1/nodes), matching the selectors.
+  static std::unique_ptr<ListWatcher> ForPods(RestClient& rest, ListWatchOptions options,
+                                              WatchHandler<kube::Pod> handler);
+  static std::unique_ptr<ListWatcher> ForNodes(RestClient& rest, ListWatchOptions options,
+                                               WatchHandler<kube::Node> handler);
+
+  // `collection_path` as "/api/v1/pods". `rest` must outlive this object.
+  ListWatcher(RestClient& rest, std::string collection_path, ListWatchOptions options, Sink sink);
+  ~ListWatcher();  // Stop()s
+  ListWatcher(const ListWatcher&) = delete;
+  ListWatcher& operator=(const ListWatcher&) = delete;
+
+  // Starts the thread. Once only.
+  void Start();
+  // Ends the thread and joins it: the open watch's connection is shut down and a real backoff sleep
+  // is cut short, so this returns within milliseconds (plus a callback that is running). Idempotent.
+  void Stop();
+
+  // True once the first LIST has been delivered; WaitForSync waits up to `timeout` for it.
+  bool synced() const;
+  bool WaitForSync(absl::Duration timeout) const;
+  // The resourceVersion the next watch would start from ("" before the first LIST).
+  std::string resource_version() const;
+  ListWatchStats stats() const;
+
+ private:
+  enum class WatchEnd { kClosed, kGone, kFailed, kStopped };
+  struct WatchOutcome {
+    WatchEnd end = WatchEnd::kClosed;
+    absl::Status status;  // why, for kFailed
+    int64_t events = 0;   // events and bookmarks seen on this stream
+  };
+
+  void Run();
+  absl::Status ListAndSync();
+  WatchOutcome WatchOnce();
+  // Handles one line of a watch stream; false ends the stream with `outcome` set.
+  bool HandleLine(absl::string_view line, WatchOutcome& outcome);
+  absl::Duration Backoff(int failures, const absl::Status& status);
+  void Sleep(absl::Duration d);
+  absl::Time Now() const;
+  std::string Query(bool watch) const;
+  bool stopping() const { return stop_.HasBeenNotified(); }
+
+  RestClient& rest_;
+  const std::string collection_path_;
+  const ListWatchOptions options_;
+  const Sink sink_;
+
+  absl::Notification stop_;
+  absl::Notification done_;
+  StreamCanceller canceller_;
+  std::thread thread_;
+  std::atomic<bool> started_{false};
+
+  mutable absl::Mutex mu_;
+  std::string resource_version_ ABSL_GUARDED_BY(mu_);
+  bool synced_ ABSL_GUARDED_BY(mu_) = false;
+  ListWatchStats stats_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace topofit::kubeclient

@@ -1,0 +1,475 @@
+#include "tests/kubeclient/fake_api_server.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+
+namespace topofit::kubeclient::testing {
+namespace {
+
+const char* KindOf(Resource resource) { return resource == Resource::kPods ? "Pod" : "Node"; }
+
+std::string KeyOf(const nlohmann::json& object) {
+  const nlohmann::json& metadata = object["metadata"];
+  return absl::StrCat(metadata.value("namespace", ""), "/", metadata.value("name", ""));
+}
+
+// A dotted field path ("spec.nodeName") read as the API server's field selectors read it: absent is "".
+std::string FieldValue(const nlohmann::json& object, absl::string_view path) {
+  const nlohmann::json* at = &object;
+  for (absl::string_view part : absl::StrSplit(path, '.')) {
+    if (!at->is_object()) return "";
+    const auto it = at->find(std::string(part));
+    if (it == at->end()) return "";
+    at = &*it;
+  }
+  if (at->is_string()) return at->get<std::string>();
+  if (at->is_boolean()) return at->get<bool>() ? "true" : "false";
+  return at->is_null() ? "" : at->dump();
+}
+
+// "a=b,c!=d,e==f": every term must hold.
+bool FieldsMatch(const nlohmann::json& object, absl::string_view selector) {
+  for (absl::string_view term : absl::StrSplit(selector, ',', absl::SkipEmpty())) {
+    bool negate = false;
+    size_t at = term.find("!=");
+    size_t value_at = at + 2;
+    if (at != absl::string_view::npos) {
+      negate = true;
+    } else if ((at = term.find("==")) != absl::string_view::npos) {
+      value_at = at + 2;
+    } else {
+      at = term.find('=');
+      value_at = at + 1;
+    }
+    if (at == absl::string_view::npos) return false;
+    const bool equal = FieldValue(object, term.substr(0, at)) == term.substr(value_at);
+    if (equal == negate) return false;
+  }
+  return true;
+}
+
+// Equality-based label selectors: "k=v", "k==v", "k!=v", "k", "!k", comma-separated.
+bool LabelsMatch(const nlohmann::json& object, absl::string_view selector) {
+  const nlohmann::json labels = object["metadata"].value("labels", nlohmann::json::object());
+  for (absl::string_view term : absl::StrSplit(selector, ',', absl::SkipEmpty())) {
+    size_t at = term.find("!=");
+    if (at != absl::string_view::npos) {
+      const std::string key(term.substr(0, at));
+      if (labels.contains(key) && labels[key] == std::string(term.substr(at + 2))) return false;
+      continue;
+    }
+    if (absl::ConsumePrefix(&term, "!")) {
+      if (labels.contains(std::string(term))) return false;
+      continue;
+    }
+    at = term.find('=');
+    const std::string key(term.substr(0, at));
+    if (!labels.contains(key)) return false;
+    if (at == absl::string_view::npos) continue;
+    const absl::string_view value = term.substr(term[at + 1] == '=' ? at + 2 : at + 1);
+    if (labels[key] != std::string(value)) return false;
+  }
+  return true;
+}
+
+std::string EventLine(absl::string_view type, const nlohmann::json& object) {
+  return absl::StrCat(nlohmann::json{{"type", type}, {"object", object}}.dump(), "\n");
+}
+
+}  // namespace
+
+std::string RecordedRequest::Param(const std::string& key) const {
+  const size_t query = target.find('?');
+  if (query == std::string::npos) return "";
+  for (absl::string_view pair : absl::StrSplit(absl::string_view(target).substr(query + 1), '&')) {
+    const std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    if (kv.first == key) return httplib::detail::decode_url(std::string(kv.second), true);
+  }
+  return "";
+}
+
+std::string StatusJson(int code, const std::string& reason, const std::string& message) {
+  return nlohmann::json{{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", nlohmann::json::object()},
+                        {"status", "Failure"}, {"message", message}, {"reason", reason},
+                        {"code", code}}
+      .dump();
+}
+
+// One open watch stream. Lines wait in `pending` for the server thread that streams them.
+struct FakeApiServer::Watch {
+  Resource resource = Resource::kPods;
+  std::string namespace_filter;
+  std::string field_selector, label_selector;
+  bool bookmarks = false;
+  absl::Time deadline;
+  std::deque<std::string> pending;
+  bool close = false;  // after the pending lines, end the body cleanly
+  bool drop = false;   // cut the connection now
+
+  bool Matches(const nlohmann::json& object) const {
+    if (object.is_null()) return false;
+    if (!namespace_filter.empty() && object["metadata"].value("namespace", "") != namespace_filter) return false;
+    return FieldsMatch(object, field_selector) && LabelsMatch(object, label_selector);
+  }
+};
+
+FakeApiServer::FakeApiServer(const topofit::testing::TestCerts& certs, const char* client_ca_file)
+    : server_(certs.server_cert_file().c_str(), certs.server_key_file().c_str(), client_ca_file) {
+  const auto handler = [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); };
+  server_.Get(".*", handler);
+  server_.Post(".*", handler);
+  server_.Patch(".*", handler);
+  port_ = server_.bind_to_any_port("127.0.0.1");
+  thread_ = std::thread([this] { server_.listen_after_bind(); });
+  while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+FakeApiServer::~FakeApiServer() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;  // streaming threads leave their loops, so the server's pool can be joined
+  }
+  server_.stop();
+  thread_.join();
+}
+
+std::string FakeApiServer::url() const { return absl::StrCat("https://127.0.0.1:", port_); }
+
+void FakeApiServer::Script(int status, std::string body, httplib::Headers headers, Match match) {
+  absl::MutexLock lock(&mu_);
+  replies_.push_back({status, std::move(body), std::move(headers), match});
+}
+
+std::vector<RecordedRequest> FakeApiServer::requests() const {
+  absl::MutexLock lock(&mu_);
+  return requests_;
+}
+
+std::vector<RecordedRequest> FakeApiServer::watch_requests() const {
+  std::vector<RecordedRequest> out;
+  for (RecordedRequest& request : requests()) {
+    if (request.IsWatch()) out.push_back(std::move(request));
+  }
+  return out;
+}
+
+void FakeApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
+  absl::MutexLock lock(&mu_);
+  RecordedRequest recorded{req.method, req.target, req.headers, req.body};
+  requests_.push_back(recorded);
+
+  // Which collection, if any: /api/v1/pods, /api/v1/namespaces/{ns}/pods, /api/v1/nodes.
+  std::optional<Resource> resource;
+  std::string namespace_filter;
+  if (req.method == "GET") {
+    const std::vector<std::string> parts = absl::StrSplit(req.path, '/', absl::SkipEmpty());
+    if (parts.size() == 3 && parts[0] == "api" && parts[1] == "v1") {
+      if (parts[2] == "pods") resource = Resource::kPods;
+      if (parts[2] == "nodes") resource = Resource::kNodes;
+    } else if (parts.size() == 5 && parts[0] == "api" && parts[2] == "namespaces" && parts[4] == "pods") {
+      resource = Resource::kPods;
+      namespace_filter = parts[3];
+    }
+  }
+  const Match kind = !resource.has_value() ? Match::kAny : recorded.IsWatch() ? Match::kWatch : Match::kList;
+  for (auto it = replies_.begin(); it != replies_.end(); ++it) {
+    if (it->match != Match::kAny && it->match != kind) continue;
+    res.status = it->status;
+    for (const auto& [key, value] : it->headers) res.set_header(key, value);
+    res.set_content(it->body, "application/json");
+    replies_.erase(it);
+    return;
+  }
+  if (!resource.has_value()) {
+    res.status = 404;
+    res.set_content(StatusJson(404, "NotFound", "the server could not find the requested resource"),
+                    "application/json");
+  } else if (kind == Match::kWatch) {
+    StartWatch(*resource, namespace_filter, req, res);
+  } else {
+    List(*resource, namespace_filter, req, res);
+  }
+}
+
+void FakeApiServer::List(Resource resource, const std::string& namespace_filter, const httplib::Request& req,
+                         httplib::Response& res) {
+  Watch filter;  // only its matching rules
+  filter.namespace_filter = namespace_filter;
+  filter.field_selector = req.get_param_value("fieldSelector");
+  filter.label_selector = req.get_param_value("labelSelector");
+  int64_t limit = 0;
+  if (req.has_param("limit")) absl::SimpleAtoi(req.get_param_value("limit"), &limit);
+  // The continue token: opaque to clients; here "<revision>/<offset>".
+  int64_t offset = 0;
+  if (const std::string token = req.get_param_value("continue"); !token.empty()) {
+    const std::pair<std::string, std::string> parts = absl::StrSplit(token, absl::MaxSplits('/', 1));
+    int64_t token_revision = 0;
+    if (!absl::SimpleAtoi(parts.first, &token_revision) || !absl::SimpleAtoi(parts.second, &offset)) {
+      res.status = 400;
+      res.set_content(StatusJson(400, "BadRequest", "invalid continue token"), "application/json");
+      return;
+    }
+    if (token_revision < compacted_) {
+      res.status = 410;
+      res.set_content(StatusJson(410, "Expired",
+                                 "The provided continue parameter is too old to display a consistent list "
+                                 "result. You can start a new list without the continue parameter."),
+                      "application/json");
+      return;
+    }
+  }
+  nlohmann::json items = nlohmann::json::array();
+  int64_t index = 0;
+  bool more = false;
+  for (const auto& [key, object] : objects_[static_cast<int>(resource)]) {
+    if (!filter.Matches(object)) continue;
+    if (index++ < offset) continue;
+    if (limit > 0 && static_cast<int64_t>(items.size()) == limit) {
+      more = true;
+      break;
+    }
+    nlohmann::json item = object;
+    item.erase("kind");  // list items carry no kind or apiVersion
+    item.erase("apiVersion");
+    items.push_back(std::move(item));
+  }
+  nlohmann::json metadata = {{"resourceVersion", absl::StrCat(revision_)}};
+  if (more) metadata["continue"] = absl::StrCat(revision_, "/", offset + limit);
+  const nlohmann::json list = {{"kind", absl::StrCat(KindOf(resource), "List")},
+                               {"apiVersion", "v1"},
+                               {"metadata", std::move(metadata)},
+                               {"items", std::move(items)}};
+  res.status = 200;
+  res.set_content(list.dump(), "application/json");
+}
+
+void FakeApiServer::StartWatch(Resource resource, const std::string& namespace_filter, const httplib::Request& req,
+                               httplib::Response& res) {
+  auto watch = std::make_shared<Watch>();
+  watch->resource = resource;
+  watch->namespace_filter = namespace_filter;
+  watch->field_selector = req.get_param_value("fieldSelector");
+  watch->label_selector = req.get_param_value("labelSelector");
+  watch->bookmarks = req.get_param_value("allowWatchBookmarks") == "true";
+  int64_t timeout_seconds = 1800;
+  if (req.has_param("timeoutSeconds")) absl::SimpleAtoi(req.get_param_value("timeoutSeconds"), &timeout_seconds);
+  watch->deadline = absl::Now() + absl::Seconds(timeout_seconds);
+
+  const std::string rv_param = req.get_param_value("resourceVersion");
+  int64_t from = 0;
+  if (rv_param.empty() || rv_param == "0") {
+    // "Any point": the current state as synthetic ADDED events, then changes.
+    for (const auto& [key, object] : objects_[static_cast<int>(resource)]) {
+      if (watch->Matches(object)) watch->pending.push_back(EventLine("ADDED", object));
+    }
+    from = revision_;
+  } else if (!absl::SimpleAtoi(rv_param, &from)) {
+    res.status = 400;
+    res.set_content(StatusJson(400, "BadRequest", absl::StrCat("invalid resource version: ", rv_param)),
+                    "application/json");
+    return;
+  } else if (from < compacted_) {
+    const std::string message = absl::StrCat("too old resource version: ", from, " (", compacted_, ")");
+    watch->pending.push_back(EventLine("ERROR", nlohmann::json::parse(StatusJson(410, "Expired", message))));
+    watch->close = true;
+  } else {
+    for (const Change& change : history_) {
+      if (change.revision > from && change.resource == resource) Send(*watch, change);
+    }
+  }
+  watches_.push_back(watch);
+
+  res.status = 200;
+  res.set_chunked_content_provider(
+      "application/json",
+      [this, watch](size_t /*offset*/, httplib::DataSink& sink) {
+        std::deque<std::string> lines;
+        bool close = false;
+        {
+          absl::MutexLock lock(&mu_);
+          const auto ready = [this, &watch]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+            return stopping_ || watch->drop || watch->close || !watch->pending.empty();
+          };
+          mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Milliseconds(20));
+          if (stopping_ || watch->drop) return false;  // httplib closes the connection mid-body
+          lines.swap(watch->pending);
+          close = watch->close || absl::Now() >= watch->deadline;
+        }
+        for (const std::string& line : lines) {
+          if (!sink.write(line.data(), line.size())) return false;
+        }
+        if (close) sink.done();
+        return true;
+      },
+      [this, watch](bool /*success*/) {
+        absl::MutexLock lock(&mu_);
+        watches_.remove(watch);
+      });
+}
+
+void FakeApiServer::Send(Watch& watch, const Change& change) {
+  if (watch.resource != change.resource) return;
+  const bool before = watch.Matches(change.before);
+  const bool after = watch.Matches(change.after);
+  if (change.type == "DELETED") {
+    if (before) watch.pending.push_back(EventLine("DELETED", change.before));
+  } else if (before && after) {
+    watch.pending.push_back(EventLine("MODIFIED", change.after));
+  } else if (after) {
+    watch.pending.push_back(EventLine("ADDED", change.after));
+  } else if (before) {
+    watch.pending.push_back(EventLine("DELETED", change.after));
+  }
+}
+
+void FakeApiServer::Record(const Change& change) {
+  history_.push_back(change);
+  for (const std::shared_ptr<Watch>& watch : watches_) {
+    if (!watch->close) Send(*watch, change);
+  }
+}
+
+std::string FakeApiServer::Upsert(Resource resource, nlohmann::json object) {
+  absl::MutexLock lock(&mu_);
+  Change change;
+  change.revision = ++revision_;
+  change.resource = resource;
+  object["kind"] = KindOf(resource);
+  object["apiVersion"] = "v1";
+  object["metadata"]["resourceVersion"] = absl::StrCat(change.revision);
+  if (!object["metadata"].contains("uid")) object["metadata"]["uid"] = absl::StrCat("uid-", KeyOf(object));
+  auto& objects = objects_[static_cast<int>(resource)];
+  const std::string key = KeyOf(object);
+  if (const auto it = objects.find(key); it != objects.end()) {
+    change.type = "MODIFIED";
+    change.before = it->second;
+  } else {
+    change.type = "ADDED";
+  }
+  change.after = object;
+  objects[key] = std::move(object);
+  Record(change);
+  return absl::StrCat(change.revision);
+}
+
+std::string FakeApiServer::Delete(Resource resource, const std::string& namespace_name, const std::string& name) {
+  return Remove(resource, namespace_name, name, /*seen=*/true);
+}
+
+std::string FakeApiServer::DeleteUnseen(Resource resource, const std::string& namespace_name,
+                                        const std::string& name) {
+  return Remove(resource, namespace_name, name, /*seen=*/false);
+}
+
+std::string FakeApiServer::Remove(Resource resource, const std::string& namespace_name, const std::string& name,
+                                  bool seen) {
+  absl::MutexLock lock(&mu_);
+  auto& objects = objects_[static_cast<int>(resource)];
+  const auto it = objects.find(absl::StrCat(namespace_name, "/", name));
+  if (it == objects.end()) return "";
+  Change change;
+  change.revision = ++revision_;
+  change.resource = resource;
+  change.type = "DELETED";
+  change.before = std::move(it->second);
+  change.before["metadata"]["resourceVersion"] = absl::StrCat(change.revision);
+  objects.erase(it);
+  if (seen) {
+    Record(change);
+  } else {
+    history_.push_back(change);
+  }
+  return absl::StrCat(change.revision);
+}
+
+void FakeApiServer::Bookmark() {
+  absl::MutexLock lock(&mu_);
+  for (const std::shared_ptr<Watch>& watch : watches_) {
+    if (!watch->bookmarks || watch->close) continue;
+    watch->pending.push_back(EventLine(
+        "BOOKMARK", {{"kind", KindOf(watch->resource)},
+                     {"apiVersion", "v1"},
+                     {"metadata", {{"resourceVersion", absl::StrCat(revision_)}}}}));
+  }
+}
+
+void FakeApiServer::Compact() {
+  absl::MutexLock lock(&mu_);
+  compacted_ = revision_;
+  history_.clear();
+  for (const std::shared_ptr<Watch>& watch : watches_) {
+    if (watch->close) continue;
+    watch->pending.push_back(EventLine(
+        "ERROR", nlohmann::json::parse(StatusJson(
+                     410, "Expired", absl::StrCat("The resourceVersion for the provided watch is too old.")))));
+    watch->close = true;
+  }
+}
+
+void FakeApiServer::CloseWatches() {
+  absl::MutexLock lock(&mu_);
+  for (const std::shared_ptr<Watch>& watch : watches_) watch->close = true;
+}
+
+void FakeApiServer::DropWatches() {
+  absl::MutexLock lock(&mu_);
+  for (const std::shared_ptr<Watch>& watch : watches_) watch->drop = true;
+}
+
+bool FakeApiServer::WaitForOpenWatches(int n, absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  const auto open = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    int count = 0;
+    for (const std::shared_ptr<Watch>& watch : watches_) count += watch->close || watch->drop ? 0 : 1;
+    return count >= n;
+  };
+  return mu_.AwaitWithTimeout(absl::Condition(&open), timeout);
+}
+
+std::string FakeApiServer::resource_version() const {
+  absl::MutexLock lock(&mu_);
+  return absl::StrCat(revision_);
+}
+
+ClusterConfig ConfigFor(const FakeApiServer& server, const topofit::testing::TestCerts& certs) {
+  ClusterConfig config;
+  config.server = server.url();
+  config.ca_pem = ReadFileToString(certs.ca_cert_file()).value();
+  config.bearer_token = "test-token";
+  return config;
+}
+
+nlohmann::json PodJson(const std::string& namespace_name, const std::string& name, const std::string& node,
+                       const std::string& scheduler) {
+  nlohmann::json pod = {
+      {"metadata", {{"name", name}, {"namespace", namespace_name}, {"creationTimestamp", "2024-05-01T12:00:00Z"}}},
+      {"spec",
+       {{"schedulerName", scheduler},
+        {"containers",
+         {{{"name", "main"},
+           {"image", "trainer:1"},
+           {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}, {"requests", {{"nvidia.com/gpu", "1"}}}}}}}}}},
+      {"status", {{"phase", node.empty() ? "Pending" : "Running"}}},
+  };
+  if (!node.empty()) pod["spec"]["nodeName"] = node;
+  return pod;
+}
+
+nlohmann::json NodeJson(const std::string& name, int gpus) {
+  return {
+      {"metadata",
+       {{"name", name},
+        {"labels", {{"kubernetes.io/hostname", name}, {"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"}}}}},
+      {"status",
+       {{"capacity", {{"nvidia.com/gpu", std::to_string(gpus)}}},
+        {"allocatable", {{"nvidia.com/gpu", std::to_string(gpus)}}}}},
+  };
+}
+
+}  // namespace topofit::kubeclient::testing
