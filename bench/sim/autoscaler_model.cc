@@ -233,9 +233,12 @@ AutoscalerActions AutoscalerModel::RunLoop(const std::vector<ledger::Preference>
     if (world_.now() - oldest < (wants_gpus ? config_.new_gpu_pod_delay : config_.new_pod_delay)) pods.clear();
   }
   int request = -1;
-  for (size_t i = 0; i < world_.provisioning_requests().size() && request < 0; ++i) {
+  for (int i : world_.open_requests()) {
     const ProvisioningRequest& r = world_.provisioning_requests()[i];
-    if (r.active && r.provisioned_at < 0 && r.next_attempt <= world_.now()) request = static_cast<int>(i);
+    if (r.provisioned_at < 0 && r.next_attempt <= world_.now()) {
+      request = i;
+      break;
+    }
   }
   // One ProvisioningRequest per loop, alternating with ordinary pending pods.
   if (request >= 0 && (pods.empty() || !last_loop_served_request_)) {
@@ -261,8 +264,9 @@ SimTime AutoscalerModel::NextTimer() const {
       next = std::min(next, std::max(node.unneeded_since + config_.unneeded_time, cooldown_end));
     }
   }
-  for (const ProvisioningRequest& r : world_.provisioning_requests()) {
-    if (r.active && r.provisioned_at < 0) next = std::min(next, r.next_attempt);
+  for (int i : world_.open_requests()) {
+    const ProvisioningRequest& r = world_.provisioning_requests()[i];
+    if (r.provisioned_at < 0) next = std::min(next, r.next_attempt);
   }
   SimTime oldest = kNever;
   bool wants_gpus = false;

@@ -106,10 +106,7 @@ void Replayer::Place(int pod, const PlacementDecision& decision) {
     waiting_[p.klass].erase(pod);
     if (waiting_[p.klass].empty()) waiting_classes_.erase(p.klass);
   }
-  if (p.provisioning_request >= 0) {
-    world_->provisioning_requests()[p.provisioning_request].active = false;  // topofit cleans it up
-    p.provisioning_request = -1;
-  }
+  if (p.provisioning_request >= 0) world_->DeleteRequest(p.provisioning_request);  // topofit cleans it up
   if (world_->policy().topofit_extender) {
     ledger_->ForgetPod(world_->PodObject(pod).metadata.uid);
     preference_refreshed_.erase(pod);
@@ -133,8 +130,7 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
     request.excluded_nodes = decision.refused_nodes;
     request.created = world_->now();
     request.next_attempt = world_->now();
-    p.provisioning_request = static_cast<int>(world_->provisioning_requests().size());
-    world_->provisioning_requests().push_back(std::move(request));
+    world_->CreateRequest(std::move(request));
   }
 }
 
@@ -168,20 +164,20 @@ void Replayer::RetryOn(int node) {
 
 void Replayer::RunTopofitRequestController() {
   if (!world_->policy().topofit_extender) return;
-  for (ProvisioningRequest& request : world_->provisioning_requests()) {
-    if (!request.active || request.provisioned_at < 0 ||
-        world_->now() - request.provisioned_at < options_.request_timeout) {
-      continue;
-    }
+  // Copied: retrying a pod can create a new request.
+  const std::vector<int> open(world_->open_requests().begin(), world_->open_requests().end());
+  for (int index : open) {
+    const ProvisioningRequest& request = world_->provisioning_requests()[index];
+    if (request.provisioned_at < 0 || world_->now() - request.provisioned_at < options_.request_timeout) continue;
     // Provisioned, yet the pod still waits: the capacity went elsewhere. Delete it and retry the pod,
     // which asks again if it is still refused.
-    request.active = false;
-    SimPod& p = world_->pods()[request.pod];
-    p.provisioning_request = -1;
+    const int pod = request.pod;
+    world_->DeleteRequest(index);
+    SimPod& p = world_->pods()[pod];
     if (p.phase == PodPhase::kPending) {
-      waiting_[p.klass].erase(request.pod);
+      waiting_[p.klass].erase(pod);
       if (waiting_[p.klass].empty()) waiting_classes_.erase(p.klass);
-      Schedule(request.pod);
+      Schedule(pod);
     }
     dirty_ = true;
   }

@@ -35,6 +35,9 @@ struct PodSpec {
   // (slowdown.h). 0 for single-GPU pods.
   double comm_fraction = 0;
   std::string kind;  // free-form class for the report, e.g. "training", "inference", "trace"
+  // A service replica runs until it is scaled down, however fast its GPUs are: a poorer set costs it
+  // throughput (counted in the report's slowdown GPU-hours), not run time. A batch pod (false) runs longer.
+  bool runs_until_deleted = false;
 };
 
 // A cluster-autoscaler node group: identical nodes of one catalog shape.

@@ -229,6 +229,8 @@ void World::RemoveNode(int node) {
   RecordTimeline();
 }
 
+double World::TimeStretch(int pod) const { return spec(pod).runs_until_deleted ? 1.0 : pods_[pod].stretch; }
+
 SimTime World::StartPod(int pod, int node, topology::GpuSet gpus) {
   SimPod& p = pods_[pod];
   SimNode& n = nodes_[node];
@@ -243,7 +245,7 @@ SimTime World::StartPod(int pod, int node, topology::GpuSet gpus) {
     p.first_start = now_;
     p.best_topology = gpus.size() > 1 && set_mbps >= c.best_mbps;
   }
-  p.finish = now_ + static_cast<SimTime>(static_cast<double>(p.remaining_ideal) * p.stretch);
+  p.finish = now_ + static_cast<SimTime>(static_cast<double>(p.remaining_ideal) * TimeStretch(pod));
   n.cpu_used += c.cpu_milli;
   n.memory_used += c.memory_mib;
   n.gpus.ours = n.gpus.ours | gpus;
@@ -254,6 +256,20 @@ SimTime World::StartPod(int pod, int node, topology::GpuSet gpus) {
   ++running_count_;
   RecordTimeline();
   return p.finish;
+}
+
+int World::CreateRequest(ProvisioningRequest request) {
+  const int index = static_cast<int>(provisioning_requests_.size());
+  pods_[request.pod].provisioning_request = index;
+  provisioning_requests_.push_back(std::move(request));
+  open_requests_.insert(index);
+  return index;
+}
+
+void World::DeleteRequest(int request) {
+  const ProvisioningRequest& r = provisioning_requests_[request];
+  if (pods_[r.pod].provisioning_request == request) pods_[r.pod].provisioning_request = -1;
+  open_requests_.erase(request);
 }
 
 void World::SetPending(int pod) {
@@ -286,7 +302,7 @@ void World::EvictPod(int pod) {
   Release(nodes_[p.node], classes_[p.klass], pod, p.gpus);
   allocated_gpus_ -= p.gpus.size();
   p.remaining_ideal = std::max<int64_t>(
-      0, static_cast<int64_t>(static_cast<double>(p.finish - now_) / p.stretch));
+      0, static_cast<int64_t>(static_cast<double>(p.finish - now_) / TimeStretch(pod)));
   p.node = -1;
   p.gpus = topology::GpuSet();
   ++p.epoch;

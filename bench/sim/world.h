@@ -95,7 +95,6 @@ struct ProvisioningRequest {
   SimTime next_attempt = 0;
   SimTime backoff = 0;
   SimTime provisioned_at = -1;  // Provisioned=True
-  bool active = true;
 };
 
 struct ScaleUp {
@@ -142,6 +141,12 @@ class World {
   const PodSpec& spec(int pod) const { return workload_.pods[pods_[pod].spec]; }
   const PodClass& klass(int pod) const { return classes_[pods_[pod].klass]; }
   std::vector<ProvisioningRequest>& provisioning_requests() { return provisioning_requests_; }
+  // Creates a request for its pod; returns its index.
+  int CreateRequest(ProvisioningRequest request);
+  // topofit deletes a request (its pod started, or it timed out).
+  void DeleteRequest(int request);
+  // The requests not deleted, by index (oldest first).
+  const std::set<int>& open_requests() const { return open_requests_; }
   std::vector<ScaleUp>& scale_ups() { return scale_ups_; }
   const std::vector<ScaleUp>& scale_ups() const { return scale_ups_; }
   const std::vector<TimelinePoint>& timeline() const { return timeline_; }
@@ -185,6 +190,8 @@ class World {
  private:
   World(const Workload& workload, const Policy& policy, uint64_t seed);
   void RecordTimeline();
+  // How much longer than ideal the pod's current placement makes it run (slowdown.h; 1 for replicas).
+  double TimeStretch(int pod) const;
 
   const Workload& workload_;
   Policy policy_;
@@ -195,6 +202,7 @@ class World {
   std::vector<PodClass> classes_;
   std::vector<SimPod> pods_;
   std::vector<ProvisioningRequest> provisioning_requests_;
+  std::set<int> open_requests_;
   std::vector<ScaleUp> scale_ups_;
   std::vector<TimelinePoint> timeline_;
   std::vector<int> ready_nodes_;  // in the order they became Ready

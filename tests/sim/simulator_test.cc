@@ -108,6 +108,26 @@ TEST_CASE("With the extender but a stock expander, scale-ups strand; with both t
   CHECK(stranded > 0);
 }
 
+TEST_CASE("A poor set stretches a batch pod's run time, and a service replica's throughput only", "[replay]") {
+  Workload workload;
+  // The PCIe node is up; the NVLink group could have given the 8-GPU pod its best set.
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 1, 1), Group("nvlink", "p4d.24xlarge", 8, 32.77, 1)};
+  PodSpec batch = Pod("batch", 0, kHour, 8);
+  batch.comm_fraction = 0.3;
+  workload.pods = {batch};
+  const ReplayResult stretched = Run(workload, "baseline");
+  CHECK(stretched.pods[0].first_start == 0);
+  CHECK(stretched.pods[0].stretch > 1.5);
+  CHECK_FALSE(stretched.pods[0].best_topology);
+  CHECK(stretched.end == static_cast<SimTime>(kHour * stretched.pods[0].stretch));
+
+  workload.pods[0].runs_until_deleted = true;
+  const ReplayResult replica = Run(workload, "baseline");
+  CHECK(replica.pods[0].stretch == stretched.pods[0].stretch);
+  CHECK(replica.end == kHour);
+  CHECK(Summarise(replica).slowdown_gpu_hours == Approx(8 * (replica.pods[0].stretch - 1)));
+}
+
 TEST_CASE("A pod no group can ever hold ends the replay as never started", "[replay]") {
   Workload workload;
   workload.groups = {Group("small", "g4dn.12xlarge", 4, 3.91, 2)};

@@ -100,6 +100,7 @@ PodSpec ReplicaPod(const std::string& service, const LlmModelClass& model, int i
     pod.comm_fraction = model.comm_fraction;
   }
   pod.kind = "inference";
+  pod.runs_until_deleted = true;  // a replica lives while the load needs it
   return pod;
 }
 
