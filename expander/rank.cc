@@ -80,10 +80,14 @@ class CallMemo {
   ShapeVerdicts& VerdictsFor(const std::shared_ptr<const topology::Topology>& topology, const std::string& origin) {
     return shapes_[{topology, origin}];
   }
+  // Pods (namespace/name) some option's new nodes take.
+  void MarkPlaced(const std::string& pod) { placed_.insert(pod); }
+  bool PlacedSomewhere(const std::string& pod) const { return placed_.count(pod) > 0; }
 
  private:
   absl::node_hash_map<const kube::Pod*, absl::StatusOr<GpuDemand>> demands_;  // input pods outlive the call
   std::map<std::pair<std::shared_ptr<const topology::Topology>, std::string>, ShapeVerdicts> shapes_;
+  std::set<std::string> placed_;
 };
 
 // scheduler::FilterNode(demand, node), once per case of the node's shape.
@@ -129,19 +133,24 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
       }
       if (preferred.count(pod.pod->metadata.uid)) ++verdict.preferences_satisfied;
     }
-    if (!placed) {
-      // Every node refused it: say why the first one did.
+    const std::string key = absl::StrCat(pod.pod->metadata.namespace_name, "/", pod.pod->metadata.name);
+    if (placed) {
+      ++verdict.placed_pods;
+      memo.MarkPlaced(key);
+    } else if (!verdict.strands) {
+      // Every node refused it: say why the first one did. The others are still placed, so that an option
+      // stranding only pods no option can serve can be judged on the rest.
       verdict.strands = true;
-      verdict.reason = absl::StrCat("pod ", pod.pod->metadata.namespace_name, "/", pod.pod->metadata.name,
-                                    " would not be placed on the new nodes: ",
+      verdict.reason = absl::StrCat("pod ", key, " would not be placed on the new nodes: ",
                                     nodes.empty() ? "no nodes" : Filter(verdicts, pod.demand, nodes[0]).reason);
-      return;
     }
+    if (!placed) verdict.unplaced_pods.push_back(key);
   }
+  if (verdict.strands) return;
   verdict.quality_per_mille = asked > 0 ? met * 1000 / asked : 1000;
   verdict.idle_gpus = static_cast<int>(
       std::max<int64_t>(0, int64_t{option.node_count} * topology->gpu_count() - placed_gpus));
-  verdict.reason = absl::StrCat("placed ", gpu_pods.size(), " GPU pods on ", option.node_count, " x ", origin);
+  verdict.reason = absl::StrCat("placed ", verdict.placed_pods, " GPU pods on ", option.node_count, " x ", origin);
 }
 
 OptionVerdict Judge(const RankInput& input, const GroupOption& option, scheduler::TopologyResolver& resolver,
@@ -202,13 +211,21 @@ Ranking RankOptions(const RankInput& input, const RankPolicy& policy) {
   for (const GroupOption& option : input.options) {
     ranking.verdicts.push_back(Judge(input, option, resolver, preferred, memo));
   }
+  // A pod no option's new nodes take is stranded whichever group grows: it does not disqualify options
+  // that serve the rest (it would otherwise veto every scale-up, for every other pod, on every loop).
+  auto serves_all_it_can = [&memo](const OptionVerdict& v) {
+    if (!v.strands) return true;
+    if (v.placed_pods == 0 || v.unplaced_pods.empty()) return false;
+    return std::none_of(v.unplaced_pods.begin(), v.unplaced_pods.end(),
+                        [&memo](const std::string& pod) { return memo.PlacedSomewhere(pod); });
+  };
   bool any_gpu = false;
   for (const OptionVerdict& v : ranking.verdicts) {
     if (!v.needs_gpus) {
       passed_through.push_back(v.node_group_id);
     } else {
       any_gpu = true;
-      if (!v.strands) viable.push_back(&v);
+      if (serves_all_it_can(v)) viable.push_back(&v);
     }
   }
   if (!viable.empty()) {

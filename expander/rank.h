@@ -41,6 +41,9 @@ struct OptionVerdict {
   // whose GPU set meets it, per mille; 1000 when none asks.
   int64_t quality_per_mille = 0;
   int idle_gpus = 0;              // GPUs of the new nodes no pod of the option takes
+  int placed_pods = 0;            // GPU pods of the option the new nodes take
+  // GPU pods the new nodes would refuse (namespace/name), when the option was simulated.
+  std::vector<std::string> unplaced_pods;
   double price = 0;               // node_count x price per node-hour (0 when unknown)
 };
 

@@ -117,6 +117,21 @@ TEST_CASE("CPU-only options pass through; a stranding-only answer is a veto", "[
     CHECK(r.chosen == std::vector<std::string>{"cpu"});
     CHECK_FALSE(r.veto);
   }
+  SECTION("a pod no option can serve does not veto the options that serve the rest") {
+    const kube::Pod impossible = MakePod()
+                                     .name("impossible")
+                                     .gpus(4)
+                                     .annotation("topofit.io/min-bandwidth", "100000GB/s")
+                                     .annotation("topofit.io/topology-policy", "required");
+    const Ranking r =
+        RankOptions(Input({{"g5", 2, {impossible, nv_pod}}, {"p4d", 2, {impossible, nv_pod}}}));
+    CHECK(r.chosen == std::vector<std::string>{"p4d"});
+    CHECK_FALSE(r.veto);
+    CHECK(VerdictOf(r, "p4d").strands);  // still reported: the new nodes will not take it
+    CHECK(VerdictOf(r, "p4d").unplaced_pods == std::vector<std::string>{"default/impossible"});
+    CHECK(VerdictOf(r, "p4d").placed_pods == 1);
+    CHECK(VerdictOf(r, "g5").placed_pods == 0);  // takes no pod at all: never chosen
+  }
   SECTION("an option without a template or with too few nodes strands") {
     const Ranking r = RankOptions(Input({{"unknown", 1, {nv_pod}}, {"p4d", 1, {nv_pod, nv_pod, nv_pod}}}));
     CHECK(VerdictOf(r, "unknown").strands);
