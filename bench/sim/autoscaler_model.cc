@@ -38,6 +38,11 @@ std::vector<int> AutoscalerModel::FilterOutSchedulable(const std::vector<int>& p
   std::vector<Slot> slots;
   for (const SimNode& node : world_.nodes()) {
     if (node.state == NodeState::kRemoved || node.booked_until > world_.now() || Contains(excluded, node.id)) continue;
+    // A node long past its provision time is not upcoming any more (CA: long-unregistered).
+    if (node.state == NodeState::kProvisioning &&
+        world_.now() - node.requested >= config_.max_node_provision_time) {
+      continue;
+    }
     // Upcoming nodes stand in as empty template copies.
     slots.push_back({node.group, node.state == NodeState::kReady ? world_.FreeOf(node) : world_.EmptyOf(node.group)});
   }
@@ -68,7 +73,7 @@ std::vector<ScaleUpOption> AutoscalerModel::Estimate(const std::vector<int>& pod
   for (int g = 0; g < static_cast<int>(world_.groups().size()); ++g) {
     const GroupState& group = world_.groups()[g];
     const int limit = std::min(group.spec.max_size - group.target, config_.max_nodes_per_scale_up);
-    if (limit <= 0) continue;
+    if (limit <= 0 || BackedOff(g)) continue;
     const FreeCapacity empty = world_.EmptyOf(g);
     // One exemplar per equivalence class is checked against the template.
     std::unordered_map<int, bool> class_fits;
@@ -220,8 +225,28 @@ void AutoscalerModel::ScaleDown(AutoscalerActions& actions) {
   }
 }
 
+bool AutoscalerModel::BackedOff(int group) const { return world_.now() < backoff_[group].until; }
+
+void AutoscalerModel::GiveUpUnready(AutoscalerActions& actions) {
+  for (const SimNode& node : world_.nodes()) {
+    if (node.state != NodeState::kProvisioning || world_.now() - node.requested < config_.max_node_provision_time) {
+      continue;
+    }
+    actions.remove_unready.push_back(node.id);
+    Backoff& b = backoff_[node.group];
+    if (b.last_failure >= 0 && world_.now() - b.last_failure >= config_.backoff_reset) b.duration = 0;
+    // The duration doubles only once the previous backoff has run out.
+    if (world_.now() >= b.until) {
+      b.duration = b.duration == 0 ? config_.initial_backoff : std::min(2 * b.duration, config_.max_backoff);
+      b.until = world_.now() + b.duration;
+    }
+    b.last_failure = world_.now();
+  }
+}
+
 AutoscalerActions AutoscalerModel::RunLoop(const std::vector<ledger::Preference>& preferences, bool state_changed) {
   AutoscalerActions actions;
+  GiveUpUnready(actions);
   std::vector<int> pods = UnschedulablePods();
   if (!pods.empty()) {
     SimTime oldest = kNever;
@@ -267,6 +292,12 @@ SimTime AutoscalerModel::NextTimer() const {
   for (int i : world_.open_requests()) {
     const ProvisioningRequest& r = world_.provisioning_requests()[i];
     if (r.provisioned_at < 0) next = std::min(next, r.next_attempt);
+  }
+  for (const SimNode& node : world_.nodes()) {
+    if (node.state == NodeState::kProvisioning) next = std::min(next, node.requested + config_.max_node_provision_time);
+  }
+  for (const Backoff& b : backoff_) {
+    if (b.until > world_.now()) next = std::min(next, b.until);
   }
   SimTime oldest = kNever;
   bool wants_gpus = false;

@@ -23,6 +23,10 @@ struct AutoscalerConfig {
   SimTime booking = 10 * kMinute;                   // ProvisioningRequest capacity booked in CA's simulation
   SimTime request_retry = 1 * kMinute;              // a request that found no capacity, first retry
   SimTime request_max_backoff = 10 * kMinute;
+  SimTime max_node_provision_time = 15 * kMinute;  // --max-node-provision-time
+  SimTime initial_backoff = 5 * kMinute;           // a group whose nodes did not come up: no scale-up for this
+  SimTime max_backoff = 30 * kMinute;              // ... doubling up to this
+  SimTime backoff_reset = 3 * kHour;               // ... and back to the start after this long without failures
 };
 
 // What one loop decided; the simulator carries it out.
@@ -30,19 +34,22 @@ struct AutoscalerActions {
   std::optional<ScaleUpOption> scale_up;
   int provisioning_request = -1;  // the request the scale-up serves, or -1
   std::vector<int> remove_empty;  // unneeded empty nodes to delete
+  std::vector<int> remove_unready;  // nodes not Ready within the max node provision time
   int drain = -1;                 // an unneeded node whose pods are evicted before it is deleted
-  bool acted() const { return scale_up.has_value() || !remove_empty.empty() || drain >= 0; }
+  bool acted() const { return scale_up.has_value() || !remove_empty.empty() || !remove_unready.empty() || drain >= 0; }
 };
 
 // One RunOnce of cluster-autoscaler as reference/baseline-models.md describes it: count-only scale-up
 // (filter_out_schedulable onto real and upcoming nodes, the binpacking estimator per group, the expander
 // chain, one group per loop), best-effort-atomic ProvisioningRequests (one per loop, alternating with
 // ordinary pods), and scale-down of nodes unneeded for 10 minutes (GPU nodes judged on GPU utilisation).
-// Simplifications, documented in docs/bench.md: nodes always come up (no backoff), the pod price model is
-// GCE's, at most `non_empty_candidates` non-empty nodes are checked per loop.
+// Nodes that never come up are given up after the max node provision time and back their group off.
+// Simplifications, documented in docs/bench.md: the pod price model is GCE's, at most `non_empty_candidates`
+// non-empty nodes are checked per loop.
 class AutoscalerModel {
  public:
-  AutoscalerModel(World& world, AutoscalerConfig config) : world_(world), config_(config) {}
+  AutoscalerModel(World& world, AutoscalerConfig config)
+      : world_(world), config_(config), backoff_(world.groups().size()) {}
 
   // `state_changed`: the cluster changed since the last loop, so scale-down candidates are recomputed.
   AutoscalerActions RunLoop(const std::vector<ledger::Preference>& preferences, bool state_changed);
@@ -65,6 +72,9 @@ class AutoscalerModel {
                                           const std::vector<ledger::Preference>& preferences);
   std::optional<ScaleUpOption> HandleProvisioningRequest(int request,
                                                          const std::vector<ledger::Preference>& preferences);
+  // Nodes past the max node provision time are given up and their group backed off.
+  void GiveUpUnready(AutoscalerActions& actions);
+  bool BackedOff(int group) const;
   void UpdateUnneeded();
   void ScaleDown(AutoscalerActions& actions);
 
@@ -74,6 +84,12 @@ class AutoscalerModel {
   bool last_loop_served_request_ = false;
   std::vector<int> unneeded_;  // nodes found unneeded by the last recomputation
   int vetoes_ = 0;
+  struct Backoff {
+    SimTime until = -1;
+    SimTime duration = 0;
+    SimTime last_failure = -1;
+  };
+  std::vector<Backoff> backoff_;  // by group
 };
 
 }  // namespace topofit::sim

@@ -143,6 +143,7 @@ constexpr Field<PolicySummary> kSummaryFields[] = {
     {"peak_nodes", &PolicySummary::peak_nodes},
     {"provisioning_requests", &PolicySummary::provisioning_requests},
     {"vetoes", &PolicySummary::vetoes},
+    {"failed_nodes", &PolicySummary::failed_nodes},
     {"pods", &PolicySummary::pods},
     {"pods_never_started", &PolicySummary::pods_never_started},
     {"multi_gpu_pods_started", &PolicySummary::multi_gpu_pods_started},
@@ -414,6 +415,7 @@ std::string FormatTable(const Workload& workload, const std::vector<PolicySummar
   add("stranded scale-ups", [](const PolicySummary& s) { return FormatCount(s.stranded_scale_ups); });
   add("ProvisioningRequests", [](const PolicySummary& s) { return FormatCount(s.provisioning_requests); });
   add("vetoes", [](const PolicySummary& s) { return FormatCount(s.vetoes); });
+  add("nodes that never came up", [](const PolicySummary& s) { return FormatCount(s.failed_nodes); });
   gap();
   add("pods", [](const PolicySummary& s) { return FormatCount(s.pods); });
   add("pods never started", [](const PolicySummary& s) { return FormatCount(s.pods_never_started); });

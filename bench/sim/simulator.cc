@@ -88,6 +88,7 @@ class Replayer {
   std::set<int> waiting_classes_;
   std::unordered_map<int, SimTime> preference_refreshed_;
   bool dirty_ = true;
+  int failed_nodes_ = 0;
   int finished_ = 0;
   // Totals at the last pod completion: the replay's end for the report.
   SimTime end_ = 0;
@@ -200,13 +201,20 @@ void Replayer::Apply(const AutoscalerActions& actions) {
     for (int i = 0; i < option.node_count; ++i) {
       const SimTime delay = std::uniform_int_distribution<SimTime>(
           spec.provision_delay_min, std::max(spec.provision_delay_min, spec.provision_delay_max))(world_->rng());
-      const int node = world_->AddNode(option.group, world_->now() + delay, id);
+      const int node = world_->AddNode(option.group, id);
       if (actions.provisioning_request >= 0) {
         world_->nodes()[node].booked_until = world_->now() + autoscaler_.config().booking;
       }
-      Push(Event::Kind::kNodeReady, world_->now() + delay, node);
+      const bool fails = spec.provision_failure_rate > 0 &&
+                         std::uniform_real_distribution<double>(0, 1)(world_->rng()) < spec.provision_failure_rate;
+      if (!fails) Push(Event::Kind::kNodeReady, world_->now() + delay, node);
     }
     for (int pod : option.pods) world_->pods()[pod].scale_up = id;
+    dirty_ = true;
+  }
+  for (int node : actions.remove_unready) {
+    world_->RemoveNode(node);
+    ++failed_nodes_;
     dirty_ = true;
   }
   for (int node : actions.remove_empty) {
@@ -317,7 +325,7 @@ ReplayResult Replayer::Result() const {
   }
   for (const SimNode& node : world_->nodes()) {
     result.nodes.push_back({node.gpus.node, world_->groups()[node.group].spec.name, node.requested,
-                            node.state == NodeState::kProvisioning ? -1 : node.ready_at, node.removed_at});
+                            node.ready_at, node.removed_at});
   }
   std::vector<bool> served(world_->scale_ups().size(), false);
   for (const SimNode& node : world_->nodes()) {
@@ -339,6 +347,7 @@ ReplayResult Replayer::Result() const {
   result.peak_nodes = world_->peak_nodes();
   result.provisioning_requests = static_cast<int>(world_->provisioning_requests().size());
   result.vetoes = autoscaler_.vetoes();
+  result.failed_nodes = failed_nodes_;
   for (const SimPod& p : world_->pods()) {
     const PodClass& c = world_->classes()[p.klass];
     if (c.gpus == 0) continue;

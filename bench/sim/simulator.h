@@ -67,6 +67,7 @@ struct ReplayResult {
   int peak_nodes = 0;
   int provisioning_requests = 0;
   int vetoes = 0;
+  int failed_nodes = 0;  // never became Ready; given up after the max node provision time
   // A floor under any policy's cost: every GPU pod's ideal GPU-hours at the cheapest per-GPU price of
   // the groups it may run on (product and size), as if GPUs were bought by the GPU-hour.
   double lower_bound_cost_dollars = 0;

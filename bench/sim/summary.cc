@@ -38,6 +38,7 @@ PolicySummary Summarise(const ReplayResult& result) {
   s.peak_nodes = result.peak_nodes;
   s.provisioning_requests = result.provisioning_requests;
   s.vetoes = result.vetoes;
+  s.failed_nodes = result.failed_nodes;
   s.cost_dollars = result.cost_dollars;
   s.lower_bound_cost_dollars = result.lower_bound_cost_dollars;
   s.hours = static_cast<double>(result.end) / static_cast<double>(kHour);

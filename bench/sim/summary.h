@@ -28,6 +28,7 @@ struct PolicySummary {
   int peak_nodes = 0;
   int provisioning_requests = 0;
   int vetoes = 0;
+  int failed_nodes = 0;  // requested nodes that never became Ready
   int pods = 0;
   int pods_never_started = 0;
   // Time from creation to first start. Pods that never started count with the replay's end as their

@@ -50,6 +50,8 @@ struct NodeGroupSpec {
   std::string shape;            // a topology catalog shape or alias (topology/catalog.h); may be empty
   std::string gpu_product;      // the nvidia.com/gpu.product label; empty: the shape's
   int gpus = 0;                 // GPUs per node (0: a node group without GPUs)
+  // Taints its nodes carry, as `kubectl taint` writes them: "key=value:Effect" or "key:Effect".
+  std::vector<std::string> taints;
   int64_t cpu_milli = 0;        // allocatable per node
   int64_t memory_mib = 0;       // allocatable per node
   int min_size = 0;
@@ -59,6 +61,9 @@ struct NodeGroupSpec {
   // From the scale-up request to Ready with allocatable GPUs: uniform in [min, max].
   SimTime provision_delay_min = 3 * kMinute;
   SimTime provision_delay_max = 10 * kMinute;
+  // Share of requested nodes that never become Ready (a launch failure or a capacity stockout): CA deletes
+  // them after its max node provision time and backs the group off.
+  double provision_failure_rate = 0;
 };
 
 // What a replay runs: the cluster's node groups and the pods, sorted by arrival (then name).

@@ -17,10 +17,34 @@ namespace {
 
 constexpr int64_t kMebibyteMilli = int64_t{1024} * 1024 * 1000;  // ResourceList holds thousandths of a byte
 
+// "key=value:Effect" or "key:Effect", as `kubectl taint` takes them.
+absl::StatusOr<kube::Taint> ParseTaint(absl::string_view text) {
+  const size_t colon = text.rfind(':');
+  if (colon == absl::string_view::npos || colon == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("taint \"", text, "\": want key=value:Effect or key:Effect"));
+  }
+  kube::Taint taint;
+  taint.effect = kube::ParseTaintEffect(text.substr(colon + 1));
+  if (taint.effect == kube::TaintEffect::kUnknown || taint.effect == kube::TaintEffect::kNone) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("taint \"", text, "\": effect must be NoSchedule, PreferNoSchedule or NoExecute"));
+  }
+  const absl::string_view key_value = text.substr(0, colon);
+  const size_t equals = key_value.find('=');
+  taint.key = std::string(key_value.substr(0, equals));
+  if (equals != absl::string_view::npos) taint.value = std::string(key_value.substr(equals + 1));
+  return taint;
+}
+
 absl::StatusOr<GroupState> BuildGroup(const NodeGroupSpec& spec, scheduler::TopologyResolver& resolver) {
   GroupState group;
   group.spec = spec;
   kube::Node& node = group.template_node;
+  for (const std::string& text : spec.taints) {
+    absl::StatusOr<kube::Taint> taint = ParseTaint(text);
+    if (!taint.ok()) return absl::InvalidArgumentError(absl::StrCat("node group ", spec.name, ": ", taint.status().message()));
+    node.spec.taints.push_back(*std::move(taint));
+  }
   node.metadata.name = absl::StrCat("template-", spec.name);
   node.metadata.labels["kubernetes.io/os"] = "linux";
   if (!spec.shape.empty()) node.metadata.labels[std::string(topology::kInstanceTypeLabel)] = spec.shape;
@@ -63,6 +87,13 @@ kube::Pod Prototype(const PodSpec& spec) {
   if (spec.gpus > 0) {
     container.resources.requests[kube::kResourceNvidiaGpu] = int64_t{spec.gpus} * 1000;
     container.resources.limits[kube::kResourceNvidiaGpu] = int64_t{spec.gpus} * 1000;
+    // The ExtendedResourceToleration admission plugin gives every pod that requests an extended resource
+    // a toleration for a taint keyed by it, so tainted GPU nodes take GPU pods and keep the rest off.
+    kube::Toleration toleration;
+    toleration.key = kube::kResourceNvidiaGpu;
+    toleration.op = kube::TolerationOperator::kExists;
+    toleration.effect = kube::TaintEffect::kNoSchedule;
+    pod.spec.tolerations.push_back(std::move(toleration));
   }
   pod.spec.containers.push_back(std::move(container));
   if (!spec.gpu_products.empty()) {
@@ -118,7 +149,8 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
       }
       klass.demand = *demand;
       for (const GroupState& group : world->groups_) {
-        const bool allowed = kube::MatchesNodeSelector(klass.prototype, group.template_node);
+        const bool allowed = kube::MatchesNodeSelector(klass.prototype, group.template_node) &&
+                             kube::ToleratesTaints(klass.prototype, group.template_node);
         klass.group_allowed.push_back(allowed);
         if (allowed && klass.gpus >= 2 && group.gpus >= klass.gpus) {
           klass.best_mbps = std::max(klass.best_mbps, group.topology->quality().BestBandwidth(klass.gpus));
@@ -132,7 +164,7 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
   }
   for (size_t g = 0; g < world->groups_.size(); ++g) {
     for (int n = 0; n < world->groups_[g].spec.initial_size; ++n) {
-      world->MarkReady(world->AddNode(static_cast<int>(g), 0, -1));
+      world->MarkReady(world->AddNode(static_cast<int>(g), -1));
     }
   }
   world->RecordTimeline();
@@ -187,13 +219,13 @@ void World::RecordTimeline() {
   }
 }
 
-int World::AddNode(int group, SimTime ready_at, int scale_up) {
+int World::AddNode(int group, int scale_up) {
   GroupState& g = groups_[group];
   SimNode node;
   node.id = static_cast<int>(nodes_.size());
   node.group = group;
   node.requested = now_;
-  node.ready_at = ready_at;
+  node.ready_at = -1;
   node.scale_up = scale_up;
   node.gpus.node = absl::StrCat(g.spec.name, "-", node.id);
   node.gpus.topology = g.topology;

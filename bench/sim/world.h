@@ -36,7 +36,7 @@ struct SimNode {
   int group = 0;
   NodeState state = NodeState::kProvisioning;
   SimTime requested = 0;
-  SimTime ready_at = 0;
+  SimTime ready_at = -1;  // -1 until Ready
   SimTime removed_at = -1;
   int64_t cpu_used = 0;
   int64_t memory_used = 0;
@@ -59,7 +59,7 @@ struct PodClass {
   int64_t cpu_milli = 0;
   int64_t memory_mib = 0;
   int priority = 0;
-  std::vector<bool> group_allowed;  // by node selector/affinity against each group's template labels
+  std::vector<bool> group_allowed;  // by node selector/affinity and taints, against each group's template
   kube::Pod prototype;              // as the API would hold it, without name and uid
   scheduler::GpuDemand demand;      // DemandOf(prototype)
   // For multi-GPU classes: the best estimated bandwidth a set of `gpus` reaches on any group the class
@@ -169,7 +169,8 @@ class World {
   // Moves the clock, integrating the totals over the elapsed time.
   void AdvanceTo(SimTime t);
 
-  int AddNode(int group, SimTime ready_at, int scale_up);
+  // A node requested now for `scale_up` (-1: none); Ready when MarkReady says so.
+  int AddNode(int group, int scale_up);
   void MarkReady(int node);
   void RemoveNode(int node);
   // Starts `pod` on `node` holding `gpus`; returns when it will finish.

@@ -59,7 +59,7 @@ TEST_CASE("An upcoming node absorbs pending pods in CA's simulation", "[autoscal
   workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 3)};
   workload.pods = {Pod("a", 0, kHour, 4)};
   std::unique_ptr<World> world = MakeWorld(workload);
-  world->AddNode(0, 5 * kMinute, -1);  // requested, not Ready yet
+  world->AddNode(0, -1);  // requested, not Ready yet
   MarkUnschedulable(*world, 0);
   world->AdvanceTo(kMinute);
   AutoscalerModel autoscaler(*world, {});

@@ -79,3 +79,34 @@ TEST_CASE("The extender refuses a PCIe node for an NVLink pod: refused for topol
 
 }  // namespace
 }  // namespace topofit::sim
+
+namespace topofit::sim {
+namespace {
+
+TEST_CASE("Tainted GPU nodes take GPU pods (which tolerate the taint) and keep the others off", "[kube-scheduler]") {
+  Workload workload;
+  NodeGroupSpec gpu = testing::Group("gpu", "p4d.24xlarge", 8, 32.77, 1, 1);
+  gpu.taints = {"nvidia.com/gpu=present:NoSchedule"};
+  workload.groups = {gpu};
+  workload.pods = {testing::Pod("web", 0, kHour, 0), testing::Pod("train", 0, kHour, 1)};
+  std::unique_ptr<World> world = MakeWorld(workload, "baseline");
+  world->SetPending(0);
+  world->SetPending(1);
+  KubeSchedulerModel scheduler(*world);
+  CHECK(scheduler.Schedule(0).node == -1);
+  CHECK(scheduler.Schedule(1).node == 0);
+}
+
+TEST_CASE("A malformed taint is an error naming the group", "[kube-scheduler]") {
+  Workload workload;
+  NodeGroupSpec gpu = testing::Group("gpu", "p4d.24xlarge", 8, 32.77, 1, 1);
+  gpu.taints = {"nvidia.com/gpu=present:Sometimes"};
+  workload.groups = {gpu};
+  absl::StatusOr<std::unique_ptr<World>> world = World::Create(workload, StandardPolicies({})[0], 1);
+  REQUIRE_FALSE(world.ok());
+  CHECK_THAT(std::string(world.status().message()), Catch::Contains("node group gpu"));
+  CHECK_THAT(std::string(world.status().message()), Catch::Contains("effect must be"));
+}
+
+}  // namespace
+}  // namespace topofit::sim

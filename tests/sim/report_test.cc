@@ -215,9 +215,9 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
       INFO(column);
       CHECK(std::count(header.begin(), header.end(), column) == 1);
     }
-    // policy + 20 numbers + 4 pending + 2 GPU counts x 4 pending.
-    CHECK(header.size() == 33);
-    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 32);
+    // policy + 21 numbers + 4 pending + 2 GPU counts x 4 pending.
+    CHECK(header.size() == 34);
+    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 33);
     CHECK(absl::StartsWith(lines[1], "baseline,100.0,75.0,25.0,0.25,5,2,"));
   }
 

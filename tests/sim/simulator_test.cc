@@ -128,6 +128,28 @@ TEST_CASE("A poor set stretches a batch pod's run time, and a service replica's 
   CHECK(Summarise(replica).slowdown_gpu_hours == Approx(8 * (replica.pods[0].stretch - 1)));
 }
 
+TEST_CASE("A node that never comes up is given up after 15 minutes and its group backed off", "[replay]") {
+  Workload workload;
+  NodeGroupSpec flaky = Group("flaky", "p4d.24xlarge", 8, 32.77, 2);
+  flaky.provision_failure_rate = 1.0;
+  NodeGroupSpec solid = Group("solid", "p4d.24xlarge", 8, 32.77, 2);
+  solid.cpu_milli = 192000;  // more CPU waste: least-waste grows the flaky group first
+  workload.groups = {flaky, solid};
+  workload.pods = {Pod("train", 0, kHour, 8)};
+  const ReplayResult result = Run(workload, "baseline");
+  CHECK(result.failed_nodes == 1);
+  REQUIRE(result.scale_ups.size() == 2);
+  CHECK(result.scale_ups[0].group == "flaky");
+  CHECK(result.scale_ups[0].stranded);
+  // Given up at 0:30 + 15:00; the same loop grows the other group (the flaky one is backed off).
+  CHECK(result.scale_ups[1].group == "solid");
+  CHECK(result.scale_ups[1].at == 30 * kSecond + 15 * kMinute);
+  CHECK(result.pods[0].first_start == 30 * kSecond + 20 * kMinute);
+  REQUIRE(result.nodes.size() == 2);
+  CHECK(result.nodes[0].ready == -1);
+  CHECK(result.nodes[0].removed == 30 * kSecond + 15 * kMinute);
+}
+
 TEST_CASE("A pod no group can ever hold ends the replay as never started", "[replay]") {
   Workload workload;
   workload.groups = {Group("small", "g4dn.12xlarge", 4, 3.91, 2)};

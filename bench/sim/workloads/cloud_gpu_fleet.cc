@@ -42,6 +42,9 @@ std::vector<NodeGroupSpec> CloudGpuFleet(int max_nodes_per_group) {
     group.memory_mib = instance.memory_gib * 1024 - kReservedMemoryMib;
     group.max_size = max_nodes_per_group;
     group.price_per_hour = instance.price_per_hour;
+    // GPU nodes are tainted, as GKE does and EKS GPU setups commonly do, so pods without GPUs stay on the
+    // CPU group (pods with GPUs tolerate it: ExtendedResourceToleration).
+    if (instance.gpus > 0) group.taints = {"nvidia.com/gpu=present:NoSchedule"};
     groups.push_back(std::move(group));
   }
   return groups;
