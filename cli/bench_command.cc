@@ -3,11 +3,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <future>
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -62,6 +66,34 @@ absl::StatusOr<sim::Workload> LoadWorkload(const BenchOptions& options) {
       absl::StrCat("unknown workload \"", options.workload, "\"; known: synthetic, openb, azure-llm"));
 }
 
+// --expander-priorities: the priority expander's configuration when the chain names `priority`.
+absl::StatusOr<sim::ExpanderPriorities> LoadPriorities(const BenchOptions& options,
+                                                       const std::vector<sim::StockExpander>& chain) {
+  const bool wanted = std::find(chain.begin(), chain.end(), sim::StockExpander::kPriority) != chain.end();
+  if (!wanted) {
+    if (options.expander_priorities.empty()) return sim::ExpanderPriorities();
+    return absl::InvalidArgumentError("--expander-priorities is only read when --expander-chain names priority");
+  }
+  if (options.expander_priorities.empty()) {
+    return absl::InvalidArgumentError(
+        "--expander-chain names priority: --expander-priorities FILE is required (the text of the "
+        "cluster-autoscaler-priority-expander ConfigMap's `priorities` key)");
+  }
+  std::ifstream file(options.expander_priorities);
+  if (!file.is_open()) {
+    return absl::InvalidArgumentError(absl::StrCat("--expander-priorities: cannot read ", options.expander_priorities,
+                                                   ": ", std::strerror(errno)));
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  absl::StatusOr<sim::ExpanderPriorities> priorities = sim::ParseExpanderPriorities(text.str());
+  if (!priorities.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--expander-priorities ", options.expander_priorities, ": ", priorities.status().message()));
+  }
+  return priorities;
+}
+
 // One line per policy on stderr: redrawn in place on a terminal, every quarter otherwise (logs).
 class ProgressBar {
  public:
@@ -113,7 +145,12 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
     err << "topofit bench: --expander-chain: " << chain.status().message() << "\n";
     return 1;
   }
-  absl::StatusOr<std::vector<sim::Policy>> policies = sim::SelectPolicies(options.policies, *chain);
+  absl::StatusOr<sim::ExpanderPriorities> priorities = LoadPriorities(options, *chain);
+  if (!priorities.ok()) {
+    err << "topofit bench: " << priorities.status().message() << "\n";
+    return 1;
+  }
+  absl::StatusOr<std::vector<sim::Policy>> policies = sim::SelectPolicies(options.policies, *chain, *priorities);
   if (!policies.ok()) {
     err << "topofit bench: --policies: " << policies.status().message() << "\n";
     return 1;
@@ -183,7 +220,11 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   bench->add_option("--policies", options->policies,
                     "comma list of baseline, extender-only, expander-only, topofit");
   bench->add_option("--expander-chain", options->expander_chain,
-                    "CA's stock expanders after topofit's: random, least-waste, most-pods, least-nodes, price");
+                    "CA's stock expanders after topofit's: random, least-waste, most-pods, least-nodes, price, priority");
+  bench->add_option("--expander-priorities", options->expander_priorities,
+                    "the priority expander's configuration, as the `priorities` key of CA's "
+                    "cluster-autoscaler-priority-expander ConfigMap (YAML: priority -> list of node group regexes); "
+                    "required when --expander-chain names priority");
   bench->add_option("--out", options->out, "write summary.csv/json, timeline.csv, pending_cdf.csv and plots here");
   bench->add_option("--openb-pod-list", options->openb_pod_list, "openb: which openb_pod_list_*.csv");
   bench->add_option("--openb-interval", options->openb_interval_seconds,

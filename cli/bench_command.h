@@ -16,6 +16,7 @@ struct BenchOptions {
   uint64_t seed = 1;
   std::string policies = "baseline,extender-only,expander-only,topofit";
   std::string expander_chain = "least-waste";
+  std::string expander_priorities;     // the `priority` expander's ConfigMap text (key `priorities`)
   std::string out;                     // write CSV, JSON and plots here (empty: table only)
   std::string openb_pod_list = "openb_pod_list_default.csv";
   double openb_interval_seconds = 0;   // > 0: the FGD paper's mode, pods submitted in order at this interval
@@ -28,7 +29,8 @@ struct BenchOptions {
 };
 
 // Runs `topofit bench` with its streams injected: the table goes to `out`, progress and errors to `err`.
-// Exit codes: 0 ok, 1 bad input (unknown workload or policy, unreadable trace, unwritable --out).
+// Exit codes: 0 ok, 1 bad input (unknown workload, policy or expander, unreadable or malformed
+// --expander-priorities, unreadable trace, unwritable --out).
 int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err);
 
 // `topofit bench`: replay a workload (a trace or the built-in generator) through the stock components

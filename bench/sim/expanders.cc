@@ -56,6 +56,30 @@ double PriceSubScore(const ScaleUpOption& option, const World& world, double gpu
   return (nodes_price + stabiliser) / (pods_price + stabiliser);
 }
 
+// priority, as upstream's BestOptions (cluster-autoscaler/expander/priority/priority.go): each option's
+// group name is matched against every priority's regexes (re.FindStringIndex: found anywhere in the
+// name, not anchored); the options matched at the highest priority are kept, ties included, and an
+// option whose group matches nothing is dropped ("The group won't be used"). Upstream starts its maximum
+// at -1, so a priority below -1 never wins. When no option matches at all, nothing is filtered ("No
+// options filtered") and the chain goes on with every option.
+std::vector<ScaleUpOption> KeepHighestPriority(std::vector<ScaleUpOption> options, const World& world) {
+  const ExpanderPriorities& priorities = world.policy().priorities;
+  std::vector<std::optional<int>> levels;
+  std::optional<int> top;
+  for (const ScaleUpOption& option : options) {
+    std::optional<int> level = priorities.Highest(world.groups()[option.group].spec.name);
+    if (level && *level < -1) level.reset();
+    if (level && (!top || *level > *top)) top = level;
+    levels.push_back(level);
+  }
+  if (!top) return options;
+  std::vector<ScaleUpOption> kept;
+  for (size_t i = 0; i < options.size(); ++i) {
+    if (levels[i] == top) kept.push_back(std::move(options[i]));
+  }
+  return kept;
+}
+
 }  // namespace
 
 std::vector<ScaleUpOption> ApplyStockExpander(StockExpander expander, std::vector<ScaleUpOption> options,
@@ -83,6 +107,8 @@ std::vector<ScaleUpOption> ApplyStockExpander(StockExpander expander, std::vecto
       }
       return KeepLowest(std::move(options), [&](const ScaleUpOption& o) { return PriceSubScore(o, world, gpu_hour); });
     }
+    case StockExpander::kPriority:
+      return KeepHighestPriority(std::move(options), world);
   }
   return options;
 }

@@ -18,7 +18,8 @@ struct ScaleUpOption {
 };
 
 // The options a stock expander keeps, in input order (reference/baseline-models.md). `random` keeps one;
-// the others keep every option tied at their best, so the chain can narrow further.
+// the others keep every option tied at their best, so the chain can narrow further. `priority` reads the
+// world's Policy::priorities and keeps every option when none of their groups matches.
 std::vector<ScaleUpOption> ApplyStockExpander(StockExpander expander, std::vector<ScaleUpOption> options,
                                               const World& world, std::mt19937_64& rng);
 

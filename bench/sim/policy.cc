@@ -1,6 +1,9 @@
 #include "bench/sim/policy.h"
 
+#include <string>
 #include <utility>
+
+#include <yaml-cpp/yaml.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -13,7 +16,7 @@ namespace {
 constexpr std::pair<StockExpander, absl::string_view> kExpanderNames[] = {
     {StockExpander::kRandom, "random"},         {StockExpander::kLeastWaste, "least-waste"},
     {StockExpander::kMostPods, "most-pods"},    {StockExpander::kLeastNodes, "least-nodes"},
-    {StockExpander::kPrice, "price"},
+    {StockExpander::kPrice, "price"},           {StockExpander::kPriority, "priority"},
 };
 
 absl::string_view NameOf(StockExpander expander) {
@@ -38,7 +41,7 @@ absl::StatusOr<std::vector<StockExpander>> ParseExpanderChain(absl::string_view 
     }
     if (!known) {
       return absl::InvalidArgumentError(absl::StrCat("unknown expander \"", token,
-                                                     "\"; known: random, least-waste, most-pods, least-nodes, price"));
+                                                     "\"; known: random, least-waste, most-pods, least-nodes, price, priority"));
     }
   }
   return parsed;
@@ -48,17 +51,72 @@ std::string ExpanderChainName(const std::vector<StockExpander>& chain) {
   return absl::StrJoin(chain, ",", [](std::string* out, StockExpander e) { absl::StrAppend(out, NameOf(e)); });
 }
 
-std::vector<Policy> StandardPolicies(const std::vector<StockExpander>& chain) {
+std::optional<int> ExpanderPriorities::Highest(absl::string_view group) const {
+  for (auto it = by_priority.rbegin(); it != by_priority.rend(); ++it) {
+    for (const std::regex& re : it->second) {
+      if (std::regex_search(group.begin(), group.end(), re)) return it->first;
+    }
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<ExpanderPriorities> ParseExpanderPriorities(absl::string_view yaml) {
+  // Upstream's parsePrioritiesYAMLString (cluster-autoscaler/expander/priority/priority.go): yaml.Unmarshal
+  // into map[int][]string, then regexp.Compile each entry; an empty text is an error.
+  ExpanderPriorities priorities;
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml));
+    if (root.IsMap() && root["data"] && root["data"].IsMap() && root["data"]["priorities"]) {
+      root = YAML::Load(root["data"]["priorities"].as<std::string>());  // a whole ConfigMap
+    }
+    if (root.IsNull()) return absl::InvalidArgumentError("the priorities are empty");
+    if (!root.IsMap()) {
+      return absl::InvalidArgumentError("expected a YAML map of priority (an integer) to a list of regexes");
+    }
+    for (const auto& entry : root) {
+      int priority = 0;
+      if (!YAML::convert<int>::decode(entry.first, priority)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("priority \"", entry.first.Scalar(), "\" is not an integer (line ", entry.first.Mark().line + 1, ")"));
+      }
+      if (priorities.by_priority.count(priority) > 0) {
+        return absl::InvalidArgumentError(absl::StrCat("priority ", priority, " is listed twice"));
+      }
+      std::vector<std::regex>& regexes = priorities.by_priority[priority];
+      if (entry.second.IsNull()) continue;  // "10:" with no list: no regexes, as yaml.v2 gives a nil slice
+      if (!entry.second.IsSequence()) {
+        return absl::InvalidArgumentError(absl::StrCat("priority ", priority, ": expected a list of regexes"));
+      }
+      for (const YAML::Node& pattern : entry.second) {
+        if (!pattern.IsScalar()) {
+          return absl::InvalidArgumentError(absl::StrCat("priority ", priority, ": expected a list of regexes"));
+        }
+        try {
+          regexes.emplace_back(pattern.Scalar(), std::regex::ECMAScript);
+        } catch (const std::regex_error& e) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("priority ", priority, ": bad regex \"", pattern.Scalar(), "\": ", e.what()));
+        }
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("not valid YAML: ", e.what()));
+  }
+  return priorities;
+}
+
+std::vector<Policy> StandardPolicies(const std::vector<StockExpander>& chain, const ExpanderPriorities& priorities) {
   return {
-      Policy{"baseline", false, false, chain},
-      Policy{"extender-only", true, false, chain},
-      Policy{"expander-only", false, true, chain},
-      Policy{"topofit", true, true, chain},
+      Policy{"baseline", false, false, chain, priorities},
+      Policy{"extender-only", true, false, chain, priorities},
+      Policy{"expander-only", false, true, chain, priorities},
+      Policy{"topofit", true, true, chain, priorities},
   };
 }
 
-absl::StatusOr<std::vector<Policy>> SelectPolicies(absl::string_view names, const std::vector<StockExpander>& chain) {
-  const std::vector<Policy> standard = StandardPolicies(chain);
+absl::StatusOr<std::vector<Policy>> SelectPolicies(absl::string_view names, const std::vector<StockExpander>& chain,
+                                                   const ExpanderPriorities& priorities) {
+  const std::vector<Policy> standard = StandardPolicies(chain, priorities);
   std::vector<Policy> selected;
   for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipWhitespace())) {
     name = absl::StripAsciiWhitespace(name);

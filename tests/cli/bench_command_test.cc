@@ -57,9 +57,9 @@ TEST_CASE("topofit bench refuses bad input with a clear error", "[bench]") {
   CHECK(err.str().find("unknown policy \"magic\"") != std::string::npos);
 
   BenchOptions chain = Small();
-  chain.expander_chain = "least-waste,priority";
+  chain.expander_chain = "least-waste,magic";
   CHECK(RunBench(chain, out, err) == 1);
-  CHECK(err.str().find("unknown expander \"priority\"") != std::string::npos);
+  CHECK(err.str().find("unknown expander \"magic\"") != std::string::npos);
 
   BenchOptions traces = Small();
   traces.workload = "openb";
@@ -67,6 +67,50 @@ TEST_CASE("topofit bench refuses bad input with a clear error", "[bench]") {
   CHECK(RunBench(traces, out, err) == 1);
   CHECK(err.str().find("/nonexistent/traces") != std::string::npos);
   CHECK(out.str().empty());
+}
+
+TEST_CASE("topofit bench --expander-priorities feeds the priority expander", "[bench]") {
+  testing::ScratchDir scratch("topofit-bench-priorities-test");
+  scratch.Write("priorities.yaml", "10:\n  - .*\n50:\n  - h100\n");
+  BenchOptions options = Small();
+  options.policies = "baseline,topofit";
+  options.expander_chain = "priority,least-waste";
+  options.expander_priorities = scratch.path("priorities.yaml");
+  std::ostringstream out, err;
+  REQUIRE(RunBench(options, out, err) == 0);
+  CHECK(err.str().find("CA expanders priority,least-waste") != std::string::npos);
+  CHECK(out.str().find("GPU-hours provisioned") != std::string::npos);
+}
+
+TEST_CASE("topofit bench --expander-priorities: missing, unreadable or malformed is a clear error", "[bench]") {
+  testing::ScratchDir scratch("topofit-bench-priorities-bad-test");
+  scratch.Write("bad-regex.yaml", "10:\n  - \"p4d[\"\n");
+  scratch.Write("bad-yaml.yaml", "10: [g5\n");
+  BenchOptions options = Small();
+  options.expander_chain = "priority";
+
+  std::ostringstream out, err;
+  CHECK(RunBench(options, out, err) == 1);  // the chain names priority, no file given
+  CHECK(err.str().find("--expander-priorities FILE is required") != std::string::npos);
+
+  for (const char* name : {"missing.yaml", "bad-regex.yaml", "bad-yaml.yaml"}) {
+    CAPTURE(name);
+    options.expander_priorities = scratch.path(name);
+    std::ostringstream file_out, file_err;
+    CHECK(RunBench(options, file_out, file_err) == 1);
+    CHECK(file_err.str().find(scratch.path(name)) != std::string::npos);
+    CHECK(file_out.str().empty());
+  }
+  std::ostringstream regex_err;
+  options.expander_priorities = scratch.path("bad-regex.yaml");
+  CHECK(RunBench(options, out, regex_err) == 1);
+  CHECK(regex_err.str().find("bad regex \"p4d[\"") != std::string::npos);
+
+  BenchOptions unused = Small();  // a file the chain would never read
+  unused.expander_priorities = scratch.path("bad-yaml.yaml");
+  std::ostringstream unused_err;
+  CHECK(RunBench(unused, out, unused_err) == 1);
+  CHECK(unused_err.str().find("only read when --expander-chain names priority") != std::string::npos);
 }
 
 }  // namespace

@@ -87,5 +87,90 @@ TEST_CASE("topofit's expander vetoes when every option would strand the pod", "[
   CHECK_FALSE(choice.option.has_value());
 }
 
+// Three GPU groups named as a cloud's node groups would be; each option grows one of them by one node.
+Workload PriorityWorkload() {
+  Workload workload;
+  workload.groups = {Group("p4d-24xlarge", "p4d.24xlarge", 8, 32.77, 2), Group("p5-48xlarge", "p5.48xlarge", 8, 98.32, 2),
+                     Group("g5-48xlarge", "g5.48xlarge", 8, 16.29, 2)};
+  workload.pods = {Pod("p", 0, kHour, 8)};
+  return workload;
+}
+
+std::vector<int> KeptByPriority(absl::string_view yaml) {
+  absl::StatusOr<ExpanderPriorities> priorities = ParseExpanderPriorities(yaml);
+  REQUIRE(priorities.ok());
+  const Workload workload = PriorityWorkload();
+  absl::StatusOr<std::unique_ptr<World>> world =
+      World::Create(workload, StandardPolicies({StockExpander::kPriority}, *priorities)[0], 1);
+  REQUIRE(world.ok());
+  std::mt19937_64 rng(1);
+  const std::vector<ScaleUpOption> options = {{0, 1, {0}}, {1, 1, {0}}, {2, 1, {0}}};
+  return GroupsOf(ApplyStockExpander(StockExpander::kPriority, options, **world, rng));
+}
+
+TEST_CASE("priority: the worked example keeps the highest priority matched", "[expanders]") {
+  // g5 matches 10, p4d matches 50, p5 matches nothing and is dropped.
+  CHECK(KeptByPriority("10:\n  - .*g5.*\n50:\n  - p4d.*\n") == std::vector<int>{0});
+  // A group matched at two priorities counts at its highest: g5 at 60 beats p4d at 50.
+  CHECK(KeptByPriority("10:\n  - .*g5.*\n50:\n  - p4d.*\n60:\n  - g5\n") == std::vector<int>{2});
+}
+
+TEST_CASE("priority: groups sharing the top priority are all kept for the rest of the chain", "[expanders]") {
+  CHECK(KeptByPriority("10:\n  - .*g5.*\n50:\n  - p4d.*\n  - ^p5-\n") == std::vector<int>{0, 1});
+  CHECK(KeptByPriority("1:\n  - .*\n") == std::vector<int>{0, 1, 2});  // the catch-all upstream suggests
+}
+
+TEST_CASE("priority: regexes are found anywhere in the name, as upstream's FindStringIndex", "[expanders]") {
+  CHECK(KeptByPriority("10:\n  - 48xl\n") == std::vector<int>{1, 2});
+  CHECK(KeptByPriority("10:\n  - ^48xl\n") == std::vector<int>{0, 1, 2});  // anchored: matches nothing
+}
+
+TEST_CASE("priority: when no group matches, nothing is filtered, as upstream", "[expanders]") {
+  CHECK(KeptByPriority("10:\n  - a100\n") == std::vector<int>{0, 1, 2});
+  // Upstream's maximum starts at -1: a priority below it never wins, -1 does.
+  CHECK(KeptByPriority("-5:\n  - p4d\n") == std::vector<int>{0, 1, 2});
+  CHECK(KeptByPriority("-1:\n  - p4d\n") == std::vector<int>{0});
+}
+
+TEST_CASE("priority: the chain names it and ChooseOption narrows with it", "[expanders]") {
+  absl::StatusOr<std::vector<StockExpander>> chain = ParseExpanderChain("priority,least-waste");
+  REQUIRE(chain.ok());
+  CHECK(ExpanderChainName(*chain) == "priority,least-waste");
+  absl::StatusOr<ExpanderPriorities> priorities = ParseExpanderPriorities("10:\n  - g5\n");
+  REQUIRE(priorities.ok());
+  const Workload workload = PriorityWorkload();
+  absl::StatusOr<std::unique_ptr<World>> world = World::Create(workload, StandardPolicies(*chain, *priorities)[0], 1);
+  REQUIRE(world.ok());
+  for (int i = 0; i < 5; ++i) {
+    const ExpanderChoice choice = ChooseOption({{0, 1, {0}}, {1, 1, {0}}, {2, 1, {0}}}, **world, {});
+    REQUIRE(choice.option.has_value());
+    CHECK(choice.option->group == 2);
+  }
+}
+
+TEST_CASE("priority: the ConfigMap text is parsed as CA parses it", "[expanders]") {
+  absl::StatusOr<ExpanderPriorities> parsed = ParseExpanderPriorities("10:\n  - .*t2\\.large.*\n  - ^x-\n50: [m4]\n");
+  REQUIRE(parsed.ok());
+  CHECK(parsed->by_priority.size() == 2);
+  CHECK(parsed->by_priority.at(10).size() == 2);
+  CHECK(parsed->Highest("eks-t2.large-a") == 10);
+  CHECK(parsed->Highest("eks-t2xlarge-a") == std::nullopt);
+  CHECK(parsed->Highest("m4-and-x") == 50);
+
+  // A whole ConfigMap, as `kubectl get configmap -o yaml` writes it.
+  absl::StatusOr<ExpanderPriorities> configmap = ParseExpanderPriorities(
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-autoscaler-priority-expander\n"
+      "data:\n  priorities: |-\n    10:\n      - g5\n");
+  REQUIRE(configmap.ok());
+  CHECK(configmap->Highest("g5-48xlarge") == 10);
+
+  for (const char* bad : {"", "10: [\"(\"]\n", "ten:\n  - g5\n", "10: g5\n", "10:\n  - g5\n10:\n  - p4d\n",
+                          "10: [g5\n", "- g5\n"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(ParseExpanderPriorities(bad).ok());
+  }
+  CHECK(ParseExpanderPriorities("10: [\"(\"]\n").status().message().find("bad regex") != absl::string_view::npos);
+}
+
 }  // namespace
 }  // namespace topofit::sim
