@@ -160,6 +160,7 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
     err << "topofit bench: " << workload.status().message() << "\n";
     return 1;
   }
+  for (sim::NodeGroupSpec& group : workload->groups) group.provision_failure_rate = options.provision_failure_rate;
   err << "topofit bench: " << workload->name << ": " << workload->pods.size() << " pods, "
       << workload->groups.size() << " node groups; policies " << options.policies << "; CA expanders "
       << sim::ExpanderChainName(*chain) << "\n";
@@ -236,6 +237,9 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
                   "openb: start with the trace's nodes Ready (default: none, CA grows everything)");
   bench->add_flag("--nv-required", options->nv_required,
                   "openb: multi-GPU pods require NVLink (default: they prefer it)");
+  bench->add_option("--provision-failure-rate", options->provision_failure_rate,
+                    "share of requested nodes that never come up (CA gives them up after 15 min, backs the group off)")
+      ->check(CLI::Range(0.0, 1.0));
   bench->add_option("--horizon-hours", options->horizon_hours, "stop the replay at this simulated time")
       ->check(CLI::NonNegativeNumber);
   bench->add_option("--jobs", options->jobs, "policies replayed at once (default: one per core)")

@@ -24,6 +24,7 @@ struct BenchOptions {
   bool openb_initial_from_trace = false;
   bool nv_required = false;            // openb: multi-GPU pods require NVLink (default: prefer)
   double horizon_hours = 0;            // stop the replay here (0: when nothing can change)
+  double provision_failure_rate = 0;   // share of requested nodes that never come up, every group
   int jobs = 0;                        // policies replayed at once (0: one per core)
   bool progress = true;
 };

@@ -49,6 +49,32 @@ TEST_CASE("topofit bench --out writes the report files", "[bench]") {
   }
 }
 
+// The figure a table row shows for the first policy, e.g. "28" from "nodes that never came up   28".
+std::string FirstFigure(const std::string& table, const std::string& row) {
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(row, 0) != 0) continue;
+    std::istringstream rest(line.substr(row.size()));
+    std::string figure;
+    rest >> figure;
+    return figure;
+  }
+  return "no row " + row;
+}
+
+TEST_CASE("topofit bench --provision-failure-rate: nodes that never come up are counted", "[bench]") {
+  BenchOptions options = Small();
+  options.policies = "baseline";
+  std::ostringstream healthy, failing, err;
+  REQUIRE(RunBench(options, healthy, err) == 0);
+  CHECK(FirstFigure(healthy.str(), "nodes that never came up") == "0");
+  options.provision_failure_rate = 0.5;
+  REQUIRE(RunBench(options, failing, err) == 0);
+  const std::string failed = FirstFigure(failing.str(), "nodes that never came up");
+  CHECK(failed != "0");
+  CHECK(failed.find_first_not_of("0123456789,") == std::string::npos);
+}
+
 TEST_CASE("topofit bench refuses bad input with a clear error", "[bench]") {
   std::ostringstream out, err;
   BenchOptions policy = Small();
