@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tests/kube/status_matchers.h"
+#include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
 #include "tests/server/fake_clock.h"
 
@@ -17,15 +18,14 @@ namespace topofit::kubeclient {
 namespace {
 
 using testing::ConfigFor;
+using testing::Eventually;
 using testing::FakeApiServer;
+using testing::kPatience;
 using testing::Match;
 using testing::NodeJson;
 using testing::PodJson;
 using testing::Resource;
 using testing::StatusJson;
-
-// Waits for the watcher's thread, never longer than this: a failing test fails in seconds, not hangs.
-constexpr absl::Duration kPatience = absl::Seconds(2);
 
 // What a consumer of pods sees: the set it holds (replaced on every sync, edited by events) and a log.
 class PodConsumer {
@@ -108,17 +108,6 @@ class FakeTime {
   std::vector<absl::Duration> sleeps_ ABSL_GUARDED_BY(mu_);
   double random_ ABSL_GUARDED_BY(mu_) = 0.5;
 };
-
-// Waits (really) until `done()` holds, up to kPatience.
-template <typename F>
-bool Eventually(F done) {
-  const absl::Time deadline = absl::Now() + kPatience;
-  while (!done()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(2));
-  }
-  return true;
-}
 
 struct Fixture {
   Fixture() : certs(topofit::testing::TestCerts::Create().value()), server(*certs) {

@@ -1,0 +1,102 @@
+#pragma once
+
+// Live state: the extender's GpuState fed from watches of nodes and pods (issue 6).
+//
+//   node ADDED/MODIFIED, or in a node sync      -> GpuState::UpsertNode
+//   node DELETED, or missing from a node sync   -> GpuState::RemoveNode (only nodes this feed learned)
+//   pod holding GPUs (below), event or sync     -> GpuState::ObservePod(uid, node, count, ids)
+//   pod DELETED or finished                     -> GpuState::Forget
+//   pod missing from a pod sync, or no longer holding GPUs -> GpuState::Forget (only pods this feed observed)
+//
+// A pod holds GPUs when it is bound (spec.nodeName), not finished (phase neither Succeeded nor Failed; a
+// terminating pod still holds them) and requests GPUs (kube::GpuRequest, the effective request). Its ids
+// come from `topofit.io/gpu-ids` when present; an annotation that does not parse against the node's
+// topology, or names a different number of GPUs than the request, is ignored and logged: the pod is then
+// observed by count only, placed pessimistically.
+//
+// The two watches run on threads of their own, so a pod may arrive before its node: it is remembered and
+// observed once the node is known (ObservePod needs the node's topology). A pod topofit Assumed at bind
+// and then reported by the API on the same node, with the same ids or none, stays as assumed
+// (GpuState::ObservePod is idempotent for it). A pod the extender Assumed but that this feed has never
+// seen is left alone by a resync: its Binding may still be on the way to the watch.
+//
+// Thread-safe: the handlers may be called from the two watchers' threads at once.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "absl/synchronization/mutex.h"
+#include "kube/objects.h"
+#include "kubeclient/list_watcher.h"
+#include "scheduler/gpu_state.h"
+
+namespace topofit::kubeclient {
+
+struct GpuStateSyncStats {
+  int64_t node_syncs = 0;
+  int64_t pod_syncs = 0;
+  int64_t nodes_rejected = 0;     // UpsertNode failed (topology unresolvable)
+  int64_t pods_observed = 0;      // ObservePod calls that succeeded
+  int64_t pods_rejected = 0;      // ObservePod calls that failed for another reason than an unknown node
+  int64_t pods_forgotten = 0;     // Forget calls that released something
+  int64_t bad_gpu_ids = 0;        // `topofit.io/gpu-ids` ignored: unparsable, or the wrong count
+  int64_t bad_gpu_requests = 0;   // pods whose GPU request could not be read (not tracked)
+};
+
+class GpuStateSync {
+ public:
+  // `state` and `log` must outlive this object and the watchers its handlers are given to.
+  GpuStateSync(scheduler::GpuState& state, spdlog::logger& log) : state_(state), log_(log) {}
+  GpuStateSync(const GpuStateSync&) = delete;
+  GpuStateSync& operator=(const GpuStateSync&) = delete;
+
+  // For ListWatcher::ForNodes and ListWatcher::ForPods. The pod watch may be narrowed to bound pods with
+  // the field selector "spec.nodeName!=" (the handler ignores unbound pods anyway).
+  WatchHandler<kube::Node> NodeHandler();
+  WatchHandler<kube::Pod> PodHandler();
+
+  // The same, callable directly.
+  void SyncNodes(const std::vector<kube::Node>& nodes);
+  void NodeChanged(WatchEventType type, const kube::Node& node);
+  void SyncPods(const std::vector<kube::Pod>& pods);
+  void PodChanged(WatchEventType type, const kube::Pod& pod);
+
+  GpuStateSyncStats stats() const;
+
+ private:
+  // What a pod holds according to the API.
+  struct Holding {
+    scheduler::PodRef pod;
+    std::string node;
+    int gpus = 0;
+    bool has_ids = false;
+    std::string ids;       // the annotation's text, parsed when the node is known
+    bool applied = false;  // ObservePod succeeded with this holding (false while its node is unknown)
+    bool same_as(const Holding& other) const {
+      return node == other.node && gpus == other.gpus && has_ids == other.has_ids && ids == other.ids;
+    }
+  };
+
+  // The pod's holding, or nullopt when it holds no GPUs.
+  std::optional<Holding> HoldingOf(const kube::Pod& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpsertNodeLocked(const kube::Node& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemoveNodeLocked(const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpdatePodLocked(const kube::Pod& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ForgetPodLocked(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Apply(Holding& holding) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  scheduler::GpuState& state_;
+  spdlog::logger& log_;
+  mutable absl::Mutex mu_;
+  std::set<std::string, std::less<>> nodes_ ABSL_GUARDED_BY(mu_);         // learned from the node watch
+  std::map<std::string, Holding, std::less<>> pods_ ABSL_GUARDED_BY(mu_);  // by uid
+  GpuStateSyncStats stats_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace topofit::kubeclient

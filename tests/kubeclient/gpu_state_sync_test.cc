@@ -1,0 +1,259 @@
+#include "kubeclient/gpu_state_sync.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/sinks/null_sink.h>
+
+#include "absl/synchronization/mutex.h"
+#include "codec/kube_json.h"
+#include "tests/kube/status_matchers.h"
+#include "tests/kubeclient/eventually.h"
+#include "tests/kubeclient/fake_api_server.h"
+#include "tests/server/fake_clock.h"
+
+namespace topofit::kubeclient {
+namespace {
+
+using scheduler::GpuState;
+using scheduler::PodRef;
+using testing::ConfigFor;
+using testing::Eventually;
+using testing::FakeApiServer;
+using testing::kPatience;
+using testing::NodeJson;
+using testing::PodJson;
+using testing::Resource;
+using topology::GpuSet;
+
+GpuSet Ids(const std::string& text) { return GpuSet::Parse(text, 8).value(); }
+
+// A pod in the API server's shape: bound to `node` (unless empty), asking for `gpus`, with the ids
+// topofit wrote at bind (unless empty).
+nlohmann::json GpuPodJson(const std::string& name, const std::string& node, int gpus, const std::string& ids = "") {
+  nlohmann::json pod = PodJson("ml", name, node, "topofit");
+  pod["metadata"]["uid"] = "uid-" + name;
+  const std::string count = std::to_string(gpus);
+  pod["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", count}}},
+                                               {"requests", {{"nvidia.com/gpu", count}}}};
+  if (!ids.empty()) pod["metadata"]["annotations"] = {{"topofit.io/gpu-ids", ids}};
+  return pod;
+}
+
+PodRef Ref(const std::string& name) { return PodRef{"uid-" + name, "ml", name}; }
+
+// Per node: which pod holds which GPUs, and every GPU in use. What "the same occupancy" means.
+struct Occupancy {
+  std::map<std::string, GpuSet> by_pod;
+  GpuSet used;
+  bool operator==(const Occupancy&) const = default;
+};
+
+std::map<std::string, Occupancy> OccupancyOf(const GpuState& state, const std::vector<std::string>& nodes) {
+  std::map<std::string, Occupancy> out;
+  for (const std::string& node : nodes) {
+    auto snapshot = state.Snapshot(node);
+    if (snapshot == nullptr) continue;
+    Occupancy& o = out[node];
+    o.by_pod.insert(snapshot->by_pod.begin(), snapshot->by_pod.end());
+    o.used = snapshot->ours | snapshot->elsewhere;
+  }
+  return out;
+}
+
+// A fresh GpuState fed by a node watch and a pod watch against the fake server, as `extender` would run.
+struct LiveState {
+  LiveState(RestClient& rest, ListWatchOptions options)
+      : sync(*state, log),
+        nodes(ListWatcher::ForNodes(rest, options, sync.NodeHandler())),
+        pods(ListWatcher::ForPods(rest, options, sync.PodHandler())) {
+    nodes->Start();
+    pods->Start();
+  }
+  bool WaitForSync() { return nodes->WaitForSync(kPatience) && pods->WaitForSync(kPatience); }
+
+  std::unique_ptr<GpuState> state = scheduler::NewInMemoryGpuState();
+  spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
+  GpuStateSync sync;
+  std::unique_ptr<ListWatcher> nodes;
+  std::unique_ptr<ListWatcher> pods;
+};
+
+struct Fixture {
+  Fixture() : certs(topofit::testing::TestCerts::Create().value()), server(*certs) {
+    RestOptions rest_options;
+    rest_options.qps = 0;
+    rest_options.max_attempts = 1;
+    rest = RestClient::Create(ConfigFor(server, *certs), rest_options).value();
+    options.watch_timeout = absl::Seconds(60);
+    options.min_watch_duration = absl::ZeroDuration();
+    options.clock = &clock;
+    options.sleep = [this](absl::Duration d) {
+      absl::MutexLock lock(&mu);
+      clock.Advance(d);
+    };
+    options.uniform_random = [] { return 0.5; };
+  }
+  std::unique_ptr<LiveState> Start() { return std::make_unique<LiveState>(*rest, options); }
+
+  std::unique_ptr<topofit::testing::TestCerts> certs;
+  FakeApiServer server;
+  std::unique_ptr<RestClient> rest;
+  ListWatchOptions options;
+  absl::Mutex mu;
+  server::FakeClock clock;
+};
+
+TEST_CASE("GpuStateSync: after a restart, a fresh state rebuilt from the API has the same occupancy",
+          "[live-state]") {
+  Fixture f;
+  // Before the restart: the extender learned the nodes and assumed each pod's GPUs at bind, then wrote
+  // them to the pod (topofit.io/gpu-ids) and bound it.
+  std::unique_ptr<GpuState> before = scheduler::NewInMemoryGpuState();
+  for (const char* node : {"n1", "n2"}) {
+    f.server.Upsert(Resource::kNodes, NodeJson(node, 8));
+    REQUIRE_OK(before->UpsertNode(codec::NodeFromJson(NodeJson(node, 8)).value()));
+  }
+  struct Bound {
+    const char* name;
+    const char* node;
+    int gpus;
+    const char* ids;
+  };
+  const std::vector<Bound> bound = {
+      {"train-0", "n1", 4, "0,1,2,3"},
+      {"train-1", "n1", 2, "6,7"},
+      {"infer-0", "n2", 1, "5"},
+  };
+  for (const Bound& b : bound) {
+    REQUIRE_OK(before->Assume(Ref(b.name), b.node, Ids(b.ids)));
+    f.server.Upsert(Resource::kPods, GpuPodJson(b.name, b.node, b.gpus, b.ids));
+  }
+  // Not holding GPUs: pending, finished, or asking for none.
+  f.server.Upsert(Resource::kPods, GpuPodJson("pending", "", 2));
+  nlohmann::json done = GpuPodJson("done", "n2", 4, "0,1,2,3");
+  done["status"]["phase"] = "Succeeded";
+  f.server.Upsert(Resource::kPods, done);
+  f.server.Upsert(Resource::kPods, GpuPodJson("cpu-only", "n2", 0));
+
+  auto live = f.Start();
+  REQUIRE(live->WaitForSync());
+  const std::vector<std::string> nodes = {"n1", "n2"};
+  const auto expected = OccupancyOf(*before, nodes);
+  CHECK(expected.at("n1").used == Ids("0,1,2,3,6,7"));
+  CHECK(expected.at("n2").used == Ids("5"));
+  // The two watches run on their own threads; pods that came before their node are observed with it.
+  CHECK(Eventually([&] { return OccupancyOf(*live->state, nodes) == expected; }));
+  for (const Bound& b : bound) {
+    auto assignment = live->state->AssignmentOf(std::string("uid-") + b.name);
+    REQUIRE(assignment.has_value());
+    CHECK(assignment->first == b.node);
+    CHECK(assignment->second == Ids(b.ids));
+  }
+  CHECK_FALSE(live->state->AssignmentOf("uid-done").has_value());
+  CHECK(live->sync.stats().bad_gpu_ids == 0);
+}
+
+TEST_CASE("GpuStateSync: a pod deleted in the API releases its GPUs; a bound pod is observed", "[live-state]") {
+  Fixture f;
+  f.server.Upsert(Resource::kNodes, NodeJson("n1", 8));
+  f.server.Upsert(Resource::kPods, GpuPodJson("a", "n1", 4, "0,1,2,3"));
+  auto live = f.Start();
+  REQUIRE(live->WaitForSync());
+  REQUIRE(f.server.WaitForOpenWatches(2, kPatience));
+  REQUIRE(Eventually([&] { return live->state->AssignmentOf("uid-a").has_value(); }));
+
+  f.server.Upsert(Resource::kPods, GpuPodJson("b", "n1", 2, "4,5"));  // bound while watching
+  REQUIRE(Eventually([&] { return live->state->AssignmentOf("uid-b").has_value(); }));
+  CHECK(live->state->Snapshot("n1")->free() == Ids("6,7"));
+
+  f.server.Delete(Resource::kPods, "ml", "a");
+  REQUIRE(Eventually([&] { return !live->state->AssignmentOf("uid-a").has_value(); }));
+  CHECK(live->state->Snapshot("n1")->free() == Ids("0,1,2,3,6,7"));
+
+  nlohmann::json finished = GpuPodJson("b", "n1", 2, "4,5");
+  finished["status"]["phase"] = "Failed";
+  f.server.Upsert(Resource::kPods, finished);  // finished pods hold nothing
+  REQUIRE(Eventually([&] { return !live->state->AssignmentOf("uid-b").has_value(); }));
+  CHECK(live->state->Snapshot("n1")->free() == Ids("0,1,2,3,4,5,6,7"));
+  CHECK(live->sync.stats().pods_forgotten == 2);
+}
+
+TEST_CASE("GpuStateSync: a relist after 410 Gone forgets pods that vanished while the watch was down",
+          "[live-state]") {
+  Fixture f;
+  f.server.Upsert(Resource::kNodes, NodeJson("n1", 8));
+  f.server.Upsert(Resource::kPods, GpuPodJson("stays", "n1", 2, "0,1"));
+  f.server.Upsert(Resource::kPods, GpuPodJson("goes", "n1", 2, "2,3"));
+  auto live = f.Start();
+  REQUIRE(live->WaitForSync());
+  REQUIRE(f.server.WaitForOpenWatches(2, kPatience));
+  REQUIRE(Eventually([&] { return live->state->AssignmentOf("uid-goes").has_value(); }));
+
+  // Deleted unseen, then the history compacted: the watches get 410 and relist.
+  f.server.DeleteUnseen(Resource::kPods, "ml", "goes");
+  f.server.Upsert(Resource::kPods, GpuPodJson("new", "n1", 1, "7"));
+  f.server.Compact();
+  REQUIRE(Eventually([&] { return live->pods->stats().gone >= 1 && live->pods->stats().lists >= 2; }));
+  REQUIRE(Eventually([&] { return !live->state->AssignmentOf("uid-goes").has_value(); }));
+  CHECK(live->state->AssignmentOf("uid-stays") == std::make_optional(std::make_pair(std::string("n1"), Ids("0,1"))));
+  CHECK(live->state->AssignmentOf("uid-new") == std::make_optional(std::make_pair(std::string("n1"), Ids("7"))));
+  CHECK(live->state->Snapshot("n1")->free() == Ids("2,3,4,5,6"));
+  CHECK(live->sync.stats().pod_syncs >= 2);
+}
+
+// Direct calls, no server: the cases that depend on ordering between the two watches.
+struct Direct {
+  std::unique_ptr<GpuState> state = scheduler::NewInMemoryGpuState();
+  spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
+  GpuStateSync sync{*state, log};
+};
+
+kube::Pod Pod(const nlohmann::json& json) { return codec::PodFromJson(json).value(); }
+kube::Node Node(const std::string& name) { return codec::NodeFromJson(NodeJson(name, 8)).value(); }
+
+TEST_CASE("GpuStateSync: a pod topofit assumed at bind is confirmed, not disturbed, by the API", "[live-state]") {
+  Direct d;
+  d.sync.SyncNodes({Node("n1")});
+  d.sync.SyncPods({});
+  REQUIRE_OK(d.state->Assume(Ref("a"), "n1", Ids("2,3")));
+  // The extender annotates before it binds: the annotation arrives while the pod is still unbound.
+  d.sync.PodChanged(WatchEventType::kModified, Pod(GpuPodJson("a", "", 2, "2,3")));
+  CHECK(d.state->Snapshot("n1")->ours == Ids("2,3"));
+  d.sync.PodChanged(WatchEventType::kModified, Pod(GpuPodJson("a", "n1", 2, "2,3")));  // bound
+  CHECK(d.state->Snapshot("n1")->ours == Ids("2,3"));
+  // A relist that still lacks a pod the extender is binding leaves its assumption alone.
+  REQUIRE_OK(d.state->Assume(Ref("b"), "n1", Ids("4")));
+  d.sync.SyncPods({Pod(GpuPodJson("a", "n1", 2, "2,3"))});
+  CHECK(d.state->Snapshot("n1")->ours == Ids("2,3,4"));
+  // Deleted: released even though this feed never saw it bound.
+  d.sync.PodChanged(WatchEventType::kDeleted, Pod(GpuPodJson("b", "", 1, "4")));
+  CHECK(d.state->Snapshot("n1")->ours == Ids("2,3"));
+}
+
+TEST_CASE("GpuStateSync: pods before their node, bad annotations, nodes that go away", "[live-state]") {
+  Direct d;
+  d.sync.SyncPods({Pod(GpuPodJson("a", "n1", 2, "0,1")), Pod(GpuPodJson("bad", "n1", 2, "0,9")),
+                   Pod(GpuPodJson("short", "n1", 2, "4"))});
+  CHECK(d.state->Snapshot("n1") == nullptr);
+  d.sync.SyncNodes({Node("n1")});
+  CHECK(d.state->AssignmentOf("uid-a") == std::make_optional(std::make_pair(std::string("n1"), Ids("0,1"))));
+  // Counted only, placed pessimistically: 4 GPUs more in use, ids unknown.
+  CHECK_FALSE(d.state->AssignmentOf("uid-bad").has_value());
+  CHECK_FALSE(d.state->AssignmentOf("uid-short").has_value());
+  CHECK(d.state->Snapshot("n1")->free().size() == 8 - 2 - 2 - 2);
+  CHECK(d.sync.stats().bad_gpu_ids == 2);
+
+  d.sync.SyncNodes({});  // n1 vanished
+  CHECK(d.state->Snapshot("n1") == nullptr);
+  d.sync.NodeChanged(WatchEventType::kAdded, Node("n1"));  // and came back: its pods are observed again
+  CHECK(d.state->AssignmentOf("uid-a") == std::make_optional(std::make_pair(std::string("n1"), Ids("0,1"))));
+  CHECK(d.state->Snapshot("n1")->free().size() == 2);
+}
+
+}  // namespace
+}  // namespace topofit::kubeclient
