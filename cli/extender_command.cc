@@ -77,6 +77,19 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   parts.rest = *std::move(rest);
   parts.kube = std::make_unique<kubeclient::KubeApi>(*parts.rest);
   parts.state = scheduler::NewInMemoryGpuState();
+  if (options.live_state) {
+    parts.live_state = std::make_unique<kubeclient::GpuStateSync>(*parts.state, log);
+    kubeclient::ListWatchOptions node_options;
+    parts.node_watch = kubeclient::ListWatcher::ForNodes(*parts.rest, node_options, parts.live_state->NodeHandler());
+    kubeclient::ListWatchOptions pod_options;
+    pod_options.field_selector = "spec.nodeName!=";  // only bound pods hold GPUs
+    parts.pod_watch = kubeclient::ListWatcher::ForPods(*parts.rest, pod_options, parts.live_state->PodHandler());
+    parts.node_watch->Start();
+    parts.pod_watch->Start();
+    ready = [ready = std::move(ready), nodes = parts.node_watch.get(), pods = parts.pod_watch.get()] {
+      return nodes->synced() && pods->synced() && ready();
+    };
+  }
   parts.metrics = std::make_unique<scheduler::ExtenderMetrics>(scheduler::ExtenderMetrics::Create(process.registry));
   parts.extender = std::make_unique<scheduler::Extender>(*parts.state, *process.ledger, *parts.kube, *parts.metrics, log);
 
@@ -161,6 +174,8 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   cmd.add_option("--log-level", options.log_level, "trace, debug, info, warn, error")->capture_default_str();
   cmd.add_option("--max-body-bytes", options.max_body_bytes, "largest request body accepted")->capture_default_str();
   cmd.add_option("--kubeconfig", options.kubeconfig, "kubeconfig file (empty: in-cluster service account)");
+  cmd.add_flag("--live-state", options.live_state,
+               "watch nodes and bound pods and keep the GPU state from them (topofit.io/gpu-ids, GPU requests)");
 }
 
 }  // namespace topofit::cli

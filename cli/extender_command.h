@@ -7,7 +7,9 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/status/statusor.h"
+#include "kubeclient/gpu_state_sync.h"
 #include "kubeclient/kube_api.h"
+#include "kubeclient/list_watcher.h"
 #include "kubeclient/rest_client.h"
 #include "ledger/ledger.h"
 #include "scheduler/extender.h"
@@ -34,6 +36,7 @@ struct ExtenderOptions {
   std::string log_level = "info";
   int64_t max_body_bytes = int64_t{64} << 20;
   std::string kubeconfig;       // empty: in-cluster service account
+  bool live_state = false;      // feed the GPU state from watches of nodes and bound pods
 };
 
 // What the front ends of one process share: one clock, one metrics registry, one ledger (in `topofit
@@ -55,6 +58,10 @@ struct ExtenderServers {
   std::unique_ptr<kubeclient::RestClient> rest;
   std::unique_ptr<kubeclient::KubeApi> kube;
   std::unique_ptr<scheduler::GpuState> state;
+  // With --live-state: the watches feeding `state`, already started (null without the flag).
+  std::unique_ptr<kubeclient::GpuStateSync> live_state;
+  std::unique_ptr<kubeclient::ListWatcher> node_watch;
+  std::unique_ptr<kubeclient::ListWatcher> pod_watch;
   std::unique_ptr<scheduler::ExtenderMetrics> metrics;
   std::unique_ptr<scheduler::Extender> extender;
   std::unique_ptr<server::HttpServer> api;
@@ -63,7 +70,8 @@ struct ExtenderServers {
 };
 
 // Checks `options` (other than logging) and builds the extender on `process`. Errors name the flag or part
-// that failed.
+// that failed. With --live-state the node and pod watches start here, and `ready` holds only once both
+// have listed.
 absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, ProcessState& process,
                                               spdlog::logger& log, server::ReadinessCheck ready);
 

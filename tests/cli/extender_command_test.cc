@@ -10,8 +10,13 @@
 #include <catch2/catch.hpp>
 #include <httplib.h>
 
+#include <spdlog/sinks/null_sink.h>
+
+#include "absl/strings/str_cat.h"
 #include "server/shutdown.h"
 #include "tests/cli/scratch_dir.h"
+#include "tests/kubeclient/eventually.h"
+#include "tests/kubeclient/fake_api_server.h"
 
 namespace topofit::cli {
 namespace {
@@ -81,6 +86,55 @@ TEST_CASE("extender serves until SIGTERM, then exits 0", "[cli][extender]") {
 
   REQUIRE(::kill(::getpid(), SIGTERM) == 0);
   CHECK(exit_code.get() == 0);
+}
+
+TEST_CASE("extender --live-state keeps the GPU state from the API's nodes and pods, ready once listed",
+          "[cli][extender]") {
+  std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
+  kubeclient::testing::FakeApiServer api(*certs);
+  REQUIRE(api.valid());
+  api.Upsert(kubeclient::testing::Resource::kNodes, kubeclient::testing::NodeJson("n1", 8));
+  nlohmann::json pod = kubeclient::testing::PodJson("ml", "train-0", "n1", "topofit");
+  pod["metadata"]["uid"] = "uid-train-0";
+  pod["metadata"]["annotations"] = {{"topofit.io/gpu-ids", "6"}};
+  api.Upsert(kubeclient::testing::Resource::kPods, pod);
+
+  Scratch scratch;
+  scratch.Write("live-kubeconfig", Scratch::Kubeconfig(absl::StrCat("server: \"", api.url(),
+                                                                   "\", certificate-authority: \"",
+                                                                   certs->ca_cert_file(), "\"")));
+  ExtenderOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.ops_port = 0;
+  options.kubeconfig = scratch.path("live-kubeconfig");
+  options.live_state = true;
+  ProcessState process;
+  spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, [] { return true; });
+  REQUIRE(servers.ok());
+  REQUIRE(servers->pod_watch != nullptr);
+  absl::StatusOr<int> ops_port = servers->ops->Start();
+  REQUIRE(ops_port.ok());
+
+  REQUIRE(servers->node_watch->WaitForSync(kubeclient::testing::kPatience));
+  REQUIRE(servers->pod_watch->WaitForSync(kubeclient::testing::kPatience));
+  CHECK(kubeclient::testing::Eventually([&] { return servers->state->AssignmentOf("uid-train-0").has_value(); }));
+  CHECK(servers->state->AssignmentOf("uid-train-0")->second.ToString() == "6");
+  httplib::Client ops("127.0.0.1", *ops_port);
+  auto ready = ops.Get("/readyz");
+  REQUIRE(ready);
+  CHECK(ready->status == 200);
+  // Only bound pods are listed and watched.
+  bool pods_selected = false;
+  for (const auto& request : api.requests()) {
+    if (request.target.starts_with("/api/v1/pods")) {
+      pods_selected = request.Param("fieldSelector") == "spec.nodeName!=";
+      break;
+    }
+  }
+  CHECK(pods_selected);
+  servers->ops->Stop();
 }
 
 }  // namespace
