@@ -11,6 +11,67 @@ std::string PodPath(absl::string_view namespace_name, absl::string_view name) {
   return absl::StrCat("/api/v1/namespaces/", EscapePathSegment(namespace_name), "/pods/", EscapePathSegment(name));
 }
 
+std::string PodTemplatesPath(absl::string_view namespace_name) {
+  return absl::StrCat("/api/v1/namespaces/", EscapePathSegment(namespace_name), "/podtemplates");
+}
+
+std::string ProvisioningRequestsPath(absl::string_view namespace_name) {
+  return absl::StrCat("/apis/", kProvisioningApiVersion, "/namespaces/", EscapePathSegment(namespace_name),
+                      "/provisioningrequests");
+}
+
+namespace {
+
+std::string MetadataString(const nlohmann::json& object, const char* key) {
+  if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object()) return "";
+  const nlohmann::json& metadata = object["metadata"];
+  return metadata.contains(key) && metadata[key].is_string() ? metadata[key].get<std::string>() : "";
+}
+
+absl::Status CreateIdempotently(RestClient& rest, const std::string& collection, const nlohmann::json& object) {
+  if (MetadataString(object, "namespace").empty() || MetadataString(object, "name").empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot create in ", collection, ": no metadata.namespace or name"));
+  }
+  absl::Status status = rest.Post(collection, object).status();
+  // 409 AlreadyExists (not a 409 Conflict): created before, and the pod-derived name makes it ours.
+  if (absl::IsAlreadyExists(status)) return absl::OkStatus();
+  return status;
+}
+
+absl::Status DeleteIdempotently(RestClient& rest, const std::string& path) {
+  absl::Status status = rest.Delete(path).status();
+  if (absl::IsNotFound(status)) return absl::OkStatus();
+  return status;
+}
+
+}  // namespace
+
+absl::Status KubeApi::CreatePodTemplate(const nlohmann::json& pod_template) {
+  return CreateIdempotently(rest_, PodTemplatesPath(MetadataString(pod_template, "namespace")), pod_template);
+}
+
+absl::Status KubeApi::CreateProvisioningRequest(const nlohmann::json& provisioning_request) {
+  return CreateIdempotently(rest_, ProvisioningRequestsPath(MetadataString(provisioning_request, "namespace")),
+                            provisioning_request);
+}
+
+absl::Status KubeApi::DeletePodTemplate(const std::string& namespace_name, const std::string& name) {
+  return DeleteIdempotently(rest_, absl::StrCat(PodTemplatesPath(namespace_name), "/", EscapePathSegment(name)));
+}
+
+absl::Status KubeApi::DeleteProvisioningRequest(const std::string& namespace_name, const std::string& name) {
+  return DeleteIdempotently(rest_,
+                            absl::StrCat(ProvisioningRequestsPath(namespace_name), "/", EscapePathSegment(name)));
+}
+
+absl::StatusOr<ProvisioningState> KubeApi::GetProvisioningState(const std::string& namespace_name,
+                                                                const std::string& name) {
+  absl::StatusOr<nlohmann::json> json =
+      rest_.Get(absl::StrCat(ProvisioningRequestsPath(namespace_name), "/", EscapePathSegment(name)));
+  if (!json.ok()) return json.status();
+  return ProvisioningStateOf(*json);
+}
+
 absl::StatusOr<kube::Pod> KubeApi::GetPod(const std::string& namespace_name, const std::string& name) {
   absl::StatusOr<nlohmann::json> json = rest_.Get(PodPath(namespace_name, name));
   if (!json.ok()) return json.status();

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "kube/objects.h"
+#include "kubeclient/provisioning.h"
 #include "kubeclient/rest_client.h"
 #include "scheduler/kube_client.h"
 
@@ -27,11 +28,27 @@ class KubeApi final : public scheduler::KubeClient {
   absl::Status BindPod(const std::string& namespace_name, const std::string& name, const std::string& uid,
                        const std::string& node) override;
 
+  // ProvisioningRequests (kubeclient/provisioning.h builds the objects). Creating is idempotent: 409
+  // AlreadyExists counts as done (the name is derived from the pod, so the object is ours). Deleting is
+  // too: 404 counts as done.
+  // POST /api/v1/namespaces/{ns}/podtemplates.
+  absl::Status CreatePodTemplate(const nlohmann::json& pod_template);
+  // POST /apis/autoscaling.x-k8s.io/v1/namespaces/{ns}/provisioningrequests.
+  absl::Status CreateProvisioningRequest(const nlohmann::json& provisioning_request);
+  absl::Status DeletePodTemplate(const std::string& namespace_name, const std::string& name);
+  absl::Status DeleteProvisioningRequest(const std::string& namespace_name, const std::string& name);
+  // GET the request and read its conditions.
+  absl::StatusOr<ProvisioningState> GetProvisioningState(const std::string& namespace_name,
+                                                         const std::string& name);
+
  private:
   RestClient& rest_;
 };
 
 // "/api/v1/namespaces/{ns}/pods/{name}", each segment escaped.
 std::string PodPath(absl::string_view namespace_name, absl::string_view name);
+// "/api/v1/namespaces/{ns}/podtemplates" and ".../provisioningrequests" of autoscaling.x-k8s.io/v1.
+std::string PodTemplatesPath(absl::string_view namespace_name);
+std::string ProvisioningRequestsPath(absl::string_view namespace_name);
 
 }  // namespace topofit::kubeclient

@@ -346,6 +346,10 @@ absl::StatusOr<nlohmann::json> RestClient::Patch(absl::string_view path, const n
   return Do("PATCH", path, body.dump(), content_type, options_.max_attempts);
 }
 
+absl::StatusOr<nlohmann::json> RestClient::Delete(absl::string_view path) {
+  return Do("DELETE", path, "", "", options_.max_attempts);
+}
+
 std::string RestClient::CurrentToken() {
   absl::MutexLock lock(&mu_);
   if (!config_.bearer_token_file.empty() && Now() - token_read_at_ >= kTokenRefresh) {
@@ -374,8 +378,9 @@ absl::StatusOr<RestClient::Reply> RestClient::SendOnce(const char* method, const
   const std::string type(content_type);
   const absl::string_view verb = method;
   httplib::Result result = verb == "GET"    ? client_->Get(full_path, headers)
-                           : verb == "POST" ? client_->Post(full_path, headers, body, type)
-                                            : client_->Patch(full_path, headers, body, type);
+                           : verb == "POST"   ? client_->Post(full_path, headers, body, type)
+                           : verb == "DELETE" ? client_->Delete(full_path, headers)
+                                              : client_->Patch(full_path, headers, body, type);
   if (!result) {
     // A dropped connection may work next time, but a request other than GET may already have reached the
     // server, so only GETs are resent blindly. The same certificate will fail again: not worth a retry.

@@ -95,6 +95,7 @@ class RestClient {
   absl::StatusOr<nlohmann::json> Post(absl::string_view path, const nlohmann::json& body);
   absl::StatusOr<nlohmann::json> Patch(absl::string_view path, const nlohmann::json& body,
                                        absl::string_view content_type);
+  absl::StatusOr<nlohmann::json> Delete(absl::string_view path);
 
   // One GET attempt, under the QPS limit but never retried: for callers that retry with their own policy.
   absl::StatusOr<nlohmann::json> GetOnce(absl::string_view path);

@@ -125,6 +125,7 @@ FakeApiServer::FakeApiServer(const topofit::testing::TestCerts& certs, const cha
   server_.Get(".*", handler);
   server_.Post(".*", handler);
   server_.Patch(".*", handler);
+  server_.Delete(".*", handler);
   port_ = server_.bind_to_any_port("127.0.0.1");
   thread_ = std::thread([this] { server_.listen_after_bind(); });
   while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -186,6 +187,7 @@ void FakeApiServer::Handle(const httplib::Request& req, httplib::Response& res) 
     replies_.erase(it);
     return;
   }
+  if (!resource.has_value() && HandleStoredObject(req, res)) return;
   if (!resource.has_value()) {
     res.status = 404;
     res.set_content(StatusJson(404, "NotFound", "the server could not find the requested resource"),
@@ -195,6 +197,73 @@ void FakeApiServer::Handle(const httplib::Request& req, httplib::Response& res) 
   } else {
     List(*resource, namespace_filter, req, res);
   }
+}
+
+bool FakeApiServer::HandleStoredObject(const httplib::Request& req, httplib::Response& res) {
+  const std::vector<std::string> parts = absl::StrSplit(req.path, '/', absl::SkipEmpty());
+  // The collection's segments, and whether the path goes on to one object's name.
+  size_t collection_size = 0;
+  if (parts.size() >= 5 && parts[0] == "api" && parts[1] == "v1" && parts[2] == "namespaces" &&
+      parts[4] == "podtemplates") {
+    collection_size = 5;
+  } else if (parts.size() >= 6 && parts[0] == "apis" && parts[1] == "autoscaling.x-k8s.io" && parts[2] == "v1" &&
+             parts[3] == "namespaces" && parts[5] == "provisioningrequests") {
+    collection_size = 6;
+  }
+  if (collection_size == 0 || parts.size() > collection_size + 1) return false;
+  std::string collection;
+  for (size_t i = 0; i < collection_size; ++i) absl::StrAppend(&collection, "/", parts[i]);
+  const auto reply = [&res](int status, const std::string& body) {
+    res.status = status;
+    res.set_content(body, "application/json");
+  };
+  if (parts.size() == collection_size) {
+    if (req.method != "POST") return false;
+    nlohmann::json object = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    if (!object.is_object() || !object.contains("metadata") || !object["metadata"].contains("name") ||
+        !object["metadata"]["name"].is_string()) {
+      reply(400, StatusJson(400, "BadRequest", "object has no metadata.name"));
+      return true;
+    }
+    const std::string name = object["metadata"]["name"].get<std::string>();
+    const std::string path = absl::StrCat(collection, "/", name);
+    if (stored_.count(path) > 0) {
+      reply(409, StatusJson(409, "AlreadyExists", absl::StrCat(parts.back(), " \"", name, "\" already exists")));
+      return true;
+    }
+    object["metadata"]["uid"] = absl::StrCat("uid-", revision_ + 1);
+    object["metadata"]["resourceVersion"] = absl::StrCat(++revision_);
+    stored_[path] = object;
+    reply(201, object.dump());
+    return true;
+  }
+  const std::string path = absl::StrCat(collection, "/", parts.back());
+  const auto it = stored_.find(path);
+  if (req.method != "GET" && req.method != "DELETE") return false;
+  if (it == stored_.end()) {
+    reply(404, StatusJson(404, "NotFound", absl::StrCat(parts[collection_size - 1], " \"", parts.back(),
+                                                        "\" not found")));
+    return true;
+  }
+  if (req.method == "GET") {
+    reply(200, it->second.dump());
+  } else {
+    stored_.erase(it);
+    ++revision_;
+    reply(200, nlohmann::json{{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Success"}}.dump());
+  }
+  return true;
+}
+
+nlohmann::json FakeApiServer::StoredObject(const std::string& object_path) const {
+  absl::MutexLock lock(&mu_);
+  const auto it = stored_.find(object_path);
+  return it == stored_.end() ? nlohmann::json() : it->second;
+}
+
+void FakeApiServer::PutStoredObject(const std::string& object_path, nlohmann::json object) {
+  absl::MutexLock lock(&mu_);
+  stored_[object_path] = std::move(object);
 }
 
 void FakeApiServer::List(Resource resource, const std::string& namespace_filter, const httplib::Request& req,

@@ -105,6 +105,15 @@ class FakeApiServer {
   bool WaitForOpenWatches(int n, absl::Duration timeout) const;
   std::string resource_version() const;
 
+  // --- PodTemplates and ProvisioningRequests ---
+  // POST to /api/v1/namespaces/{ns}/podtemplates or /apis/autoscaling.x-k8s.io/v1/namespaces/{ns}/
+  // provisioningrequests stores the body (201, with uid and resourceVersion stamped; 409 AlreadyExists
+  // when the name is taken); GET and DELETE on "<collection>/<name>" read and remove it (404 when absent).
+  // Objects are keyed by that object path; null when absent.
+  nlohmann::json StoredObject(const std::string& object_path) const;
+  // Replaces a stored object (e.g. to give a ProvisioningRequest a status), as a controller would.
+  void PutStoredObject(const std::string& object_path, nlohmann::json object);
+
  private:
   struct Watch;
   struct Change {
@@ -123,6 +132,8 @@ class FakeApiServer {
   void Record(const Change& change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string Remove(Resource resource, const std::string& namespace_name, const std::string& name, bool seen);
   static void Send(Watch& watch, const Change& change);
+  // The PodTemplate and ProvisioningRequest paths; false when `req` is not for one of them.
+  bool HandleStoredObject(const httplib::Request& req, httplib::Response& res) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   httplib::SSLServer server_;
   int port_ = -1;
@@ -137,6 +148,7 @@ class FakeApiServer {
   std::map<std::string, nlohmann::json> objects_[2] ABSL_GUARDED_BY(mu_);  // by "ns/name", per Resource
   std::vector<Change> history_ ABSL_GUARDED_BY(mu_);
   std::list<std::shared_ptr<Watch>> watches_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, nlohmann::json> stored_ ABSL_GUARDED_BY(mu_);  // by object path
 };
 
 // The CA bundle a client needs to trust the fake server, plus a bearer token.

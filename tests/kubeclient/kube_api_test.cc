@@ -135,5 +135,71 @@ TEST_CASE("BindPod: conflicts carry the API server's message", "[kube_api]") {
   CHECK(f.server.requests().size() == 1);  // conflicts are not retried
 }
 
+TEST_CASE("ProvisioningRequests: create both (idempotently), read the condition, delete both", "[kube_api]") {
+  Fixture f;
+  KubeApi api(*f.rest);
+  const json pod = json::parse(kPodJson);
+  const absl::StatusOr<json> pod_template = PodTemplateForPod(pod, {"gpu-node-1"});
+  const absl::StatusOr<json> request = ProvisioningRequestForPod(pod);
+  REQUIRE_OK(pod_template);
+  REQUIRE_OK(request);
+  const std::string template_path = "/api/v1/namespaces/ml/podtemplates/topofit-train-0";
+  const std::string request_path =
+      "/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests/topofit-train-0";
+
+  REQUIRE_OK(api.CreatePodTemplate(*pod_template));
+  REQUIRE_OK(api.CreateProvisioningRequest(*request));
+  // Again, as after a restart: the server's 409 AlreadyExists counts as done.
+  REQUIRE_OK(api.CreatePodTemplate(*pod_template));
+  REQUIRE_OK(api.CreateProvisioningRequest(*request));
+
+  std::vector<testing::RecordedRequest> requests = f.server.requests();
+  REQUIRE(requests.size() == 4);
+  CHECK(requests[0].method == "POST");
+  CHECK(requests[0].target == "/api/v1/namespaces/ml/podtemplates");
+  CHECK(json::parse(requests[0].body) == *pod_template);
+  CHECK(requests[1].method == "POST");
+  CHECK(requests[1].target == "/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests");
+  CHECK(json::parse(requests[1].body) == *request);
+  CHECK(f.server.StoredObject(template_path)["template"] == (*pod_template)["template"]);
+
+  absl::StatusOr<ProvisioningState> state = api.GetProvisioningState("ml", "topofit-train-0");
+  REQUIRE_OK(state);
+  CHECK_FALSE(state->provisioned);
+  json provisioned = f.server.StoredObject(request_path);
+  provisioned["status"]["conditions"] =
+      json::parse(R"([{"type": "Provisioned", "status": "True", "message": "capacity ready"}])");
+  f.server.PutStoredObject(request_path, provisioned);
+  state = api.GetProvisioningState("ml", "topofit-train-0");
+  REQUIRE_OK(state);
+  CHECK(state->provisioned);
+  CHECK(state->message == "capacity ready");
+
+  REQUIRE_OK(api.DeleteProvisioningRequest("ml", "topofit-train-0"));
+  REQUIRE_OK(api.DeletePodTemplate("ml", "topofit-train-0"));
+  CHECK(f.server.StoredObject(template_path).is_null());
+  CHECK(f.server.StoredObject(request_path).is_null());
+  // Deleting what is gone is done too; reading it is NotFound.
+  REQUIRE_OK(api.DeleteProvisioningRequest("ml", "topofit-train-0"));
+  REQUIRE_OK(api.DeletePodTemplate("ml", "topofit-train-0"));
+  CHECK_STATUS(api.GetProvisioningState("ml", "topofit-train-0"), absl::StatusCode::kNotFound, "not found");
+  requests = f.server.requests();
+  REQUIRE(requests.size() == 11);
+  // 0-3 the creates, 4-5 the GETs, then the deletes.
+  CHECK(requests[6].method == "DELETE");
+  CHECK(requests[6].target == request_path);
+  CHECK(requests[7].method == "DELETE");
+  CHECK(requests[7].target == template_path);
+}
+
+TEST_CASE("ProvisioningRequests: a 409 Conflict on create is an error, not success", "[kube_api]") {
+  Fixture f;
+  KubeApi api(*f.rest);
+  const absl::StatusOr<json> request = ProvisioningRequestForPod(json::parse(kPodJson));
+  REQUIRE_OK(request);
+  f.server.Script(409, StatusJson(409, "Conflict", "the object has been modified"));
+  CHECK_STATUS(api.CreateProvisioningRequest(*request), absl::StatusCode::kAborted, "modified");
+}
+
 }  // namespace
 }  // namespace topofit::kubeclient

@@ -1,0 +1,188 @@
+#include "kubeclient/provisioning.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace topofit::kubeclient {
+namespace {
+
+constexpr size_t kMaxNameLength = 253;
+constexpr char kHostnameLabel[] = "kubernetes.io/hostname";
+constexpr char kGpuIdsAnnotation[] = "topofit.io/gpu-ids";
+
+uint64_t Fnv1a64(absl::string_view text) {
+  uint64_t hash = 14695981039346656037ULL;
+  for (const char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+std::string StringAt(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return "";
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// Copies the keys of `from` named in `keys` that are present.
+nlohmann::json Keep(const nlohmann::json& from, std::initializer_list<const char*> keys) {
+  nlohmann::json kept = nlohmann::json::object();
+  if (!from.is_object()) return kept;
+  for (const char* key : keys) {
+    if (const auto it = from.find(key); it != from.end() && !it->is_null()) kept[key] = *it;
+  }
+  return kept;
+}
+
+nlohmann::json KeepContainers(const nlohmann::json& containers) {
+  nlohmann::json kept = nlohmann::json::array();
+  if (!containers.is_array()) return kept;
+  for (const nlohmann::json& container : containers) {
+    kept.push_back(Keep(container, {"name", "image", "resources", "ports", "restartPolicy"}));
+  }
+  return kept;
+}
+
+struct PodIdentity {
+  std::string name;
+  std::string namespace_name;
+  std::string uid;
+};
+
+absl::StatusOr<PodIdentity> IdentityOf(const nlohmann::json& pod) {
+  const nlohmann::json empty = nlohmann::json::object();
+  const nlohmann::json& metadata = pod.is_object() && pod.contains("metadata") ? pod["metadata"] : empty;
+  PodIdentity identity{StringAt(metadata, "name"), StringAt(metadata, "namespace"), StringAt(metadata, "uid")};
+  if (identity.name.empty() || identity.namespace_name.empty() || identity.uid.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pod needs metadata.name, namespace and uid for a ProvisioningRequest (name \"",
+                     identity.name, "\")"));
+  }
+  return identity;
+}
+
+nlohmann::json ObjectMetaFor(const PodIdentity& pod) {
+  return {
+      {"name", ProvisioningObjectName(pod.name)},
+      {"namespace", pod.namespace_name},
+      {"labels", {{"app.kubernetes.io/managed-by", "topofit"}}},
+      {"ownerReferences",
+       nlohmann::json::array({{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", pod.name}, {"uid", pod.uid}}})},
+  };
+}
+
+// Adds `hostname NotIn refused` to every required node-affinity term of `spec`, or makes it the only term.
+void ExcludeNodes(nlohmann::json& spec, std::vector<std::string> refused) {
+  if (refused.empty()) return;
+  std::sort(refused.begin(), refused.end());
+  refused.erase(std::unique(refused.begin(), refused.end()), refused.end());
+  const nlohmann::json expression = {{"key", kHostnameLabel}, {"operator", "NotIn"}, {"values", refused}};
+  nlohmann::json& required =
+      spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+  nlohmann::json& terms = required["nodeSelectorTerms"];
+  if (!terms.is_array() || terms.empty()) {
+    terms = nlohmann::json::array({{{"matchExpressions", nlohmann::json::array({expression})}}});
+    return;
+  }
+  for (nlohmann::json& term : terms) {
+    nlohmann::json& expressions = term["matchExpressions"];
+    if (!expressions.is_array()) expressions = nlohmann::json::array();
+    expressions.push_back(expression);
+  }
+}
+
+}  // namespace
+
+std::string ProvisioningObjectName(absl::string_view pod_name) {
+  std::string name = absl::StrCat("topofit-", pod_name);
+  if (name.size() <= kMaxNameLength) return name;
+  const std::string suffix = absl::StrFormat("-%016x", Fnv1a64(pod_name));
+  name.resize(kMaxNameLength - suffix.size());
+  // A subdomain's parts must end in an alphanumeric character.
+  while (!name.empty() && (name.back() == '-' || name.back() == '.')) name.pop_back();
+  return absl::StrCat(name, suffix);
+}
+
+absl::StatusOr<nlohmann::json> PodTemplateForPod(const nlohmann::json& pod,
+                                                 const std::vector<std::string>& refused_nodes) {
+  absl::StatusOr<PodIdentity> identity = IdentityOf(pod);
+  if (!identity.ok()) return identity.status();
+  const nlohmann::json& metadata = pod["metadata"];
+  const nlohmann::json empty = nlohmann::json::object();
+  const nlohmann::json& pod_spec = pod.contains("spec") ? pod["spec"] : empty;
+
+  nlohmann::json template_metadata = nlohmann::json::object();
+  if (metadata.contains("labels") && metadata["labels"].is_object()) template_metadata["labels"] = metadata["labels"];
+  if (metadata.contains("annotations") && metadata["annotations"].is_object()) {
+    for (const auto& [key, value] : metadata["annotations"].items()) {
+      if (absl::StartsWith(key, "topofit.io/") && key != kGpuIdsAnnotation) {
+        template_metadata["annotations"][key] = value;
+      }
+    }
+  }
+
+  nlohmann::json spec = Keep(pod_spec, {"nodeSelector", "affinity", "tolerations", "topologySpreadConstraints",
+                                        "priorityClassName", "priority", "preemptionPolicy", "schedulerName",
+                                        "runtimeClassName", "overhead", "hostNetwork"});
+  spec["containers"] = KeepContainers(pod_spec.is_object() && pod_spec.contains("containers")
+                                          ? pod_spec["containers"]
+                                          : nlohmann::json::array());
+  if (pod_spec.is_object() && pod_spec.contains("initContainers")) {
+    spec["initContainers"] = KeepContainers(pod_spec["initContainers"]);
+  }
+  ExcludeNodes(spec, refused_nodes);
+
+  return nlohmann::json{
+      {"apiVersion", "v1"},
+      {"kind", "PodTemplate"},
+      {"metadata", ObjectMetaFor(*identity)},
+      {"template", {{"metadata", std::move(template_metadata)}, {"spec", std::move(spec)}}},
+  };
+}
+
+absl::StatusOr<nlohmann::json> ProvisioningRequestForPod(const nlohmann::json& pod) {
+  absl::StatusOr<PodIdentity> identity = IdentityOf(pod);
+  if (!identity.ok()) return identity.status();
+  const nlohmann::json pod_set = {{"count", 1},
+                                   {"podTemplateRef", {{"name", ProvisioningObjectName(identity->name)}}}};
+  return nlohmann::json{
+      {"apiVersion", kProvisioningApiVersion},
+      {"kind", "ProvisioningRequest"},
+      {"metadata", ObjectMetaFor(*identity)},
+      {"spec", {{"provisioningClassName", kBestEffortAtomicScaleUp}, {"podSets", nlohmann::json::array({pod_set})}}},
+  };
+}
+
+ProvisioningState ProvisioningStateOf(const nlohmann::json& provisioning_request) {
+  ProvisioningState state;
+  if (!provisioning_request.is_object() || !provisioning_request.contains("status")) return state;
+  const nlohmann::json& status = provisioning_request["status"];
+  if (!status.is_object() || !status.contains("conditions") || !status["conditions"].is_array()) return state;
+  std::string failed_message;
+  for (const nlohmann::json& condition : status["conditions"]) {
+    if (StringAt(condition, "status") != "True") continue;
+    const std::string type = StringAt(condition, "type");
+    if (type == "Provisioned") {
+      state.provisioned = true;
+      state.message = StringAt(condition, "message");
+    } else if (type == "Failed") {
+      state.failed = true;
+      failed_message = StringAt(condition, "message");
+    } else if (type == "BookingExpired") {
+      state.booking_expired = true;
+    } else if (type == "CapacityRevoked") {
+      state.capacity_revoked = true;
+    }
+  }
+  if (!state.provisioned) state.message = failed_message;
+  return state;
+}
+
+}  // namespace topofit::kubeclient

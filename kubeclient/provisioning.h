@@ -1,0 +1,54 @@
+#pragma once
+
+// ProvisioningRequests (autoscaling.x-k8s.io/v1), the API objects only: pure builders for the PodTemplate
+// and the ProvisioningRequest that ask cluster-autoscaler for a node a pending pod can use, and the
+// reading of a request's conditions. No I/O here; KubeApi posts and deletes what these build.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace topofit::kubeclient {
+
+inline constexpr char kProvisioningApiVersion[] = "autoscaling.x-k8s.io/v1";
+inline constexpr char kBestEffortAtomicScaleUp[] = "best-effort-atomic-scale-up.autoscaling.x-k8s.io";
+// The pod annotation naming the request it consumes. cluster-autoscaler also still accepts the
+// deprecated "cluster-autoscaler.kubernetes.io/consume-provisioning-request".
+inline constexpr char kConsumeProvisioningRequestAnnotation[] = "autoscaling.x-k8s.io/consume-provisioning-request";
+
+// The name shared by a pod's PodTemplate and ProvisioningRequest: "topofit-<pod name>". When that would
+// pass 253 characters (a DNS-1123 subdomain's limit; pod names are subdomains already), it is cut and
+// ends in "-" and 16 hex digits of a stable 64-bit FNV-1a hash of the whole pod name, so that two long
+// names sharing a prefix still differ.
+std::string ProvisioningObjectName(absl::string_view pod_name);
+
+// The PodTemplate (v1) for `pod`, the pod's JSON as the API server returns it. It keeps only what
+// scheduling reads: labels, topofit.io/ annotations other than the GPU ids, and from the spec the
+// containers' and init containers' names, images, resources, ports and restart policies, nodeSelector,
+// affinity, tolerations, topologySpreadConstraints, priorityClassName, priority, preemptionPolicy,
+// schedulerName, runtimeClassName, overhead, hostNetwork. To every required node-affinity term it adds
+// `kubernetes.io/hostname NotIn refused_nodes` (terms are ORed, so the exclusion must be in each); with no
+// term, it becomes the one term. Nothing is added when `refused_nodes` is empty. Owned by the pod, so it
+// goes when the pod goes. InvalidArgument when the pod lacks a name, namespace or uid.
+absl::StatusOr<nlohmann::json> PodTemplateForPod(const nlohmann::json& pod,
+                                                 const std::vector<std::string>& refused_nodes);
+
+// The ProvisioningRequest for `pod`: class best-effort-atomic-scale-up, one podSet of count 1 referring to
+// the PodTemplate of the same name, owned by the pod. InvalidArgument as above.
+absl::StatusOr<nlohmann::json> ProvisioningRequestForPod(const nlohmann::json& pod);
+
+// What a ProvisioningRequest's status.conditions say (a condition counts when its status is "True").
+struct ProvisioningState {
+  bool provisioned = false;
+  bool failed = false;
+  bool booking_expired = false;
+  bool capacity_revoked = false;
+  std::string message;  // the Provisioned condition's message, else the Failed one's
+};
+ProvisioningState ProvisioningStateOf(const nlohmann::json& provisioning_request);
+
+}  // namespace topofit::kubeclient

@@ -1,0 +1,207 @@
+#include "kubeclient/provisioning.h"
+
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "tests/kube/status_matchers.h"
+
+namespace topofit::kubeclient {
+namespace {
+
+using nlohmann::json;
+
+// A pending pod as the API server returns it, with fields the template must drop (status, volumes,
+// env, the pod's own GPU ids) beside the scheduling ones it keeps.
+json PendingPod(const json& affinity) {
+  json pod = json::parse(R"({
+    "kind": "Pod", "apiVersion": "v1",
+    "metadata": {
+      "name": "train-0", "namespace": "ml", "uid": "uid-1", "resourceVersion": "4711",
+      "labels": {"app": "train"},
+      "annotations": {"topofit.io/min-link": "NV", "topofit.io/gpu-ids": "0,1", "other/x": "y"}
+    },
+    "spec": {
+      "schedulerName": "topofit-scheduler",
+      "priorityClassName": "high",
+      "nodeSelector": {"pool": "gpu"},
+      "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+      "volumes": [{"name": "data", "emptyDir": {}}],
+      "containers": [{
+        "name": "main", "image": "trainer:1", "env": [{"name": "A", "value": "1"}],
+        "resources": {"limits": {"nvidia.com/gpu": "4"}, "requests": {"nvidia.com/gpu": "4", "cpu": "8"}}
+      }]
+    },
+    "status": {"phase": "Pending"}
+  })");
+  if (!affinity.is_null()) pod["spec"]["affinity"] = affinity;
+  return pod;
+}
+
+// Everything but spec.affinity, which each case writes out.
+json ExpectedTemplate(const json& affinity) {
+  json expected = json::parse(R"({
+    "apiVersion": "v1", "kind": "PodTemplate",
+    "metadata": {
+      "name": "topofit-train-0", "namespace": "ml",
+      "labels": {"app.kubernetes.io/managed-by": "topofit"},
+      "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "train-0", "uid": "uid-1"}]
+    },
+    "template": {
+      "metadata": {"labels": {"app": "train"}, "annotations": {"topofit.io/min-link": "NV"}},
+      "spec": {
+        "schedulerName": "topofit-scheduler",
+        "priorityClassName": "high",
+        "nodeSelector": {"pool": "gpu"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "containers": [{
+          "name": "main", "image": "trainer:1",
+          "resources": {"limits": {"nvidia.com/gpu": "4"}, "requests": {"nvidia.com/gpu": "4", "cpu": "8"}}
+        }]
+      }
+    }
+  })");
+  if (!affinity.is_null()) expected["template"]["spec"]["affinity"] = affinity;
+  return expected;
+}
+
+TEST_CASE("PodTemplateForPod: no node affinity, the exclusion becomes the only term", "[provisioning]") {
+  absl::StatusOr<json> got = PodTemplateForPod(PendingPod(nullptr), {"n2", "n1", "n2"});
+  REQUIRE_OK(got);
+  // Refused names sorted and deduplicated, so the template does not depend on their order.
+  CHECK(*got == ExpectedTemplate(json::parse(R"({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["n1", "n2"]}]}]}}})")));
+}
+
+TEST_CASE("PodTemplateForPod: the exclusion is ANDed into every existing term", "[provisioning]") {
+  const json affinity = json::parse(R"({
+    "nodeAffinity": {
+      "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["h100"]}]},
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n9"]}]}
+      ]},
+      "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference":
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}}]
+    },
+    "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+      {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "train"}}}]}
+  })");
+  absl::StatusOr<json> got = PodTemplateForPod(PendingPod(affinity), {"n1"});
+  REQUIRE_OK(got);
+  // Terms are ORed: an exclusion in one term only would let the other term pick a refused node.
+  CHECK(*got == ExpectedTemplate(json::parse(R"({
+    "nodeAffinity": {
+      "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["h100"]},
+                              {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["n1"]}]},
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n9"]}],
+         "matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["n1"]}]}
+      ]},
+      "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference":
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}}]
+    },
+    "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+      {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "train"}}}]}
+  })")));
+}
+
+TEST_CASE("PodTemplateForPod: no refused nodes, the affinity is copied unchanged", "[provisioning]") {
+  const json affinity = json::parse(R"({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms": [{"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["h100"]}]}]}}})");
+  absl::StatusOr<json> got = PodTemplateForPod(PendingPod(affinity), {});
+  REQUIRE_OK(got);
+  CHECK(*got == ExpectedTemplate(affinity));
+  absl::StatusOr<json> plain = PodTemplateForPod(PendingPod(nullptr), {});
+  REQUIRE_OK(plain);
+  CHECK(*plain == ExpectedTemplate(nullptr));
+}
+
+TEST_CASE("ProvisioningRequestForPod: best-effort atomic scale-up of one pod, owned by it", "[provisioning]") {
+  absl::StatusOr<json> got = ProvisioningRequestForPod(PendingPod(nullptr));
+  REQUIRE_OK(got);
+  CHECK(*got == json::parse(R"({
+    "apiVersion": "autoscaling.x-k8s.io/v1", "kind": "ProvisioningRequest",
+    "metadata": {
+      "name": "topofit-train-0", "namespace": "ml",
+      "labels": {"app.kubernetes.io/managed-by": "topofit"},
+      "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "train-0", "uid": "uid-1"}]
+    },
+    "spec": {
+      "provisioningClassName": "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+      "podSets": [{"count": 1, "podTemplateRef": {"name": "topofit-train-0"}}]
+    }
+  })"));
+}
+
+TEST_CASE("Builders: a pod without a uid cannot own the objects", "[provisioning]") {
+  json pod = PendingPod(nullptr);
+  pod["metadata"].erase("uid");
+  CHECK_STATUS(PodTemplateForPod(pod, {"n1"}), absl::StatusCode::kInvalidArgument, "uid");
+  CHECK_STATUS(ProvisioningRequestForPod(pod), absl::StatusCode::kInvalidArgument, "uid");
+}
+
+// The API server's IsDNS1123Subdomain: at most 253 characters, dot-separated parts of [a-z0-9-] that start
+// and end alphanumeric (no per-part length limit there).
+bool IsDns1123Subdomain(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  for (const absl::string_view part : absl::StrSplit(name, '.')) {
+    if (part.empty() || part.front() == '-' || part.back() == '-') return false;
+    for (const char c : part) {
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+    }
+  }
+  return true;
+}
+
+TEST_CASE("ProvisioningObjectName: short names keep the pod's name", "[provisioning]") {
+  CHECK(ProvisioningObjectName("train-0") == "topofit-train-0");
+  // 8 + 245 = 253: still fits.
+  const std::string fits(245, 'a');
+  CHECK(ProvisioningObjectName(fits) == "topofit-" + fits);
+}
+
+TEST_CASE("ProvisioningObjectName: long names are cut and hashed, valid and distinct", "[provisioning]") {
+  // A 253-character pod name made of 63-character labels: "aaa…a.aaa…a.…" ending in "-0" or "-1".
+  std::string base;
+  while (base.size() < 251) absl::StrAppend(&base, base.empty() ? "" : ".", std::string(62, 'a'));
+  base.resize(251);
+  const std::string a = base + "-0";
+  const std::string b = base + "-1";
+  REQUIRE(a.size() == 253);
+  const std::string name_a = ProvisioningObjectName(a);
+  const std::string name_b = ProvisioningObjectName(b);
+  CHECK(name_a.size() <= 253);
+  CHECK(IsDns1123Subdomain(name_a));
+  CHECK(IsDns1123Subdomain(name_b));
+  CHECK(name_a != name_b);
+  CHECK(name_a == ProvisioningObjectName(a));  // deterministic
+  CHECK(absl::StartsWith(name_a, "topofit-aaaa"));
+}
+
+TEST_CASE("ProvisioningStateOf: only conditions with status True count", "[provisioning]") {
+  CHECK_FALSE(ProvisioningStateOf(json::parse(R"({"status": {}})")).provisioned);
+  const ProvisioningState state = ProvisioningStateOf(json::parse(R"({"status": {"conditions": [
+    {"type": "Accepted", "status": "True"},
+    {"type": "Provisioned", "status": "True", "message": "capacity is ready"},
+    {"type": "Failed", "status": "False", "message": "nope"},
+    {"type": "BookingExpired", "status": "True"},
+    {"type": "CapacityRevoked", "status": "Unknown"}]}})"));
+  CHECK(state.provisioned);
+  CHECK_FALSE(state.failed);
+  CHECK(state.booking_expired);
+  CHECK_FALSE(state.capacity_revoked);
+  CHECK(state.message == "capacity is ready");
+  const ProvisioningState failed = ProvisioningStateOf(json::parse(R"({"status": {"conditions": [
+    {"type": "Failed", "status": "True", "message": "out of stock"},
+    {"type": "CapacityRevoked", "status": "True"}]}})"));
+  CHECK(failed.failed);
+  CHECK(failed.capacity_revoked);
+  CHECK(failed.message == "out of stock");
+}
+
+}  // namespace
+}  // namespace topofit::kubeclient
