@@ -36,8 +36,9 @@ std::vector<int> AutoscalerModel::FilterOutSchedulable(const std::vector<int>& p
     FreeCapacity free;
   };
   std::vector<Slot> slots;
-  for (const SimNode& node : world_.nodes()) {
-    if (node.state == NodeState::kRemoved || node.booked_until > world_.now() || Contains(excluded, node.id)) continue;
+  for (int id : world_.live_nodes()) {
+    const SimNode& node = world_.nodes()[id];
+    if (node.booked_until > world_.now() || Contains(excluded, node.id)) continue;
     // A node long past its provision time is not upcoming any more (CA: long-unregistered).
     if (node.state == NodeState::kProvisioning &&
         world_.now() - node.requested >= config_.max_node_provision_time) {
@@ -228,7 +229,8 @@ void AutoscalerModel::ScaleDown(AutoscalerActions& actions) {
 bool AutoscalerModel::BackedOff(int group) const { return world_.now() < backoff_[group].until; }
 
 void AutoscalerModel::GiveUpUnready(AutoscalerActions& actions) {
-  for (const SimNode& node : world_.nodes()) {
+  for (int id : world_.live_nodes()) {
+    const SimNode& node = world_.nodes()[id];
     if (node.state != NodeState::kProvisioning || world_.now() - node.requested < config_.max_node_provision_time) {
       continue;
     }
@@ -293,7 +295,8 @@ SimTime AutoscalerModel::NextTimer() const {
     const ProvisioningRequest& r = world_.provisioning_requests()[i];
     if (r.provisioned_at < 0) next = std::min(next, r.next_attempt);
   }
-  for (const SimNode& node : world_.nodes()) {
+  for (int id : world_.live_nodes()) {
+    const SimNode& node = world_.nodes()[id];
     if (node.state == NodeState::kProvisioning) next = std::min(next, node.requested + config_.max_node_provision_time);
   }
   for (const Backoff& b : backoff_) {

@@ -116,12 +116,19 @@ std::vector<ScaleUpOption> ApplyStockExpander(StockExpander expander, std::vecto
 std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<ScaleUpOption> options, const World& world,
                                                                const std::vector<ledger::Preference>& preferences) {
   expander::RankInput input;
+  // One object per pod however many options carry it, as CA's request decodes (RankOptions works each
+  // shared pod's demand out once).
+  std::map<int, std::shared_ptr<const kube::Pod>> objects;
   for (const ScaleUpOption& option : options) {
     const GroupState& group = world.groups()[option.group];
     expander::GroupOption wire;
     wire.node_group_id = group.spec.name;
     wire.node_count = option.node_count;
-    for (int pod : option.pods) wire.pods.push_back(std::make_shared<const kube::Pod>(world.PodObject(pod)));
+    for (int pod : option.pods) {
+      std::shared_ptr<const kube::Pod>& object = objects[pod];
+      if (object == nullptr) object = std::make_shared<const kube::Pod>(world.PodObject(pod));
+      wire.pods.push_back(object);
+    }
     input.options.push_back(std::move(wire));
     input.templates.emplace(group.spec.name, group.template_node);
     input.price_per_node_hour[group.spec.name] = group.spec.price_per_hour;

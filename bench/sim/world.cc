@@ -211,7 +211,8 @@ void World::AdvanceTo(SimTime t) {
 }
 
 void World::RecordTimeline() {
-  TimelinePoint point{now_, provisioned_gpus_, allocated_gpus_, static_cast<int>(pending_.size()), live_nodes_};
+  TimelinePoint point{now_, provisioned_gpus_, allocated_gpus_, static_cast<int>(pending_.size()),
+                      static_cast<int>(live_nodes_.size())};
   if (!timeline_.empty() && timeline_.back().at == now_) {
     timeline_.back() = point;
   } else {
@@ -235,7 +236,8 @@ int World::AddNode(int group, int scale_up) {
   ++provisioning_count_;
   provisioned_gpus_ += g.gpus;
   price_per_ms_ += g.spec.price_per_hour / static_cast<double>(kHour);
-  peak_nodes_ = std::max(peak_nodes_, ++live_nodes_);
+  live_nodes_.insert(nodes_.back().id);
+  peak_nodes_ = std::max(peak_nodes_, static_cast<int>(live_nodes_.size()));
   RecordTimeline();
   return nodes_.back().id;
 }
@@ -257,7 +259,7 @@ void World::RemoveNode(int node) {
   --g.target;
   provisioned_gpus_ -= g.gpus;
   price_per_ms_ -= g.spec.price_per_hour / static_cast<double>(kHour);
-  --live_nodes_;
+  live_nodes_.erase(node);
   RecordTimeline();
 }
 

@@ -164,6 +164,9 @@ class World {
   void Take(FreeCapacity& free, int klass) const;
 
   const std::vector<int>& ready_nodes() const { return ready_nodes_; }
+  // Nodes requested and not removed (provisioning or Ready), in id order: what CA's loops look at, without
+  // walking every node a long replay ever had.
+  const std::set<int>& live_nodes() const { return live_nodes_; }
   const std::set<int>& pending() const { return pending_; }
 
   // Moves the clock, integrating the totals over the elapsed time.
@@ -212,7 +215,7 @@ class World {
   int provisioned_gpus_ = 0;
   int allocated_gpus_ = 0;
   double price_per_ms_ = 0;
-  int live_nodes_ = 0;
+  std::set<int> live_nodes_;  // requested and not removed, by id
   int peak_nodes_ = 0;
   int running_count_ = 0;
   int provisioning_count_ = 0;
