@@ -49,7 +49,7 @@ absl::StatusOr<sim::Workload> LoadWorkload(const BenchOptions& options) {
   }
   if (options.workload == "openb") {
     sim::OpenbOptions openb;
-    openb.trace_dir = absl::StrCat(TracesDir(options), "/alibaba-gpu-v2023");
+    openb.trace_dir = absl::StrCat(TracesDir(options), "/", sim::kOpenbFolder);
     openb.pod_list = options.openb_pod_list;
     openb.fixed_interarrival = static_cast<sim::SimTime>(options.openb_interval_seconds * kSecond);
     openb.time_compression = options.openb_compression;
@@ -59,7 +59,7 @@ absl::StatusOr<sim::Workload> LoadWorkload(const BenchOptions& options) {
   }
   if (options.workload == "azure-llm") {
     sim::AzureLlmOptions azure;
-    azure.trace_dir = absl::StrCat(TracesDir(options), "/azure-llm-inference-2023");
+    azure.trace_dir = absl::StrCat(TracesDir(options), "/", sim::kAzureLlmFolder);
     return sim::LoadAzureLlm(azure);
   }
   return absl::InvalidArgumentError(

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "bench/sim/workload.h"
 
@@ -12,7 +13,8 @@ namespace topofit::sim {
 // The Azure LLM inference trace 2023 (Splitwise, ISCA '24), read in place: requests (time, context
 // tokens, generated tokens) of two services over about an hour, turned into inference replica pods by the
 // rule in LoadAzureLlm. Mapping and assumptions: docs/bench-workloads.md.
-inline constexpr absl::string_view kDefaultAzureLlmDir = "/work/shared/traces/azure-llm-inference-2023";
+// Its folder in a traces directory (`topofit bench --traces`, default ../shared/traces).
+inline constexpr absl::string_view kAzureLlmFolder = "azure-llm-inference-2023";
 
 // One model size a service runs: how many GPUs a replica needs (tensor parallel) and what it serves.
 struct LlmModelClass {
@@ -29,7 +31,7 @@ struct LlmModelClass {
 std::vector<LlmModelClass> DefaultLlmModelMix();
 
 struct AzureLlmOptions {
-  std::string trace_dir = std::string(kDefaultAzureLlmDir);
+  std::string trace_dir = absl::StrCat("../shared/traces/", kAzureLlmFolder);
   // AzureLLMInferenceTrace_<service>.csv; each service runs its own deployment of every model class.
   std::vector<std::string> services = {"code", "conv"};
   std::vector<LlmModelClass> models = DefaultLlmModelMix();

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "bench/sim/workload.h"
 
@@ -10,10 +11,11 @@ namespace topofit::sim {
 
 // The Alibaba GPU cluster trace 2023 ("openb", FGD paper, USENIX ATC '23), read in place. How its nodes
 // and pods become node groups and PodSpecs, and why: docs/bench-workloads.md.
-inline constexpr absl::string_view kDefaultOpenbDir = "/work/shared/traces/alibaba-gpu-v2023";
+// Its folder in a traces directory (`topofit bench --traces`, default ../shared/traces).
+inline constexpr absl::string_view kOpenbFolder = "alibaba-gpu-v2023";
 
 struct OpenbOptions {
-  std::string trace_dir = std::string(kDefaultOpenbDir);
+  std::string trace_dir = absl::StrCat("../shared/traces/", kOpenbFolder);
   // Any openb_pod_list_*.csv; lists without times (openb_pod_list_multigpu50.csv) need
   // `fixed_interarrival`.
   std::string pod_list = "openb_pod_list_default.csv";
