@@ -514,6 +514,13 @@ ClusterConfig ConfigFor(const FakeApiServer& server, const topofit::testing::Tes
   return config;
 }
 
+std::unique_ptr<RestClient> DirectClientFor(const FakeApiServer& server, const topofit::testing::TestCerts& certs) {
+  RestOptions options;
+  options.qps = 0;
+  options.max_attempts = 1;
+  return RestClient::Create(ConfigFor(server, certs), options).value();
+}
+
 nlohmann::json PodJson(const std::string& namespace_name, const std::string& name, const std::string& node,
                        const std::string& scheduler) {
   nlohmann::json pod = {

@@ -34,6 +34,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "kubeclient/config.h"
+#include "kubeclient/rest_client.h"
 #include "tests/server/test_certs.h"
 
 namespace topofit::kubeclient::testing {
@@ -153,6 +154,10 @@ class FakeApiServer {
 
 // The CA bundle a client needs to trust the fake server, plus a bearer token.
 ClusterConfig ConfigFor(const FakeApiServer& server, const topofit::testing::TestCerts& certs);
+
+// A client of the fake server that sends every request once, unthrottled: a test sees each reply the
+// server scripts, and its timing, exactly.
+std::unique_ptr<RestClient> DirectClientFor(const FakeApiServer& server, const topofit::testing::TestCerts& certs);
 
 // Builders for objects in the API server's JSON shape.
 nlohmann::json PodJson(const std::string& namespace_name, const std::string& name, const std::string& node = "",

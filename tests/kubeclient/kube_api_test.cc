@@ -9,7 +9,7 @@ namespace topofit::kubeclient {
 namespace {
 
 using nlohmann::json;
-using testing::ConfigFor;
+using testing::DirectClientFor;
 using testing::FakeApiServer;
 using testing::StatusJson;
 
@@ -38,10 +38,7 @@ constexpr char kPodJson[] = R"({
 
 struct Fixture {
   Fixture() : certs(topofit::testing::TestCerts::Create().value()), server(*certs) {
-    RestOptions options;
-    options.qps = 0;
-    options.max_attempts = 1;
-    rest = RestClient::Create(ConfigFor(server, *certs), options).value();
+    rest = DirectClientFor(server, *certs);
   }
   std::unique_ptr<topofit::testing::TestCerts> certs;
   FakeApiServer server;

@@ -17,7 +17,7 @@
 namespace topofit::kubeclient {
 namespace {
 
-using testing::ConfigFor;
+using testing::DirectClientFor;
 using testing::Eventually;
 using testing::FakeApiServer;
 using testing::kPatience;
@@ -111,10 +111,7 @@ class FakeTime {
 
 struct Fixture {
   Fixture() : certs(topofit::testing::TestCerts::Create().value()), server(*certs) {
-    RestOptions rest_options;
-    rest_options.qps = 0;
-    rest_options.max_attempts = 1;
-    rest = RestClient::Create(ConfigFor(server, *certs), rest_options).value();
+    rest = DirectClientFor(server, *certs);
     options.watch_timeout = absl::Seconds(60);
     options.min_watch_duration = absl::ZeroDuration();
     time.Apply(options);
