@@ -61,7 +61,7 @@ Json IntentsToJson(const std::vector<ledger::Intent>& intents) {
   Json out = Json::array();
   for (const ledger::Intent& i : intents) {
     out.push_back({{"nodeGroup", i.node_group}, {"podUids", i.pod_uids}, {"nodeCount", i.node_count},
-                   {"recorded", Rfc3339(i.recorded)}});
+                   {"nodeLabels", i.node_labels}, {"recorded", Rfc3339(i.recorded)}});
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codec/kube_proto.h"
+#include "ledger/node_group_identity.h"
 #include "server/logging.h"
 
 namespace topofit::expander {
@@ -159,6 +160,9 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
     ledger::Intent intent;
     intent.node_group = option.node_group_id;
     intent.node_count = option.node_count;
+    if (auto template_node = input.templates.find(option.node_group_id); template_node != input.templates.end()) {
+      intent.node_labels = ledger::NodeGroupLabels(template_node->second);
+    }
     for (const kube::Pod& pod : option.pods) {
       if (!pod.metadata.uid.empty()) intent.pod_uids.push_back(pod.metadata.uid);
     }

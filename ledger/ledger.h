@@ -35,6 +35,7 @@ struct Intent {
   std::string node_group;
   std::vector<std::string> pod_uids;
   int node_count = 0;
+  kube::StringMap node_labels;  // what the group's nodes carry (node_group_identity.h)
   absl::Time recorded;
 };
 

@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "scheduler/capacity_hold.h"
 #include "scheduler/filter.h"
 #include "server/logging.h"
 #include "scheduler/preempt.h"
@@ -89,9 +90,10 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
 
   if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
   result.failed_and_unresolvable_nodes.insert(nodes->unresolved.begin(), nodes->unresolved.end());
+  const CapacityHolds holds = HoldsNow(*demand);
   for (size_t i = 0; i < nodes->snapshots.size(); ++i) {
     const NodeGpuSnapshot& node = *nodes->snapshots[i];
-    const NodeVerdict verdict = FilterNode(*demand, node);
+    const NodeVerdict verdict = Judge(*demand, args.pod.metadata.uid, node, holds);
     if (verdict.fits) {
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
     } else {
@@ -116,6 +118,25 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
                     {"failed", std::to_string(result.failed_nodes.size())},
                     {"unresolvable", std::to_string(result.failed_and_unresolvable_nodes.size())}});
   return result;
+}
+
+CapacityHolds Extender::HoldsNow(const GpuDemand& demand) const {
+  if (!demand.wants_gpus()) return CapacityHolds({}, {});
+  std::vector<ledger::Intent> intents = ledger_.Intents();
+  if (intents.empty()) return CapacityHolds({}, {});
+  return CapacityHolds(intents, ledger_.Preferences());
+}
+
+NodeVerdict Extender::Judge(const GpuDemand& demand, absl::string_view pod_uid, const NodeGpuSnapshot& node,
+                            const CapacityHolds& holds) {
+  NodeVerdict verdict = FilterNode(demand, node);
+  if (!verdict.fits) return verdict;
+  if (std::optional<std::string> held = holds.Refusal(pod_uid, demand.request.gpus, node)) {
+    // Evicting running pods cannot release GPUs held for pods not running yet: preemption would only
+    // harm, so the node is unresolvable for this cycle; the pod retries after the hold.
+    verdict = NodeVerdict{false, true, *std::move(held), "held-for-scale-up", std::nullopt};
+  }
+  return verdict;
 }
 
 void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
@@ -192,7 +213,7 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
     topology::GpuSet gpus;
     for (int attempt = 0; attempt < kBindAttempts && !claimed.ok(); ++attempt) {
       std::shared_ptr<const NodeGpuSnapshot> node = state_.Snapshot(args.node);
-      const NodeVerdict verdict = FilterNode(*demand, *node);
+      const NodeVerdict verdict = Judge(*demand, args.pod_uid, *node, HoldsNow(*demand));
       if (!verdict.fits) return verdict.reason;
       gpus = verdict.chosen->gpus;
       claimed = state_.Assume(pod, args.node, gpus);

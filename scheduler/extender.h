@@ -12,6 +12,8 @@
 #include "absl/status/statusor.h"
 #include "codec/extender_json.h"
 #include "ledger/ledger.h"
+#include "scheduler/capacity_hold.h"
+#include "scheduler/filter.h"
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
 #include "scheduler/kube_client.h"
@@ -58,6 +60,11 @@ class Extender {
   };
   absl::StatusOr<RequestNodes> NodesOf(const codec::ExtenderArgs& args);
 
+  // The ledger's holds on new capacity, for a pod with this demand (none for pods without GPUs).
+  CapacityHolds HoldsNow(const GpuDemand& demand) const;
+  // FilterNode, then the holds: one verdict for filter and bind.
+  static NodeVerdict Judge(const GpuDemand& demand, absl::string_view pod_uid, const NodeGpuSnapshot& node,
+                           const CapacityHolds& holds);
   void RememberDemand(const std::string& pod_uid, const GpuDemand& demand);
   absl::StatusOr<GpuDemand> DemandForBind(const codec::ExtenderBindingArgs& args);
   // Claims GPUs, annotates and binds; on failure releases the claim and returns the error. Sets

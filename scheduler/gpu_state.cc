@@ -20,6 +20,7 @@ struct Holding {
 struct NodeRecord {
   std::string resource_version;
   NodeTopology topology;
+  std::shared_ptr<const NodeOrigin> origin;
   int allocatable = 0;
   std::map<std::string, Holding, std::less<>> pods;  // by pod uid
   std::shared_ptr<const NodeGpuSnapshot> snapshot;
@@ -44,6 +45,8 @@ class InMemoryGpuState final : public GpuState {
     record.resource_version = node.metadata.resource_version;
     record.topology = *std::move(resolved);
     record.allocatable = AllocatableGpus(node);
+    record.origin = std::make_shared<const NodeOrigin>(NodeOrigin{node.metadata.labels,
+                                                                  node.metadata.creation_timestamp_seconds});
     Rebuild(name, record);
     return absl::OkStatus();
   }
@@ -151,6 +154,7 @@ class InMemoryGpuState final : public GpuState {
     snapshot->node = std::string(name);
     snapshot->topology = record.topology.topology;
     snapshot->topology_origin = record.topology.origin;
+    snapshot->origin = record.origin;
     GpuSet known_elsewhere;
     // GPUs the topology has but the node does not offer (unhealthy, or not yet advertised).
     int unknown = std::max(0, t.gpu_count() - record.allocatable);

@@ -158,6 +158,10 @@ class NodeBuilder {
     node_.metadata.annotations[key] = std::move(value);
     return *this;
   }
+  NodeBuilder& created(int64_t unix_seconds) {
+    node_.metadata.creation_timestamp_seconds = unix_seconds;
+    return *this;
+  }
   NodeBuilder& resourceVersion(std::string version) {
     node_.metadata.resource_version = std::move(version);
     return *this;

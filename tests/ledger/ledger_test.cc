@@ -45,9 +45,9 @@ TEST_CASE("preferences keep first_seen, order by age, expire unrefreshed", "[led
 TEST_CASE("intents lose forgotten pods and expire", "[ledger]") {
   server::FakeClock clock;
   std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
-  ledger->RecordIntent(Intent{"p5-group", {"x", "y"}, 1, {}});
+  ledger->RecordIntent(Intent{"p5-group", {"x", "y"}, 1, {}, {}});
   clock.Advance(absl::Minutes(5));
-  ledger->RecordIntent(Intent{"p4d-group", {"z"}, 2, {}});
+  ledger->RecordIntent(Intent{"p4d-group", {"z"}, 2, {}, {}});
   ledger->ForgetPod("x");
   std::vector<Intent> intents = ledger->Intents();
   REQUIRE(intents.size() == 2);

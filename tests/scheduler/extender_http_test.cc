@@ -11,12 +11,10 @@
 
 #include <catch2/catch.hpp>
 #include <httplib.h>
-#include <spdlog/sinks/null_sink.h>
 
 #include "codec/kube_json.h"
 #include "server/ops_endpoints.h"
-#include "tests/scheduler/fake_kube_client.h"
-#include "tests/server/fake_clock.h"
+#include "tests/scheduler/extender_fixture.h"
 
 namespace topofit::scheduler {
 namespace {
@@ -77,15 +75,7 @@ std::string RawExchange(int port, const std::string& request) {
   return reply;
 }
 
-struct Harness {
-  server::FakeClock clock;
-  server::MetricsRegistry registry;
-  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
-  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
-  testing::FakeKubeClient kube;
-  ExtenderMetrics metrics = ExtenderMetrics::Create(registry);
-  spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
-  Extender extender{*state, *ledger, kube, metrics, log};
+struct Harness : testing::ExtenderFixture {
   std::unique_ptr<server::HttpServer> server;
   std::unique_ptr<httplib::Client> client;
   int port = 0;

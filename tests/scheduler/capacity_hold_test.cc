@@ -1,0 +1,112 @@
+#include "scheduler/capacity_hold.h"
+
+#include <catch2/catch.hpp>
+#include "tests/kube/builders.h"
+#include "tests/scheduler/extender_fixture.h"
+
+namespace topofit::scheduler {
+namespace {
+
+using kube::testing::MakeNode;
+using kube::testing::MakePod;
+
+constexpr int64_t kIntentSeconds = 1'800'000'000;  // when the expander chose the scale-up
+
+kube::Node P4d(const std::string& name, int64_t created) {
+  return MakeNode().name(name).label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8).created(created);
+}
+
+ledger::Intent P4dIntentFor(std::vector<std::string> pod_uids) {
+  ledger::Intent intent;
+  intent.node_group = "p4d-group";
+  intent.pod_uids = std::move(pod_uids);
+  intent.node_count = 1;
+  intent.node_labels = {{"node.kubernetes.io/instance-type", "p4d.24xlarge"}};
+  intent.recorded = absl::FromUnixSeconds(kIntentSeconds);
+  return intent;
+}
+
+ledger::Preference PendingPod(const std::string& name, int gpus) {
+  ledger::Preference preference;
+  preference.pod_uid = "uid-" + name;
+  preference.pod_key = "ml/" + name;
+  preference.gpus = gpus;
+  return preference;
+}
+
+TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was bought for", "[capacity_hold]") {
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  REQUIRE(state->UpsertNode(P4d("new", kIntentSeconds + 300)).ok());
+  REQUIRE(state->UpsertNode(P4d("old", kIntentSeconds - 3600)).ok());
+  const CapacityHolds holds({P4dIntentFor({"uid-trainer"})}, {PendingPod("trainer", 8)});
+  const NodeGpuSnapshot& fresh = *state->Snapshot("new");
+
+  std::optional<std::string> refused = holds.Refusal("uid-web", 1, fresh);
+  REQUIRE(refused);
+  CHECK(*refused == "topofit: 8 of the node's 8 free GPUs are held for pending pods "
+                    "(node group p4d-group scaled up for ml/trainer)");
+  CHECK_FALSE(holds.Refusal("uid-trainer", 8, fresh));         // the pod it was bought for
+  CHECK_FALSE(holds.Refusal("uid-web", 0, fresh));             // no GPUs asked, none taken
+  CHECK_FALSE(holds.Refusal("uid-web", 1, *state->Snapshot("old")));  // existed before the intent
+
+  SECTION("only the pending demand is held: a 2-GPU intent leaves room for others") {
+    const CapacityHolds small({P4dIntentFor({"uid-trainer"})}, {PendingPod("trainer", 2)});
+    CHECK_FALSE(small.Refusal("uid-web", 6, fresh));
+    CHECK(small.Refusal("uid-web", 7, fresh));
+  }
+  SECTION("an intent whose pods no longer wait (no live preference) holds nothing") {
+    const CapacityHolds landed({P4dIntentFor({"uid-trainer"})}, {});
+    CHECK_FALSE(landed.Refusal("uid-web", 8, fresh));
+  }
+  SECTION("several intents on the same group add up") {
+    const CapacityHolds two({P4dIntentFor({"uid-a"}), P4dIntentFor({"uid-b"})},
+                            {PendingPod("a", 4), PendingPod("b", 2)});
+    CHECK_FALSE(two.Refusal("uid-web", 2, fresh));
+    CHECK(two.Refusal("uid-web", 3, fresh));
+    CHECK_FALSE(two.Refusal("uid-a", 4, fresh));  // b's 2 stay free after a's 4
+    CHECK(two.Refusal("uid-a", 7, fresh));
+  }
+}
+
+// The extender's verbs honour the holds: filter refuses the node to others (unresolvable: preemption
+// cannot help), bind does too, and the hold ends when the pod it was for binds.
+TEST_CASE("The extender holds new capacity for the pod the expander scaled up for", "[capacity_hold][extender]") {
+  testing::ExtenderFixture f;
+  f.clock.Set(absl::FromUnixSeconds(kIntentSeconds));
+  auto& [clock, registry, state, ledger, kube, metrics, log, extender] = f;
+
+  const kube::Pod trainer = MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV")
+                                .annotation("topofit.io/topology-policy", "required");
+  const kube::Pod web = MakePod().name("web").gpus(1);
+  // The trainer found no node; the expander chose p4d-group for it.
+  codec::ExtenderArgs trainer_args{trainer, std::nullopt, std::vector<std::string>{}};
+  REQUIRE(extender.Filter(trainer_args).ok());
+  REQUIRE(ledger->Preferences().size() == 1);
+  ledger->RecordIntent(P4dIntentFor({"uid-trainer"}));
+  clock.Advance(absl::Minutes(5));
+  REQUIRE(state->UpsertNode(P4d("p4d-new", kIntentSeconds + 240)).ok());
+
+  codec::ExtenderArgs web_args{web, std::nullopt, std::vector<std::string>{"p4d-new"}};
+  absl::StatusOr<codec::ExtenderFilterResult> for_web = extender.Filter(web_args);
+  REQUIRE(for_web.ok());
+  CHECK(for_web->node_names->empty());
+  REQUIRE(for_web->failed_and_unresolvable_nodes.count("p4d-new") == 1);
+  CHECK_THAT(for_web->failed_and_unresolvable_nodes.at("p4d-new"), Catch::Contains("scaled up for default/trainer"));
+  CHECK(metrics.nodes_refused.Value({"held-for-scale-up"}) == 1);
+  CHECK(*extender.Bind({"web", "default", "uid-web", "p4d-new"}) != "");  // a bind that skipped filter too
+
+  trainer_args.node_names = std::vector<std::string>{"p4d-new"};
+  absl::StatusOr<codec::ExtenderFilterResult> for_trainer = extender.Filter(trainer_args);
+  REQUIRE(for_trainer.ok());
+  CHECK(*for_trainer->node_names == std::vector<std::string>{"p4d-new"});
+  REQUIRE(*extender.Bind({"trainer", "default", "uid-trainer", "p4d-new"}) == "");
+
+  // The trainer landed: the intent no longer holds anything, and the node's free GPUs are all taken.
+  CHECK(ledger->Intents().empty());
+  REQUIRE(state->UpsertNode(P4d("p4d-second", kIntentSeconds + 250)).ok());
+  web_args.node_names = std::vector<std::string>{"p4d-second"};
+  CHECK(*extender.Filter(web_args)->node_names == std::vector<std::string>{"p4d-second"});
+}
+
+}  // namespace
+}  // namespace topofit::scheduler
