@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "codec/kube_proto.h"
 #include "ledger/node_group_identity.h"
+#include "ledger/pod_uid.h"
 #include "server/logging.h"
 
 namespace topofit::expander {
@@ -164,7 +165,8 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
       intent.node_labels = ledger::NodeGroupLabels(template_node->second);
     }
     for (const kube::Pod& pod : option.pods) {
-      if (!pod.metadata.uid.empty()) intent.pod_uids.push_back(pod.metadata.uid);
+      const std::string& uid = ledger::LedgerPodUid(pod);
+      if (!uid.empty()) intent.pod_uids.push_back(uid);
     }
     intent_group = intent.node_group;
     ledger_.RecordIntent(std::move(intent));

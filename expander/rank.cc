@@ -10,6 +10,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "ledger/pod_uid.h"
 #include "scheduler/filter.h"
 #include "scheduler/node_topology.h"
 #include "scheduler/pod_demand.h"
@@ -131,7 +132,7 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
         ++asked;
         met += MeetsAsked(pod.demand, *v.chosen);
       }
-      if (preferred.count(pod.pod->metadata.uid)) ++verdict.preferences_satisfied;
+      if (preferred.count(ledger::LedgerPodUid(*pod.pod))) ++verdict.preferences_satisfied;
     }
     const std::string key = absl::StrCat(pod.pod->metadata.namespace_name, "/", pod.pod->metadata.name);
     if (placed) {

@@ -5,7 +5,8 @@
 #include <initializer_list>
 
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
+#include "absl/strings/string_view.h"
+#include "kube/topofit_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -14,7 +15,6 @@ namespace {
 
 constexpr size_t kMaxNameLength = 253;
 constexpr char kHostnameLabel[] = "kubernetes.io/hostname";
-constexpr char kGpuIdsAnnotation[] = "topofit.io/gpu-ids";
 
 uint64_t Fnv1a64(absl::string_view text) {
   uint64_t hash = 14695981039346656037ULL;
@@ -121,12 +121,13 @@ absl::StatusOr<nlohmann::json> PodTemplateForPod(const nlohmann::json& pod,
   nlohmann::json template_metadata = nlohmann::json::object();
   if (metadata.contains("labels") && metadata["labels"].is_object()) template_metadata["labels"] = metadata["labels"];
   if (metadata.contains("annotations") && metadata["annotations"].is_object()) {
-    for (const auto& [key, value] : metadata["annotations"].items()) {
-      if (absl::StartsWith(key, "topofit.io/") && key != kGpuIdsAnnotation) {
-        template_metadata["annotations"][key] = value;
-      }
+    for (absl::string_view key : {kube::kMinLinkAnnotation, kube::kMinBandwidthAnnotation,
+                                  kube::kTopologyPolicyAnnotation}) {
+      auto it = metadata["annotations"].find(key);
+      if (it != metadata["annotations"].end()) template_metadata["annotations"][std::string(key)] = *it;
     }
   }
+  template_metadata["annotations"][std::string(kube::kStandsForPodUidAnnotation)] = identity->uid;
 
   nlohmann::json spec = Keep(pod_spec, {"nodeSelector", "affinity", "tolerations", "topologySpreadConstraints",
                                         "priorityClassName", "priority", "preemptionPolicy", "schedulerName",

@@ -27,7 +27,8 @@ inline constexpr char kConsumeProvisioningRequestAnnotation[] = "autoscaling.x-k
 std::string ProvisioningObjectName(absl::string_view pod_name);
 
 // The PodTemplate (v1) for `pod`, the pod's JSON as the API server returns it. It keeps only what
-// scheduling reads: labels, topofit.io/ annotations other than the GPU ids, and from the spec the
+// scheduling reads: labels, the pod-facing topofit.io/ annotations (min-link, min-bandwidth,
+// topology-policy) plus `topofit.io/stands-for-pod-uid` naming the pod, and from the spec the
 // containers' and init containers' names, images, resources, ports and restart policies, nodeSelector,
 // affinity, tolerations, topologySpreadConstraints, priorityClassName, priority, preemptionPolicy,
 // schedulerName, runtimeClassName, overhead, hostNetwork. To every required node-affinity term it adds

@@ -7,12 +7,12 @@
 
 #include "absl/status/statusor.h"
 #include "kube/objects.h"
+#include "kube/topofit_annotations.h"
 #include "topology/topology.h"
 
 namespace topofit::scheduler {
 
-// The node annotation that overrides the catalog: `nvidia-smi topo -m` output or a JSON descriptor.
-inline constexpr absl::string_view kGpuTopologyAnnotation = "topofit.io/gpu-topology";
+using kube::kGpuTopologyAnnotation;
 
 // Whole GPUs in the node's status.allocatable["nvidia.com/gpu"]; 0 when absent or not a whole count.
 int AllocatableGpus(const kube::Node& node);

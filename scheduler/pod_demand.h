@@ -3,16 +3,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "kube/objects.h"
+#include "kube/topofit_annotations.h"
 #include "topology/allocator.h"
 
 namespace topofit::scheduler {
 
-// The pod-facing contract (DESIGN.md): annotations, all optional.
-inline constexpr absl::string_view kMinLinkAnnotation = "topofit.io/min-link";
-inline constexpr absl::string_view kMinBandwidthAnnotation = "topofit.io/min-bandwidth";
-inline constexpr absl::string_view kTopologyPolicyAnnotation = "topofit.io/topology-policy";
-// Written at bind: the GPU ids topofit chose, "0,1,4".
-inline constexpr absl::string_view kGpuIdsAnnotation = "topofit.io/gpu-ids";
+using kube::kGpuIdsAnnotation;
+using kube::kMinBandwidthAnnotation;
+using kube::kMinLinkAnnotation;
+using kube::kTopologyPolicyAnnotation;
 
 enum class TopologyPolicy {
   kPreferred,  // best available now (default)

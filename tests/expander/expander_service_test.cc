@@ -250,6 +250,20 @@ TEST_CASE("An NV-required 4-GPU pod grows the NVLink group, never the PCIe one, 
   }
 }
 
+TEST_CASE("An intent for a ProvisioningRequest's pods is recorded for the pod they stand for", "[expander][grpc]") {
+  Fixture f;
+  // As CA makes them from topofit's PodTemplate: uid "namespace/name", the pending pod's uid annotated.
+  const PodProto from_request = PodProto("topofit-trainer-0-0").gpus(8).nv_required()
+      .annotation("topofit.io/stands-for-pod-uid", "uid-trainer");
+  RequestBuilder request = ThreeGroups(Layout::kBytes);
+  request.option("p4d", 1, {from_request});
+  ::grpcplugin::BestOptionsResponse response;
+  REQUIRE(f.Call(request.build(), &response).ok());
+  const std::vector<ledger::Intent> intents = f.ledger->Intents();
+  REQUIRE(intents.size() == 1);
+  CHECK(intents[0].pod_uids == std::vector<std::string>{"uid-trainer"});
+}
+
 TEST_CASE("When every GPU option would strand, the reply is the deliberate empty veto", "[expander][grpc]") {
   const PodProto trainer = PodProto("trainer").gpus(4).nv_required();
   SECTION("veto on (default): OK with no options, no intent") {

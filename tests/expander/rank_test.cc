@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "kube/topofit_annotations.h"
 #include "tests/kube/builders.h"
 
 namespace topofit::expander {
@@ -91,6 +92,12 @@ TEST_CASE("preferences, quality, idle GPUs, then price decide", "[rank]") {
     const Ranking r = RankOptions(input);
     CHECK(r.chosen == std::vector<std::string>{"p4d"});
     CHECK(VerdictOf(r, "p4d").preferences_satisfied == 1);
+
+    // CA's pod for topofit's ProvisioningRequest stands for the waiting pod: the same preference.
+    const kube::Pod from_request = MakePod().name("topofit-waiting-0-0").uid("ml/topofit-waiting-0-0").gpus(8)
+                                       .annotation(std::string(kube::kStandsForPodUidAnnotation), "uid-waiting");
+    input.options[1].pods = {from_request};
+    CHECK(VerdictOf(RankOptions(input), "p4d").preferences_satisfied == 1);
   }
 }
 

@@ -15,14 +15,15 @@ namespace {
 using nlohmann::json;
 
 // A pending pod as the API server returns it, with fields the template must drop (status, volumes,
-// env, the pod's own GPU ids) beside the scheduling ones it keeps.
+// env, the pod's own GPU ids, topofit's bookkeeping) beside the scheduling ones it keeps.
 json PendingPod(const json& affinity) {
   json pod = json::parse(R"({
     "kind": "Pod", "apiVersion": "v1",
     "metadata": {
       "name": "train-0", "namespace": "ml", "uid": "uid-1", "resourceVersion": "4711",
       "labels": {"app": "train"},
-      "annotations": {"topofit.io/min-link": "NV", "topofit.io/gpu-ids": "0,1", "other/x": "y"}
+      "annotations": {"topofit.io/min-link": "NV", "topofit.io/gpu-ids": "0,1", "other/x": "y",
+                      "topofit.io/placement-preference": "{}"}
     },
     "spec": {
       "schedulerName": "topofit-scheduler",
@@ -51,7 +52,8 @@ json ExpectedTemplate(const json& affinity) {
       "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "train-0", "uid": "uid-1"}]
     },
     "template": {
-      "metadata": {"labels": {"app": "train"}, "annotations": {"topofit.io/min-link": "NV"}},
+      "metadata": {"labels": {"app": "train"},
+                   "annotations": {"topofit.io/min-link": "NV", "topofit.io/stands-for-pod-uid": "uid-1"}},
       "spec": {
         "schedulerName": "topofit-scheduler",
         "priorityClassName": "high",

@@ -1,0 +1,25 @@
+#pragma once
+
+// Every annotation topofit reads or writes, named once: the scheduler, the expander, the API client and
+// the bench all refer to these.
+
+#include "absl/strings/string_view.h"
+
+namespace topofit::kube {
+
+// The pod-facing contract (DESIGN.md): set by users, all optional.
+inline constexpr absl::string_view kMinLinkAnnotation = "topofit.io/min-link";
+inline constexpr absl::string_view kMinBandwidthAnnotation = "topofit.io/min-bandwidth";
+inline constexpr absl::string_view kTopologyPolicyAnnotation = "topofit.io/topology-policy";
+
+// Written at bind: the GPU ids topofit chose, "0,1,4".
+inline constexpr absl::string_view kGpuIdsAnnotation = "topofit.io/gpu-ids";
+
+// On a ProvisioningRequest's PodTemplate: the uid of the pending pod it asks capacity for. The pods CA
+// makes from the template carry it, so the expander attributes their scale-up to the real pod.
+inline constexpr absl::string_view kStandsForPodUidAnnotation = "topofit.io/stands-for-pod-uid";
+
+// On a node: `nvidia-smi topo -m` output or a JSON descriptor, overriding the catalog.
+inline constexpr absl::string_view kGpuTopologyAnnotation = "topofit.io/gpu-topology";
+
+}  // namespace topofit::kube
