@@ -187,7 +187,7 @@ void FakeApiServer::Handle(const httplib::Request& req, httplib::Response& res) 
     replies_.erase(it);
     return;
   }
-  if (!resource.has_value() && HandleStoredObject(req, res)) return;
+  if (!resource.has_value() && (HandleStoredObject(req, res) || HandleObject(req, res))) return;
   if (!resource.has_value()) {
     res.status = 404;
     res.set_content(StatusJson(404, "NotFound", "the server could not find the requested resource"),
@@ -253,6 +253,87 @@ bool FakeApiServer::HandleStoredObject(const httplib::Request& req, httplib::Res
     reply(200, nlohmann::json{{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Success"}}.dump());
   }
   return true;
+}
+
+bool FakeApiServer::HandleObject(const httplib::Request& req, httplib::Response& res) {
+  const std::vector<std::string> parts = absl::StrSplit(req.path, '/', absl::SkipEmpty());
+  if (parts.size() < 4 || parts[0] != "api" || parts[1] != "v1") return false;
+  // /api/v1/nodes/{name} or /api/v1/namespaces/{ns}/pods/{name}[/binding]
+  Resource resource = Resource::kNodes;
+  std::string key, name, subresource;
+  if (parts.size() == 4 && parts[2] == "nodes") {
+    name = parts[3];
+    key = absl::StrCat("/", name);
+  } else if ((parts.size() == 6 || parts.size() == 7) && parts[2] == "namespaces" && parts[4] == "pods") {
+    resource = Resource::kPods;
+    name = parts[5];
+    key = absl::StrCat(parts[3], "/", name);
+    if (parts.size() == 7) subresource = parts[6];
+  } else {
+    return false;
+  }
+  const auto reply = [&res](int status, const std::string& body) {
+    res.status = status;
+    res.set_content(body, "application/json");
+  };
+  auto& objects = objects_[static_cast<int>(resource)];
+  const auto it = objects.find(key);
+  const std::string kind = resource == Resource::kPods ? "pods" : "nodes";
+  if (it == objects.end()) {
+    reply(404, StatusJson(404, "NotFound", absl::StrCat(kind, " \"", name, "\" not found")));
+    return true;
+  }
+  if (subresource.empty() && req.method == "GET") {
+    reply(200, it->second.dump());
+  } else if (subresource.empty() && req.method == "PATCH") {
+    if (req.get_header_value("Content-Type") != "application/merge-patch+json") {
+      reply(415, StatusJson(415, "UnsupportedMediaType", "the fake serves JSON merge patches only"));
+      return true;
+    }
+    const nlohmann::json patch = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    if (!patch.is_object()) {
+      reply(400, StatusJson(400, "BadRequest", "the patch is not a JSON object"));
+      return true;
+    }
+    nlohmann::json object = it->second;
+    object.merge_patch(patch);
+    UpsertLocked(resource, object);
+    reply(200, objects.at(key).dump());
+  } else if (resource == Resource::kPods && subresource == "binding" && req.method == "POST") {
+    // As the API server's binding REST storage: the uid precondition, then a pod bound once only.
+    const nlohmann::json binding = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    const nlohmann::json& object = it->second;
+    const std::string uid = binding.is_object() ? binding["metadata"].value("uid", "") : "";
+    const std::string node = binding.is_object() ? binding["target"].value("name", "") : "";
+    const std::string bound_to = object["spec"].value("nodeName", "");
+    const std::string conflict = absl::StrCat("Operation cannot be fulfilled on pods/binding \"", name, "\": ");
+    if (node.empty()) {
+      reply(400, StatusJson(400, "BadRequest", "binding has no target node"));
+    } else if (!uid.empty() && uid != object["metadata"].value("uid", "")) {
+      reply(409, StatusJson(409, "Conflict", absl::StrCat(conflict, "Precondition failed: UID in precondition: ",
+                                                          uid, ", UID in object meta: ",
+                                                          object["metadata"].value("uid", ""))));
+    } else if (!bound_to.empty()) {
+      reply(409, StatusJson(409, "Conflict", absl::StrCat(conflict, "pod ", name, " is already assigned to node \"",
+                                                          bound_to, "\"")));
+    } else {
+      nlohmann::json bound = object;
+      bound["spec"]["nodeName"] = node;
+      UpsertLocked(resource, std::move(bound));
+      reply(201, nlohmann::json{{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Success"}, {"code", 201}}.dump());
+    }
+  } else {
+    reply(405, StatusJson(405, "MethodNotAllowed", absl::StrCat(req.method, " is not supported here")));
+  }
+  return true;
+}
+
+nlohmann::json FakeApiServer::Object(Resource resource, const std::string& namespace_name,
+                                     const std::string& name) const {
+  absl::MutexLock lock(&mu_);
+  const auto& objects = objects_[static_cast<int>(resource)];
+  const auto it = objects.find(absl::StrCat(namespace_name, "/", name));
+  return it == objects.end() ? nlohmann::json() : it->second;
 }
 
 nlohmann::json FakeApiServer::StoredObject(const std::string& object_path) const {
@@ -406,6 +487,10 @@ void FakeApiServer::Record(const Change& change) {
 
 std::string FakeApiServer::Upsert(Resource resource, nlohmann::json object) {
   absl::MutexLock lock(&mu_);
+  return UpsertLocked(resource, std::move(object));
+}
+
+std::string FakeApiServer::UpsertLocked(Resource resource, nlohmann::json object) {
   Change change;
   change.revision = ++revision_;
   change.resource = resource;

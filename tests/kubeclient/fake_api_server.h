@@ -106,6 +106,12 @@ class FakeApiServer {
   bool WaitForOpenWatches(int n, absl::Duration timeout) const;
   std::string resource_version() const;
 
+  // Single objects, as the API server serves them: GET a pod or node; PATCH one with a JSON merge patch
+  // (watches see MODIFIED); POST a pod's binding, which sets spec.nodeName once — a bound pod, or a uid
+  // other than the Binding's precondition, is 409 Conflict with the API server's message.
+  // The object itself, null when absent.
+  nlohmann::json Object(Resource resource, const std::string& namespace_name, const std::string& name) const;
+
   // --- PodTemplates and ProvisioningRequests ---
   // POST to /api/v1/namespaces/{ns}/podtemplates or /apis/autoscaling.x-k8s.io/v1/namespaces/{ns}/
   // provisioningrequests stores the body (201, with uid and resourceVersion stamped; 409 AlreadyExists
@@ -135,6 +141,9 @@ class FakeApiServer {
   static void Send(Watch& watch, const Change& change);
   // The PodTemplate and ProvisioningRequest paths; false when `req` is not for one of them.
   bool HandleStoredObject(const httplib::Request& req, httplib::Response& res) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One pod or node: GET, PATCH (JSON merge patch) and, for pods, POST binding; false for other paths.
+  bool HandleObject(const httplib::Request& req, httplib::Response& res) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string UpsertLocked(Resource resource, nlohmann::json object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   httplib::SSLServer server_;
   int port_ = -1;

@@ -132,6 +132,27 @@ TEST_CASE("BindPod: conflicts carry the API server's message", "[kube_api]") {
   CHECK(f.server.requests().size() == 1);  // conflicts are not retried
 }
 
+TEST_CASE("Pods in the fake API server's store: read, annotate, bind once", "[kube_api]") {
+  Fixture f;
+  KubeApi api(*f.rest);
+  f.server.Upsert(testing::Resource::kPods, json::parse(kPodJson));
+  REQUIRE_OK(api.AnnotatePod("ml", "train-0", "topofit.io/gpu-ids", "0,1,2,3"));
+  const absl::StatusOr<kube::Pod> annotated = api.GetPod("ml", "train-0");
+  REQUIRE_OK(annotated);
+  CHECK(annotated->metadata.annotations == kube::StringMap{{"topofit.io/min-link", "NV"},
+                                                           {"topofit.io/gpu-ids", "0,1,2,3"}});
+  const std::string uid = annotated->metadata.uid;
+  CHECK_STATUS(api.BindPod("ml", "train-0", "some-other-uid", "gpu-node-7"), absl::StatusCode::kAborted,
+               "Precondition failed");
+  REQUIRE_OK(api.BindPod("ml", "train-0", uid, "gpu-node-7"));
+  CHECK(f.server.Object(testing::Resource::kPods, "ml", "train-0")["spec"]["nodeName"] == "gpu-node-7");
+  // A second binder loses: the pod keeps its node.
+  CHECK_STATUS(api.BindPod("ml", "train-0", uid, "gpu-node-8"), absl::StatusCode::kAborted,
+               "pod train-0 is already assigned to node \"gpu-node-7\"");
+  CHECK(f.server.Object(testing::Resource::kPods, "ml", "train-0")["spec"]["nodeName"] == "gpu-node-7");
+  CHECK_STATUS(api.GetPod("ml", "gone"), absl::StatusCode::kNotFound, "pods \"gone\" not found");
+}
+
 TEST_CASE("ProvisioningRequests: create both (idempotently), read the condition, delete both", "[kube_api]") {
   Fixture f;
   KubeApi api(*f.rest);
