@@ -91,7 +91,9 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
     };
   }
   parts.metrics = std::make_unique<scheduler::ExtenderMetrics>(scheduler::ExtenderMetrics::Create(process.registry));
-  parts.extender = std::make_unique<scheduler::Extender>(*parts.state, *process.ledger, *parts.kube, *parts.metrics, log);
+  if (options.provisioning_requests) parts.provisioner = std::make_unique<kubeclient::Provisioner>(*parts.kube, log);
+  parts.extender = std::make_unique<scheduler::Extender>(*parts.state, *process.ledger, *parts.kube, *parts.metrics,
+                                                         log, parts.provisioner.get());
 
   server::HttpServerOptions api_options;
   api_options.address = options.address;
@@ -176,6 +178,9 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   cmd.add_option("--kubeconfig", options.kubeconfig, "kubeconfig file (empty: in-cluster service account)");
   cmd.add_flag("--live-state", options.live_state,
                "watch nodes and bound pods and keep the GPU state from them (topofit.io/gpu-ids, GPU requests)");
+  cmd.add_flag("--provisioning-requests", options.provisioning_requests,
+               "for a GPU pod every offered node refused, create a ProvisioningRequest (best-effort-atomic) "
+               "excluding those nodes, so cluster-autoscaler scales up for it");
 }
 
 }  // namespace topofit::cli

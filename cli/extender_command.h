@@ -10,6 +10,7 @@
 #include "kubeclient/gpu_state_sync.h"
 #include "kubeclient/kube_api.h"
 #include "kubeclient/list_watcher.h"
+#include "kubeclient/provisioner.h"
 #include "kubeclient/rest_client.h"
 #include "ledger/ledger.h"
 #include "scheduler/extender.h"
@@ -37,6 +38,7 @@ struct ExtenderOptions {
   int64_t max_body_bytes = int64_t{64} << 20;
   std::string kubeconfig;       // empty: in-cluster service account
   bool live_state = false;      // feed the GPU state from watches of nodes and bound pods
+  bool provisioning_requests = false;  // ask CA for capacity for pods refused for topology
 };
 
 // What the front ends of one process share: one clock, one metrics registry, one ledger (in `topofit
@@ -63,6 +65,8 @@ struct ExtenderServers {
   std::unique_ptr<kubeclient::ListWatcher> node_watch;
   std::unique_ptr<kubeclient::ListWatcher> pod_watch;
   std::unique_ptr<scheduler::ExtenderMetrics> metrics;
+  // With --provisioning-requests (declared before the extender, which uses it, so it outlives it).
+  std::unique_ptr<kubeclient::Provisioner> provisioner;
   std::unique_ptr<scheduler::Extender> extender;
   std::unique_ptr<server::HttpServer> api;
   std::unique_ptr<server::HttpServer> ops;

@@ -19,6 +19,12 @@ inline constexpr absl::string_view kGpuIdsAnnotation = "topofit.io/gpu-ids";
 // makes from the template carry it, so the expander attributes their scale-up to the real pod.
 inline constexpr absl::string_view kStandsForPodUidAnnotation = "topofit.io/stands-for-pod-uid";
 
+// cluster-autoscaler's: on a pod, the ProvisioningRequest it consumes (CA also still accepts the deprecated
+// "cluster-autoscaler.kubernetes.io/consume-provisioning-request"). topofit sets it on pods it asked
+// capacity for.
+inline constexpr absl::string_view kConsumeProvisioningRequestAnnotation =
+    "autoscaling.x-k8s.io/consume-provisioning-request";
+
 // On a node: `nvidia-smi topo -m` output or a JSON descriptor, overriding the catalog.
 inline constexpr absl::string_view kGpuTopologyAnnotation = "topofit.io/gpu-topology";
 

@@ -72,8 +72,12 @@ absl::StatusOr<ProvisioningState> KubeApi::GetProvisioningState(const std::strin
   return ProvisioningStateOf(*json);
 }
 
+absl::StatusOr<nlohmann::json> KubeApi::GetPodObject(const std::string& namespace_name, const std::string& name) {
+  return rest_.Get(PodPath(namespace_name, name));
+}
+
 absl::StatusOr<kube::Pod> KubeApi::GetPod(const std::string& namespace_name, const std::string& name) {
-  absl::StatusOr<nlohmann::json> json = rest_.Get(PodPath(namespace_name, name));
+  absl::StatusOr<nlohmann::json> json = GetPodObject(namespace_name, name);
   if (!json.ok()) return json.status();
   return codec::PodFromJson(*json);
 }

@@ -20,6 +20,8 @@ class KubeApi final : public scheduler::KubeClient {
 
   // GET /api/v1/namespaces/{ns}/pods/{name}.
   absl::StatusOr<kube::Pod> GetPod(const std::string& namespace_name, const std::string& name) override;
+  // The same, as the API server's JSON (what the ProvisioningRequest builders read).
+  absl::StatusOr<nlohmann::json> GetPodObject(const std::string& namespace_name, const std::string& name);
   // PATCH the pod with a JSON merge patch touching only metadata.annotations[key].
   absl::Status AnnotatePod(const std::string& namespace_name, const std::string& name, const std::string& key,
                            const std::string& value) override;

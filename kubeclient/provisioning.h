@@ -16,9 +16,6 @@ namespace topofit::kubeclient {
 
 inline constexpr char kProvisioningApiVersion[] = "autoscaling.x-k8s.io/v1";
 inline constexpr char kBestEffortAtomicScaleUp[] = "best-effort-atomic-scale-up.autoscaling.x-k8s.io";
-// The pod annotation naming the request it consumes. cluster-autoscaler also still accepts the
-// deprecated "cluster-autoscaler.kubernetes.io/consume-provisioning-request".
-inline constexpr char kConsumeProvisioningRequestAnnotation[] = "autoscaling.x-k8s.io/consume-provisioning-request";
 
 // The name shared by a pod's PodTemplate and ProvisioningRequest: "topofit-<pod name>". When that would
 // pass 253 characters (a DNS-1123 subdomain's limit; pod names are subdomains already), it is cut and

@@ -19,8 +19,16 @@ constexpr int kBindAttempts = 3;
 }  // namespace
 
 Extender::Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube, ExtenderMetrics& metrics,
-                   spdlog::logger& log)
-    : state_(state), ledger_(ledger), kube_(kube), metrics_(metrics), log_(log) {}
+                   spdlog::logger& log, CapacityRequests* capacity)
+    : state_(state), ledger_(ledger), kube_(kube), metrics_(metrics), log_(log), capacity_(capacity) {}
+
+namespace {
+
+bool ConsumesCapacityRequest(const kube::Pod& pod) {
+  return pod.metadata.annotations.count(kube::kConsumeProvisioningRequestAnnotation) > 0;
+}
+
+}  // namespace
 
 absl::StatusOr<codec::ExtenderArgs> Extender::ParseArgs(const std::string& body) const {
   return codec::ParseExtenderArgs(body, [this](absl::string_view name, absl::string_view resource_version) {
@@ -86,7 +94,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   }
   absl::StatusOr<RequestNodes> nodes = NodesOf(args);
   if (!nodes.ok()) return nodes.status();
-  RememberDemand(args.pod.metadata.uid, *demand);
+  Remember(args.pod.metadata.uid, Remembered{*demand, ConsumesCapacityRequest(args.pod)});
 
   if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
   result.failed_and_unresolvable_nodes.insert(nodes->unresolved.begin(), nodes->unresolved.end());
@@ -147,6 +155,11 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
   for (const auto* failed : {&result.failed_nodes, &result.failed_and_unresolvable_nodes}) {
     for (const auto& [node, reason] : *failed) refused.push_back(node);
   }
+  if (capacity_ != nullptr && !refused.empty()) {
+    // CA counts GPUs only: it would place the pod on the nodes refused here and never scale up for it.
+    capacity_->RequestFor(PodRef{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name}, refused);
+    AskedCapacity(pod.metadata.uid);
+  }
   ledger::Preference preference = PreferenceFor(pod, demand, std::move(refused));
   server::LogEvent(log_, "preference", {{"pod", preference.pod_key}, {"gpus", std::to_string(preference.gpus)},
                                         {"min-link", std::string(topology::LinkClassName(preference.min_link))}});
@@ -167,16 +180,28 @@ absl::StatusOr<std::vector<codec::HostPriority>> Extender::Prioritize(const code
   return priorities;
 }
 
-void Extender::RememberDemand(const std::string& pod_uid, const GpuDemand& demand) {
+void Extender::Remember(const std::string& pod_uid, Remembered remembered) {
   std::lock_guard<std::mutex> lock(demands_mu_);
-  if (demands_.insert_or_assign(pod_uid, demand).second) demand_order_.push_back(pod_uid);
+  auto [it, inserted] = demands_.try_emplace(pod_uid, remembered);
+  if (inserted) {
+    demand_order_.push_back(pod_uid);
+  } else {
+    // Once asked, until bind: the pod's annotation may not be written yet when filter runs again.
+    remembered.asked_capacity = remembered.asked_capacity || it->second.asked_capacity;
+    it->second = remembered;
+  }
   while (demand_order_.size() > kRememberedDemands) {
     demands_.erase(demand_order_.front());
     demand_order_.pop_front();
   }
 }
 
-absl::StatusOr<GpuDemand> Extender::DemandForBind(const codec::ExtenderBindingArgs& args) {
+void Extender::AskedCapacity(const std::string& pod_uid) {
+  std::lock_guard<std::mutex> lock(demands_mu_);
+  if (auto it = demands_.find(pod_uid); it != demands_.end()) it->second.asked_capacity = true;
+}
+
+absl::StatusOr<Extender::Remembered> Extender::RememberedForBind(const codec::ExtenderBindingArgs& args) {
   {
     std::lock_guard<std::mutex> lock(demands_mu_);
     if (auto it = demands_.find(args.pod_uid); it != demands_.end()) return it->second;
@@ -187,7 +212,9 @@ absl::StatusOr<GpuDemand> Extender::DemandForBind(const codec::ExtenderBindingAr
     return absl::FailedPreconditionError(absl::StrCat("pod ", args.pod_namespace, "/", args.pod_name, " has uid ",
                                                       pod->metadata.uid, ", not ", args.pod_uid));
   }
-  return DemandOf(*pod);
+  absl::StatusOr<GpuDemand> demand = DemandOf(*pod);
+  if (!demand.ok()) return demand.status();
+  return Remembered{*std::move(demand), ConsumesCapacityRequest(*pod)};
 }
 
 absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& args) {
@@ -203,17 +230,18 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
 }
 
 std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, std::string& gpu_ids) {
-  absl::StatusOr<GpuDemand> demand = DemandForBind(args);
-  if (!demand.ok()) return absl::StrCat("topofit: ", demand.status().message());
+  absl::StatusOr<Remembered> remembered = RememberedForBind(args);
+  if (!remembered.ok()) return absl::StrCat("topofit: ", remembered.status().message());
+  const GpuDemand& demand = remembered->demand;
 
-  if (demand->wants_gpus()) {
+  if (demand.wants_gpus()) {
     // Choose on the current state and claim under the state's lock; a concurrent bind that claimed first
     // makes Assume fail, and the choice is made again on the new state.
     absl::Status claimed = absl::UnknownError("not attempted");
     topology::GpuSet gpus;
     for (int attempt = 0; attempt < kBindAttempts && !claimed.ok(); ++attempt) {
       std::shared_ptr<const NodeGpuSnapshot> node = state_.Snapshot(args.node);
-      const NodeVerdict verdict = Judge(*demand, args.pod_uid, *node, HoldsNow(*demand));
+      const NodeVerdict verdict = Judge(demand, args.pod_uid, *node, HoldsNow(demand));
       if (!verdict.fits) return verdict.reason;
       gpus = verdict.chosen->gpus;
       claimed = state_.Assume(pod, args.node, gpus);
@@ -233,6 +261,7 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
     return absl::StrCat("topofit: binding ", pod.key(), " to ", args.node, ": ", bound.message());
   }
   ledger_.ForgetPod(args.pod_uid);
+  if (capacity_ != nullptr && remembered->asked_capacity) capacity_->Withdraw(pod);  // it has served
   return std::string();
 }
 

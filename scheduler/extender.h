@@ -13,6 +13,7 @@
 #include "codec/extender_json.h"
 #include "ledger/ledger.h"
 #include "scheduler/capacity_hold.h"
+#include "scheduler/capacity_requests.h"
 #include "scheduler/filter.h"
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
@@ -30,8 +31,9 @@ namespace topofit::scheduler {
 // result.
 class Extender {
  public:
+  // `capacity` may be null: no capacity is requested for refused pods (a single process without CA).
   Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube, ExtenderMetrics& metrics,
-           spdlog::logger& log);
+           spdlog::logger& log, CapacityRequests* capacity = nullptr);
 
   // Decodes the body of a filter or prioritize request; nodes the state holds at the same resourceVersion
   // are located but not decoded (codec::ParseExtenderArgs). The result views into `body`.
@@ -65,11 +67,18 @@ class Extender {
   // FilterNode, then the holds: one verdict for filter and bind.
   static NodeVerdict Judge(const GpuDemand& demand, absl::string_view pod_uid, const NodeGpuSnapshot& node,
                            const CapacityHolds& holds);
-  void RememberDemand(const std::string& pod_uid, const GpuDemand& demand);
-  absl::StatusOr<GpuDemand> DemandForBind(const codec::ExtenderBindingArgs& args);
+  // What filter learnt of a pod, for its bind.
+  struct Remembered {
+    GpuDemand demand;
+    bool asked_capacity = false;  // a capacity request exists or is on its way (withdraw it at bind)
+  };
+  void Remember(const std::string& pod_uid, Remembered remembered);
+  absl::StatusOr<Remembered> RememberedForBind(const codec::ExtenderBindingArgs& args);
+  void AskedCapacity(const std::string& pod_uid);
   // Claims GPUs, annotates and binds; on failure releases the claim and returns the error. Sets
   // `gpu_ids` to the GPUs claimed.
   std::string BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, std::string& gpu_ids);
+  // Records the preference of a GPU pod no node passed, and asks for capacity when nodes refused it.
   void RecordPreference(const kube::Pod& pod, const GpuDemand& demand, const codec::ExtenderFilterResult& result);
 
   GpuState& state_;
@@ -77,12 +86,13 @@ class Extender {
   KubeClient& kube_;
   ExtenderMetrics& metrics_;
   spdlog::logger& log_;
+  CapacityRequests* capacity_;
 
   // Bind arguments carry no pod spec; the filter call of the same scheduling cycle saw it. A bounded
   // memory of recent demands saves an API read per bind (GetPod is the fallback).
   static constexpr size_t kRememberedDemands = 16384;
   std::mutex demands_mu_;
-  std::map<std::string, GpuDemand> demands_;
+  std::map<std::string, Remembered> demands_;
   std::deque<std::string> demand_order_;
 };
 

@@ -11,16 +11,10 @@
 #include "absl/status/statusor.h"
 #include "kube/objects.h"
 #include "scheduler/node_topology.h"
+#include "scheduler/pod_ref.h"
 #include "topology/gpu_set.h"
 
 namespace topofit::scheduler {
-
-struct PodRef {
-  std::string uid;
-  std::string namespace_name;
-  std::string name;
-  std::string key() const { return namespace_name + "/" + name; }
-};
 
 // Where a node came from: its labels and creation time tell which scale-up brought it
 // (ledger/node_group_identity.h).

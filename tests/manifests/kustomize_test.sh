@@ -184,7 +184,7 @@ def T(groups, resources, verbs, names=()):
 cr = get("ClusterRole", None, "topofit-extender")
 want_cr = (T([""], ["pods"], ["get", "list", "watch", "patch"]) | T([""], ["pods/binding"], ["create"])
            | T([""], ["nodes"], ["get", "list", "watch"])
-           | T(["autoscaling.x-k8s.io"], ["provisioningrequests"], ["get", "list", "watch", "create", "delete"])
+           | T(["autoscaling.x-k8s.io"], ["provisioningrequests"], ["get", "create", "delete"])
            | T([""], ["podtemplates"], ["get", "create", "delete"])
            | T(["", "events.k8s.io"], ["events"], ["create", "patch"]))
 got = triples(cr.get("rules", []))
@@ -272,7 +272,7 @@ if ex:
     check(c.get("image") == "topofit:latest", "extender image from images: entry")
     want_args = ["serve", "--port", "8443", "--tls-cert", "/etc/topofit/tls/tls.crt", "--tls-key",
                  "/etc/topofit/tls/tls.key", "--ops-port", "9090", "--admin-token-file", "/etc/topofit/admin/token",
-                 "--log-format", "json", "--live-state", "--max-body-bytes", "67108864", "--kubeconfig", "", "--grpc-port", "8444"]
+                 "--log-format", "json", "--live-state", "--provisioning-requests", "--max-body-bytes", "67108864", "--kubeconfig", "", "--grpc-port", "8444"]
     check(c.get("command", []) + c.get("args", []) == want_args, f"extender args: {c.get('args')}")
     ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
     check(ports == {"https": 8443, "grpc": 8444, "ops": 9090}, f"extender ports {ports}")

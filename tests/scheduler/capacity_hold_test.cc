@@ -73,7 +73,7 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
 TEST_CASE("The extender holds new capacity for the pod the expander scaled up for", "[capacity_hold][extender]") {
   testing::ExtenderFixture f;
   f.clock.Set(absl::FromUnixSeconds(kIntentSeconds));
-  auto& [clock, registry, state, ledger, kube, metrics, log, extender] = f;
+  auto& [clock, registry, state, ledger, kube, metrics, log, capacity, extender] = f;
 
   const kube::Pod trainer = MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV")
                                 .annotation("topofit.io/topology-policy", "required");
@@ -106,6 +106,44 @@ TEST_CASE("The extender holds new capacity for the pod the expander scaled up fo
   REQUIRE(state->UpsertNode(P4d("p4d-second", kIntentSeconds + 250)).ok());
   web_args.node_names = std::vector<std::string>{"p4d-second"};
   CHECK(*extender.Filter(web_args)->node_names == std::vector<std::string>{"p4d-second"});
+}
+
+TEST_CASE("A pod refused by the nodes CA would count as fitting gets a capacity request, withdrawn at bind",
+          "[capacity_requests][extender]") {
+  testing::ExtenderFixture f;
+  REQUIRE(f.state->UpsertNode(MakeNode().name("g5-1").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8)).ok());
+  const kube::Pod trainer = MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV")
+                                .annotation("topofit.io/topology-policy", "required");
+  codec::ExtenderArgs args{trainer, std::nullopt, std::vector<std::string>{"g5-1"}};
+  REQUIRE(f.extender.Filter(args)->failed_and_unresolvable_nodes.count("g5-1") == 1);
+  REQUIRE(f.extender.Filter(args).ok());  // the provider de-duplicates; the extender asks each time
+  CHECK(f.capacity.calls() == std::vector<std::string>{"request default/trainer refused=g5-1",
+                                                       "request default/trainer refused=g5-1"});
+
+  REQUIRE(f.state->UpsertNode(P4d("p4d-1", 0)).ok());
+  args.node_names = std::vector<std::string>{"p4d-1"};
+  REQUIRE(*f.extender.Filter(args)->node_names == std::vector<std::string>{"p4d-1"});
+  REQUIRE(*f.extender.Bind({"trainer", "default", "uid-trainer", "p4d-1"}) == "");
+  CHECK(f.capacity.calls().back() == "withdraw default/trainer");
+
+  SECTION("no node offered: nothing refused, nothing CA would misjudge, no request") {
+    const kube::Pod other = MakePod().name("other").gpus(8);
+    REQUIRE(f.extender.Filter({other, std::nullopt, std::vector<std::string>{}}).ok());
+    CHECK(f.capacity.calls().size() == 3);
+  }
+  SECTION("a pod consuming a request (asked before a restart) has it withdrawn at bind") {
+    const kube::Pod resumed = MakePod().name("resumed").gpus(1)
+                                  .annotation("autoscaling.x-k8s.io/consume-provisioning-request", "topofit-resumed");
+    REQUIRE(f.extender.Filter({resumed, std::nullopt, std::vector<std::string>{"g5-1"}})->node_names->size() == 1);
+    REQUIRE(*f.extender.Bind({"resumed", "default", "uid-resumed", "g5-1"}) == "");
+    CHECK(f.capacity.calls().back() == "withdraw default/resumed");
+  }
+  SECTION("a pod that never asked binds without a withdrawal") {
+    const kube::Pod small = MakePod().name("small").gpus(1);
+    REQUIRE(f.extender.Filter({small, std::nullopt, std::vector<std::string>{"g5-1"}})->node_names->size() == 1);
+    REQUIRE(*f.extender.Bind({"small", "default", "uid-small", "g5-1"}) == "");
+    CHECK(f.capacity.calls().size() == 3);
+  }
 }
 
 }  // namespace

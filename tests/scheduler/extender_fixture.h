@@ -1,9 +1,14 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include <spdlog/sinks/null_sink.h>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "ledger/ledger.h"
 #include "scheduler/extender.h"
 #include "tests/scheduler/fake_kube_client.h"
@@ -11,7 +16,29 @@
 
 namespace topofit::scheduler::testing {
 
-// An Extender with in-memory state and ledger on a fake clock, a fake Kubernetes client and silent logs.
+// Capacity requests as the extender makes them, in order: "request ns/name refused=a,b" and "withdraw ns/name".
+class RecordingCapacityRequests final : public CapacityRequests {
+ public:
+  void RequestFor(const PodRef& pod, const std::vector<std::string>& refused_nodes) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back(absl::StrCat("request ", pod.key(), " refused=", absl::StrJoin(refused_nodes, ",")));
+  }
+  void Withdraw(const PodRef& pod) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back(absl::StrCat("withdraw ", pod.key()));
+  }
+  std::vector<std::string> calls() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> calls_;
+};
+
+// An Extender with in-memory state and ledger on a fake clock, a fake Kubernetes client, recorded capacity
+// requests and silent logs.
 struct ExtenderFixture {
   server::FakeClock clock;
   server::MetricsRegistry registry;
@@ -20,7 +47,8 @@ struct ExtenderFixture {
   FakeKubeClient kube;
   ExtenderMetrics metrics = ExtenderMetrics::Create(registry);
   spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
-  Extender extender{*state, *ledger, kube, metrics, log};
+  RecordingCapacityRequests capacity;
+  Extender extender{*state, *ledger, kube, metrics, log, &capacity};
 };
 
 }  // namespace topofit::scheduler::testing
