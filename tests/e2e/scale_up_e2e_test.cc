@@ -1,0 +1,272 @@
+// Issue 6's end-to-end scenario, in one process, through every real component and wire: the extender's
+// HTTP server and the expander's gRPC server built as `topofit serve` builds them (one ledger), the
+// Kubernetes client against the fake API server (watches, Bindings, annotations, ProvisioningRequests), and
+// a stand-in for cluster-autoscaler that does what CA does with a ProvisioningRequest: makes pods from its
+// PodTemplate, asks the expander, and adds the chosen group's node.
+//
+// A pending pod wants 8 NVLink-connected GPUs; the existing nodes fit it by count only (PCIe A10Gs) or not at
+// all (an A100 node mostly taken). The extender refuses them and asks for capacity; the expander picks the
+// NVLink group; the new node appears; a 1-GPU pod that arrives first is kept off it; the 8-GPU pod lands there.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <grpcpp/grpcpp.h>
+#include <httplib.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "cli/expander_command.h"
+#include "cli/extender_command.h"
+#include "proto/expander.grpc.pb.h"
+#include "tests/cli/scratch_dir.h"
+#include "tests/kubeclient/eventually.h"
+#include "tests/kubeclient/fake_api_server.h"
+#include "tests/server/test_certs.h"
+
+namespace topofit {
+namespace {
+
+using kubeclient::testing::Eventually;
+using kubeclient::testing::FakeApiServer;
+using kubeclient::testing::Resource;
+using nlohmann::json;
+namespace corev1 = ::k8s::io::api::core::v1;
+
+constexpr char kRequestPath[] = "/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests/topofit-trainer";
+constexpr char kTemplatePath[] = "/api/v1/namespaces/ml/podtemplates/topofit-trainer";
+
+json GpuNode(const std::string& name, const std::string& instance_type, const std::string& node_group, int gpus,
+             const std::string& created) {
+  return {{"metadata",
+           {{"name", name},
+            {"creationTimestamp", created},
+            {"labels",
+             {{"kubernetes.io/hostname", name},
+              {"node.kubernetes.io/instance-type", instance_type},
+              {"eks.amazonaws.com/nodegroup", node_group}}}}},
+          {"status",
+           {{"capacity", {{"nvidia.com/gpu", std::to_string(gpus)}, {"cpu", "96"}}},
+            {"allocatable", {{"nvidia.com/gpu", std::to_string(gpus)}, {"cpu", "96"}}}}}};
+}
+
+json GpuPod(const std::string& name, int gpus, bool nv_required, const std::string& node = "",
+            const std::string& gpu_ids = "") {
+  json pod = {{"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", absl::StrCat("uid-", name)},
+                            {"creationTimestamp", "2026-11-30T09:00:00Z"}, {"annotations", json::object()}}},
+              {"spec",
+               {{"schedulerName", "topofit"},
+                {"containers",
+                 {{{"name", "main"},
+                   {"image", "trainer:1"},
+                   {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}},
+              {"status", {{"phase", node.empty() ? "Pending" : "Running"}}}};
+  if (nv_required) {
+    pod["metadata"]["annotations"]["topofit.io/min-link"] = "NV";
+    pod["metadata"]["annotations"]["topofit.io/topology-policy"] = "required";
+  }
+  if (!node.empty()) pod["spec"]["nodeName"] = node;
+  if (!gpu_ids.empty()) pod["metadata"]["annotations"]["topofit.io/gpu-ids"] = gpu_ids;
+  return pod;
+}
+
+std::string Rfc3339(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()); }
+
+// The stand-in for cluster-autoscaler's side of a ProvisioningRequest: the pod it makes from the request's
+// PodTemplate as PodsForProvisioningRequest does (name <request>-0-0, uid "<namespace>/<name>", the
+// template's metadata plus the consume annotation), with the fields the expander reads.
+corev1::Pod PodFromTemplate(const json& request, const json& pod_template) {
+  corev1::Pod pod;
+  const std::string name = absl::StrCat(request["metadata"]["name"].get<std::string>(), "-0-0");
+  pod.mutable_metadata()->set_name(name);
+  pod.mutable_metadata()->set_namespace_("ml");
+  pod.mutable_metadata()->set_uid(absl::StrCat("ml/", name));
+  const json annotations = pod_template["template"]["metadata"].value("annotations", json::object());
+  for (const auto& [key, value] : annotations.items()) {
+    (*pod.mutable_metadata()->mutable_annotations())[key] = value.get<std::string>();
+  }
+  (*pod.mutable_metadata()->mutable_annotations())["autoscaling.x-k8s.io/consume-provisioning-request"] =
+      request["metadata"]["name"].get<std::string>();
+  pod.mutable_spec()->set_schedulername(pod_template["template"]["spec"]["schedulerName"].get<std::string>());
+  for (const json& from : pod_template["template"]["spec"]["containers"]) {
+    corev1::Container* container = pod.mutable_spec()->add_containers();
+    container->set_name(from["name"].get<std::string>());
+    const json limits = from["resources"].value("limits", json::object());
+    for (const auto& [resource, quantity] : limits.items()) {
+      (*container->mutable_resources()->mutable_limits())[resource].set_string(quantity.get<std::string>());
+    }
+  }
+  return pod;
+}
+
+// A node group's template node, as CA builds it from the group (no real hostname, the group's labels).
+corev1::Node TemplateNode(const std::string& group, const std::string& instance_type, int gpus) {
+  corev1::Node node;
+  const std::string name = absl::StrCat("template-node-for-", group, "-1234");
+  node.mutable_metadata()->set_name(name);
+  auto& labels = *node.mutable_metadata()->mutable_labels();
+  labels["kubernetes.io/hostname"] = name;
+  labels["node.kubernetes.io/instance-type"] = instance_type;
+  labels["eks.amazonaws.com/nodegroup"] = group;
+  (*node.mutable_status()->mutable_allocatable())["nvidia.com/gpu"].set_string(std::to_string(gpus));
+  (*node.mutable_status()->mutable_capacity())["nvidia.com/gpu"].set_string(std::to_string(gpus));
+  return node;
+}
+
+struct Cluster {
+  Cluster() : certs(testing::TestCerts::Create().value()), api(*certs) {
+    // Existing capacity: a free PCIe-only g5 (8 GPUs by count, no NVLink) and a p4d with 6 of 8 GPUs taken.
+    api.Upsert(Resource::kNodes, GpuNode("g5-1", "g5.48xlarge", "g5-group", 8, "2026-11-01T00:00:00Z"));
+    api.Upsert(Resource::kNodes, GpuNode("p4d-busy", "p4d.24xlarge", "p4d-group", 8, "2026-11-01T00:00:00Z"));
+    api.Upsert(Resource::kPods, GpuPod("resident", 6, false, "p4d-busy", "0,1,2,3,4,5"));
+    api.Upsert(Resource::kPods, GpuPod("trainer", 8, true));
+
+    scratch.Write("kubeconfig", cli::testing::ScratchDir::Kubeconfig(absl::StrCat(
+                                    "server: \"", api.url(), "\", certificate-authority: \"", certs->ca_cert_file(), "\"")));
+    cli::ExtenderOptions extender_options;
+    extender_options.address = "127.0.0.1";
+    extender_options.port = 0;
+    extender_options.ops_port = 0;
+    extender_options.kubeconfig = scratch.path("kubeconfig");
+    extender_options.live_state = true;
+    extender_options.provisioning_requests = true;
+    absl::StatusOr<cli::ExtenderServers> built = cli::BuildExtender(extender_options, process, log, [] { return true; });
+    REQUIRE(built.ok());
+    extender = *std::move(built);
+    extender_port = extender.api->Start().value();
+
+    cli::ExpanderOptions expander_options;
+    expander_options.address = "127.0.0.1";
+    expander_options.grpc_port = 0;
+    expander_options.insecure = true;
+    absl::StatusOr<cli::ExpanderParts> parts = cli::BuildExpander(expander_options, process, log);
+    REQUIRE(parts.ok());
+    expander = *std::move(parts);
+    grpc = expander::GrpcServer::Start(expander.grpc, *expander.service).value();
+
+    REQUIRE(extender.node_watch->WaitForSync(kubeclient::testing::kPatience));
+    REQUIRE(extender.pod_watch->WaitForSync(kubeclient::testing::kPatience));
+  }
+  ~Cluster() {
+    grpc->Shutdown(absl::ZeroDuration());
+    extender.api->Stop();
+  }
+
+  // kube-scheduler's extender call with nodeCacheCapable: false: the pod and the full Node objects.
+  json Filter(const std::string& pod, const std::vector<std::string>& nodes) {
+    json items = json::array();
+    for (const std::string& node : nodes) items.push_back(api.Object(Resource::kNodes, "", node));
+    const json args = {{"Pod", api.Object(Resource::kPods, "ml", pod)}, {"Nodes", {{"items", items}}}};
+    httplib::Client client("127.0.0.1", extender_port);
+    httplib::Result result = client.Post("/filter", args.dump(), "application/json");
+    REQUIRE(result);
+    REQUIRE(result->status == 200);
+    return json::parse(result->body);
+  }
+  static std::vector<std::string> Passed(const json& filter_result) {
+    std::vector<std::string> names;
+    for (const json& node : filter_result["Nodes"]["items"]) names.push_back(node["metadata"]["name"]);
+    return names;
+  }
+  // ExtenderBindingResult.Error: empty when bound.
+  std::string Bind(const std::string& pod, const std::string& node) {
+    const json args = {{"PodName", pod}, {"PodNamespace", "ml"}, {"PodUID", absl::StrCat("uid-", pod)}, {"Node", node}};
+    httplib::Client client("127.0.0.1", extender_port);
+    httplib::Result result = client.Post("/bind", args.dump(), "application/json");
+    REQUIRE(result);
+    REQUIRE(result->status == 200);
+    return json::parse(result->body).value("Error", "");
+  }
+  ::grpcplugin::BestOptionsResponse BestOptions(const ::grpcplugin::BestOptionsRequest& request) {
+    auto channel = ::grpc::CreateChannel(absl::StrCat("127.0.0.1:", grpc->port()), ::grpc::InsecureChannelCredentials());
+    ::grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    ::grpcplugin::BestOptionsResponse response;
+    const ::grpc::Status status = ::grpcplugin::Expander::NewStub(channel)->BestOptions(&context, request, &response);
+    REQUIRE(status.ok());
+    return response;
+  }
+
+  std::unique_ptr<testing::TestCerts> certs;
+  FakeApiServer api;
+  cli::testing::ScratchDir scratch{"topofit-e2e-test"};
+  spdlog::logger log{"e2e", std::make_shared<spdlog::sinks::null_sink_mt>()};
+  cli::ProcessState process;
+  cli::ExtenderServers extender;
+  int extender_port = 0;
+  cli::ExpanderParts expander;
+  std::unique_ptr<expander::GrpcServer> grpc;
+};
+
+TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it from a 1-GPU latecomer", "[e2e]") {
+  Cluster cluster;
+
+  // 1. kube-scheduler offers the g5 (p4d-busy has 2 free GPUs: its own count filter drops it). Refused.
+  const json refused = cluster.Filter("trainer", {"g5-1"});
+  CHECK(Cluster::Passed(refused).empty());
+  CHECK(refused["FailedAndUnresolvableNodes"].contains("g5-1"));
+
+  // 2. A ProvisioningRequest for it, its template excluding the refused node, consumed by the pod.
+  REQUIRE(Eventually([&] {
+    return cluster.api.Object(Resource::kPods, "ml", "trainer")["metadata"]["annotations"].contains(
+        "autoscaling.x-k8s.io/consume-provisioning-request");
+  }));
+  const json request = cluster.api.StoredObject(kRequestPath);
+  const json pod_template = cluster.api.StoredObject(kTemplatePath);
+  REQUIRE(request.is_object());
+  REQUIRE(pod_template.is_object());
+  CHECK(request["spec"]["provisioningClassName"] == "best-effort-atomic-scale-up.autoscaling.x-k8s.io");
+  CHECK(pod_template["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                    ["nodeSelectorTerms"][0]["matchExpressions"][0] ==
+        json({{"key", "kubernetes.io/hostname"}, {"operator", "NotIn"}, {"values", {"g5-1"}}}));
+
+  // 3. CA scales up for the request: both groups fit the pod by count; the expander picks the NVLink one.
+  const corev1::Pod from_request = PodFromTemplate(request, pod_template);
+  ::grpcplugin::BestOptionsRequest best_options;
+  (*best_options.mutable_nodebytesmap())["g5-group"] = TemplateNode("g5-group", "g5.48xlarge", 8).SerializeAsString();
+  (*best_options.mutable_nodebytesmap())["p4d-group"] = TemplateNode("p4d-group", "p4d.24xlarge", 8).SerializeAsString();
+  for (const std::string group : {"g5-group", "p4d-group"}) {
+    ::grpcplugin::Option* option = best_options.add_options();
+    option->set_nodegroupid(group);
+    option->set_nodecount(1);
+    option->add_podbytes(from_request.SerializeAsString());
+  }
+  const ::grpcplugin::BestOptionsResponse chosen = cluster.BestOptions(best_options);
+  REQUIRE(chosen.options_size() == 1);
+  CHECK(chosen.options(0).nodegroupid() == "p4d-group");
+
+  // 4. The new node registers.
+  cluster.api.Upsert(Resource::kNodes, GpuNode("p4d-new", "p4d.24xlarge", "p4d-group", 8, Rfc3339(absl::Now())));
+  REQUIRE(Eventually([&] { return cluster.extender.state->Snapshot("p4d-new") != nullptr; }));
+
+  // 5. A 1-GPU pod arrives first: the node is held for the pod it was bought for, in filter and in bind.
+  cluster.api.Upsert(Resource::kPods, GpuPod("web", 1, false));
+  const json web = cluster.Filter("web", {"p4d-new"});
+  CHECK(Cluster::Passed(web).empty());
+  REQUIRE(web["FailedAndUnresolvableNodes"].contains("p4d-new"));
+  CHECK_THAT(web["FailedAndUnresolvableNodes"]["p4d-new"].get<std::string>(),
+             Catch::Contains("scaled up for ml/trainer"));
+  CHECK_THAT(cluster.Bind("web", "p4d-new"), Catch::Contains("held for pending pods"));
+  CHECK(cluster.api.Object(Resource::kPods, "ml", "web")["spec"].value("nodeName", "").empty());
+
+  // 6. The trainer is offered both; only the new node passes, and it binds there with 8 GPU ids.
+  CHECK(Cluster::Passed(cluster.Filter("trainer", {"g5-1", "p4d-new"})) == std::vector<std::string>{"p4d-new"});
+  REQUIRE(cluster.Bind("trainer", "p4d-new") == "");
+  const json bound = cluster.api.Object(Resource::kPods, "ml", "trainer");
+  CHECK(bound["spec"]["nodeName"] == "p4d-new");
+  CHECK(bound["metadata"]["annotations"]["topofit.io/gpu-ids"] == "0,1,2,3,4,5,6,7");
+
+  // 7. The request has served: withdrawn. The hold is over, and the web pod goes where GPUs are free.
+  REQUIRE(Eventually([&] {
+    return cluster.api.StoredObject(kRequestPath).is_null() && cluster.api.StoredObject(kTemplatePath).is_null();
+  }));
+  CHECK(cluster.process.ledger->Intents().empty());
+  CHECK(Cluster::Passed(cluster.Filter("web", {"g5-1", "p4d-new"})) == std::vector<std::string>{"g5-1"});
+}
+
+}  // namespace
+}  // namespace topofit
