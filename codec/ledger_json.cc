@@ -60,7 +60,7 @@ Json PreferencesToJson(const std::vector<ledger::Preference>& preferences) {
 Json IntentsToJson(const std::vector<ledger::Intent>& intents) {
   Json out = Json::array();
   for (const ledger::Intent& i : intents) {
-    out.push_back({{"nodeGroup", i.node_group}, {"podUids", i.pod_uids}, {"nodeCount", i.node_count},
+    out.push_back({{"nodeGroup", i.node_group}, {"podUids", i.pod_uids}, {"podGpus", i.pod_gpus}, {"nodeCount", i.node_count},
                    {"nodeLabels", i.node_labels}, {"recorded", Rfc3339(i.recorded)}});
   }
   return out;

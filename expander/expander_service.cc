@@ -8,8 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codec/kube_proto.h"
-#include "ledger/node_group_identity.h"
-#include "ledger/pod_uid.h"
+#include "expander/intent.h"
 #include "server/logging.h"
 
 namespace topofit::expander {
@@ -134,42 +133,22 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
 
   std::unordered_map<std::string, int> request_index;  // node group id -> its (first) option
   for (int i = 0; i < request.options_size(); ++i) request_index.emplace(request.options(i).nodegroupid(), i);
-  std::unordered_map<std::string, const OptionVerdict*> verdict_of;
   int stranding = 0;
-  for (const OptionVerdict& verdict : ranking.verdicts) {
-    verdict_of.emplace(verdict.node_group_id, &verdict);
-    stranding += verdict.strands ? 1 : 0;
-  }
+  for (const OptionVerdict& verdict : ranking.verdicts) stranding += verdict.strands ? 1 : 0;
   metrics_.options_stranding.Inc({}, stranding);
 
   ::grpcplugin::BestOptionsResponse response;
-  std::vector<int> gpu_chosen;  // request indexes of chosen options with GPU pods
   for (const std::string& id : ranking.chosen) {
     auto it = request_index.find(id);
     if (it == request_index.end()) continue;  // not CA's: it would drop the id anyway
     *response.add_options() = ReplyOption(request.options(it->second));
-    auto verdict = verdict_of.find(id);
-    if (verdict != verdict_of.end() && verdict->second->needs_gpus) gpu_chosen.push_back(it->second);
   }
 
-  // One GPU group left is the scale-up CA will make (the chain's later expanders only choose among the
-  // CPU-only options we pass through): record it so the extender holds the new GPUs for these pods.
-  // With several GPU groups left the choice is CA's, and guessing would hold capacity for the wrong one.
+  // Recorded so that the extender holds the new GPUs for these pods (expander/intent.h).
   std::string intent_group;
-  if (gpu_chosen.size() == 1) {
-    const GroupOption& option = input.options[gpu_chosen.front()];
-    ledger::Intent intent;
-    intent.node_group = option.node_group_id;
-    intent.node_count = option.node_count;
-    if (auto template_node = input.templates.find(option.node_group_id); template_node != input.templates.end()) {
-      intent.node_labels = ledger::NodeGroupLabels(template_node->second);
-    }
-    for (const kube::Pod& pod : option.pods) {
-      const std::string& uid = ledger::LedgerPodUid(pod);
-      if (!uid.empty()) intent.pod_uids.push_back(uid);
-    }
-    intent_group = intent.node_group;
-    ledger_.RecordIntent(std::move(intent));
+  if (std::optional<ledger::Intent> intent = IntentFor(input, ranking)) {
+    intent_group = intent->node_group;
+    ledger_.RecordIntent(*std::move(intent));
   }
   if (!ranking.chosen.empty()) metrics_.decisions.Inc({ranking.chosen.front()});
   Log(ranking, input, intent_group);

@@ -27,6 +27,7 @@ class InMemoryLedger final : public Ledger {
     preferences_.erase(pod_uid);
     for (Intent& intent : intents_) {
       std::erase(intent.pod_uids, pod_uid);
+      intent.pod_gpus.erase(pod_uid);
     }
     std::erase_if(intents_, [](const Intent& intent) { return intent.pod_uids.empty(); });
   }

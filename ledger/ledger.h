@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,7 +34,10 @@ struct Preference {
 // extender honours it by holding the new capacity for those pods for a bounded time.
 struct Intent {
   std::string node_group;
-  std::vector<std::string> pod_uids;
+  std::vector<std::string> pod_uids;  // those still pending: a pod leaves when it binds or goes (ForgetPod)
+  // GPUs of those the new capacity is held for (pods requiring a topology); absent from the map, a
+  // pod's preference says (intents recorded without counts).
+  std::map<std::string, int> pod_gpus;
   int node_count = 0;
   kube::StringMap node_labels;  // what the group's nodes carry (node_group_identity.h)
   absl::Time recorded;

@@ -15,10 +15,15 @@ CapacityHolds::CapacityHolds(const std::vector<ledger::Intent>& intents,
   for (const ledger::Intent& intent : intents) {
     Held held{intent, 0, {}};
     for (const std::string& uid : intent.pod_uids) {
-      auto it = pending.find(uid);
-      if (it == pending.end()) continue;
-      held.gpus += it->second->gpus;
-      held.pods.push_back(it->second->pod_key);
+      auto preference = pending.find(uid);
+      auto gpus = intent.pod_gpus.find(uid);
+      const int wanted = gpus != intent.pod_gpus.end()     ? gpus->second
+                         : !intent.pod_gpus.empty()        ? 0  // counted: this pod is not held for
+                         : preference != pending.end()     ? preference->second->gpus
+                                                           : 0;
+      if (wanted <= 0) continue;
+      held.gpus += wanted;
+      held.pods.push_back(preference != pending.end() ? preference->second->pod_key : uid);
     }
     if (held.gpus > 0) held_.push_back(std::move(held));
   }

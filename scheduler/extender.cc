@@ -99,6 +99,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
   result.failed_and_unresolvable_nodes.insert(nodes->unresolved.begin(), nodes->unresolved.end());
   const CapacityHolds holds = HoldsNow(*demand);
+  bool held_back = false;
   for (size_t i = 0; i < nodes->snapshots.size(); ++i) {
     const NodeGpuSnapshot& node = *nodes->snapshots[i];
     const NodeVerdict verdict = Judge(*demand, args.pod.metadata.uid, node, holds);
@@ -106,6 +107,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
     } else {
       (verdict.unresolvable ? result.failed_and_unresolvable_nodes : result.failed_nodes)[node.node] = verdict.reason;
+      held_back = held_back || verdict.refusal == kHeldForScaleUp;
       metrics_.nodes_refused.Inc({verdict.refusal});
       // Checked here too: building the fields costs more than the check, for every refused node.
       if (log_.should_log(spdlog::level::debug)) {
@@ -117,7 +119,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
     }
   }
   metrics_.nodes_refused.Inc({"unknown-topology"}, static_cast<double>(nodes->unresolved.size()));
-  RecordPreference(args.pod, *demand, result);
+  RecordPreference(args.pod, *demand, result, held_back);
   const size_t passed = result.nodes ? result.nodes->size() : result.node_names->size();
   server::LogEvent(log_, "filter",
                    {{"pod", pod_key},
@@ -142,21 +144,23 @@ NodeVerdict Extender::Judge(const GpuDemand& demand, absl::string_view pod_uid, 
   if (std::optional<std::string> held = holds.Refusal(pod_uid, demand.request.gpus, node)) {
     // Evicting running pods cannot release GPUs held for pods not running yet: preemption would only
     // harm, so the node is unresolvable for this cycle; the pod retries after the hold.
-    verdict = NodeVerdict{false, true, *std::move(held), "held-for-scale-up", std::nullopt};
+    verdict = NodeVerdict{false, true, *std::move(held), std::string(kHeldForScaleUp), std::nullopt};
   }
   return verdict;
 }
 
 void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
-                                const codec::ExtenderFilterResult& result) {
+                                const codec::ExtenderFilterResult& result, bool held_back) {
   const bool any_passed = (result.nodes && !result.nodes->empty()) || (result.node_names && !result.node_names->empty());
   if (!demand.wants_gpus() || any_passed) return;
   std::vector<std::string> refused;
   for (const auto* failed : {&result.failed_nodes, &result.failed_and_unresolvable_nodes}) {
     for (const auto& [node, reason] : *failed) refused.push_back(node);
   }
-  if (capacity_ != nullptr && !refused.empty()) {
+  if (capacity_ != nullptr && !refused.empty() && !held_back) {
     // CA counts GPUs only: it would place the pod on the nodes refused here and never scale up for it.
+    // Unless a node only holds GPUs for pods it was bought for: CA is right that this pod fits there
+    // once they land, and new capacity of its own would strand.
     capacity_->RequestFor(PodRef{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name}, refused);
     AskedCapacity(pod.metadata.uid);
   }

@@ -78,8 +78,10 @@ class Extender {
   // Claims GPUs, annotates and binds; on failure releases the claim and returns the error. Sets
   // `gpu_ids` to the GPUs claimed.
   std::string BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, std::string& gpu_ids);
-  // Records the preference of a GPU pod no node passed, and asks for capacity when nodes refused it.
-  void RecordPreference(const kube::Pod& pod, const GpuDemand& demand, const codec::ExtenderFilterResult& result);
+  // Records the preference of a GPU pod no node passed, and asks for capacity when nodes refused it and
+  // none of them (`held_back`) only for a hold.
+  void RecordPreference(const kube::Pod& pod, const GpuDemand& demand, const codec::ExtenderFilterResult& result,
+                        bool held_back);
 
   GpuState& state_;
   ledger::Ledger& ledger_;

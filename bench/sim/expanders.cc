@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "expander/intent.h"
 #include "expander/rank.h"
 
 namespace topofit::sim {
@@ -138,6 +139,9 @@ std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<Scale
   if (ranking.veto) return std::nullopt;
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < options.size(); ++i) index.emplace(world.groups()[options[i].group].spec.name, i);
+  if (std::optional<ledger::Intent> intent = expander::IntentFor(input, ranking)) {
+    options[index.at(intent->node_group)].intent = *std::move(intent);
+  }
   std::vector<ScaleUpOption> kept;
   for (const std::string& id : ranking.chosen) {
     auto it = index.find(id);

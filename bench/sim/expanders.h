@@ -15,6 +15,9 @@ struct ScaleUpOption {
   int group = 0;
   int node_count = 0;
   std::vector<int> pods;
+  // Set by topofit's expander on the one GPU option it chose (expander/intent.h): recorded in the ledger if
+  // this option is the scale-up made.
+  std::optional<ledger::Intent> intent;
 };
 
 // The options a stock expander keeps, in input order (reference/baseline-models.md). `random` keeps one;

@@ -46,6 +46,14 @@ const KubeSchedulerModel::ExtenderVerdict& KubeSchedulerModel::Extend(int klass,
   return memo_.emplace(key, verdict).first->second;
 }
 
+bool KubeSchedulerModel::ExtenderAccepts(int pod, const SimNode& node, bool* held) {
+  const int klass = world_.pods()[pod].klass;
+  if (!Extend(klass, node).fits) return false;
+  if (holds_ == nullptr || !holds_->Refusal(world_.PodUid(pod), world_.klass(pod).gpus, node.gpus)) return true;
+  if (held != nullptr) *held = true;
+  return false;
+}
+
 int64_t KubeSchedulerModel::DefaultScore(int klass, const SimNode& node) const {
   const PodClass& c = world_.classes()[klass];
   const NodeGroupSpec& spec = world_.groups()[node.group].spec;
@@ -106,12 +114,11 @@ PlacementDecision KubeSchedulerModel::Schedule(int pod) {
     const SimNode& candidate = world_.nodes()[node];
     int64_t score = DefaultScore(klass, candidate);
     if (extender) {
-      const ExtenderVerdict& verdict = Extend(klass, candidate);
-      if (!verdict.fits) {
+      if (!ExtenderAccepts(pod, candidate, &decision.held_back)) {
         decision.refused_nodes.push_back(node);
         continue;
       }
-      score += verdict.score * kExtenderWeight * kExtenderScale;
+      score += Extend(klass, candidate).score * kExtenderWeight * kExtenderScale;
     }
     if (score > best) {
       best = score;
@@ -134,7 +141,7 @@ PlacementDecision KubeSchedulerModel::ScheduleOn(int pod, int node) {
   PlacementDecision decision;
   const SimNode& candidate = world_.nodes()[node];
   if (candidate.state != NodeState::kReady || !world_.FitsByCount(world_.pods()[pod].klass, candidate)) return decision;
-  if (UsesExtender(pod) && !Extend(world_.pods()[pod].klass, candidate).fits) return decision;
+  if (UsesExtender(pod) && !ExtenderAccepts(pod, candidate)) return decision;
   decision.node = node;
   decision.gpus = GpusFor(pod, candidate);
   return decision;

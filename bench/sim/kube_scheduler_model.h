@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bench/sim/world.h"
+#include "scheduler/capacity_hold.h"
 #include "topology/gpu_set.h"
 
 namespace topofit::sim {
@@ -16,6 +17,9 @@ struct PlacementDecision {
   // Nodes passed kube-scheduler's own filters but topofit's filter refused every one of them: the pod
   // fits by count, not by its required topology (CA alone would never scale up for it).
   bool refused_for_topology = false;
+  // Some refusal was a hold on new capacity for other pods (scheduler/capacity_hold.h): CA is right that
+  // the pod fits there once they land, so it asks for no capacity of its own.
+  bool held_back = false;
   std::vector<int> refused_nodes;
 };
 
@@ -36,6 +40,9 @@ class KubeSchedulerModel {
   // the same verdict as then, so the answer is this node or none.
   PlacementDecision ScheduleOn(int pod, int node);
 
+  // The extender's holds on new capacity (scheduler/capacity_hold.h) for the next calls; null: none.
+  void set_holds(const scheduler::CapacityHolds* holds) { holds_ = holds; }
+
   // kube-scheduler's numFeasibleNodesToFind for `nodes` nodes (percentageOfNodesToScore unset).
   static int FeasibleNodesToFind(int nodes);
 
@@ -46,6 +53,9 @@ class KubeSchedulerModel {
     int64_t score = 0;
   };
   bool UsesExtender(int pod) const;
+  // The extender's verdict on the node for the pod: FilterNode (memoised), then the holds; `held` is set
+  // when only a hold refused it.
+  bool ExtenderAccepts(int pod, const SimNode& node, bool* held = nullptr);
   // FilterNode and PrioritizeNode for the pod's class on the node's current GPUs, memoised: the answer
   // depends only on the shape, the GPUs in use and the demand.
   const ExtenderVerdict& Extend(int klass, const SimNode& node);
@@ -54,6 +64,7 @@ class KubeSchedulerModel {
   topology::GpuSet GpusFor(int pod, const SimNode& node);
 
   World& world_;
+  const scheduler::CapacityHolds* holds_ = nullptr;
   size_t next_start_ = 0;
   struct MemoKey {
     const topology::Topology* topology;

@@ -70,6 +70,9 @@ class Replayer {
   void RunTopofitRequestController();
   void RunAutoscaler();
   void Apply(const AutoscalerActions& actions);
+  // The extender's holds on new capacity from the ledger's live intents (null: none), rebuilt when the
+  // ledger or the time changed since the last call.
+  const scheduler::CapacityHolds* Holds();
   void Push(Event::Kind kind, SimTime at, int id, int epoch = 0) { events_.push({at, sequence_++, kind, id, epoch}); }
   ReplayResult Result() const;
 
@@ -87,6 +90,12 @@ class Replayer {
   std::vector<std::set<int>> waiting_;
   std::set<int> waiting_classes_;
   std::unordered_map<int, SimTime> preference_refreshed_;
+  // The holds (Holds()), the time they were built at, and whether the ledger changed since.
+  std::optional<scheduler::CapacityHolds> holds_;
+  SimTime holds_at_ = -1;
+  bool ledger_changed_ = true;
+  // Scale-ups with an intent: the pods their nodes are held for, offered such a node first.
+  std::unordered_map<int, std::vector<int>> intended_pods_;
   bool dirty_ = true;
   int failed_nodes_ = 0;
   int finished_ = 0;
@@ -109,7 +118,8 @@ void Replayer::Place(int pod, const PlacementDecision& decision) {
   }
   if (p.provisioning_request >= 0) world_->DeleteRequest(p.provisioning_request);  // topofit cleans it up
   if (world_->policy().topofit_extender) {
-    ledger_->ForgetPod(world_->PodObject(pod).metadata.uid);
+    ledger_->ForgetPod(world_->PodUid(pod));
+    ledger_changed_ = true;
     preference_refreshed_.erase(pod);
   }
   const SimTime finish = world_->StartPod(pod, decision.node, decision.gpus);
@@ -123,8 +133,9 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
   std::vector<std::string> refused;
   for (int node : decision.refused_nodes) refused.push_back(world_->nodes()[node].gpus.node);
   ledger_->RecordPreference(scheduler::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, refused));
+  ledger_changed_ = true;
   preference_refreshed_[pod] = world_->now();
-  if (p.provisioning_request < 0) {
+  if (p.provisioning_request < 0 && !decision.held_back) {
     // topofit asks CA for capacity the scheduler will accept: the pod's template without the refused nodes.
     ProvisioningRequest request;
     request.pod = pod;
@@ -135,7 +146,20 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
   }
 }
 
+const scheduler::CapacityHolds* Replayer::Holds() {
+  if (!world_->policy().topofit_extender) return nullptr;
+  if (ledger_changed_ || holds_at_ != world_->now()) {
+    std::vector<ledger::Intent> intents = ledger_->Intents();
+    holds_.reset();
+    if (!intents.empty()) holds_.emplace(intents, ledger_->Preferences());
+    holds_at_ = world_->now();
+    ledger_changed_ = false;
+  }
+  return holds_ ? &*holds_ : nullptr;
+}
+
 void Replayer::Schedule(int pod) {
+  scheduler_.set_holds(Holds());
   const PlacementDecision decision = scheduler_.Schedule(pod);
   if (decision.node >= 0) {
     Place(pod, decision);
@@ -151,11 +175,23 @@ void Replayer::RetryOn(int node) {
     const int pa = world_->klass(a.second).priority, pb = world_->klass(b.second).priority;
     return pa != pb ? pa < pb : a.second > b.second;
   };
+  // The pods a scale-up was chosen for are offered its node first: the extender holds it for them, so a
+  // class's head pod being refused there says nothing about them.
+  if (auto intended = intended_pods_.find(world_->nodes()[node].scale_up); intended != intended_pods_.end()) {
+    for (int pod : intended->second) {
+      const SimPod& p = world_->pods()[pod];
+      if (p.phase != PodPhase::kPending || !p.unschedulable) continue;
+      scheduler_.set_holds(Holds());
+      const PlacementDecision decision = scheduler_.ScheduleOn(pod, node);
+      if (decision.node >= 0) Place(pod, decision);
+    }
+  }
   std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>, decltype(later)> heads(later);
   for (int klass : waiting_classes_) heads.push({klass, *waiting_[klass].begin()});
   while (!heads.empty()) {
     const auto [klass, pod] = heads.top();
     heads.pop();
+    scheduler_.set_holds(Holds());
     const PlacementDecision decision = scheduler_.ScheduleOn(pod, node);
     if (decision.node < 0) continue;  // the rest of the class does not fit this node either
     Place(pod, decision);
@@ -188,6 +224,7 @@ void Replayer::RunTopofitRequestController() {
     if (p.phase != PodPhase::kPending || !p.refused_for_topology) continue;
     ledger::Preference preference = scheduler::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, {});
     ledger_->RecordPreference(std::move(preference));
+    ledger_changed_ = true;
     refreshed = world_->now();
   }
 }
@@ -210,6 +247,13 @@ void Replayer::Apply(const AutoscalerActions& actions) {
       if (!fails) Push(Event::Kind::kNodeReady, world_->now() + delay, node);
     }
     for (int pod : option.pods) world_->pods()[pod].scale_up = id;
+    if (option.intent && world_->policy().topofit_extender) {  // only the extender reads intents
+      ledger_->RecordIntent(*option.intent);
+      ledger_changed_ = true;
+      for (int pod : option.pods) {
+        if (option.intent->pod_gpus.count(world_->PodUid(pod)) > 0) intended_pods_[id].push_back(pod);
+      }
+    }
     dirty_ = true;
   }
   for (int node : actions.remove_unready) {

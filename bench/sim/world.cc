@@ -174,9 +174,11 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
 kube::Pod World::PodObject(int pod) const {
   kube::Pod object = klass(pod).prototype;
   object.metadata.name = spec(pod).name;
-  object.metadata.uid = absl::StrCat("uid-", spec(pod).name);
+  object.metadata.uid = PodUid(pod);
   return object;
 }
+
+std::string World::PodUid(int pod) const { return absl::StrCat("uid-", spec(pod).name); }
 
 bool World::FitsByCount(int klass, int group, const FreeCapacity& free) const {
   const PodClass& c = classes_[klass];
@@ -231,6 +233,9 @@ int World::AddNode(int group, int scale_up) {
   node.gpus.node = absl::StrCat(g.spec.name, "-", node.id);
   node.gpus.topology = g.topology;
   node.gpus.topology_origin = g.topology_origin;
+  // Registered now, with its group's labels: what tells the extender which scale-up brought it.
+  node.gpus.origin = std::make_shared<const scheduler::NodeOrigin>(
+      scheduler::NodeOrigin{g.template_node.metadata.labels, now_ / kSecond});
   nodes_.push_back(std::move(node));
   ++g.target;
   ++provisioning_count_;

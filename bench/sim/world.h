@@ -153,6 +153,8 @@ class World {
 
   // The pod as the API would hold it (the class prototype with its name and uid), for topofit's code.
   kube::Pod PodObject(int pod) const;
+  // Its metadata.uid: "uid-<name>".
+  std::string PodUid(int pod) const;
 
   // Whether a pod of `klass` passes kube-scheduler's built-in filters on a node of `group` with `free`
   // left (capacity by count, CPU, memory, node selector/affinity): what kube-scheduler and every CA

@@ -244,6 +244,7 @@ TEST_CASE("An NV-required 4-GPU pod grows the NVLink group, never the PCIe one, 
     CHECK(intents.back().node_group == "p4d");
     CHECK(intents.back().node_count == 1);
     CHECK(intents.back().pod_uids == std::vector<std::string>{"uid-trainer"});
+    CHECK(intents.back().pod_gpus == std::map<std::string, int>{{"uid-trainer", 4}});  // NV required
     // The template's hostname is its own; the instance type is what the group's new nodes will carry.
     CHECK(intents.back().node_labels == kube::StringMap{{"node.kubernetes.io/instance-type", "p4d.24xlarge"}});
     CHECK_THAT(codec::IntentsToJson(intents).dump(), Catch::Contains("uid-trainer"));

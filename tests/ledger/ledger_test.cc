@@ -45,14 +45,15 @@ TEST_CASE("preferences keep first_seen, order by age, expire unrefreshed", "[led
 TEST_CASE("intents lose forgotten pods and expire", "[ledger]") {
   server::FakeClock clock;
   std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
-  ledger->RecordIntent(Intent{"p5-group", {"x", "y"}, 1, {}, {}});
+  ledger->RecordIntent(Intent{"p5-group", {"x", "y"}, {{"x", 8}, {"y", 1}}, 1, {}, {}});
   clock.Advance(absl::Minutes(5));
-  ledger->RecordIntent(Intent{"p4d-group", {"z"}, 2, {}, {}});
+  ledger->RecordIntent(Intent{"p4d-group", {"z"}, {}, 2, {}, {}});
   ledger->ForgetPod("x");
   std::vector<Intent> intents = ledger->Intents();
   REQUIRE(intents.size() == 2);
   CHECK(intents[0].node_group == "p5-group");
   CHECK(intents[0].pod_uids == std::vector<std::string>{"y"});
+  CHECK(intents[0].pod_gpus == std::map<std::string, int>{{"y", 1}});
   ledger->ForgetPod("z");  // its intent has no pods left
   REQUIRE(ledger->Intents().size() == 1);
   clock.Advance(absl::Minutes(11));  // p5-group recorded 16 min ago

@@ -54,7 +54,16 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
     CHECK_FALSE(small.Refusal("uid-web", 6, fresh));
     CHECK(small.Refusal("uid-web", 7, fresh));
   }
-  SECTION("an intent whose pods no longer wait (no live preference) holds nothing") {
+  SECTION("the intent's own GPU counts hold without a preference (pods CA scaled up for by count)") {
+    ledger::Intent intent = P4dIntentFor({"uid-trainer"});
+    intent.pod_gpus = {{"uid-trainer", 8}};
+    const std::optional<std::string> held = CapacityHolds({intent}, {}).Refusal("uid-web", 1, fresh);
+    REQUIRE(held);
+    CHECK_THAT(*held, Catch::Contains("scaled up for uid-trainer"));
+    intent.pod_uids.clear();  // the trainer bound or went
+    CHECK_FALSE(CapacityHolds({intent}, {}).Refusal("uid-web", 1, fresh));
+  }
+  SECTION("an intent without GPU counts whose pods have no live preference holds nothing") {
     const CapacityHolds landed({P4dIntentFor({"uid-trainer"})}, {});
     CHECK_FALSE(landed.Refusal("uid-web", 8, fresh));
   }
@@ -93,6 +102,8 @@ TEST_CASE("The extender holds new capacity for the pod the expander scaled up fo
   REQUIRE(for_web->failed_and_unresolvable_nodes.count("p4d-new") == 1);
   CHECK_THAT(for_web->failed_and_unresolvable_nodes.at("p4d-new"), Catch::Contains("scaled up for default/trainer"));
   CHECK(metrics.nodes_refused.Value({"held-for-scale-up"}) == 1);
+  // The node fits the web pod once the trainer lands: no capacity of its own is asked for.
+  CHECK(capacity.calls().empty());
   CHECK(*extender.Bind({"web", "default", "uid-web", "p4d-new"}) != "");  // a bind that skipped filter too
 
   trainer_args.node_names = std::vector<std::string>{"p4d-new"};

@@ -37,7 +37,7 @@ TEST_CASE("least-waste: the worked example", "[expanders]") {
   std::unique_ptr<World> world = MakeWorld(workload);
   // small: (96 - 8)/96 + (768 - 64)/768 = 1.833; big: (192 - 8)/192 + (2048 - 64)/2048 = 1.927.
   std::mt19937_64 rng(1);
-  const std::vector<ScaleUpOption> options = {{0, 1, {0}}, {1, 1, {0}}};
+  const std::vector<ScaleUpOption> options = {{0, 1, {0}, {}}, {1, 1, {0}, {}}};
   CHECK(GroupsOf(ApplyStockExpander(StockExpander::kLeastWaste, options, *world, rng)) == std::vector<int>{0});
 }
 
@@ -47,7 +47,7 @@ TEST_CASE("least-waste ignores GPUs: equal CPU and memory tie", "[expanders]") {
   workload.pods = {NvPod("p", 0, kHour, 8)};
   std::unique_ptr<World> world = MakeWorld(workload);
   std::mt19937_64 rng(1);
-  const std::vector<ScaleUpOption> options = {{0, 1, {0}}, {1, 1, {0}}};
+  const std::vector<ScaleUpOption> options = {{0, 1, {0}, {}}, {1, 1, {0}, {}}};
   CHECK(GroupsOf(ApplyStockExpander(StockExpander::kLeastWaste, options, *world, rng)) == std::vector<int>{0, 1});
   CHECK(GroupsOf(ApplyStockExpander(StockExpander::kPrice, options, *world, rng)) == std::vector<int>{0});
   CHECK(ApplyStockExpander(StockExpander::kRandom, options, *world, rng).size() == 1);
@@ -60,7 +60,7 @@ TEST_CASE("most-pods and least-nodes keep their best, ties included", "[expander
   workload.pods = {Pod("x", 0, kHour, 8), Pod("y", 0, kHour, 8)};
   std::unique_ptr<World> world = MakeWorld(workload);
   std::mt19937_64 rng(1);
-  const std::vector<ScaleUpOption> options = {{0, 2, {0, 1}}, {1, 1, {0}}, {2, 2, {0, 1}}};
+  const std::vector<ScaleUpOption> options = {{0, 2, {0, 1}, {}}, {1, 1, {0}, {}}, {2, 2, {0, 1}, {}}};
   CHECK(GroupsOf(ApplyStockExpander(StockExpander::kMostPods, options, *world, rng)) == std::vector<int>{0, 2});
   CHECK(GroupsOf(ApplyStockExpander(StockExpander::kLeastNodes, options, *world, rng)) == std::vector<int>{1});
 }
@@ -71,7 +71,7 @@ TEST_CASE("topofit's expander drops the PCIe group for an NVLink pod and keeps i
   workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2), Group("nvlink", "p4d.24xlarge", 8, 32.77, 2)};
   workload.pods = {NvPod("p", 0, kHour, 4)};
   std::unique_ptr<World> world = MakeWorld(workload, true);
-  const ExpanderChoice choice = ChooseOption({{0, 1, {0}}, {1, 1, {0}}}, *world, {});
+  const ExpanderChoice choice = ChooseOption({{0, 1, {0}, {}}, {1, 1, {0}, {}}}, *world, {});
   REQUIRE(choice.option.has_value());
   CHECK(choice.option->group == 1);
   CHECK_FALSE(choice.vetoed);
@@ -82,7 +82,7 @@ TEST_CASE("topofit's expander vetoes when every option would strand the pod", "[
   workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2)};
   workload.pods = {NvPod("p", 0, kHour, 4)};
   std::unique_ptr<World> world = MakeWorld(workload, true);
-  const ExpanderChoice choice = ChooseOption({{0, 1, {0}}}, *world, {});
+  const ExpanderChoice choice = ChooseOption({{0, 1, {0}, {}}}, *world, {});
   CHECK(choice.vetoed);
   CHECK_FALSE(choice.option.has_value());
 }
@@ -104,7 +104,7 @@ std::vector<int> KeptByPriority(absl::string_view yaml) {
       World::Create(workload, StandardPolicies({StockExpander::kPriority}, *priorities)[0], 1);
   REQUIRE(world.ok());
   std::mt19937_64 rng(1);
-  const std::vector<ScaleUpOption> options = {{0, 1, {0}}, {1, 1, {0}}, {2, 1, {0}}};
+  const std::vector<ScaleUpOption> options = {{0, 1, {0}, {}}, {1, 1, {0}, {}}, {2, 1, {0}, {}}};
   return GroupsOf(ApplyStockExpander(StockExpander::kPriority, options, **world, rng));
 }
 
@@ -142,7 +142,7 @@ TEST_CASE("priority: the chain names it and ChooseOption narrows with it", "[exp
   absl::StatusOr<std::unique_ptr<World>> world = World::Create(workload, StandardPolicies(*chain, *priorities)[0], 1);
   REQUIRE(world.ok());
   for (int i = 0; i < 5; ++i) {
-    const ExpanderChoice choice = ChooseOption({{0, 1, {0}}, {1, 1, {0}}, {2, 1, {0}}}, **world, {});
+    const ExpanderChoice choice = ChooseOption({{0, 1, {0}, {}}, {1, 1, {0}, {}}, {2, 1, {0}, {}}}, **world, {});
     REQUIRE(choice.option.has_value());
     CHECK(choice.option->group == 2);
   }

@@ -108,6 +108,24 @@ TEST_CASE("With the extender but a stock expander, scale-ups strand; with both t
   CHECK(stranded > 0);
 }
 
+// The PCIe node is full; an NVLink node is grown for an 8-GPU trainer. A 1-GPU pod of higher priority
+// arrives while it comes up: kube-scheduler tries it first, and without a hold it would take one GPU of the
+// new node and leave the trainer waiting for the next scale-up.
+TEST_CASE("topofit: the node grown for a pod is held for it against a higher-priority latecomer", "[replay]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 1, 1), Group("nvlink", "p4d.24xlarge", 8, 32.77, 3)};
+  PodSpec web = Pod("web", kMinute, kHour, 1);
+  web.priority = 1000;
+  workload.pods = {Pod("filler", 0, 10 * kHour, 8), NvPod("train", 0, kHour, 8), web};
+  const ReplayResult result = Run(workload, "topofit");
+  REQUIRE(result.scale_ups.size() >= 1);
+  CHECK(result.scale_ups[0].group == "nvlink");
+  // CA grows one node for the trainer once it has waited 30 s; Ready 5 minutes later, it is the trainer's.
+  CHECK(result.pods[1].first_start == 30 * kSecond + 5 * kMinute);
+  CHECK(result.pods[1].best_topology);
+  CHECK(result.pods[2].first_start > result.pods[1].first_start);  // web got capacity of its own
+}
+
 TEST_CASE("A poor set stretches a batch pod's run time, and a service replica's throughput only", "[replay]") {
   Workload workload;
   // The PCIe node is up; the NVLink group could have given the 8-GPU pod its best set.
