@@ -1,6 +1,7 @@
 // The scheduler extender measured over HTTP, as kube-scheduler drives it: the real server (the routes of
 // scheduler/extender_http.h over server/http_server.h) stands up in-process on 127.0.0.1 and is driven by
-// httplib clients on keep-alive connections from their own threads. Not Google Benchmark: the unit is an
+// bench/http_client.h's clients (Go-like: large reads into a kept buffer) on keep-alive connections from
+// their own threads. Not Google Benchmark: the unit is an
 // HTTP exchange with a server that has its own threads, and the output is a latency distribution.
 //
 // Input (seeded, deterministic): 8-GPU nodes as an API server returns them (labels of a mix of
@@ -36,7 +37,6 @@
 #include <thread>
 #include <vector>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
@@ -50,6 +50,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "bench/http_client.h"
 #include "codec/extender_json.h"
 #include "ledger/ledger.h"
 #include "scheduler/extender.h"
@@ -542,46 +543,37 @@ struct Server {
   }
 };
 
-std::unique_ptr<httplib::Client> NewClient(int port) {
-  auto client = std::make_unique<httplib::Client>("127.0.0.1", port);
-  client->set_keep_alive(true);
-  client->set_tcp_nodelay(true);  // as Go's net/http (kube-scheduler) does
-  client->set_connection_timeout(5, 0);
-  client->set_read_timeout(300, 0);
-  client->set_write_timeout(300, 0);
-  return client;
-}
-
-// POST and fail loudly on anything but 200: a benchmark of error replies measures nothing.
-std::string MustPost(httplib::Client& client, const char* path, const std::string& body,
-                     const httplib::Headers& headers = {}) {
-  httplib::Result result = client.Post(path, headers, body, "application/json");
-  if (!result) {
-    std::fprintf(stderr, "POST %s: %s\n", path, httplib::to_string(result.error()).c_str());
+// POST and fail loudly on anything but 200: a benchmark of error replies measures nothing. The reply is
+// valid until the client's next call.
+absl::string_view MustPost(KeepAliveClient& client, const char* path, absl::string_view body,
+                           const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+  const int status = client.Post(path, body, headers);
+  if (status < 0) {
+    std::fprintf(stderr, "POST %s: %s\n", path, client.error().c_str());
     std::exit(1);
   }
-  if (result->status != 200) {
-    std::fprintf(stderr, "POST %s: %d %s\n", path, result->status, result->body.substr(0, 300).c_str());
+  if (status != 200) {
+    std::fprintf(stderr, "POST %s: %d %s\n", path, status, std::string(client.reply().substr(0, 300)).c_str());
     std::exit(1);
   }
-  return std::move(result->body);
+  return client.reply();
 }
 
 // Teaches the server every node (a full-Nodes filter, in chunks) and reports the GPUs in use.
 void Prepare(Server& server, const Fleet& fleet) {
-  auto client = NewClient(server.port);
+  KeepAliveClient client(server.port);
   constexpr size_t kChunk = 500;
   for (size_t start = 0; start < fleet.names.size(); start += kChunk) {
     std::vector<size_t> which;
     for (size_t i = start; i < std::min(fleet.names.size(), start + kChunk); ++i) which.push_back(i);
-    MustPost(*client, "/filter", FullArgs(fleet.pod_json[0], fleet.node_json, which));
+    MustPost(client, "/filter", FullArgs(fleet.pod_json[0], fleet.node_json, which));
   }
-  const httplib::Headers auth = {{"Authorization", absl::StrCat("Bearer ", kAdminToken)}};
+  const std::vector<std::pair<std::string, std::string>> auth = {{"Authorization", absl::StrCat("Bearer ", kAdminToken)}};
   for (const Fleet::Report& report : fleet.in_use) {
     json body = {{"uid", report.uid}, {"namespace", "ml-research"}, {"name", report.uid}, {"node", report.node},
                  {"gpus", report.gpus}};
     if (!report.ids.empty()) body["gpuIds"] = report.ids;
-    MustPost(*client, "/admin/pods", body.dump(), auth);
+    MustPost(client, "/admin/pods", body.dump(), auth);
   }
 }
 
@@ -606,8 +598,8 @@ std::string Bytes(double b) {
 
 // The nodes that passed a filter: the candidates minus FailedNodes and FailedAndUnresolvableNodes.
 // Parsed without building the (possibly large) Nodes echo.
-std::vector<size_t> Passing(const std::string& reply, const std::vector<std::string>& names, const std::vector<size_t>& candidates) {
-  const json parsed = json::parse(reply, [](int depth, json::parse_event_t event, json& parsed) {
+std::vector<size_t> Passing(absl::string_view reply, const std::vector<std::string>& names, const std::vector<size_t>& candidates) {
+  const json parsed = json::parse(reply.begin(), reply.end(), [](int depth, json::parse_event_t event, json& parsed) {
     return !(depth == 1 && event == json::parse_event_t::key && parsed == "Nodes");
   });
   std::set<std::string> failed;
@@ -632,7 +624,7 @@ struct CycleRow {
 };
 
 CycleRow RunCycles(Server& server, const Fleet& fleet, int nodes, bool cache, int cycles) {
-  auto client = NewClient(server.port);
+  KeepAliveClient client(server.port);
   std::vector<size_t> candidates(static_cast<size_t>(nodes));
   for (size_t i = 0; i < candidates.size(); ++i) candidates[i] = i;
   std::string nodes_part;
@@ -646,12 +638,13 @@ CycleRow RunCycles(Server& server, const Fleet& fleet, int nodes, bool cache, in
     const std::string& pod = fleet.pod_json[static_cast<size_t>(c + warmup) % fleet.pod_json.size()];
     const std::string filter_body = args(pod, candidates);
     const Clock::time_point t0 = Clock::now();
-    const std::string filter_reply = MustPost(*client, "/filter", filter_body);
+    const absl::string_view filter_reply = MustPost(client, "/filter", filter_body);
     const Clock::time_point t1 = Clock::now();
+    const size_t filter_reply_size = filter_reply.size();
     const std::vector<size_t> passed = Passing(filter_reply, fleet.names, candidates);
     const std::string prio_body = args(pod, passed);
     const Clock::time_point t2 = Clock::now();
-    MustPost(*client, "/prioritize", prio_body);
+    MustPost(client, "/prioritize", prio_body);
     const Clock::time_point t3 = Clock::now();
     if (c < 0) continue;
     filter_ms.push_back(Ms(t1 - t0));
@@ -659,7 +652,7 @@ CycleRow RunCycles(Server& server, const Fleet& fleet, int nodes, bool cache, in
     pair_ms.push_back(Ms(t1 - t0) + Ms(t3 - t2));
     row.filter_bytes += static_cast<double>(filter_body.size()) / cycles;
     row.prioritize_bytes += static_cast<double>(prio_body.size()) / cycles;
-    row.filter_reply_bytes += static_cast<double>(filter_reply.size()) / cycles;
+    row.filter_reply_bytes += static_cast<double>(filter_reply_size) / cycles;
     row.passed += static_cast<double>(passed.size()) / cycles;
   }
   row.filter_p50 = Percentile(filter_ms, 50);
@@ -695,11 +688,11 @@ ThroughputRow RunThroughput(Server& server, const Fleet& fleet, bool cache, int 
   const Clock::time_point start = Clock::now();
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
-      auto client = NewClient(server.port);
+      KeepAliveClient client(server.port);
       std::vector<double>& mine = latencies[static_cast<size_t>(t)];
       for (size_t k = static_cast<size_t>(t); !stop.load(std::memory_order_relaxed); ++k) {
         const Clock::time_point t0 = Clock::now();
-        MustPost(*client, "/filter", bodies[k % bodies.size()]);
+        MustPost(client, "/filter", bodies[k % bodies.size()]);
         mine.push_back(Ms(Clock::now() - t0));
       }
     });
