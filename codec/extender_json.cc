@@ -1,5 +1,6 @@
 #include "codec/extender_json.h"
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -497,30 +498,54 @@ absl::StatusOr<ExtenderPreemptionArgs> ParsePreemptionArgs(absl::string_view bod
   return args;
 }
 
-std::string SerializeFilterResult(const ExtenderFilterResult& result) {
+EncodedFilterResult EncodeFilterResult(const ExtenderFilterResult& result) {
   Json out = Json::object();
   out["NodeNames"] = result.node_names ? Json(*result.node_names) : Json(nullptr);
   out["FailedNodes"] = result.failed_nodes;
   out["FailedAndUnresolvableNodes"] = result.failed_and_unresolvable_nodes;
   out["Error"] = result.error;
-  std::string text = out.dump(-1, ' ', false, Json::error_handler_t::replace);
-  // "Nodes" is written by hand, after the keys above as dump() would sort it, each passing node copied
-  // as the bytes kube-scheduler sent (a valid JSON object: ParseExtenderArgs checked it).
-  text.pop_back();  // the closing brace
-  if (result.nodes) {
-    size_t size = text.size() + 32;
-    for (absl::string_view raw : *result.nodes) size += raw.size() + 1;
-    text.reserve(size);
-    text.append(",\"Nodes\":{\"items\":[");
-    for (size_t i = 0; i < result.nodes->size(); ++i) {
-      if (i > 0) text.push_back(',');
-      const absl::string_view raw = (*result.nodes)[i];
-      text.append(raw.data(), raw.size());
-    }
-    text.append("],\"metadata\":{}}}");
-  } else {
-    text.append(",\"Nodes\":null}");
+  EncodedFilterResult encoded;
+  encoded.text = out.dump(-1, ' ', false, Json::error_handler_t::replace);
+  // "Nodes" is written by hand, after the keys above as dump() would sort it, each passing node as the bytes
+  // kube-scheduler sent (a valid JSON object: ParseExtenderArgs checked it).
+  encoded.text.pop_back();  // the closing brace
+  if (!result.nodes) {
+    encoded.text.append(",\"Nodes\":null}");
+    return encoded;
   }
+  encoded.text.append(",\"Nodes\":{\"items\":[");
+  encoded.nodes_at = encoded.text.size();
+  encoded.text.append("],\"metadata\":{}}}");
+  static constexpr absl::string_view kComma = ",";
+  for (absl::string_view raw : *result.nodes) {
+    if (encoded.nodes.empty()) {
+      encoded.nodes.push_back(raw);
+      continue;
+    }
+    absl::string_view& run = encoded.nodes.back();
+    // The views all point into the request's body, so `raw` starting one byte after the run's end means the
+    // byte between them is the body's separator. (Compared as integers: the pointer past that byte need
+    // not exist as a C++ pointer.)
+    const uintptr_t run_end = reinterpret_cast<uintptr_t>(run.data()) + run.size();
+    if (reinterpret_cast<uintptr_t>(raw.data()) == run_end + 1 && run.data()[run.size()] == ',') {
+      run = absl::string_view(run.data(), run.size() + 1 + raw.size());
+    } else {
+      encoded.nodes.push_back(kComma);
+      encoded.nodes.push_back(raw);
+    }
+  }
+  return encoded;
+}
+
+std::string SerializeFilterResult(const ExtenderFilterResult& result) {
+  const EncodedFilterResult encoded = EncodeFilterResult(result);
+  size_t size = encoded.text.size();
+  for (absl::string_view piece : encoded.nodes) size += piece.size();
+  std::string text;
+  text.reserve(size);
+  text.append(encoded.text, 0, encoded.nodes_at);
+  for (absl::string_view piece : encoded.nodes) text.append(piece.data(), piece.size());
+  text.append(encoded.text, encoded.nodes_at);
   return text;
 }
 
