@@ -81,6 +81,22 @@ TEST_CASE("ParseExtenderArgs calls malformed exactly what a JSON parser rejects"
   }
 }
 
+TEST_CASE("A node's bytes checked once are taken as checked; other bytes at the same resourceVersion are not",
+          "[extender_json]") {
+  const auto current = [](absl::string_view, absl::string_view) { return true; };
+  const auto body = [](const std::string& node) {
+    return std::string(R"({"Pod": )") + kPod + R"(, "Nodes": {"items": [)" + node + "]}}";
+  };
+  const std::string good = R"({"metadata": {"name": "memo-1", "resourceVersion": "9"}, "spec": {"x": [1, 2]}})";
+  const std::string bad = R"({"metadata": {"name": "memo-1", "resourceVersion": "9"}, "spec": {"x": [1,, 2]}})";
+  for (int round = 0; round < 2; ++round) {  // the second round finds `good` checked before
+    CAPTURE(round);
+    REQUIRE_OK(ParseExtenderArgs(body(good), current));
+    CHECK_STATUS(ParseExtenderArgs(body(bad), current), absl::StatusCode::kInvalidArgument,
+                 "ExtenderArgs: malformed JSON");
+  }
+}
+
 TEST_CASE("ParseExtenderArgs locates each node's bytes and decodes only the nodes not current",
           "[extender_json]") {
   const std::string n1 = Node("n1", "7"), n2 = Node("n2", "3");
