@@ -6,7 +6,9 @@
 //
 // Input (seeded, deterministic): 8-GPU nodes as an API server returns them (labels of a mix of
 // p4d.24xlarge, p5.48xlarge, g5.48xlarge and p3.16xlarge, GFD labels, annotations, taints, capacity,
-// 5 conditions, addresses, nodeInfo, 20 images; about 9 KB of JSON each), a share of their GPUs reported in
+// 5 conditions, addresses, nodeInfo, and --images images: 50 by default, the most kubelet reports
+// (--node-status-max-images), which a GPU node that has run many jobs reaches; about 16 KB of JSON each, 9 KB
+// with 20 images as in the figures before bench/RESULTS.md's "Moving the bytes"), a share of their GPUs reported in
 // use through POST /admin/pods, and pods of 1 container asking for 1/2/4/8 GPUs, some with
 // `topofit.io/min-link: NV` under `topofit.io/topology-policy: required`.
 //
@@ -19,7 +21,7 @@
 //     serialization; and the cost of learning nodes never seen (topology resolution).
 //
 //   extender_bench [--quick] [--iterations=N] [--duration=S] [--sizes=100,1000,5000] [--client-threads=4]
-//                  [--server-threads=8] [--in-use=0.45] [--seed=1] [--max-body-mb=256] [--no-breakdown]
+//                  [--server-threads=8] [--in-use=0.45] [--seed=1] [--max-body-mb=256] [--images=50] [--no-breakdown]
 //                  [--no-throughput] [--no-cycles]
 
 #include <algorithm>
@@ -81,7 +83,8 @@ struct Flags {
   int server_threads = 8;    // HttpServerOptions' default
   double in_use = 0.45;      // share of nodes with GPUs already held
   uint64_t seed = 1;
-  size_t max_body_mb = 256;  // the server's default (8 MiB) refuses ~900+ full nodes; see RESULTS.md
+  size_t max_body_mb = 256;  // the server's default (8 MiB) refuses ~500+ full nodes; see RESULTS.md
+  int images = 50;           // status.images per node
   bool breakdown = true;
   bool throughput = true;
   bool cycles = true;
@@ -125,6 +128,8 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       ok = absl::SimpleAtod(*v, &flags.in_use) && flags.in_use >= 0 && flags.in_use <= 1;
     } else if (auto v = value("--seed")) {
       ok = absl::SimpleAtoi(*v, &flags.seed);
+    } else if (auto v = value("--images")) {
+      ok = absl::SimpleAtoi(*v, &flags.images) && flags.images >= 0;
     } else if (auto v = value("--max-body-mb")) {
       ok = absl::SimpleAtoi(*v, &flags.max_body_mb) && flags.max_body_mb > 0;
     } else {
@@ -193,6 +198,13 @@ constexpr const char* kImages[] = {
     "ml-registry.example.com/research/llm-trainer",
     "ml-registry.example.com/research/data-loader",
 };
+// Past kImages, a node that has run many jobs keeps several versions of the training images.
+constexpr const char* kJobImages[] = {
+    "nvcr.io/nvidia/pytorch",
+    "ml-registry.example.com/research/llm-trainer",
+    "ml-registry.example.com/research/data-loader",
+    "ml-registry.example.com/research/eval-harness",
+};
 
 std::string Hex(std::mt19937_64& rng, int digits) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -224,7 +236,7 @@ json Condition(const char* type, const char* status, const char* reason, const c
 }
 
 // A v1.Node as the API server returns it (managedFields omitted: kube-scheduler's informers trim them).
-json MakeNode(std::mt19937_64& rng, int index, const InstanceType& type, std::string& name) {
+json MakeNode(std::mt19937_64& rng, int index, const InstanceType& type, int image_count, std::string& name) {
   const int a = 16 + index / 65536, b = (index / 256) % 256, c = index % 256;
   const std::string ip = absl::StrCat("10.", a, ".", b, ".", c);
   name = absl::StrCat("ip-10-", a, "-", b, "-", c, ".us-west-2.compute.internal");
@@ -308,7 +320,8 @@ json MakeNode(std::mt19937_64& rng, int index, const InstanceType& type, std::st
                 {"vpc.amazonaws.com/efa", type.efa}};
   };
   json images = json::array();
-  for (const char* image : kImages) {
+  for (size_t i = 0; i < static_cast<size_t>(image_count); ++i) {
+    const char* image = i < std::size(kImages) ? kImages[i] : kJobImages[i % std::size(kJobImages)];
     const std::string tag = absl::StrCat("v", 1 + rng() % 3, ".", rng() % 20, ".", rng() % 10);
     images.push_back({{"names", {absl::StrCat(image, "@sha256:", Hex(rng, 64)), absl::StrCat(image, ":", tag)}},
                       {"sizeBytes", 20000000 + rng() % 9000000000ULL}});
@@ -438,7 +451,7 @@ Fleet MakeFleet(const Flags& flags, int nodes) {
   for (int i = 0; i < nodes; ++i) {
     std::string name;
     const InstanceType& type = PickType(rng);
-    fleet.node_json.push_back(MakeNode(rng, i, type, name).dump());
+    fleet.node_json.push_back(MakeNode(rng, i, type, flags.images, name).dump());
     fleet.names.push_back(std::move(name));
     if (static_cast<double>(rng() % 10000) < flags.in_use * 10000) {
       // One or two pods holding 1, 2 or 4 GPUs; most report their ids, some only a count.
@@ -841,9 +854,9 @@ int Main(int argc, char** argv) {
   double node_bytes = 0, pod_bytes = 0;
   for (const std::string& n : fleet.node_json) node_bytes += static_cast<double>(n.size());
   for (const std::string& p : fleet.pod_json) pod_bytes += static_cast<double>(p.size());
-  std::printf("Input: %d nodes of %.0f bytes of JSON on average (8 GPUs each), %zu pods reported holding GPUs "
-              "(in-use share %.2f), pods of %.0f bytes on average; seed %llu; server threads %d, body limit %zu MiB.\n",
-              max_nodes, node_bytes / max_nodes, fleet.in_use.size(), flags.in_use,
+  std::printf("Input: %d nodes of %.0f bytes of JSON on average (8 GPUs, %d images each), %zu pods reported holding "
+              "GPUs (in-use share %.2f), pods of %.0f bytes on average; seed %llu; server threads %d, body limit %zu MiB.\n",
+              max_nodes, node_bytes / max_nodes, flags.images, fleet.in_use.size(), flags.in_use,
               pod_bytes / static_cast<double>(fleet.pod_json.size()), static_cast<unsigned long long>(flags.seed),
               flags.server_threads, flags.max_body_mb);
 
