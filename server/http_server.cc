@@ -48,11 +48,44 @@ constexpr size_t kBodyPadding = 64;
 constexpr size_t kDirectReadMinBytes = 256 << 10;
 constexpr size_t kDirectReadBytes = 1 << 20;
 
-// The body buffer of the request this thread serves, kept between requests: reading a 40 MiB body into
-// fresh memory costs a page fault per 4 KiB page (~20 us each on the bench VM), more than moving the bytes.
-// Each serving thread keeps at most its largest body so far (max_body_bytes + kBodyPadding). Its size is
-// kept too (stale bytes), so that a direct read grows it without zero-filling what it overwrites.
-thread_local std::string t_body_buffer;
+// Request body buffers kept by the serving threads between requests: reading a 40 MiB body into fresh memory
+// costs a page fault per 4 KiB page (~20 us each on the bench VM), more than moving the bytes. A thread
+// keeps its last buffer while all the server's kept buffers stay within `limit` bytes: two of the largest
+// bodies, as kube-scheduler's filter and prioritize calls come on one or two connections at a time. A kept
+// buffer keeps its size too (stale bytes), so that a direct read grows it without zero-filling what it
+// overwrites.
+class KeptBodies {
+ public:
+  explicit KeptBodies(size_t limit) : limit_(limit) {}
+
+  // This thread's kept buffer, or an empty one.
+  std::string Take() {
+    kept_bytes_ -= t_kept.counted;
+    t_kept.counted = 0;
+    return std::move(t_kept.buffer);
+  }
+  // Keeps `buffer` for this thread's next request if the limit allows, else frees it.
+  void Keep(std::string buffer) {
+    const size_t bytes = buffer.capacity();
+    if (kept_bytes_.fetch_add(bytes) + bytes > limit_) {
+      kept_bytes_ -= bytes;
+      return;
+    }
+    t_kept.buffer = std::move(buffer);
+    t_kept.counted = bytes;
+  }
+
+ private:
+  struct Kept {
+    std::string buffer;
+    size_t counted = 0;  // bytes of kept_bytes_ it stands for
+  };
+  static thread_local Kept t_kept;  // a serving thread belongs to one server
+
+  const size_t limit_;
+  std::atomic<size_t> kept_bytes_{0};
+};
+thread_local KeptBodies::Kept KeptBodies::t_kept;
 
 
 // 0.5 ms .. 10 s: extender calls take about a millisecond; anything near kube-scheduler's 30 s extender
@@ -205,8 +238,9 @@ void FillRequest(const httplib::Request& req, HttpRequest& out) {
 
 // Writes `out` (its body with `spliced` at splice_at) as the response's content, each piece as it lies;
 // `request`, whose body the pieces may view, is kept until httplib has written them and then gives its
-// body buffer back to this thread (httplib writes and releases on the thread that served the request).
-void SetSplicedContent(HttpResponse out, std::shared_ptr<HttpRequest> request, httplib::Response& res) {
+// body buffer back to `bodies` (httplib writes and releases on the thread that served the request).
+void SetSplicedContent(HttpResponse out, std::shared_ptr<HttpRequest> request, KeptBodies& bodies,
+                       httplib::Response& res) {
   auto pieces = std::make_shared<std::vector<absl::string_view>>();
   auto owned = std::make_shared<std::string>(std::move(out.body));
   const absl::string_view text = *owned;
@@ -232,7 +266,7 @@ void SetSplicedContent(HttpResponse out, std::shared_ptr<HttpRequest> request, h
         }
         return true;
       },
-      [request](bool) { t_body_buffer = std::move(request->body); });
+      [request, &bodies](bool) { bodies.Keep(std::move(request->body)); });
 }
 
 }  // namespace
@@ -272,11 +306,14 @@ HttpMetrics HttpMetrics::Create(MetricsRegistry& registry) {
 }
 
 struct HttpServer::Impl {
+  explicit Impl(size_t max_body_bytes) : bodies(2 * (max_body_bytes + kBodyPadding)) {}
+
   std::unique_ptr<httplib::Server> server;
   std::atomic<bool> listen_returned{false};
   int port = 0;
+  KeptBodies bodies;
 
-  // Reads the request body into `body` (a kept buffer, see t_body_buffer), at most options.max_body_bytes.
+  // Reads the request body into `body` (a kept buffer, see KeptBodies), at most options.max_body_bytes.
   // Returns 0 when read, else the status to answer.
   int ReadBody(const httplib::Request& req, const httplib::ContentReader& reader, const HttpServerOptions& options,
                std::string& body) const {
@@ -337,7 +374,7 @@ struct HttpServer::Impl {
 };
 
 HttpServer::HttpServer(const HttpServerOptions& options, MetricsRegistry& registry)
-    : options_(options), metrics_(HttpMetrics::Create(registry)), impl_(std::make_unique<Impl>()) {}
+    : options_(options), metrics_(HttpMetrics::Create(registry)), impl_(std::make_unique<Impl>(options.max_body_bytes)) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -416,7 +453,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerO
     const std::string route_label = route != nullptr ? route->pattern : "unmatched";
     // Shared: a response that splices in bytes of the request keeps it until the response is written.
     auto request = std::make_shared<HttpRequest>();
-    request->body = std::move(t_body_buffer);
+    request->body = s->impl_->bodies.Take();
     if (!reader) request->body.clear();
     const int body_status = reader ? s->impl_->ReadBody(req, *reader, s->options_, request->body) : 0;
     const bool body_read = reader ? body_status == 0 : !HasBody(req);  // httplib never reads a GET body
@@ -456,9 +493,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerO
     res.status = out.status;
     if (out.spliced.empty()) {
       res.set_content(std::move(out.body), out.content_type);
-      t_body_buffer = std::move(request->body);
+      s->impl_->bodies.Keep(std::move(request->body));
     } else {
-      SetSplicedContent(std::move(out), request, res);
+      SetSplicedContent(std::move(out), request, s->impl_->bodies, res);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     s->metrics_.requests.Inc({s->options_.name, route_label, std::to_string(out.status)});

@@ -6,9 +6,10 @@
 //   - a body limit that answers 413 without reading (or buffering) the rest of the body, for
 //     Content-Length and chunked bodies alike, and then closes the connection;
 //   - per-route request counts and latency (HttpMetrics);
-//   - large bodies moved at the speed of the machine (bench/RESULTS.md): a body buffer kept per serving
-//     thread, large plain-HTTP bodies read in large reads rather than httplib's 4 KiB ones, and replies
-//     that splice in bytes of the request (HttpResponse::spliced) written without joining them;
+//   - large bodies moved at the speed of the machine (bench/RESULTS.md): body buffers kept between
+//     requests (up to twice max_body_bytes in all), large plain-HTTP bodies read in large reads rather than
+//     httplib's 4 KiB ones, and replies that splice in bytes of the request (HttpResponse::spliced) written
+//     without joining them;
 //   - Start() that reports a bind error and Stop() that lets in-flight requests finish.
 //
 // httplib stays out of this header so callers depend only on these types.
