@@ -1,11 +1,14 @@
 // The scheduler extender measured over HTTP, as kube-scheduler drives it: the real server (the routes of
 // scheduler/extender_http.h over server/http_server.h) stands up in-process on 127.0.0.1 and is driven by
-// httplib clients on keep-alive connections from their own threads. Not Google Benchmark: the unit is an
+// bench/http_client.h's clients (Go-like: large reads into a kept buffer) on keep-alive connections from
+// their own threads. Not Google Benchmark: the unit is an
 // HTTP exchange with a server that has its own threads, and the output is a latency distribution.
 //
 // Input (seeded, deterministic): 8-GPU nodes as an API server returns them (labels of a mix of
 // p4d.24xlarge, p5.48xlarge, g5.48xlarge and p3.16xlarge, GFD labels, annotations, taints, capacity,
-// 5 conditions, addresses, nodeInfo, 20 images; about 9 KB of JSON each), a share of their GPUs reported in
+// 5 conditions, addresses, nodeInfo, and --images images: 50 by default, the most kubelet reports
+// (--node-status-max-images), which a GPU node that has run many jobs reaches; about 16 KB of JSON each, 9 KB
+// with 20 images as in the figures before bench/RESULTS.md's "Moving the bytes"), a share of their GPUs reported in
 // use through POST /admin/pods, and pods of 1 container asking for 1/2/4/8 GPUs, some with
 // `topofit.io/min-link: NV` under `topofit.io/topology-policy: required`.
 //
@@ -18,7 +21,7 @@
 //     serialization; and the cost of learning nodes never seen (topology resolution).
 //
 //   extender_bench [--quick] [--iterations=N] [--duration=S] [--sizes=100,1000,5000] [--client-threads=4]
-//                  [--server-threads=8] [--in-use=0.45] [--seed=1] [--max-body-mb=256] [--no-breakdown]
+//                  [--server-threads=8] [--in-use=0.45] [--seed=1] [--max-body-mb=256] [--images=50] [--no-breakdown]
 //                  [--no-throughput] [--no-cycles]
 
 #include <algorithm>
@@ -36,7 +39,6 @@
 #include <thread>
 #include <vector>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
@@ -50,6 +52,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "bench/http_client.h"
 #include "codec/extender_json.h"
 #include "ledger/ledger.h"
 #include "scheduler/extender.h"
@@ -80,7 +83,8 @@ struct Flags {
   int server_threads = 8;    // HttpServerOptions' default
   double in_use = 0.45;      // share of nodes with GPUs already held
   uint64_t seed = 1;
-  size_t max_body_mb = 256;  // the server's default (8 MiB) refuses ~900+ full nodes; see RESULTS.md
+  size_t max_body_mb = 256;  // the server's default (8 MiB) refuses ~500+ full nodes; see RESULTS.md
+  int images = 50;           // status.images per node
   bool breakdown = true;
   bool throughput = true;
   bool cycles = true;
@@ -124,6 +128,8 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       ok = absl::SimpleAtod(*v, &flags.in_use) && flags.in_use >= 0 && flags.in_use <= 1;
     } else if (auto v = value("--seed")) {
       ok = absl::SimpleAtoi(*v, &flags.seed);
+    } else if (auto v = value("--images")) {
+      ok = absl::SimpleAtoi(*v, &flags.images) && flags.images >= 0;
     } else if (auto v = value("--max-body-mb")) {
       ok = absl::SimpleAtoi(*v, &flags.max_body_mb) && flags.max_body_mb > 0;
     } else {
@@ -192,6 +198,13 @@ constexpr const char* kImages[] = {
     "ml-registry.example.com/research/llm-trainer",
     "ml-registry.example.com/research/data-loader",
 };
+// Past kImages, a node that has run many jobs keeps several versions of the training images.
+constexpr const char* kJobImages[] = {
+    "nvcr.io/nvidia/pytorch",
+    "ml-registry.example.com/research/llm-trainer",
+    "ml-registry.example.com/research/data-loader",
+    "ml-registry.example.com/research/eval-harness",
+};
 
 std::string Hex(std::mt19937_64& rng, int digits) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -223,7 +236,7 @@ json Condition(const char* type, const char* status, const char* reason, const c
 }
 
 // A v1.Node as the API server returns it (managedFields omitted: kube-scheduler's informers trim them).
-json MakeNode(std::mt19937_64& rng, int index, const InstanceType& type, std::string& name) {
+json MakeNode(std::mt19937_64& rng, int index, const InstanceType& type, int image_count, std::string& name) {
   const int a = 16 + index / 65536, b = (index / 256) % 256, c = index % 256;
   const std::string ip = absl::StrCat("10.", a, ".", b, ".", c);
   name = absl::StrCat("ip-10-", a, "-", b, "-", c, ".us-west-2.compute.internal");
@@ -307,7 +320,8 @@ json MakeNode(std::mt19937_64& rng, int index, const InstanceType& type, std::st
                 {"vpc.amazonaws.com/efa", type.efa}};
   };
   json images = json::array();
-  for (const char* image : kImages) {
+  for (size_t i = 0; i < static_cast<size_t>(image_count); ++i) {
+    const char* image = i < std::size(kImages) ? kImages[i] : kJobImages[i % std::size(kJobImages)];
     const std::string tag = absl::StrCat("v", 1 + rng() % 3, ".", rng() % 20, ".", rng() % 10);
     images.push_back({{"names", {absl::StrCat(image, "@sha256:", Hex(rng, 64)), absl::StrCat(image, ":", tag)}},
                       {"sizeBytes", 20000000 + rng() % 9000000000ULL}});
@@ -437,7 +451,7 @@ Fleet MakeFleet(const Flags& flags, int nodes) {
   for (int i = 0; i < nodes; ++i) {
     std::string name;
     const InstanceType& type = PickType(rng);
-    fleet.node_json.push_back(MakeNode(rng, i, type, name).dump());
+    fleet.node_json.push_back(MakeNode(rng, i, type, flags.images, name).dump());
     fleet.names.push_back(std::move(name));
     if (static_cast<double>(rng() % 10000) < flags.in_use * 10000) {
       // One or two pods holding 1, 2 or 4 GPUs; most report their ids, some only a count.
@@ -542,46 +556,37 @@ struct Server {
   }
 };
 
-std::unique_ptr<httplib::Client> NewClient(int port) {
-  auto client = std::make_unique<httplib::Client>("127.0.0.1", port);
-  client->set_keep_alive(true);
-  client->set_tcp_nodelay(true);  // as Go's net/http (kube-scheduler) does
-  client->set_connection_timeout(5, 0);
-  client->set_read_timeout(300, 0);
-  client->set_write_timeout(300, 0);
-  return client;
-}
-
-// POST and fail loudly on anything but 200: a benchmark of error replies measures nothing.
-std::string MustPost(httplib::Client& client, const char* path, const std::string& body,
-                     const httplib::Headers& headers = {}) {
-  httplib::Result result = client.Post(path, headers, body, "application/json");
-  if (!result) {
-    std::fprintf(stderr, "POST %s: %s\n", path, httplib::to_string(result.error()).c_str());
+// POST and fail loudly on anything but 200: a benchmark of error replies measures nothing. The reply is
+// valid until the client's next call.
+absl::string_view MustPost(KeepAliveClient& client, const char* path, absl::string_view body,
+                           const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+  const int status = client.Post(path, body, headers);
+  if (status < 0) {
+    std::fprintf(stderr, "POST %s: %s\n", path, client.error().c_str());
     std::exit(1);
   }
-  if (result->status != 200) {
-    std::fprintf(stderr, "POST %s: %d %s\n", path, result->status, result->body.substr(0, 300).c_str());
+  if (status != 200) {
+    std::fprintf(stderr, "POST %s: %d %s\n", path, status, std::string(client.reply().substr(0, 300)).c_str());
     std::exit(1);
   }
-  return std::move(result->body);
+  return client.reply();
 }
 
 // Teaches the server every node (a full-Nodes filter, in chunks) and reports the GPUs in use.
 void Prepare(Server& server, const Fleet& fleet) {
-  auto client = NewClient(server.port);
+  KeepAliveClient client(server.port);
   constexpr size_t kChunk = 500;
   for (size_t start = 0; start < fleet.names.size(); start += kChunk) {
     std::vector<size_t> which;
     for (size_t i = start; i < std::min(fleet.names.size(), start + kChunk); ++i) which.push_back(i);
-    MustPost(*client, "/filter", FullArgs(fleet.pod_json[0], fleet.node_json, which));
+    MustPost(client, "/filter", FullArgs(fleet.pod_json[0], fleet.node_json, which));
   }
-  const httplib::Headers auth = {{"Authorization", absl::StrCat("Bearer ", kAdminToken)}};
+  const std::vector<std::pair<std::string, std::string>> auth = {{"Authorization", absl::StrCat("Bearer ", kAdminToken)}};
   for (const Fleet::Report& report : fleet.in_use) {
     json body = {{"uid", report.uid}, {"namespace", "ml-research"}, {"name", report.uid}, {"node", report.node},
                  {"gpus", report.gpus}};
     if (!report.ids.empty()) body["gpuIds"] = report.ids;
-    MustPost(*client, "/admin/pods", body.dump(), auth);
+    MustPost(client, "/admin/pods", body.dump(), auth);
   }
 }
 
@@ -596,6 +601,19 @@ double Percentile(std::vector<double> v, double p) {
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
+double CpuMs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+double ThreadCpuMs() { return CpuMs(CLOCK_THREAD_CPUTIME_ID); }
+// CPU time from a mark on: OthersMs() is what the rest of the process (the server, while this thread waits
+// on its call) used since. On a loaded machine wall time is mostly waiting for a core; this is not.
+struct CpuMark {
+  double process = CpuMs(CLOCK_PROCESS_CPUTIME_ID), thread = ThreadCpuMs();
+  double OthersMs() const { return (CpuMs(CLOCK_PROCESS_CPUTIME_ID) - process) - (ThreadCpuMs() - thread); }
+};
+
 std::string Bytes(double b) {
   if (b >= 1 << 20) return absl::StrFormat("%.1f MiB", b / (1 << 20));
   if (b >= 1 << 10) return absl::StrFormat("%.1f KiB", b / (1 << 10));
@@ -606,8 +624,8 @@ std::string Bytes(double b) {
 
 // The nodes that passed a filter: the candidates minus FailedNodes and FailedAndUnresolvableNodes.
 // Parsed without building the (possibly large) Nodes echo.
-std::vector<size_t> Passing(const std::string& reply, const std::vector<std::string>& names, const std::vector<size_t>& candidates) {
-  const json parsed = json::parse(reply, [](int depth, json::parse_event_t event, json& parsed) {
+std::vector<size_t> Passing(absl::string_view reply, const std::vector<std::string>& names, const std::vector<size_t>& candidates) {
+  const json parsed = json::parse(reply.begin(), reply.end(), [](int depth, json::parse_event_t event, json& parsed) {
     return !(depth == 1 && event == json::parse_event_t::key && parsed == "Nodes");
   });
   std::set<std::string> failed;
@@ -629,10 +647,11 @@ struct CycleRow {
   int cycles = 0;
   double filter_bytes = 0, prioritize_bytes = 0, filter_reply_bytes = 0, passed = 0;
   double filter_p50 = 0, filter_p99 = 0, prio_p50 = 0, prio_p99 = 0, pair_p50 = 0, pair_p99 = 0;
+  double pair_server_cpu_p50 = 0;  // ms of CPU the server used for the pair (user + system)
 };
 
 CycleRow RunCycles(Server& server, const Fleet& fleet, int nodes, bool cache, int cycles) {
-  auto client = NewClient(server.port);
+  KeepAliveClient client(server.port);
   std::vector<size_t> candidates(static_cast<size_t>(nodes));
   for (size_t i = 0; i < candidates.size(); ++i) candidates[i] = i;
   std::string nodes_part;
@@ -640,26 +659,32 @@ CycleRow RunCycles(Server& server, const Fleet& fleet, int nodes, bool cache, in
     return cache ? NameArgs(pod, fleet.names, which) : FullArgs(pod, fleet.node_json, which);
   };
   CycleRow row{nodes, cache, cycles};
-  std::vector<double> filter_ms, prio_ms, pair_ms;
+  std::vector<double> filter_ms, prio_ms, pair_ms, server_cpu_ms;
   const int warmup = 2;
   for (int c = -warmup; c < cycles; ++c) {
     const std::string& pod = fleet.pod_json[static_cast<size_t>(c + warmup) % fleet.pod_json.size()];
     const std::string filter_body = args(pod, candidates);
+    const CpuMark filter_cpu;
     const Clock::time_point t0 = Clock::now();
-    const std::string filter_reply = MustPost(*client, "/filter", filter_body);
+    const absl::string_view filter_reply = MustPost(client, "/filter", filter_body);
     const Clock::time_point t1 = Clock::now();
+    const double filter_server_cpu = filter_cpu.OthersMs();
+    const size_t filter_reply_size = filter_reply.size();
     const std::vector<size_t> passed = Passing(filter_reply, fleet.names, candidates);
     const std::string prio_body = args(pod, passed);
+    const CpuMark prio_cpu;
     const Clock::time_point t2 = Clock::now();
-    MustPost(*client, "/prioritize", prio_body);
+    MustPost(client, "/prioritize", prio_body);
     const Clock::time_point t3 = Clock::now();
+    const double prio_server_cpu = prio_cpu.OthersMs();
     if (c < 0) continue;
+    server_cpu_ms.push_back(filter_server_cpu + prio_server_cpu);
     filter_ms.push_back(Ms(t1 - t0));
     prio_ms.push_back(Ms(t3 - t2));
     pair_ms.push_back(Ms(t1 - t0) + Ms(t3 - t2));
     row.filter_bytes += static_cast<double>(filter_body.size()) / cycles;
     row.prioritize_bytes += static_cast<double>(prio_body.size()) / cycles;
-    row.filter_reply_bytes += static_cast<double>(filter_reply.size()) / cycles;
+    row.filter_reply_bytes += static_cast<double>(filter_reply_size) / cycles;
     row.passed += static_cast<double>(passed.size()) / cycles;
   }
   row.filter_p50 = Percentile(filter_ms, 50);
@@ -668,6 +693,7 @@ CycleRow RunCycles(Server& server, const Fleet& fleet, int nodes, bool cache, in
   row.prio_p99 = Percentile(prio_ms, 99);
   row.pair_p50 = Percentile(pair_ms, 50);
   row.pair_p99 = Percentile(pair_ms, 99);
+  row.pair_server_cpu_p50 = Percentile(server_cpu_ms, 50);
   return row;
 }
 
@@ -695,11 +721,11 @@ ThroughputRow RunThroughput(Server& server, const Fleet& fleet, bool cache, int 
   const Clock::time_point start = Clock::now();
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
-      auto client = NewClient(server.port);
+      KeepAliveClient client(server.port);
       std::vector<double>& mine = latencies[static_cast<size_t>(t)];
       for (size_t k = static_cast<size_t>(t); !stop.load(std::memory_order_relaxed); ++k) {
         const Clock::time_point t0 = Clock::now();
-        MustPost(*client, "/filter", bodies[k % bodies.size()]);
+        MustPost(client, "/filter", bodies[k % bodies.size()]);
         mine.push_back(Ms(Clock::now() - t0));
       }
     });
@@ -717,12 +743,6 @@ ThroughputRow RunThroughput(Server& server, const Fleet& fleet, bool cache, int 
 }
 
 // ---------------------------------------------------------------------------------------- breakdown
-
-double ThreadCpuMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
 
 // Median wall-clock and median CPU milliseconds of `reps` runs of `f` on this thread. On a shared machine
 // the CPU time is the figure that does not depend on the load.
@@ -751,7 +771,7 @@ void Keep(const T& value) {
 void PrintBreakdown(const Flags& flags, Server& server, const Fleet& fleet) {
   std::printf("\n### In-process breakdown of one full-Nodes request (no HTTP): median wall ms (median CPU ms)\n\n");
   std::printf("| nodes | body | nlohmann parse (reference) | ParseArgs, nodes known | ParseArgs, nodes new | Filter | "
-              "SerializeFilterResult | ~ExtenderArgs | Prioritize + serialize | filter path total |\n"
+              "EncodeFilterResult | ~ExtenderArgs | Prioritize + serialize | filter path total |\n"
               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int nodes : flags.sizes) {
     std::vector<size_t> which(static_cast<size_t>(nodes));
@@ -787,7 +807,7 @@ void PrintBreakdown(const Flags& flags, Server& server, const Fleet& fleet) {
     const codec::ExtenderArgs args = *server.extender.ParseArgs(body);
     const Timing filter = MedianMs(reps, [&] { Keep(server.extender.Filter(args)); });
     const codec::ExtenderFilterResult result = *server.extender.Filter(args);
-    const Timing serialize = MedianMs(reps, [&] { Keep(codec::SerializeFilterResult(result)); });
+    const Timing serialize = MedianMs(reps, [&] { Keep(codec::EncodeFilterResult(result)); });
     const Timing prioritize = MedianMs(reps, [&] {
       Keep(codec::SerializeHostPriorityList(*server.extender.Prioritize(args)));
     });
@@ -848,9 +868,9 @@ int Main(int argc, char** argv) {
   double node_bytes = 0, pod_bytes = 0;
   for (const std::string& n : fleet.node_json) node_bytes += static_cast<double>(n.size());
   for (const std::string& p : fleet.pod_json) pod_bytes += static_cast<double>(p.size());
-  std::printf("Input: %d nodes of %.0f bytes of JSON on average (8 GPUs each), %zu pods reported holding GPUs "
-              "(in-use share %.2f), pods of %.0f bytes on average; seed %llu; server threads %d, body limit %zu MiB.\n",
-              max_nodes, node_bytes / max_nodes, fleet.in_use.size(), flags.in_use,
+  std::printf("Input: %d nodes of %.0f bytes of JSON on average (8 GPUs, %d images each), %zu pods reported holding "
+              "GPUs (in-use share %.2f), pods of %.0f bytes on average; seed %llu; server threads %d, body limit %zu MiB.\n",
+              max_nodes, node_bytes / max_nodes, flags.images, fleet.in_use.size(), flags.in_use,
               pod_bytes / static_cast<double>(fleet.pod_json.size()), static_cast<unsigned long long>(flags.seed),
               flags.server_threads, flags.max_body_mb);
 
@@ -860,15 +880,15 @@ int Main(int argc, char** argv) {
   if (flags.cycles) {
     std::printf("\n### Scheduling cycles: one /filter then one /prioritize (ms per HTTP call, client-measured)\n\n");
     std::printf("| nodes | mode | cycles | filter req | passed | filter reply | prioritize req | filter p50 | filter p99 | "
-                "prioritize p50 | prioritize p99 | pair p50 | pair p99 |\n"
-                "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                "prioritize p50 | prioritize p99 | pair p50 | pair p99 | pair server CPU p50 |\n"
+                "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int nodes : flags.sizes) {
       for (bool cache : {false, true}) {
         const CycleRow r = RunCycles(server, fleet, nodes, cache, CyclesFor(flags, nodes));
-        std::printf("| %d | %s | %d | %s | %.0f | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r.nodes,
+        std::printf("| %d | %s | %d | %s | %.0f | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r.nodes,
                     r.cache ? "NodeNames" : "Nodes", r.cycles, Bytes(r.filter_bytes).c_str(), r.passed,
                     Bytes(r.filter_reply_bytes).c_str(), Bytes(r.prioritize_bytes).c_str(), r.filter_p50, r.filter_p99,
-                    r.prio_p50, r.prio_p99, r.pair_p50, r.pair_p99);
+                    r.prio_p50, r.prio_p99, r.pair_p50, r.pair_p99, r.pair_server_cpu_p50);
         std::fflush(stdout);
       }
     }

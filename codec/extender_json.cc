@@ -1,11 +1,15 @@
 #include "codec/extender_json.h"
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include <simdjson.h>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -91,10 +95,11 @@ absl::StatusOr<MetaVictims> ReadVictims(const Json& entry, const std::string& pa
 //
 // ExtenderArgs with full Nodes is large (about 9 KB per node, 44 MiB for 5,000) and mostly read for
 // nothing: kube-scheduler sends the same nodes every cycle, and the reply echoes the passing ones. So it
-// is not parsed into a document. One simdjson On-Demand pass over the body checks every value (as a DOM
-// parser would: a malformed value anywhere is an error) and records where the Pod and each node lie, and
-// each node's metadata.name and resourceVersion. Then the Pod, and each node the caller does not already
-// hold at that resourceVersion, are decoded from their own bytes by the one decoder (kube_json.h).
+// is not parsed into a document. One simdjson On-Demand pass over the body checks every value outside the
+// nodes (as a DOM parser would: a malformed value anywhere is an error) and records where the Pod and each
+// node lie, and each node's metadata.name and resourceVersion; each node's bytes are then checked on their
+// own unless the same bytes were checked before (CheckedNodes). Then the Pod, and each node the caller does
+// not already hold at that resourceVersion, are decoded from their own bytes by the one decoder (kube_json.h).
 
 namespace od = simdjson::ondemand;
 
@@ -214,20 +219,22 @@ simdjson::error_code ReadLenientString(od::value& value, std::optional<std::stri
 
 struct NodeItem {
   std::string_view span;
+  bool checked = false;  // every value checked by the walk (not an object); else CheckNodes checks it
   std::optional<std::string> name;  // nullopt: not a string
   std::optional<std::string> resource_version;
 };
 
-// One element of Nodes.items: its span, and metadata.name / resourceVersion if they are strings.
+// One element of Nodes.items: its span, and metadata.name / resourceVersion if they are strings. The other
+// values of an object are skipped, not checked: CheckNodes checks the span afterwards.
 simdjson::error_code WalkNode(od::document& doc, od::value& value, NodeItem* item) {
   item->name = item->resource_version = std::string();
   const auto metadata_field = [&](std::string_view key, od::value& child) {
     return key == "name"              ? ReadLenientString(child, &item->name)
            : key == "resourceVersion" ? ReadLenientString(child, &item->resource_version)
-                                      : Check(child);
+                                      : simdjson::SUCCESS;
   };
   const auto node_field = [&](std::string_view key, od::value& child) -> simdjson::error_code {
-    if (key != "metadata") return Check(child);
+    if (key != "metadata") return simdjson::SUCCESS;
     item->name = item->resource_version = std::string();
     od::json_type type;
     if (simdjson::error_code e = child.type().get(type)) return e;
@@ -238,7 +245,9 @@ simdjson::error_code WalkNode(od::document& doc, od::value& value, NodeItem* ite
   return Span(doc, value, &item->span, [&]() -> simdjson::error_code {
     od::json_type type;
     if (simdjson::error_code e = value.type().get(type)) return e;
-    return type == od::json_type::object ? ForEachField(value, node_field) : Check(value);
+    if (type == od::json_type::object) return ForEachField(value, node_field);
+    item->checked = true;
+    return Check(value);
   });
 }
 
@@ -385,6 +394,65 @@ class ParserLease {
   std::unique_ptr<od::parser> own_;
 };
 
+// Node objects already checked, by the hash of their bytes. kube-scheduler sends the same nodes every cycle
+// (and the ones that passed the filter again to prioritize), and checking every value of 5,000 nodes was
+// most of a request's parse; hashing the bytes costs a fraction of it. Bytes that hash like bytes checked
+// before are taken as checked: absl::Hash is seeded per process, so a request cannot be made to collide.
+// Cleared when full, so it holds the nodes of recent requests.
+class CheckedNodes {
+ public:
+  static CheckedNodes& Get() {
+    static CheckedNodes* checked = new CheckedNodes();  // never destroyed: threads may parse during exit
+    return *checked;
+  }
+  // Whether each of `hashes` was checked before, under one lock.
+  std::vector<bool> Contains(const std::vector<size_t>& hashes) {
+    std::vector<bool> out(hashes.size());
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < hashes.size(); ++i) out[i] = hashes_.contains(hashes[i]);
+    return out;
+  }
+  void Insert(const std::vector<size_t>& hashes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (hashes_.size() + hashes.size() > kMaxNodes) hashes_.clear();
+    hashes_.insert(hashes.begin(), hashes.end());
+  }
+
+ private:
+  static constexpr size_t kMaxNodes = 1 << 18;  // versions of nodes; 8 bytes each
+  std::mutex mu_;
+  absl::flat_hash_set<size_t> hashes_;
+};
+
+// Whether `span`, which lies in `padded`, is one JSON value with nothing after it. Reuses the parser that
+// walked `padded` (its document is gone by then).
+bool CheckAlone(od::parser& parser, const simdjson::padded_string_view& padded, std::string_view span) {
+  const size_t offset = static_cast<size_t>(span.data() - padded.data());
+  od::document doc;
+  if (parser.iterate(simdjson::padded_string_view(span.data(), span.size(), padded.capacity() - offset)).get(doc)) {
+    return false;
+  }
+  od::value value;
+  if (doc.get_value().get(value) || Check(value)) return false;
+  return doc.current_location().error() == simdjson::OUT_OF_BOUNDS;
+}
+
+// Checks the nodes WalkNode only located, each whose bytes were not checked before.
+bool CheckNodes(od::parser& parser, const simdjson::padded_string_view& padded, const std::vector<NodeItem>& items) {
+  std::vector<size_t> hashes;
+  hashes.reserve(items.size());
+  for (const NodeItem& item : items) hashes.push_back(absl::HashOf(item.span));
+  const std::vector<bool> known = CheckedNodes::Get().Contains(hashes);
+  std::vector<size_t> checked;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (known[i] || items[i].checked) continue;
+    if (!CheckAlone(parser, padded, items[i].span)) return false;
+    checked.push_back(hashes[i]);
+  }
+  CheckedNodes::Get().Insert(checked);
+  return true;
+}
+
 absl::StatusOr<kube::Node> DecodeNodeBytes(absl::string_view raw, size_t index) {
   const std::string path = absl::StrCat("Nodes.items[", index, "]");
   const Json json = Json::parse(raw.begin(), raw.end(), /*cb=*/nullptr, /*allow_exceptions=*/false);
@@ -416,6 +484,7 @@ absl::StatusOr<ExtenderArgs> ParseExtenderArgs(const std::string& body, const No
     // Nothing may follow the value (the location is past the end only there).
     if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) return malformed;
   }
+  if (!CheckNodes(*parser, padded, walk.items)) return malformed;
   if (walk.top != od::json_type::object) {
     return absl::InvalidArgumentError(absl::StrCat("ExtenderArgs: expected a JSON object, found ", TypeName(*walk.top)));
   }
@@ -497,30 +566,54 @@ absl::StatusOr<ExtenderPreemptionArgs> ParsePreemptionArgs(absl::string_view bod
   return args;
 }
 
-std::string SerializeFilterResult(const ExtenderFilterResult& result) {
+EncodedFilterResult EncodeFilterResult(const ExtenderFilterResult& result) {
   Json out = Json::object();
   out["NodeNames"] = result.node_names ? Json(*result.node_names) : Json(nullptr);
   out["FailedNodes"] = result.failed_nodes;
   out["FailedAndUnresolvableNodes"] = result.failed_and_unresolvable_nodes;
   out["Error"] = result.error;
-  std::string text = out.dump(-1, ' ', false, Json::error_handler_t::replace);
-  // "Nodes" is written by hand, after the keys above as dump() would sort it, each passing node copied
-  // as the bytes kube-scheduler sent (a valid JSON object: ParseExtenderArgs checked it).
-  text.pop_back();  // the closing brace
-  if (result.nodes) {
-    size_t size = text.size() + 32;
-    for (absl::string_view raw : *result.nodes) size += raw.size() + 1;
-    text.reserve(size);
-    text.append(",\"Nodes\":{\"items\":[");
-    for (size_t i = 0; i < result.nodes->size(); ++i) {
-      if (i > 0) text.push_back(',');
-      const absl::string_view raw = (*result.nodes)[i];
-      text.append(raw.data(), raw.size());
-    }
-    text.append("],\"metadata\":{}}}");
-  } else {
-    text.append(",\"Nodes\":null}");
+  EncodedFilterResult encoded;
+  encoded.text = out.dump(-1, ' ', false, Json::error_handler_t::replace);
+  // "Nodes" is written by hand, after the keys above as dump() would sort it, each passing node as the bytes
+  // kube-scheduler sent (a valid JSON object: ParseExtenderArgs checked it).
+  encoded.text.pop_back();  // the closing brace
+  if (!result.nodes) {
+    encoded.text.append(",\"Nodes\":null}");
+    return encoded;
   }
+  encoded.text.append(",\"Nodes\":{\"items\":[");
+  encoded.nodes_at = encoded.text.size();
+  encoded.text.append("],\"metadata\":{}}}");
+  static constexpr absl::string_view kComma = ",";
+  for (absl::string_view raw : *result.nodes) {
+    if (encoded.nodes.empty()) {
+      encoded.nodes.push_back(raw);
+      continue;
+    }
+    absl::string_view& run = encoded.nodes.back();
+    // The views all point into the request's body, so `raw` starting one byte after the run's end means the
+    // byte between them is the body's separator. (Compared as integers: the pointer past that byte need
+    // not exist as a C++ pointer.)
+    const uintptr_t run_end = reinterpret_cast<uintptr_t>(run.data()) + run.size();
+    if (reinterpret_cast<uintptr_t>(raw.data()) == run_end + 1 && run.data()[run.size()] == ',') {
+      run = absl::string_view(run.data(), run.size() + 1 + raw.size());
+    } else {
+      encoded.nodes.push_back(kComma);
+      encoded.nodes.push_back(raw);
+    }
+  }
+  return encoded;
+}
+
+std::string SerializeFilterResult(const ExtenderFilterResult& result) {
+  const EncodedFilterResult encoded = EncodeFilterResult(result);
+  size_t size = encoded.text.size();
+  for (absl::string_view piece : encoded.nodes) size += piece.size();
+  std::string text;
+  text.reserve(size);
+  text.append(encoded.text, 0, encoded.nodes_at);
+  for (absl::string_view piece : encoded.nodes) text.append(piece.data(), piece.size());
+  text.append(encoded.text, encoded.nodes_at);
   return text;
 }
 

@@ -26,6 +26,14 @@ HttpResponse ErrorFor(const absl::Status& status) { return server::JsonError(Htt
 
 HttpResponse Json(std::string body) { return HttpResponse{200, "application/json", std::move(body)}; }
 
+// A filter reply's passing nodes are spliced in where they lie in the request, not copied into the body.
+HttpResponse Json(codec::EncodedFilterResult encoded) {
+  HttpResponse response{200, "application/json", std::move(encoded.text)};
+  response.spliced = std::move(encoded.nodes);
+  response.splice_at = encoded.nodes_at;
+  return response;
+}
+
 // Decodes the body with `parse`, runs `verb`, encodes with `encode`; a failure at any step is a 4xx/5xx.
 template <typename Parse, typename Verb, typename Encode>
 HttpResponse Serve(const HttpRequest& request, Parse parse, Verb verb, Encode encode) {
@@ -72,7 +80,7 @@ HttpResponse ReportPod(Extender& extender, const HttpRequest& request) {
 void RegisterExtenderRoutes(server::HttpServer& server, Extender& extender, std::string admin_token) {
   server.Handle("POST", "/filter", [&extender](const HttpRequest& request) {
     return Serve(request, [&](const std::string& body) { return extender.ParseArgs(body); },
-                 [&](const codec::ExtenderArgs& a) { return extender.Filter(a); }, codec::SerializeFilterResult);
+                 [&](const codec::ExtenderArgs& a) { return extender.Filter(a); }, codec::EncodeFilterResult);
   });
   server.Handle("POST", "/prioritize", [&extender](const HttpRequest& request) {
     return Serve(request, [&](const std::string& body) { return extender.ParseArgs(body); },

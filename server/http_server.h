@@ -6,6 +6,10 @@
 //   - a body limit that answers 413 without reading (or buffering) the rest of the body, for
 //     Content-Length and chunked bodies alike, and then closes the connection;
 //   - per-route request counts and latency (HttpMetrics);
+//   - large bodies moved at the speed of the machine (bench/RESULTS.md): body buffers kept between
+//     requests (up to twice max_body_bytes in all), large plain-HTTP bodies read in large reads rather than
+//     httplib's 4 KiB ones, and replies that splice in bytes of the request (HttpResponse::spliced) written
+//     without joining them;
 //   - Start() that reports a bind error and Stop() that lets in-flight requests finish.
 //
 // httplib stays out of this header so callers depend only on these types.
@@ -16,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -68,9 +73,18 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
+  HttpResponse() = default;
+  HttpResponse(int status, std::string content_type, std::string body)
+      : status(status), content_type(std::move(content_type)), body(std::move(body)) {}
+
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  // Bytes written at offset `splice_at` of `body` without being copied into it, in order: views of the
+  // request's body (the server keeps the request until the response is written) or of static storage.
+  // A filter reply echoes tens of MiB of its request this way instead of building a second copy.
+  std::vector<absl::string_view> spliced;
+  size_t splice_at = 0;
 };
 
 HttpResponse JsonResponse(int status, const nlohmann::json& body);

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_join.h"
 #include "tests/kube/status_matchers.h"
 
 namespace topofit::codec {
@@ -80,6 +81,22 @@ TEST_CASE("ParseExtenderArgs calls malformed exactly what a JSON parser rejects"
   }
 }
 
+TEST_CASE("A node's bytes checked once are taken as checked; other bytes at the same resourceVersion are not",
+          "[extender_json]") {
+  const auto current = [](absl::string_view, absl::string_view) { return true; };
+  const auto body = [](const std::string& node) {
+    return std::string(R"({"Pod": )") + kPod + R"(, "Nodes": {"items": [)" + node + "]}}";
+  };
+  const std::string good = R"({"metadata": {"name": "memo-1", "resourceVersion": "9"}, "spec": {"x": [1, 2]}})";
+  const std::string bad = R"({"metadata": {"name": "memo-1", "resourceVersion": "9"}, "spec": {"x": [1,, 2]}})";
+  for (int round = 0; round < 2; ++round) {  // the second round finds `good` checked before
+    CAPTURE(round);
+    REQUIRE_OK(ParseExtenderArgs(body(good), current));
+    CHECK_STATUS(ParseExtenderArgs(body(bad), current), absl::StatusCode::kInvalidArgument,
+                 "ExtenderArgs: malformed JSON");
+  }
+}
+
 TEST_CASE("ParseExtenderArgs locates each node's bytes and decodes only the nodes not current",
           "[extender_json]") {
   const std::string n1 = Node("n1", "7"), n2 = Node("n2", "3");
@@ -128,6 +145,59 @@ TEST_CASE("ParseExtenderArgs locates each node's bytes and decodes only the node
     CHECK(reply == R"({"Error":"","FailedAndUnresolvableNodes":{},"FailedNodes":{"n1":"why"},"NodeNames":null,)"
                    R"("Nodes":{"items":[)" + n2 + R"(],"metadata":{}}})");
     CHECK(json::parse(reply)["Nodes"]["items"][0] == json::parse(n2));
+  }
+}
+
+TEST_CASE("EncodeFilterResult splices runs of adjacent passing nodes; joined, it is SerializeFilterResult",
+          "[extender_json]") {
+  const std::string a = Node("a", "1"), b = Node("b", "1"), c = Node("c", "1"), d = Node("d", "1"), e = Node("e", "1");
+  // a,b,c one comma apart; d after ", " and e after ",\n": only a comma alone joins two nodes into one run.
+  const std::string body =
+      std::string(R"({"Pod": )") + kPod + R"(, "Nodes": {"items": [)" + a + "," + b + "," + c + ", " + d + ",\n" + e +
+      R"(]}})";
+  const absl::StatusOr<ExtenderArgs> args = ParseExtenderArgs(body);
+  REQUIRE_OK(args);
+  const auto raw = [&](size_t i) { return (*args->nodes)[i].raw; };
+  struct Row {
+    const char* name;
+    std::vector<size_t> passing;
+    std::vector<std::string> pieces;  // what EncodedFilterResult::nodes should hold
+  };
+  const std::vector<Row> rows = {
+      {"all pass: a..c is one run", {0, 1, 2, 3, 4}, {a + "," + b + "," + c, ",", d, ",", e}},
+      {"b fails: runs a and c", {0, 2, 3}, {a, ",", c, ",", d}},
+      {"only adjacent b, c", {1, 2}, {b + "," + c}},
+      {"one node", {4}, {e}},
+      {"none pass", {}, {}},
+  };
+  for (const Row& row : rows) {
+    SECTION(row.name) {
+      ExtenderFilterResult result;
+      result.nodes.emplace();
+      std::vector<std::string> items;
+      for (size_t i : row.passing) {
+        result.nodes->push_back(raw(i));
+        items.emplace_back(raw(i));
+      }
+      result.failed_nodes["x"] = "why \"quoted\"";
+      const EncodedFilterResult encoded = EncodeFilterResult(result);
+      CHECK(std::vector<std::string>(encoded.nodes.begin(), encoded.nodes.end()) == row.pieces);
+      // The encoder before splicing: the other keys as nlohmann dumps them, then each node's bytes joined by ",".
+      const std::string expected = R"({"Error":"","FailedAndUnresolvableNodes":{},"FailedNodes":{"x":"why \"quoted\""},)"
+                                   R"("NodeNames":null,"Nodes":{"items":[)" + absl::StrJoin(items, ",") +
+                                   R"(],"metadata":{}}})";
+      CHECK(SerializeFilterResult(result) == expected);
+      CHECK(encoded.text.substr(0, encoded.nodes_at) + absl::StrJoin(encoded.nodes, "") +
+                encoded.text.substr(encoded.nodes_at) == expected);
+    }
+  }
+  SECTION("NodeNames replies have nothing to splice") {
+    ExtenderFilterResult result;
+    result.node_names = std::vector<std::string>{"a"};
+    const EncodedFilterResult encoded = EncodeFilterResult(result);
+    CHECK(encoded.nodes.empty());
+    CHECK(encoded.text == SerializeFilterResult(result));
+    CHECK(encoded.text == R"({"Error":"","FailedAndUnresolvableNodes":{},"FailedNodes":{},"NodeNames":["a"],"Nodes":null})");
   }
 }
 

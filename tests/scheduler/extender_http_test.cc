@@ -12,6 +12,8 @@
 #include <catch2/catch.hpp>
 #include <httplib.h>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "codec/kube_json.h"
 #include "server/ops_endpoints.h"
 #include "tests/scheduler/extender_fixture.h"
@@ -124,6 +126,35 @@ TEST_CASE("extender verbs over HTTP with the upstream fixtures", "[extender_http
                Catch::Contains("needs min-link NV, best reachable is PHB"));
     CHECK(reply["Error"] == "");
     CHECK(h.metrics.nodes_refused.Value({"min-link"}) == 1);
+  }
+  SECTION("a large full-Nodes filter reply is the encoder's bytes, the passing nodes spliced from the request") {
+    // 300 nodes (over the 256 KiB from which the body is read from the socket directly), NV-capable p4d and
+    // PCIe-only g5 in an irregular pattern so that passing runs vary, some separated by more than a comma.
+    std::vector<std::string> items;
+    std::string body = absl::StrCat(R"({"Pod":)", nv_pod.dump(), R"(,"Nodes":{"metadata":{},"items":[)");
+    for (int i = 0; i < 300; ++i) {
+      const bool nv = (i * 7) % 11 < 7;
+      items.push_back(GpuNode(*node_fixture, absl::StrCat("n", i), nv ? "p4d.24xlarge" : "g5.48xlarge", 8).dump());
+      absl::StrAppend(&body, i == 0 ? "" : i % 13 == 0 ? ",\n " : ",", items.back());
+    }
+    body.append("]},\"NodeNames\":null}");
+    REQUIRE(body.size() > (256 << 10));
+    httplib::Result result = h.client->Post("/filter", body, "application/json");
+    REQUIRE(result);
+    REQUIRE(result->status == 200);
+    const json reply = json::parse(result->body);
+    // The encoder before splicing: the other keys as nlohmann dumps them, then the passing nodes joined by ",".
+    std::vector<std::string> passing;
+    for (const std::string& item : items) {
+      if (!reply["FailedAndUnresolvableNodes"].contains(json::parse(item)["metadata"]["name"])) passing.push_back(item);
+    }
+    CHECK(passing.size() == 191);
+    json others = reply;
+    others.erase("Nodes");
+    std::string expected = others.dump();
+    expected.pop_back();
+    absl::StrAppend(&expected, R"(,"Nodes":{"items":[)", absl::StrJoin(passing, ","), R"(],"metadata":{}}})");
+    CHECK(result->body == expected);
   }
   SECTION("nodeCacheCapable: NodeNames in, NodeNames out") {
     h.Post("/filter", json{{"Pod", nv_pod}, {"Nodes", nodes}}.dump());  // learn the nodes

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <random>
 #include <stdexcept>
 #include <thread>
 
@@ -54,6 +55,14 @@ struct TestServer {
       return JsonResponse(200, {{"suffix", r.path_suffix}, {"q", r.query.count("v") ? r.query.find("v")->second : ""}});
     });
     server->Handle("GET", "/throw", [](const HttpRequest&) -> HttpResponse { throw std::runtime_error("boom"); });
+    // "<" + the body's first half + "|" + its second half + ">", the halves spliced in where they lie.
+    server->Handle("POST", "/splice", [](const HttpRequest& r) {
+      const absl::string_view body = r.body;
+      HttpResponse out{200, "application/octet-stream", "<>"};
+      out.splice_at = 1;
+      out.spliced = {body.substr(0, body.size() / 2), "|", body.substr(body.size() / 2)};
+      return out;
+    });
   }
 
   void Start() {
@@ -285,6 +294,45 @@ TEST_CASE("httplib's client uploading 100 MiB lazily: refused without buffering,
   CHECK(offered.load() < kHugeBody);
   CHECK(Clock::now() - start < std::chrono::seconds(5));
   CHECK(MaxRssKb() - rss_before < 50 * 1024);
+  auto next = t.Client().Get("/hello");
+  REQUIRE(next);
+  CHECK(next->status == 200);
+}
+
+TEST_CASE("Bodies of every size are read whole and spliced replies written as they lie, on one connection",
+          "[http]") {
+  TestServer t;
+  t.Start();
+  auto cli = t.Client();
+  std::mt19937 rng(7);
+  // Around the size from which plain-HTTP bodies are read from the socket directly (256 KiB), up to the limit;
+  // the same connection throughout, so each read must leave it at the next request.
+  for (size_t size : {size_t{0}, size_t{1}, size_t{4000}, size_t{5000}, size_t{(256 << 10) - 1}, size_t{256 << 10},
+                      size_t{(256 << 10) + 1}, size_t{700001}, kMaxBody, size_t{4000}}) {
+    CAPTURE(size);
+    std::string body(size, '\0');
+    for (char& c : body) c = static_cast<char>('a' + rng() % 26);
+    auto res = cli.Post("/splice", body, "application/octet-stream");
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    CHECK(res->get_header_value("Content-Length") == std::to_string(size + 3));
+    CHECK(res->body == absl::StrCat("<", body.substr(0, size / 2), "|", body.substr(size / 2), ">"));
+    auto echo = cli.Post("/echo", body, "application/json");
+    REQUIRE(echo);
+    CHECK(nlohmann::json::parse(echo->body)["bytes"] == size);
+  }
+  CHECK(t.Requests("/splice", 200) == 10);
+}
+
+TEST_CASE("A large body cut short gets 400 after the read timeout, then the server serves on", "[http]") {
+  HttpServerOptions options;
+  options.read_timeout = absl::Milliseconds(300);
+  TestServer t(options);
+  t.Start();
+  const RawExchange ex = OfferBody(t.port, PostHead("Content-Length: 900000\r\n"), 5 * (64 << 10), /*chunked=*/false);
+  CHECK(absl::StartsWith(ex.response, "HTTP/1.1 400 "));
+  CHECK(absl::StrContains(ex.response, "could not read the request body"));
+  CHECK(ex.server_closed);
   auto next = t.Client().Get("/hello");
   REQUIRE(next);
   CHECK(next->status == 200);
