@@ -45,6 +45,39 @@ absl::StatusOr<std::string> ReadAdminToken(const std::string& path) {
   return trimmed;
 }
 
+// The elector on a client of its own: one attempt per request, each within half the renew deadline, and a
+// rate limit no Binding or watch competes for, so renewals are never stuck behind other traffic.
+absl::Status StartLeaderElection(const ExtenderOptions& options, const kubeclient::ClusterConfig& cluster,
+                                 spdlog::logger& log, ExtenderServers& parts) {
+  kubeclient::LeaderElectionConfig config;
+  config.namespace_name =
+      options.leader_elect_namespace.empty() ? kubeclient::OwnNamespace() : options.leader_elect_namespace;
+  config.lease_name = options.leader_elect_lease_name;
+  config.identity =
+      options.leader_elect_identity.empty() ? kubeclient::DefaultLeaderIdentity() : options.leader_elect_identity;
+  const std::string lease = absl::StrCat(config.namespace_name, "/", config.lease_name);
+  config.on_started_leading = [&log, lease, identity = config.identity] {
+    server::LogEvent(log, "leader-elected", {{"lease", lease}, {"identity", identity}});
+  };
+  config.on_stopped_leading = [&log, lease, identity = config.identity] {
+    server::LogEvent(log, "leader-lost", {{"lease", lease}, {"identity", identity}}, spdlog::level::warn);
+  };
+  kubeclient::RestOptions rest_options;
+  rest_options.max_attempts = 1;
+  rest_options.timeout = config.renew_deadline / 2;
+  rest_options.user_agent = "topofit/leader-election";
+  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = kubeclient::RestClient::Create(cluster, rest_options);
+  if (!rest.ok()) return Prefixed("leader election client", rest.status());
+  parts.election_rest = *std::move(rest);
+  absl::StatusOr<std::unique_ptr<kubeclient::LeaderElector>> elector =
+      kubeclient::LeaderElector::Create(*parts.election_rest, std::move(config));
+  if (!elector.ok()) return Prefixed("--leader-elect", elector.status());
+  parts.elector = *std::move(elector);
+  parts.elector->Start();
+  server::LogEvent(log, "leader-election", {{"lease", lease}, {"identity", parts.elector->identity()}});
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 ProcessState::ProcessState() : ledger(ledger::NewInMemoryLedger(clock, kPreferenceTtl, kIntentTtl)) {}
@@ -90,10 +123,17 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
       return nodes->synced() && pods->synced() && ready();
     };
   }
+  if (options.leader_elect) {
+    absl::Status elected = StartLeaderElection(options, *cluster, log, parts);
+    if (!elected.ok()) return elected;
+    ready = [ready = std::move(ready), elector = parts.elector.get()] { return elector->IsLeader() && ready(); };
+  }
   parts.metrics = std::make_unique<scheduler::ExtenderMetrics>(scheduler::ExtenderMetrics::Create(process.registry));
   if (options.provisioning_requests) parts.provisioner = std::make_unique<kubeclient::Provisioner>(*parts.kube, log);
+  const scheduler::Leadership& leadership =
+      parts.elector != nullptr ? static_cast<const scheduler::Leadership&>(*parts.elector) : scheduler::SoleReplica();
   parts.extender = std::make_unique<scheduler::Extender>(*parts.state, *process.ledger, *parts.kube, *parts.metrics,
-                                                         log, parts.provisioner.get());
+                                                         log, parts.provisioner.get(), leadership);
 
   server::HttpServerOptions api_options;
   api_options.address = options.address;
@@ -150,6 +190,7 @@ int RunExtender(const ExtenderOptions& options, const std::function<void(int, in
     serving = false;  // readiness fails at once; requests in flight finish inside Stop()
     servers->api->Stop();
     servers->ops->Stop();
+    if (servers->elector != nullptr) servers->elector->Stop();  // releases the Lease: a fast failover
   });
   return waited.ok() ? 0 : Fail(Prefixed("waiting for a signal", waited));
 }
@@ -181,6 +222,14 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   cmd.add_flag("--provisioning-requests", options.provisioning_requests,
                "for a GPU pod every offered node refused, create a ProvisioningRequest (best-effort-atomic) "
                "excluding those nodes, so cluster-autoscaler scales up for it");
+  cmd.add_flag("--leader-elect", options.leader_elect,
+               "of several replicas only the holder of a Lease binds; the others report not ready");
+  cmd.add_option("--leader-elect-lease-name", options.leader_elect_lease_name, "the coordination.k8s.io Lease")
+      ->capture_default_str();
+  cmd.add_option("--leader-elect-namespace", options.leader_elect_namespace,
+                 "the Lease's namespace (default: $POD_NAMESPACE, else the service account's, else default)");
+  cmd.add_option("--leader-elect-identity", options.leader_elect_identity,
+                 "this replica's name in the Lease (default: hostname_random)");
 }
 
 }  // namespace topofit::cli

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "kubeclient/gpu_state_sync.h"
 #include "kubeclient/kube_api.h"
+#include "kubeclient/leader_election.h"
 #include "kubeclient/list_watcher.h"
 #include "kubeclient/provisioner.h"
 #include "kubeclient/rest_client.h"
@@ -39,6 +40,11 @@ struct ExtenderOptions {
   std::string kubeconfig;       // empty: in-cluster service account
   bool live_state = false;      // feed the GPU state from watches of nodes and bound pods
   bool provisioning_requests = false;  // ask CA for capacity for pods refused for topology
+  // Of several replicas only the holder of a coordination.k8s.io Lease binds; the others report not ready.
+  bool leader_elect = false;
+  std::string leader_elect_lease_name = "topofit";
+  std::string leader_elect_namespace;  // empty: kubeclient::OwnNamespace()
+  std::string leader_elect_identity;   // empty: kubeclient::DefaultLeaderIdentity()
 };
 
 // What the front ends of one process share: one clock, one metrics registry, one ledger (in `topofit
@@ -64,6 +70,10 @@ struct ExtenderServers {
   std::unique_ptr<kubeclient::GpuStateSync> live_state;
   std::unique_ptr<kubeclient::ListWatcher> node_watch;
   std::unique_ptr<kubeclient::ListWatcher> pod_watch;
+  // With --leader-elect: the elector, already started, on a client of its own (null without the flag).
+  // Before `extender`, which asks it, so it outlives it; destroying it releases the Lease.
+  std::unique_ptr<kubeclient::RestClient> election_rest;
+  std::unique_ptr<kubeclient::LeaderElector> elector;
   std::unique_ptr<scheduler::ExtenderMetrics> metrics;
   // With --provisioning-requests (declared before the extender, which uses it, so it outlives it).
   std::unique_ptr<kubeclient::Provisioner> provisioner;
@@ -75,7 +85,8 @@ struct ExtenderServers {
 
 // Checks `options` (other than logging) and builds the extender on `process`. Errors name the flag or part
 // that failed. With --live-state the node and pod watches start here, and `ready` holds only once both
-// have listed.
+// have listed. With --leader-elect the elector starts here, and `ready` holds only while it leads: the
+// Service then sends kube-scheduler's calls to the leader alone.
 absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, ProcessState& process,
                                               spdlog::logger& log, server::ReadinessCheck ready);
 

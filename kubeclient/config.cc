@@ -179,6 +179,18 @@ absl::StatusOr<ClusterConfig> InClusterConfig(const Environment& env) {
   return config;
 }
 
+std::string OwnNamespace(const Environment& env) {
+  if (const std::optional<std::string> pod_namespace = env.get_env("POD_NAMESPACE");
+      pod_namespace.has_value() && !pod_namespace->empty()) {
+    return *pod_namespace;
+  }
+  if (absl::StatusOr<std::string> file = env.read_file(absl::StrCat(kServiceAccountDir, "/namespace")); file.ok()) {
+    const absl::string_view trimmed = absl::StripAsciiWhitespace(*file);
+    if (!trimmed.empty()) return std::string(trimmed);
+  }
+  return "default";
+}
+
 absl::StatusOr<ClusterConfig> LoadClusterConfig(const std::string& kubeconfig_path, const Environment& env) {
   if (kubeconfig_path.empty()) return InClusterConfig(env);
   absl::StatusOr<std::string> text = env.read_file(kubeconfig_path);

@@ -47,6 +47,10 @@ absl::StatusOr<ClusterConfig> LoadKubeconfig(absl::string_view yaml_text, absl::
 // roots could not verify the cluster's own CA anyway.
 absl::StatusOr<ClusterConfig> InClusterConfig(const Environment& env = RealEnvironment());
 
+// The namespace this process runs in, where its own objects (the leader election Lease) belong: $POD_NAMESPACE
+// (set from the downward API), else the service account's namespace file, else "default" (kubectl's).
+std::string OwnNamespace(const Environment& env = RealEnvironment());
+
 // An empty path means in-cluster; otherwise the kubeconfig at `kubeconfig_path`.
 absl::StatusOr<ClusterConfig> LoadClusterConfig(const std::string& kubeconfig_path,
                                                 const Environment& env = RealEnvironment());

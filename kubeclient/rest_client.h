@@ -93,6 +93,9 @@ class RestClient {
   // response body parsed as JSON (an empty body gives an empty object).
   absl::StatusOr<nlohmann::json> Get(absl::string_view path);
   absl::StatusOr<nlohmann::json> Post(absl::string_view path, const nlohmann::json& body);
+  // Replaces the object; with metadata.resourceVersion set the server refuses (409 Conflict, Aborted here)
+  // when the object changed since that version.
+  absl::StatusOr<nlohmann::json> Put(absl::string_view path, const nlohmann::json& body);
   absl::StatusOr<nlohmann::json> Patch(absl::string_view path, const nlohmann::json& body,
                                        absl::string_view content_type);
   absl::StatusOr<nlohmann::json> Delete(absl::string_view path);

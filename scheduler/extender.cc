@@ -19,8 +19,14 @@ constexpr int kBindAttempts = 3;
 }  // namespace
 
 Extender::Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube, ExtenderMetrics& metrics,
-                   spdlog::logger& log, CapacityRequests* capacity)
-    : state_(state), ledger_(ledger), kube_(kube), metrics_(metrics), log_(log), capacity_(capacity) {}
+                   spdlog::logger& log, CapacityRequests* capacity, const Leadership& leadership)
+    : state_(state),
+      ledger_(ledger),
+      kube_(kube),
+      metrics_(metrics),
+      log_(log),
+      capacity_(capacity),
+      leadership_(leadership) {}
 
 namespace {
 
@@ -157,10 +163,11 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
   for (const auto* failed : {&result.failed_nodes, &result.failed_and_unresolvable_nodes}) {
     for (const auto& [node, reason] : *failed) refused.push_back(node);
   }
-  if (capacity_ != nullptr && !refused.empty() && !held_back) {
+  if (capacity_ != nullptr && !refused.empty() && !held_back && leadership_.IsLeader()) {
     // CA counts GPUs only: it would place the pod on the nodes refused here and never scale up for it.
     // Unless a node only holds GPUs for pods it was bought for: CA is right that this pod fits there
-    // once they land, and new capacity of its own would strand.
+    // once they land, and new capacity of its own would strand. Only the leader writes to the cluster;
+    // a follower's filter (during a failover) asks for nothing.
     capacity_->RequestFor(PodRef{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name}, refused);
     AskedCapacity(pod.metadata.uid);
   }
@@ -222,6 +229,10 @@ absl::StatusOr<Extender::Remembered> Extender::RememberedForBind(const codec::Ex
 }
 
 absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& args) {
+  if (!leadership_.IsLeader()) {
+    metrics_.binds.Inc({"not_leader"});
+    return std::string("topofit: this replica is not the leader; it binds nothing (kube-scheduler retries the pod)");
+  }
   if (state_.Snapshot(args.node) == nullptr) return absl::NotFoundError(absl::StrCat("unknown node ", args.node));
   const PodRef pod{args.pod_uid, args.pod_namespace, args.pod_name};
   std::string gpu_ids;

@@ -18,6 +18,7 @@
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
 #include "scheduler/kube_client.h"
+#include "scheduler/leadership.h"
 #include "scheduler/pod_demand.h"
 
 namespace topofit::scheduler {
@@ -31,9 +32,10 @@ namespace topofit::scheduler {
 // result.
 class Extender {
  public:
-  // `capacity` may be null: no capacity is requested for refused pods (a single process without CA).
+  // `capacity` may be null: no capacity is requested for refused pods (a single process without CA). Only
+  // while `leadership` says this replica leads does it bind or request capacity.
   Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube, ExtenderMetrics& metrics,
-           spdlog::logger& log, CapacityRequests* capacity = nullptr);
+           spdlog::logger& log, CapacityRequests* capacity = nullptr, const Leadership& leadership = SoleReplica());
 
   // Decodes the body of a filter or prioritize request; nodes the state holds at the same resourceVersion
   // are located but not decoded (codec::ParseExtenderArgs). The result views into `body`.
@@ -41,7 +43,8 @@ class Extender {
 
   absl::StatusOr<codec::ExtenderFilterResult> Filter(const codec::ExtenderArgs& args);
   absl::StatusOr<std::vector<codec::HostPriority>> Prioritize(const codec::ExtenderArgs& args);
-  // An empty string on success, else the error for ExtenderBindingResult.Error.
+  // An empty string on success, else the error for ExtenderBindingResult.Error. A follower binds nothing
+  // and says so: kube-scheduler puts the pod back in its queue and tries again.
   absl::StatusOr<std::string> Bind(const codec::ExtenderBindingArgs& args);
   absl::StatusOr<std::map<std::string, codec::MetaVictims>> Preempt(const codec::ExtenderPreemptionArgs& args);
 
@@ -89,6 +92,7 @@ class Extender {
   ExtenderMetrics& metrics_;
   spdlog::logger& log_;
   CapacityRequests* capacity_;
+  const Leadership& leadership_;
 
   // Bind arguments carry no pod spec; the filter call of the same scheduling cycle saw it. A bounded
   // memory of recent demands saves an API read per bind (GetPod is the fallback).

@@ -26,6 +26,25 @@ struct Scratch : testing::ScratchDir {
   Scratch() : ScratchDir("topofit-extender-test") { Write("token", "admin-secret\n"); }
 };
 
+// A kubeconfig in `scratch` for the fake API server, trusting its CA; returns its path.
+std::string KubeconfigFor(Scratch& scratch, const kubeclient::testing::FakeApiServer& api,
+                          const topofit::testing::TestCerts& certs) {
+  scratch.Write("fake-api-kubeconfig",
+                Scratch::Kubeconfig(absl::StrCat("server: \"", api.url(), "\", certificate-authority: \"",
+                                                 certs.ca_cert_file(), "\"")));
+  return scratch.path("fake-api-kubeconfig");
+}
+
+// An extender on 127.0.0.1, ports chosen by the system, talking to the API server of `kubeconfig`.
+ExtenderOptions LoopbackOptions(const std::string& kubeconfig) {
+  ExtenderOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.ops_port = 0;
+  options.kubeconfig = kubeconfig;
+  return options;
+}
+
 TEST_CASE("extender rejects bad options with exit 1", "[cli][extender]") {
   Scratch scratch;
   ExtenderOptions base;
@@ -100,14 +119,7 @@ TEST_CASE("extender --live-state keeps the GPU state from the API's nodes and po
   api.Upsert(kubeclient::testing::Resource::kPods, pod);
 
   Scratch scratch;
-  scratch.Write("live-kubeconfig", Scratch::Kubeconfig(absl::StrCat("server: \"", api.url(),
-                                                                   "\", certificate-authority: \"",
-                                                                   certs->ca_cert_file(), "\"")));
-  ExtenderOptions options;
-  options.address = "127.0.0.1";
-  options.port = 0;
-  options.ops_port = 0;
-  options.kubeconfig = scratch.path("live-kubeconfig");
+  ExtenderOptions options = LoopbackOptions(KubeconfigFor(scratch, api, *certs));
   options.live_state = true;
   ProcessState process;
   spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
@@ -135,6 +147,56 @@ TEST_CASE("extender --live-state keeps the GPU state from the API's nodes and po
   }
   CHECK(pods_selected);
   servers->ops->Stop();
+}
+
+TEST_CASE("extender --leader-elect: only the Lease holder is ready and binds; shutting down releases the Lease",
+          "[cli][extender]") {
+  std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
+  kubeclient::testing::FakeApiServer api(*certs);
+  REQUIRE(api.valid());
+  Scratch scratch;
+  const std::string kubeconfig = KubeconfigFor(scratch, api, *certs);
+  spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  const auto replica = [&](const std::string& identity, ProcessState& process) {
+    ExtenderOptions options = LoopbackOptions(kubeconfig);
+    options.leader_elect = true;
+    options.leader_elect_namespace = "topofit-system";
+    options.leader_elect_identity = identity;
+    absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, [] { return true; });
+    REQUIRE(servers.ok());
+    return std::make_unique<ExtenderServers>(*std::move(servers));
+  };
+  const std::string lease_path = "/apis/coordination.k8s.io/v1/namespaces/topofit-system/leases/topofit";
+
+  ProcessState process_a, process_b;
+  std::unique_ptr<ExtenderServers> a = replica("replica-a", process_a);
+  REQUIRE(kubeclient::testing::Eventually([&] { return a->elector->IsLeader(); }));
+  std::unique_ptr<ExtenderServers> b = replica("replica-b", process_b);
+  REQUIRE(kubeclient::testing::Eventually([&] { return b->elector->holder() == "replica-a"; }));
+  CHECK(api.StoredObject(lease_path)["spec"]["holderIdentity"] == "replica-a");
+
+  const absl::StatusOr<int> a_ops = a->ops->Start();
+  const absl::StatusOr<int> b_ops = b->ops->Start();
+  const absl::StatusOr<int> b_api = b->api->Start();
+  REQUIRE((a_ops.ok() && b_ops.ok() && b_api.ok()));
+  auto a_ready = httplib::Client("127.0.0.1", *a_ops).Get("/readyz");
+  auto b_ready = httplib::Client("127.0.0.1", *b_ops).Get("/readyz");
+  REQUIRE((a_ready && b_ready));
+  CHECK(a_ready->status == 200);
+  CHECK(b_ready->status == 503);  // the Service sends kube-scheduler to the leader only
+
+  auto bind = httplib::Client("127.0.0.1", *b_api)
+                  .Post("/bind", R"({"PodName": "p", "PodNamespace": "ml", "PodUID": "u", "Node": "n1"})",
+                        "application/json");
+  REQUIRE(bind);
+  CHECK(bind->status == 200);
+  CHECK_THAT(bind->body, Catch::Contains("not the leader"));
+
+  b->api->Stop();
+  b->ops->Stop();
+  a->ops->Stop();
+  a.reset();  // shutting down stops the elector, which hands the Lease back
+  CHECK(api.StoredObject(lease_path)["spec"]["holderIdentity"] == "");
 }
 
 }  // namespace

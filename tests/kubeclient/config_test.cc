@@ -183,5 +183,14 @@ TEST_CASE("in-cluster config from the service account", "[in-cluster]") {
   }
 }
 
+TEST_CASE("OwnNamespace: POD_NAMESPACE, else the service account's namespace, else default", "[in-cluster]") {
+  FakeEnvironment env;
+  CHECK(OwnNamespace(env.Get()) == "default");
+  env.files["/var/run/secrets/kubernetes.io/serviceaccount/namespace"] = "topofit-system\n";
+  CHECK(OwnNamespace(env.Get()) == "topofit-system");
+  env.vars["POD_NAMESPACE"] = "from-downward-api";
+  CHECK(OwnNamespace(env.Get()) == "from-downward-api");
+}
+
 }  // namespace
 }  // namespace topofit::kubeclient

@@ -1,5 +1,6 @@
 #include "tests/kubeclient/fake_api_server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -122,8 +123,10 @@ struct FakeApiServer::Watch {
 FakeApiServer::FakeApiServer(const topofit::testing::TestCerts& certs, const char* client_ca_file)
     : server_(certs.server_cert_file().c_str(), certs.server_key_file().c_str(), client_ca_file) {
   const auto handler = [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); };
+  server_.set_tcp_nodelay(true);  // replies go out whole at once, as from the API server (Go's default)
   server_.Get(".*", handler);
   server_.Post(".*", handler);
+  server_.Put(".*", handler);
   server_.Patch(".*", handler);
   server_.Delete(".*", handler);
   port_ = server_.bind_to_any_port("127.0.0.1");
@@ -160,7 +163,19 @@ std::vector<RecordedRequest> FakeApiServer::watch_requests() const {
   return out;
 }
 
+void FakeApiServer::BeforeNext(std::string method, std::function<void()> action) {
+  absl::MutexLock lock(&mu_);
+  before_next_method_ = std::move(method);
+  before_next_ = std::move(action);
+}
+
 void FakeApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
+  std::function<void()> before;
+  {
+    absl::MutexLock lock(&mu_);
+    if (before_next_ && before_next_method_ == req.method) before.swap(before_next_);
+  }
+  if (before) before();  // outside the lock: it may send requests of its own to this server
   absl::MutexLock lock(&mu_);
   RecordedRequest recorded{req.method, req.target, req.headers, req.body};
   requests_.push_back(recorded);
@@ -199,36 +214,77 @@ void FakeApiServer::Handle(const httplib::Request& req, httplib::Response& res) 
   }
 }
 
+namespace {
+
+// The namespaced collections kept in `stored_`: the path's segments before "namespaces", the plural, and
+// the name the API server's messages give the resource ("<plural>.<group>", the plural alone for core).
+struct StoredCollection {
+  std::vector<std::string> prefix;
+  std::string plural;
+  std::string qualified;
+};
+
+const std::vector<StoredCollection>& StoredCollections() {
+  static const std::vector<StoredCollection> collections = {
+      {{"api", "v1"}, "podtemplates", "podtemplates"},
+      {{"apis", "autoscaling.x-k8s.io", "v1"}, "provisioningrequests", "provisioningrequests.autoscaling.x-k8s.io"},
+      {{"apis", "coordination.k8s.io", "v1"}, "leases", "leases.coordination.k8s.io"},
+  };
+  return collections;
+}
+
+std::string ConflictMessage(absl::string_view qualified, absl::string_view name) {
+  return absl::StrCat("Operation cannot be fulfilled on ", qualified, " \"", name,
+                      "\": the object has been modified; please apply your changes to the latest version and try "
+                      "again");
+}
+
+}  // namespace
+
 bool FakeApiServer::HandleStoredObject(const httplib::Request& req, httplib::Response& res) {
   const std::vector<std::string> parts = absl::StrSplit(req.path, '/', absl::SkipEmpty());
-  // The collection's segments, and whether the path goes on to one object's name.
-  size_t collection_size = 0;
-  if (parts.size() >= 5 && parts[0] == "api" && parts[1] == "v1" && parts[2] == "namespaces" &&
-      parts[4] == "podtemplates") {
-    collection_size = 5;
-  } else if (parts.size() >= 6 && parts[0] == "apis" && parts[1] == "autoscaling.x-k8s.io" && parts[2] == "v1" &&
-             parts[3] == "namespaces" && parts[5] == "provisioningrequests") {
-    collection_size = 6;
+  const StoredCollection* collection = nullptr;
+  size_t collection_size = 0;  // segments up to and including the plural
+  for (const StoredCollection& candidate : StoredCollections()) {
+    const size_t size = candidate.prefix.size() + 3;
+    if (parts.size() >= size && std::equal(candidate.prefix.begin(), candidate.prefix.end(), parts.begin()) &&
+        parts[size - 3] == "namespaces" && parts[size - 1] == candidate.plural) {
+      collection = &candidate;
+      collection_size = size;
+    }
   }
-  if (collection_size == 0 || parts.size() > collection_size + 1) return false;
-  std::string collection;
-  for (size_t i = 0; i < collection_size; ++i) absl::StrAppend(&collection, "/", parts[i]);
+  if (collection == nullptr || parts.size() > collection_size + 1) return false;
+  std::string collection_path;
+  for (size_t i = 0; i < collection_size; ++i) absl::StrAppend(&collection_path, "/", parts[i]);
   const auto reply = [&res](int status, const std::string& body) {
     res.status = status;
     res.set_content(body, "application/json");
   };
-  if (parts.size() == collection_size) {
-    if (req.method != "POST") return false;
-    nlohmann::json object = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  const bool to_collection = parts.size() == collection_size;
+  if (to_collection != (req.method == "POST")) return false;
+
+  nlohmann::json object;
+  std::string name = to_collection ? "" : parts.back();
+  if (req.method == "POST" || req.method == "PUT") {
+    object = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
     if (!object.is_object() || !object.contains("metadata") || !object["metadata"].contains("name") ||
         !object["metadata"]["name"].is_string()) {
       reply(400, StatusJson(400, "BadRequest", "object has no metadata.name"));
       return true;
     }
-    const std::string name = object["metadata"]["name"].get<std::string>();
-    const std::string path = absl::StrCat(collection, "/", name);
-    if (stored_.count(path) > 0) {
-      reply(409, StatusJson(409, "AlreadyExists", absl::StrCat(parts.back(), " \"", name, "\" already exists")));
+    if (to_collection) name = object["metadata"]["name"].get<std::string>();
+    if (object["metadata"]["name"] != name) {
+      reply(400, StatusJson(400, "BadRequest",
+                            absl::StrCat("the name of the object (", object["metadata"]["name"].get<std::string>(),
+                                         ") does not match the name on the URL (", name, ")")));
+      return true;
+    }
+  }
+  const std::string path = absl::StrCat(collection_path, "/", name);
+  const auto it = stored_.find(path);
+  if (req.method == "POST") {
+    if (it != stored_.end()) {
+      reply(409, StatusJson(409, "AlreadyExists", absl::StrCat(collection->qualified, " \"", name, "\" already exists")));
       return true;
     }
     object["metadata"]["uid"] = absl::StrCat("uid-", revision_ + 1);
@@ -237,16 +293,25 @@ bool FakeApiServer::HandleStoredObject(const httplib::Request& req, httplib::Res
     reply(201, object.dump());
     return true;
   }
-  const std::string path = absl::StrCat(collection, "/", parts.back());
-  const auto it = stored_.find(path);
-  if (req.method != "GET" && req.method != "DELETE") return false;
+  if (req.method != "GET" && req.method != "DELETE" && req.method != "PUT") return false;
   if (it == stored_.end()) {
-    reply(404, StatusJson(404, "NotFound", absl::StrCat(parts[collection_size - 1], " \"", parts.back(),
-                                                        "\" not found")));
+    reply(404, StatusJson(404, "NotFound", absl::StrCat(collection->qualified, " \"", name, "\" not found")));
     return true;
   }
   if (req.method == "GET") {
     reply(200, it->second.dump());
+  } else if (req.method == "PUT") {
+    // Optimistic concurrency: a resourceVersion that is not the stored one is 409 Conflict; none at all is
+    // an unconditional update.
+    const std::string sent = object["metadata"].value("resourceVersion", "");
+    if (!sent.empty() && sent != it->second["metadata"].value("resourceVersion", "")) {
+      reply(409, StatusJson(409, "Conflict", ConflictMessage(collection->qualified, name)));
+      return true;
+    }
+    object["metadata"]["uid"] = it->second["metadata"]["uid"];
+    object["metadata"]["resourceVersion"] = absl::StrCat(++revision_);
+    it->second = object;
+    reply(200, object.dump());
   } else {
     stored_.erase(it);
     ++revision_;

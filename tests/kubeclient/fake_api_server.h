@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -81,6 +82,10 @@ class FakeApiServer {
   std::string url() const;
 
   void Script(int status, std::string body, httplib::Headers headers = {}, Match match = Match::kAny);
+  // Runs `action` once, when the next request with `method` ("PUT", ...) arrives and before it is
+  // handled, on the server's thread: a test puts another client's requests between one client's read and
+  // its write.
+  void BeforeNext(std::string method, std::function<void()> action);
   std::vector<RecordedRequest> requests() const;
   std::vector<RecordedRequest> watch_requests() const;
 
@@ -112,11 +117,13 @@ class FakeApiServer {
   // The object itself, null when absent.
   nlohmann::json Object(Resource resource, const std::string& namespace_name, const std::string& name) const;
 
-  // --- PodTemplates and ProvisioningRequests ---
-  // POST to /api/v1/namespaces/{ns}/podtemplates or /apis/autoscaling.x-k8s.io/v1/namespaces/{ns}/
-  // provisioningrequests stores the body (201, with uid and resourceVersion stamped; 409 AlreadyExists
-  // when the name is taken); GET and DELETE on "<collection>/<name>" read and remove it (404 when absent).
-  // Objects are keyed by that object path; null when absent.
+  // --- PodTemplates, ProvisioningRequests and Leases ---
+  // POST to /api/v1/namespaces/{ns}/podtemplates, /apis/autoscaling.x-k8s.io/v1/namespaces/{ns}/
+  // provisioningrequests or /apis/coordination.k8s.io/v1/namespaces/{ns}/leases stores the body (201, with
+  // uid and resourceVersion stamped; 409 AlreadyExists when the name is taken); GET, PUT and DELETE on
+  // "<collection>/<name>" read, replace and remove it (404 when absent). A PUT whose metadata.resourceVersion
+  // is not the stored one is 409 Conflict, as the API server's optimistic concurrency answers; without one
+  // it replaces unconditionally. Objects are keyed by that object path; null when absent.
   nlohmann::json StoredObject(const std::string& object_path) const;
   // Replaces a stored object (e.g. to give a ProvisioningRequest a status), as a controller would.
   void PutStoredObject(const std::string& object_path, nlohmann::json object);
@@ -139,7 +146,7 @@ class FakeApiServer {
   void Record(const Change& change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string Remove(Resource resource, const std::string& namespace_name, const std::string& name, bool seen);
   static void Send(Watch& watch, const Change& change);
-  // The PodTemplate and ProvisioningRequest paths; false when `req` is not for one of them.
+  // The PodTemplate, ProvisioningRequest and Lease paths; false when `req` is not for one of them.
   bool HandleStoredObject(const httplib::Request& req, httplib::Response& res) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One pod or node: GET, PATCH (JSON merge patch) and, for pods, POST binding; false for other paths.
   bool HandleObject(const httplib::Request& req, httplib::Response& res) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -150,6 +157,8 @@ class FakeApiServer {
   std::thread thread_;
   mutable absl::Mutex mu_;
   std::deque<ScriptedReply> replies_ ABSL_GUARDED_BY(mu_);
+  std::string before_next_method_ ABSL_GUARDED_BY(mu_);
+  std::function<void()> before_next_ ABSL_GUARDED_BY(mu_);
   std::vector<RecordedRequest> requests_ ABSL_GUARDED_BY(mu_);
 
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 100;

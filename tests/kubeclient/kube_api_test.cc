@@ -1,9 +1,15 @@
 #include "kubeclient/kube_api.h"
 
 #include <catch2/catch.hpp>
+#include <spdlog/sinks/null_sink.h>
 
+#include "codec/kube_json.h"
+#include "ledger/ledger.h"
+#include "scheduler/extender.h"
+#include "scheduler/gpu_state.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/kubeclient/fake_api_server.h"
+#include "tests/server/fake_clock.h"
 
 namespace topofit::kubeclient {
 namespace {
@@ -151,6 +157,41 @@ TEST_CASE("Pods in the fake API server's store: read, annotate, bind once", "[ku
                "pod train-0 is already assigned to node \"gpu-node-7\"");
   CHECK(f.server.Object(testing::Resource::kPods, "ml", "train-0")["spec"]["nodeName"] == "gpu-node-7");
   CHECK_STATUS(api.GetPod("ml", "gone"), absl::StatusCode::kNotFound, "pods \"gone\" not found");
+}
+
+TEST_CASE("The extender's bind through KubeApi: a 409 from the API server is the bind's error and frees the GPUs",
+          "[kube_api]") {
+  Fixture f;
+  KubeApi api(*f.rest);
+  server::FakeClock clock;
+  server::MetricsRegistry registry;
+  std::unique_ptr<scheduler::GpuState> state = scheduler::NewInMemoryGpuState();
+  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  scheduler::ExtenderMetrics metrics = scheduler::ExtenderMetrics::Create(registry);
+  spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
+  scheduler::Extender extender(*state, *ledger, api, metrics, log);
+  REQUIRE_OK(state->UpsertNode(*codec::NodeFromJson(testing::NodeJson("gpu-node-7"))));
+
+  json pod = testing::PodJson("ml", "train-0");  // one GPU
+  pod["metadata"]["uid"] = "uid-train-0";
+  f.server.Upsert(testing::Resource::kPods, pod);
+  const codec::ExtenderBindingArgs args{"train-0", "ml", "uid-train-0", "gpu-node-7"};
+
+  SECTION("bound by someone else meanwhile") {
+    pod["spec"]["nodeName"] = "gpu-node-3";
+    f.server.Upsert(testing::Resource::kPods, pod);
+    const absl::StatusOr<std::string> error = extender.Bind(args);
+    REQUIRE_OK(error);
+    CHECK_THAT(*error, Catch::Contains("pod train-0 is already assigned to node \"gpu-node-3\""));
+    CHECK(state->Snapshot("gpu-node-7")->free().size() == 8);  // the claim is released
+  }
+  SECTION("unbound: annotated with its GPU, then bound") {
+    CHECK(extender.Bind(args).value() == "");
+    const kube::Pod bound = api.GetPod("ml", "train-0").value();
+    CHECK(bound.spec.node_name == "gpu-node-7");
+    CHECK(bound.metadata.annotations.at("topofit.io/gpu-ids").size() == 1);  // one GPU id
+    CHECK(state->Snapshot("gpu-node-7")->free().size() == 7);
+  }
 }
 
 TEST_CASE("ProvisioningRequests: create both (idempotently), read the condition, delete both", "[kube_api]") {

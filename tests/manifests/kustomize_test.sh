@@ -190,8 +190,9 @@ want_cr = (T([""], ["pods"], ["get", "list", "watch", "patch"]) | T([""], ["pods
 got = triples(cr.get("rules", []))
 check(got == want_cr, f"ClusterRole topofit-extender: extra {sorted(got - want_cr)}, missing {sorted(want_cr - got)}")
 r = get("Role", "topofit-system", "topofit-extender-leader-election")
-check(triples(r.get("rules", [])) == T(["coordination.k8s.io"], ["leases"], ["get", "create", "update"]),
-      "Role topofit-extender-leader-election: leases get/create/update")
+check(triples(r.get("rules", [])) == (T(["coordination.k8s.io"], ["leases"], ["create"])
+      | T(["coordination.k8s.io"], ["leases"], ["get", "update"], ["topofit"])),
+      "Role topofit-extender-leader-election: leases create, get/update of topofit")
 r = get("Role", "topofit-system", "topofit-scheduler-leader-election")
 check(triples(r.get("rules", [])) == (T(["coordination.k8s.io"], ["leases"], ["create"])
       | T(["coordination.k8s.io"], ["leases"], ["get", "update"], ["topofit-scheduler"])),
@@ -267,12 +268,18 @@ if ex:
     c = container(ex)
     hardened(ex)
     pod = ex["spec"]["template"]["spec"]
-    check(ex["spec"].get("replicas") == 1, "extender replicas 1 (until leader election)")
+    check(ex["spec"].get("replicas") == 2, "extender replicas 2 (leader election)")
+    check(ex["spec"].get("strategy", {}).get("type") == "Recreate", "extender Recreate: followers are never ready")
+    env = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") for e in c.get("env", [])}
+    check(env.get("POD_NAMESPACE") == "metadata.namespace" and env.get("POD_NAME") == "metadata.name",
+          f"extender POD_NAMESPACE/POD_NAME from the downward API: {env}")
     check(pod.get("serviceAccountName") == "topofit-extender", "extender SA")
     check(c.get("image") == "topofit:latest", "extender image from images: entry")
     want_args = ["serve", "--port", "8443", "--tls-cert", "/etc/topofit/tls/tls.crt", "--tls-key",
                  "/etc/topofit/tls/tls.key", "--ops-port", "9090", "--admin-token-file", "/etc/topofit/admin/token",
-                 "--log-format", "json", "--live-state", "--provisioning-requests", "--max-body-bytes", "67108864", "--kubeconfig", "", "--grpc-port", "8444"]
+                 "--log-format", "json", "--live-state", "--provisioning-requests", "--leader-elect",
+                 "--leader-elect-identity", "$(POD_NAME)", "--max-body-bytes", "67108864", "--kubeconfig", "",
+                 "--grpc-port", "8444"]
     check(c.get("command", []) + c.get("args", []) == want_args, f"extender args: {c.get('args')}")
     ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
     check(ports == {"https": 8443, "grpc": 8444, "ops": 9090}, f"extender ports {ports}")

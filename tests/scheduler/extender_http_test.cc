@@ -1,5 +1,6 @@
 #include "scheduler/extender_http.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "codec/kube_json.h"
 #include "server/ops_endpoints.h"
+#include "tests/kube/builders.h"
 #include "tests/scheduler/extender_fixture.h"
 
 namespace topofit::scheduler {
@@ -198,7 +200,10 @@ TEST_CASE("extender verbs over HTTP with the upstream fixtures", "[extender_http
   }
   SECTION("a failed Binding releases the GPUs") {
     h.Post("/filter", json{{"Pod", nv_pod}, {"Nodes", nodes}}.dump());
-    h.kube.FailBindsWith(absl::AlreadyExistsError("pod ml/trainer is already assigned to node p4d-9"));
+    // What KubeApi makes of the API server's 409 Conflict (tests/kubeclient/kube_api_test.cc).
+    h.kube.FailBindsWith(absl::AbortedError("POST /api/v1/namespaces/ml/pods/trainer/binding: Operation cannot be "
+                                            "fulfilled on pods/binding \"trainer\": pod trainer is already "
+                                            "assigned to node \"p4d-9\""));
     auto [status, reply] = h.Post(
         "/bind", json{{"PodName", "trainer"}, {"PodNamespace", "ml"}, {"PodUID", "uid-trainer"}, {"Node", "p4d-1"}}.dump());
     REQUIRE(status == 200);
@@ -228,6 +233,53 @@ TEST_CASE("extender verbs over HTTP with the upstream fixtures", "[extender_http
     CHECK(preferences[0]["refusedNodes"] == json({"g5-1"}));
     CHECK(h.metrics.pending_preferences.Value() == 1);
   }
+}
+
+// An extender whose leadership the test switches, on the fixture's state and fake client.
+struct Replica : testing::ExtenderFixture {
+  struct SwitchedLeadership final : Leadership {
+    bool IsLeader() const override { return leader; }
+    std::atomic<bool> leader{true};
+  } leadership;
+  Extender replica{*state, *ledger, kube, metrics, log, &capacity, leadership};
+};
+
+TEST_CASE("Only the leader binds: a follower answers with an error kube-scheduler retries, and touches nothing",
+          "[extender]") {
+  Replica r;
+  REQUIRE(r.state->UpsertNode(
+                    kube::testing::MakeNode().name("n1").label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8))
+              .ok());
+  r.kube.PutPod(kube::testing::MakePod().name("trainer").gpus(4));  // namespace "default", uid "uid-trainer"
+  const codec::ExtenderBindingArgs args{"trainer", "default", "uid-trainer", "n1"};
+
+  r.leadership.leader = false;
+  CHECK_THAT(r.replica.Bind(args).value(), Catch::Contains("not the leader"));
+  CHECK(r.kube.calls().empty());
+  CHECK(r.state->Snapshot("n1")->free().size() == 8);
+  CHECK(r.metrics.binds.Value({"not_leader"}) == 1);
+
+  r.leadership.leader = true;  // elected: the retried bind goes through
+  CHECK(r.replica.Bind(args).value() == "");
+  CHECK(r.state->Snapshot("n1")->free().size() == 4);
+}
+
+TEST_CASE("Only the leader requests capacity for a pod every node refused", "[extender]") {
+  Replica r;
+  REQUIRE(r.state->UpsertNode(
+                    kube::testing::MakeNode().name("n1").label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8))
+              .ok());
+  const codec::ExtenderArgs args{kube::testing::MakePod().name("huge").gpus(16), std::nullopt,
+                                 std::vector<std::string>{"n1"}};
+
+  r.leadership.leader = false;
+  REQUIRE(r.replica.Filter(args).value().failed_and_unresolvable_nodes.count("n1") == 1);
+  CHECK(r.capacity.calls().empty());
+  CHECK(r.ledger->Preferences().size() == 1);  // the preference is still recorded: it writes nothing
+
+  r.leadership.leader = true;
+  REQUIRE(r.replica.Filter(args).ok());
+  CHECK(r.capacity.calls() == std::vector<std::string>{"request default/huge refused=n1"});
 }
 
 TEST_CASE("bad requests get a 4xx JSON error and the server stays healthy", "[extender_http]") {
