@@ -272,7 +272,8 @@ if ex:
     check(c.get("image") == "topofit:latest", "extender image from images: entry")
     want_args = ["serve", "--port", "8443", "--tls-cert", "/etc/topofit/tls/tls.crt", "--tls-key",
                  "/etc/topofit/tls/tls.key", "--ops-port", "9090", "--admin-token-file", "/etc/topofit/admin/token",
-                 "--log-format", "json", "--live-state", "--provisioning-requests", "--max-body-bytes", "67108864", "--kubeconfig", "", "--grpc-port", "8444"]
+                 "--log-format", "json", "--live-state", "--provisioning-requests", "--max-body-bytes", "67108864",
+                 "--kubeconfig", "", "--ledger", "api", "--grpc-port", "8444"]
     check(c.get("command", []) + c.get("args", []) == want_args, f"extender args: {c.get('args')}")
     ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
     check(ports == {"https": 8443, "grpc": 8444, "ops": 9090}, f"extender ports {ports}")
