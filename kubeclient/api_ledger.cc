@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "kube/topofit_annotations.h"
 #include "server/logging.h"
 
 namespace topofit::kubeclient {
@@ -238,9 +239,9 @@ CoalescingQueue::Outcome ApiLedger::Publish(const std::string& uid) {
     pod = *std::move(name);
     if (entry.preference) {
       preference = PreferenceAnnotationOf(*entry.preference);
-      annotations[kPlacementPreferenceAnnotation] = PreferenceAnnotationJson(*preference);
+      annotations[std::string(kube::kPlacementPreferenceAnnotation)] = PreferenceAnnotationJson(*preference);
     }
-    if (entry.intent) annotations[kScaleUpIntentAnnotation] = IntentAnnotationJson(*entry.intent);
+    if (entry.intent) annotations[std::string(kube::kScaleUpIntentAnnotation)] = IntentAnnotationJson(*entry.intent);
     generation = entry.written;
   }
   absl::StatusOr<std::string> version = kube_.MergePodAnnotations(pod.namespace_name, pod.name, annotations);

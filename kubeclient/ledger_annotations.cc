@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "kube/topofit_annotations.h"
 #include "scheduler/pod_demand.h"
 #include "scheduler/preference.h"
 
@@ -121,11 +122,11 @@ IntentAnnotation IntentAnnotationOf(const ledger::Intent& intent) {
 }
 
 absl::StatusOr<std::optional<ledger::Preference>> PreferenceOfPod(const kube::Pod& pod) {
-  const auto it = pod.metadata.annotations.find(kPlacementPreferenceAnnotation);
+  const auto it = pod.metadata.annotations.find(kube::kPlacementPreferenceAnnotation);
   if (it == pod.metadata.annotations.end()) return std::nullopt;
   absl::StatusOr<PreferenceAnnotation> annotation = ParsePreferenceAnnotation(it->second);
   if (!annotation.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(kPlacementPreferenceAnnotation, ": ", annotation.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(kube::kPlacementPreferenceAnnotation, ": ", annotation.status().message()));
   }
   absl::StatusOr<scheduler::GpuDemand> demand = scheduler::DemandOf(pod);
   if (!demand.ok()) return demand.status();
@@ -136,11 +137,11 @@ absl::StatusOr<std::optional<ledger::Preference>> PreferenceOfPod(const kube::Po
 }
 
 absl::StatusOr<std::optional<IntentAnnotation>> IntentOfPod(const kube::Pod& pod) {
-  const auto it = pod.metadata.annotations.find(kScaleUpIntentAnnotation);
+  const auto it = pod.metadata.annotations.find(kube::kScaleUpIntentAnnotation);
   if (it == pod.metadata.annotations.end()) return std::nullopt;
   absl::StatusOr<IntentAnnotation> annotation = ParseIntentAnnotation(it->second);
   if (!annotation.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(kScaleUpIntentAnnotation, ": ", annotation.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(kube::kScaleUpIntentAnnotation, ": ", annotation.status().message()));
   }
   return *std::move(annotation);
 }

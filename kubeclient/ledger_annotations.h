@@ -1,6 +1,7 @@
 #pragma once
 
-// The ledger as annotations on the pods it is about (docs/kubeclient.md, "The ledger in the API"):
+// The ledger as annotations on the pods it is about (docs/kubeclient.md, "The ledger in the API"; names in
+// kube/topofit_annotations.h):
 //
 //   topofit.io/placement-preference  on a pending pod no node could serve:
 //       {"refusedNodes": [...], "firstSeen": RFC 3339, "lastSeen": RFC 3339}
@@ -22,9 +23,6 @@
 #include "ledger/ledger.h"
 
 namespace topofit::kubeclient {
-
-inline constexpr char kPlacementPreferenceAnnotation[] = "topofit.io/placement-preference";
-inline constexpr char kScaleUpIntentAnnotation[] = "topofit.io/scale-up-intent";
 
 struct PreferenceAnnotation {
   std::vector<std::string> refused_nodes;

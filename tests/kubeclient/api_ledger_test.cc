@@ -15,6 +15,7 @@
 #include "scheduler/gpu_state.h"
 #include "scheduler/pod_demand.h"
 #include "scheduler/preference.h"
+#include "kube/topofit_annotations.h"
 #include "tests/kube/builders.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/kubeclient/eventually.h"
@@ -23,6 +24,9 @@
 
 namespace topofit::kubeclient {
 namespace {
+
+const std::string kPreferenceKey(kube::kPlacementPreferenceAnnotation);
+const std::string kIntentKey(kube::kScaleUpIntentAnnotation);
 
 using testing::DirectClientFor;
 using testing::Eventually;
@@ -282,7 +286,7 @@ TEST_CASE("ApiLedger: an event older than a local write does not clobber it", "[
     ledger->RecordPreference(PreferenceOf(before));
     REQUIRE(ledger->WaitPublished(kPatience));
     const kube::Pod echo = f.StoredPod("trainer");  // the patched pod, the watch's next event
-    REQUIRE(echo.metadata.annotations.contains(kPlacementPreferenceAnnotation));
+    REQUIRE(echo.metadata.annotations.contains(kPreferenceKey));
 
     ledger->PodChanged(WatchEventType::kModified, before);  // delivered late, but older than the write
     CHECK(ledger->Preferences().size() == 1);
@@ -290,7 +294,7 @@ TEST_CASE("ApiLedger: an event older than a local write does not clobber it", "[
     CHECK(ledger->Preferences().size() == 1);
 
     kube::Pod cleared = echo;  // from here on the watch rules: someone removed the annotation
-    cleared.metadata.annotations.erase(kPlacementPreferenceAnnotation);
+    cleared.metadata.annotations.erase(kPreferenceKey);
     cleared.metadata.resource_version = absl::StrCat(std::stoi(echo.metadata.resource_version) + 1);
     ledger->PodChanged(WatchEventType::kModified, cleared);
     CHECK(ledger->Preferences().empty());
@@ -324,8 +328,8 @@ TEST_CASE("ApiLedger: a failed patch is retried; a pod that is gone is dropped",
   CHECK(ledger->stats().published == 1);
   CHECK(f.Patches() == 3);
   const kube::Pod stored = f.StoredPod("trainer");
-  REQUIRE(stored.metadata.annotations.contains(kPlacementPreferenceAnnotation));
-  REQUIRE_OK(ParsePreferenceAnnotation(stored.metadata.annotations.at(kPlacementPreferenceAnnotation)));
+  REQUIRE(stored.metadata.annotations.contains(kPreferenceKey));
+  REQUIRE_OK(ParsePreferenceAnnotation(stored.metadata.annotations.at(kPreferenceKey)));
 
   kube::Pod ghost = f.StoredPod("trainer");
   ghost.metadata.name = "ghost";
@@ -359,7 +363,7 @@ TEST_CASE("ApiLedger: a refresh is published when it changes something or the AP
   record({"n1", "n2"});  // new content
   CHECK(f.Patches() == 3);
   const absl::StatusOr<PreferenceAnnotation> in_api = ParsePreferenceAnnotation(
-      f.StoredPod("trainer").metadata.annotations.at(kPlacementPreferenceAnnotation));
+      f.StoredPod("trainer").metadata.annotations.at(kPreferenceKey));
   REQUIRE_OK(in_api);
   CHECK(*in_api == PreferenceAnnotation{{"n1", "n2"}, absl::FromUnixSeconds(kStartSeconds),
                                         absl::FromUnixSeconds(kStartSeconds) + absl::Minutes(6)});
@@ -404,15 +408,15 @@ TEST_CASE("ApiLedger: an intent for a pod it cannot name is kept, and published 
   ledger->SyncPods({f.StoredPod("trainer")});
   REQUIRE(ledger->WaitPublished(kPatience));
   CHECK(f.Patches() == 1);
-  CHECK(f.StoredPod("trainer").metadata.annotations.contains(kScaleUpIntentAnnotation));
+  CHECK(f.StoredPod("trainer").metadata.annotations.contains(kIntentKey));
 }
 
 TEST_CASE("ApiLedger: a bad annotation is ignored with a log, the rest is read", "[api-ledger]") {
   Fixture f;
   nlohmann::json bad = PendingPodJson("bad", 8);
-  bad["metadata"]["annotations"][kPlacementPreferenceAnnotation] = "{not json";
+  bad["metadata"]["annotations"][kPreferenceKey] = "{not json";
   nlohmann::json good = PendingPodJson("good", 8);
-  good["metadata"]["annotations"][kScaleUpIntentAnnotation] =
+  good["metadata"]["annotations"][kIntentKey] =
       R"({"nodeGroup":"g","nodeCount":1,"recorded":"2027-01-15T08:00:00Z"})";
   f.server.Upsert(Resource::kPods, bad);
   f.server.Upsert(Resource::kPods, good);

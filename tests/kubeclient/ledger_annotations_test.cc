@@ -2,11 +2,15 @@
 
 #include <catch2/catch.hpp>
 
+#include "kube/topofit_annotations.h"
 #include "tests/kube/builders.h"
 #include "tests/kube/status_matchers.h"
 
 namespace topofit::kubeclient {
 namespace {
+
+const std::string kPreferenceKey(kube::kPlacementPreferenceAnnotation);
+const std::string kIntentKey(kube::kScaleUpIntentAnnotation);
 
 using kube::testing::MakePod;
 
@@ -76,7 +80,7 @@ TEST_CASE("Ledger annotations: a pod's preference is re-derived from its spec", 
   REQUIRE_OK(none);
   CHECK_FALSE(none->has_value());
 
-  pod.metadata.annotations[kPlacementPreferenceAnnotation] =
+  pod.metadata.annotations[kPreferenceKey] =
       PreferenceAnnotationJson(PreferenceAnnotation{{"n1"}, kFirstSeen, kLastSeen});
   absl::StatusOr<std::optional<ledger::Preference>> preference = PreferenceOfPod(pod);
   REQUIRE_OK(preference);
@@ -92,16 +96,16 @@ TEST_CASE("Ledger annotations: a pod's preference is re-derived from its spec", 
   CHECK(p.last_seen == kLastSeen);
 
   SECTION("an invalid annotation, or an invalid demand, is an error") {
-    pod.metadata.annotations[kPlacementPreferenceAnnotation] = "{";
+    pod.metadata.annotations[kPreferenceKey] = "{";
     CHECK_STATUS(PreferenceOfPod(pod), absl::StatusCode::kInvalidArgument, "topofit.io/placement-preference");
-    pod.metadata.annotations[kPlacementPreferenceAnnotation] =
+    pod.metadata.annotations[kPreferenceKey] =
         PreferenceAnnotationJson(PreferenceAnnotation{{}, kFirstSeen, kLastSeen});
     pod.metadata.annotations["topofit.io/min-link"] = "fast";
     CHECK_STATUS(PreferenceOfPod(pod), absl::StatusCode::kInvalidArgument, "topofit.io/min-link");
   }
   SECTION("an intent annotation") {
     CHECK_FALSE(IntentOfPod(pod)->has_value());
-    pod.metadata.annotations[kScaleUpIntentAnnotation] = R"({"nodeGroup":"g","nodeCount":1,"recorded":"x"})";
+    pod.metadata.annotations[kIntentKey] = R"({"nodeGroup":"g","nodeCount":1,"recorded":"x"})";
     CHECK_STATUS(IntentOfPod(pod), absl::StatusCode::kInvalidArgument, "topofit.io/scale-up-intent: recorded");
   }
 }
