@@ -26,10 +26,7 @@ ApiLedger::ApiLedger(KubeApi& kube, const server::Clock& clock, spdlog::logger& 
 ApiLedger::~ApiLedger() { publisher_->WaitIdle(options_.shutdown_grace); }
 
 WatchHandler<kube::Pod> ApiLedger::PodHandler() {
-  WatchHandler<kube::Pod> handler;
-  handler.on_sync = [this](std::vector<kube::Pod> pods) { SyncPods(pods); };
-  handler.on_event = [this](WatchEventType type, kube::Pod pod) { PodChanged(type, pod); };
-  return handler;
+  return WatchHandlerOf(*this, &ApiLedger::SyncPods, &ApiLedger::PodChanged);
 }
 
 void ApiLedger::SyncPods(const std::vector<kube::Pod>& pods) {
