@@ -96,7 +96,7 @@ TEST_CASE("Ledger annotations: a pod's preference is re-derived from its spec", 
   CHECK(p.last_seen == kLastSeen);
 
   SECTION("an invalid annotation, or an invalid demand, is an error") {
-    pod.metadata.annotations[kPreferenceKey] = "{";
+    pod.metadata.annotations[kPreferenceKey] = "{not json";
     CHECK_STATUS(PreferenceOfPod(pod), absl::StatusCode::kInvalidArgument, "topofit.io/placement-preference");
     pod.metadata.annotations[kPreferenceKey] =
         PreferenceAnnotationJson(PreferenceAnnotation{{}, kFirstSeen, kLastSeen});
