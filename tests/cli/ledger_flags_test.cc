@@ -17,7 +17,7 @@ namespace {
 using kubeclient::testing::Eventually;
 using kubeclient::testing::FakeApiServer;
 
-TEST_CASE("--ledger=api: the process's ledger lives on the pending pods, ready once they are listed",
+TEST_CASE("UseLedger(api): the process's ledger lives on the pending pods, ready once they are listed",
           "[cli][ledger]") {
   std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
   FakeApiServer api(*certs);
@@ -53,7 +53,7 @@ TEST_CASE("--ledger=api: the process's ledger lives on the pending pods, ready o
   CHECK(api.requests().at(0).Param("fieldSelector") == "spec.nodeName=");
 }
 
-TEST_CASE("--ledger=memory keeps the process's own ledger, ready at once", "[cli][ledger]") {
+TEST_CASE("UseLedger(memory) keeps the process's own ledger, ready at once", "[cli][ledger]") {
   ProcessState process;
   const ledger::Ledger* in_memory = process.ledger.get();
   spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
