@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
+#include "cli/ledger_flags.h"
 #include "codec/ledger_json.h"
 #include "kubeclient/config.h"
 #include "server/logging.h"
@@ -97,6 +98,9 @@ int RunExpander(const ExpanderOptions& options, const std::function<void(int, in
   spdlog::logger& log = *spdlog::default_logger();
 
   ProcessState process;
+  if (absl::Status ledger = UseLedger(options.ledger, options.kubeconfig, process, log); !ledger.ok()) {
+    return Fail(kCommand, ledger);
+  }
   absl::StatusOr<ExpanderParts> parts = BuildExpander(options, process, log);
   if (!parts.ok()) return Fail(kCommand, parts.status());
   server::HttpServerOptions ops_options;
@@ -106,7 +110,7 @@ int RunExpander(const ExpanderOptions& options, const std::function<void(int, in
   absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::HttpServer::Create(ops_options, process.registry);
   if (!ops.ok()) return Fail(kCommand, ops.status());
   std::atomic<bool> serving{false};
-  server::RegisterOpsEndpoints(**ops, process.registry, [&serving] { return serving.load(); });
+  server::RegisterOpsEndpoints(**ops, process.registry, [&] { return serving.load() && process.ledger_ready(); });
   RegisterIntentsRoute(**ops, *process.ledger);
 
   absl::StatusOr<int> ops_port = (*ops)->Start();
@@ -145,9 +149,13 @@ int RunServe(const ServeOptions& options, const std::function<void(int, int, int
   expander_options.tls_key = extender_options.tls_key;
 
   ProcessState process;
+  if (absl::Status ledger = UseLedger(extender_options.ledger, extender_options.kubeconfig, process, log);
+      !ledger.ok()) {
+    return Fail(kCommand, ledger);
+  }
   std::atomic<bool> serving{false};
   absl::StatusOr<ExtenderServers> extender =
-      BuildExtender(extender_options, process, log, [&serving] { return serving.load(); });
+      BuildExtender(extender_options, process, log, [&] { return serving.load() && process.ledger_ready(); });
   if (!extender.ok()) return Fail(kCommand, extender.status());
   absl::StatusOr<ExpanderParts> expander = BuildExpander(expander_options, process, log);
   if (!expander.ok()) return Fail(kCommand, expander.status());
@@ -192,6 +200,8 @@ void AddExpanderCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--log-format", options->log_format, "text or json")->capture_default_str();
   cmd->add_option("--log-level", options->log_level, "trace, debug, info, warn, error")->capture_default_str();
+  AddKubeconfigFlag(*cmd, options->kubeconfig);
+  AddLedgerFlag(*cmd, options->ledger);
   cmd->callback([options, &exit_code] { exit_code = RunExpander(*options); });
 }
 

@@ -32,6 +32,8 @@ struct ExpanderOptions {
   bool no_veto = false;       // fail open instead of vetoing when every GPU option would strand
   std::string log_format = "text";
   std::string log_level = "info";
+  std::string kubeconfig;         // for --ledger=api; empty: in-cluster service account
+  std::string ledger = "memory";  // or "api" (cli/ledger_flags.h)
 };
 
 // Price per node-hour by node group id, from a JSON object: {"p4d-us-east-1a": 32.77, "g5": 16.29}.
@@ -57,8 +59,8 @@ void RegisterIntentsRoute(server::HttpServer& server, const ledger::Ledger& ledg
 int RunExpander(const ExpanderOptions& options, const std::function<void(int, int)>& on_listening = {});
 
 // `topofit serve`: the extender's options, plus the expander's own (its gRPC port and TLS client CA,
-// --insecure, prices, veto). The address, TLS certificate and key, logging and the ops port are the
-// extender's, shared: one Service name, one certificate for both ports.
+// --insecure, prices, veto). The address, TLS certificate and key, logging, the ops port, the kubeconfig
+// and the ledger are the extender's, shared: one Service name, one certificate for both ports, one ledger.
 struct ServeOptions {
   ExtenderOptions extender;
   ExpanderOptions expander;

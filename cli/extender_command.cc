@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "cli/ledger_flags.h"
 #include "kubeclient/config.h"
 #include "kubeclient/kube_api.h"
 #include "kubeclient/rest_client.h"
@@ -21,11 +22,6 @@
 
 namespace topofit::cli {
 namespace {
-
-// How long a pending pod's preference lives without a refresh (kube-scheduler retries unschedulable pods
-// at least every 5 minutes), and how long an intent holds new capacity (CA's max node provision time).
-constexpr absl::Duration kPreferenceTtl = absl::Minutes(10);
-constexpr absl::Duration kIntentTtl = absl::Minutes(15);
 
 int Fail(const absl::Status& status) {
   std::cerr << "topofit extender: " << status.message() << "\n";
@@ -47,8 +43,7 @@ absl::StatusOr<std::string> ReadAdminToken(const std::string& path) {
 
 // The elector on a client of its own: one attempt per request, each within half the renew deadline, and a
 // rate limit no Binding or watch competes for, so renewals are never stuck behind other traffic.
-absl::Status StartLeaderElection(const ExtenderOptions& options, const kubeclient::ClusterConfig& cluster,
-                                 spdlog::logger& log, ExtenderServers& parts) {
+absl::Status StartLeaderElection(const ExtenderOptions& options, spdlog::logger& log, ExtenderServers& parts) {
   kubeclient::LeaderElectionConfig config;
   config.namespace_name =
       options.leader_elect_namespace.empty() ? kubeclient::OwnNamespace() : options.leader_elect_namespace;
@@ -66,7 +61,7 @@ absl::Status StartLeaderElection(const ExtenderOptions& options, const kubeclien
   rest_options.max_attempts = 1;
   rest_options.timeout = config.renew_deadline / 2;
   rest_options.user_agent = "topofit/leader-election";
-  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = kubeclient::RestClient::Create(cluster, rest_options);
+  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(options.kubeconfig, rest_options);
   if (!rest.ok()) return Prefixed("leader election client", rest.status());
   parts.election_rest = *std::move(rest);
   absl::StatusOr<std::unique_ptr<kubeclient::LeaderElector>> elector =
@@ -99,12 +94,8 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   absl::StatusOr<std::string> admin_token = ReadAdminToken(options.admin_token_file);
   if (!admin_token.ok()) return Prefixed("--admin-token-file", admin_token.status());
 
-  absl::StatusOr<kubeclient::ClusterConfig> cluster = kubeclient::LoadClusterConfig(options.kubeconfig);
-  if (!cluster.ok()) {
-    return Prefixed(options.kubeconfig.empty() ? "in-cluster config" : options.kubeconfig, cluster.status());
-  }
-  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = kubeclient::RestClient::Create(*cluster);
-  if (!rest.ok()) return Prefixed("Kubernetes client", rest.status());
+  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(options.kubeconfig);
+  if (!rest.ok()) return rest.status();
 
   ExtenderServers parts;
   parts.rest = *std::move(rest);
@@ -124,7 +115,7 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
     };
   }
   if (options.leader_elect) {
-    absl::Status elected = StartLeaderElection(options, *cluster, log, parts);
+    absl::Status elected = StartLeaderElection(options, log, parts);
     if (!elected.ok()) return elected;
     ready = [ready = std::move(ready), elector = parts.elector.get()] { return elector->IsLeader() && ready(); };
   }
@@ -170,8 +161,12 @@ int RunExtender(const ExtenderOptions& options, const std::function<void(int, in
   spdlog::logger& log = *spdlog::default_logger();
 
   ProcessState process;
+  if (absl::Status ledger = UseLedger(options.ledger, options.kubeconfig, process, log); !ledger.ok()) {
+    return Fail(ledger);
+  }
   std::atomic<bool> serving{false};
-  absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, [&serving] { return serving.load(); });
+  absl::StatusOr<ExtenderServers> servers =
+      BuildExtender(options, process, log, [&] { return serving.load() && process.ledger_ready(); });
   if (!servers.ok()) return Fail(servers.status());
 
   absl::StatusOr<int> ops_port = servers->ops->Start();
@@ -216,7 +211,8 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   cmd.add_option("--log-format", options.log_format, "text or json")->capture_default_str();
   cmd.add_option("--log-level", options.log_level, "trace, debug, info, warn, error")->capture_default_str();
   cmd.add_option("--max-body-bytes", options.max_body_bytes, "largest request body accepted")->capture_default_str();
-  cmd.add_option("--kubeconfig", options.kubeconfig, "kubeconfig file (empty: in-cluster service account)");
+  AddKubeconfigFlag(cmd, options.kubeconfig);
+  AddLedgerFlag(cmd, options.ledger);
   cmd.add_flag("--live-state", options.live_state,
                "watch nodes and bound pods and keep the GPU state from them (topofit.io/gpu-ids, GPU requests)");
   cmd.add_flag("--provisioning-requests", options.provisioning_requests,

@@ -45,15 +45,29 @@ struct ExtenderOptions {
   std::string leader_elect_lease_name = "topofit";
   std::string leader_elect_namespace;  // empty: kubeclient::OwnNamespace()
   std::string leader_elect_identity;   // empty: kubeclient::DefaultLeaderIdentity()
+  std::string ledger = "memory";  // or "api" (cli/ledger_flags.h)
 };
 
+// How long a pending pod's preference lives without a refresh (kube-scheduler retries unschedulable pods
+// at least every 5 minutes), and how long an intent holds new capacity (CA's max node provision time).
+inline constexpr absl::Duration kPreferenceTtl = absl::Minutes(10);
+inline constexpr absl::Duration kIntentTtl = absl::Minutes(15);
+
 // What the front ends of one process share: one clock, one metrics registry, one ledger (in `topofit
-// serve` the extender's preferences reach the expander, and its intents reach the extender, in memory).
+// serve` the extender's preferences reach the expander, and its intents reach the extender, in memory;
+// with --ledger=api, through the API, as between separate processes).
 struct ProcessState {
   ProcessState();
+  // Ready to serve: always in memory; with --ledger=api once the pending pods have been listed.
+  bool ledger_ready() const { return ledger_watch == nullptr || ledger_watch->synced(); }
+
   const server::RealClock clock;  // the real clock, constructed here once and injected from here
   server::MetricsRegistry registry;
-  const std::unique_ptr<ledger::Ledger> ledger;
+  // --ledger=api (UseLedger): the ledger's client, declared before the ledger that publishes through it.
+  std::unique_ptr<kubeclient::RestClient> ledger_rest;
+  std::unique_ptr<kubeclient::KubeApi> ledger_kube;
+  std::unique_ptr<ledger::Ledger> ledger;
+  std::unique_ptr<kubeclient::ListWatcher> ledger_watch;  // feeds the ledger: declared after it, stopped first
 };
 
 // --log-format and --log-level, checked; the error names the flag.

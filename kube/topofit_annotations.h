@@ -25,6 +25,11 @@ inline constexpr absl::string_view kStandsForPodUidAnnotation = "topofit.io/stan
 inline constexpr absl::string_view kConsumeProvisioningRequestAnnotation =
     "autoscaling.x-k8s.io/consume-provisioning-request";
 
+// The ledger in the API (kubeclient/ledger_annotations.h): on a pending pod no node could serve, what its
+// spec does not say of its placement preference; on each pod a scale-up was chosen for, that intent.
+inline constexpr absl::string_view kPlacementPreferenceAnnotation = "topofit.io/placement-preference";
+inline constexpr absl::string_view kScaleUpIntentAnnotation = "topofit.io/scale-up-intent";
+
 // On a node: `nvidia-smi topo -m` output or a JSON descriptor, overriding the catalog.
 inline constexpr absl::string_view kGpuTopologyAnnotation = "topofit.io/gpu-topology";
 

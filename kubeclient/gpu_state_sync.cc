@@ -16,17 +16,11 @@ bool Finished(const kube::Pod& pod) { return pod.status.phase == "Succeeded" || 
 }  // namespace
 
 WatchHandler<kube::Node> GpuStateSync::NodeHandler() {
-  WatchHandler<kube::Node> handler;
-  handler.on_sync = [this](std::vector<kube::Node> nodes) { SyncNodes(nodes); };
-  handler.on_event = [this](WatchEventType type, kube::Node node) { NodeChanged(type, node); };
-  return handler;
+  return WatchHandlerOf(*this, &GpuStateSync::SyncNodes, &GpuStateSync::NodeChanged);
 }
 
 WatchHandler<kube::Pod> GpuStateSync::PodHandler() {
-  WatchHandler<kube::Pod> handler;
-  handler.on_sync = [this](std::vector<kube::Pod> pods) { SyncPods(pods); };
-  handler.on_event = [this](WatchEventType type, kube::Pod pod) { PodChanged(type, pod); };
-  return handler;
+  return WatchHandlerOf(*this, &GpuStateSync::SyncPods, &GpuStateSync::PodChanged);
 }
 
 void GpuStateSync::SyncNodes(const std::vector<kube::Node>& nodes) {

@@ -84,10 +84,23 @@ absl::StatusOr<kube::Pod> KubeApi::GetPod(const std::string& namespace_name, con
 
 absl::Status KubeApi::AnnotatePod(const std::string& namespace_name, const std::string& name,
                                   const std::string& key, const std::string& value) {
+  return MergePodAnnotations(namespace_name, name, {{key, value}}).status();
+}
+
+absl::StatusOr<std::string> KubeApi::MergePodAnnotations(const std::string& namespace_name, const std::string& name,
+                                                         const kube::StringMap& annotations) {
   // A merge patch replaces only the keys it names, so other writers' annotations survive without a
   // read-modify-write cycle.
-  const nlohmann::json patch = {{"metadata", {{"annotations", {{key, value}}}}}};
-  return rest_.Patch(PodPath(namespace_name, name), patch, "application/merge-patch+json").status();
+  const nlohmann::json patch = {{"metadata", {{"annotations", annotations}}}};
+  absl::StatusOr<nlohmann::json> pod =
+      rest_.Patch(PodPath(namespace_name, name), patch, "application/merge-patch+json");
+  if (!pod.ok()) return pod.status();
+  const nlohmann::json* version = &*pod;
+  for (const char* key : {"metadata", "resourceVersion"}) {
+    if (!version->is_object() || !version->contains(key)) return std::string();
+    version = &(*version)[key];
+  }
+  return version->is_string() ? version->get<std::string>() : std::string();
 }
 
 absl::Status KubeApi::BindPod(const std::string& namespace_name, const std::string& name, const std::string& uid,

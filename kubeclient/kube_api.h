@@ -25,6 +25,9 @@ class KubeApi final : public scheduler::KubeClient {
   // PATCH the pod with a JSON merge patch touching only metadata.annotations[key].
   absl::Status AnnotatePod(const std::string& namespace_name, const std::string& name, const std::string& key,
                            const std::string& value) override;
+  // The same for several annotations in one patch; returns the patched pod's resourceVersion.
+  absl::StatusOr<std::string> MergePodAnnotations(const std::string& namespace_name, const std::string& name,
+                                                  const kube::StringMap& annotations);
   // POST the Binding kube-scheduler's DefaultBinder sends: metadata {namespace, name, uid}, target
   // {kind: Node, name}. A non-empty uid is a precondition the API server checks (409 when it differs).
   absl::Status BindPod(const std::string& namespace_name, const std::string& name, const std::string& uid,

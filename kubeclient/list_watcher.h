@@ -49,6 +49,17 @@ struct WatchHandler {
   std::function<void(WatchEventType type, T object)> on_event;
 };
 
+// The handler of a consumer with a method for the whole set and one for each change, e.g.
+// WatchHandlerOf(sync, &GpuStateSync::SyncPods, &GpuStateSync::PodChanged). `consumer` must outlive it.
+template <typename T, typename Consumer>
+WatchHandler<T> WatchHandlerOf(Consumer& consumer, void (Consumer::*sync)(const std::vector<T>&),
+                               void (Consumer::*changed)(WatchEventType, const T&)) {
+  WatchHandler<T> handler;
+  handler.on_sync = [&consumer, sync](std::vector<T> objects) { (consumer.*sync)(objects); };
+  handler.on_event = [&consumer, changed](WatchEventType type, T object) { (consumer.*changed)(type, object); };
+  return handler;
+}
+
 struct ListWatchOptions {
   std::string field_selector;  // e.g. "spec.schedulerName=topofit" or "spec.nodeName!="
   std::string label_selector;  // e.g. "topofit.io/gpu=true"

@@ -78,6 +78,9 @@ TEST_CASE("expander rejects bad options with exit 1", "[cli][expander]") {
       {"negative price", [&](ExpanderOptions& o) { o.prices_file = scratch.path("negative.json"); }},
       {"price as a string", [&](ExpanderOptions& o) { o.prices_file = scratch.path("string.json"); }},
       {"prices not an object", [&](ExpanderOptions& o) { o.prices_file = scratch.path("array.json"); }},
+      {"unknown ledger", [](ExpanderOptions& o) { o.ledger = "disk"; }},
+      {"--ledger=api without a kubeconfig",
+       [](ExpanderOptions& o) { o.ledger = "api", o.kubeconfig = "/nonexistent/kubeconfig"; }},
   };
   for (const Row& row : rows) {
     SECTION(row.name) {

@@ -61,6 +61,7 @@ TEST_CASE("extender rejects bad options with exit 1", "[cli][extender]") {
       {"missing admin token file", [](ExtenderOptions& o) { o.admin_token_file = "/nonexistent/token"; }},
       {"missing kubeconfig", [](ExtenderOptions& o) { o.kubeconfig = "/nonexistent/kubeconfig"; }},
       {"zero body limit", [](ExtenderOptions& o) { o.max_body_bytes = 0; }},
+      {"unknown ledger", [](ExtenderOptions& o) { o.ledger = "disk"; }},
   };
   for (const Row& row : rows) {
     SECTION(row.name) {

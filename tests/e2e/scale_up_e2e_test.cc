@@ -1,5 +1,6 @@
 // Issue 6's end-to-end scenario, in one process, through every real component and wire: the extender's
-// HTTP server and the expander's gRPC server built as `topofit serve` builds them (one ledger), the
+// HTTP server and the expander's gRPC server built as `topofit serve` builds them (one ledger in memory), or as
+// two Deployments with --ledger=api build them (each process its own ledger, shared through the API), the
 // Kubernetes client against the fake API server (watches, Bindings, annotations, ProvisioningRequests), and
 // a stand-in for cluster-autoscaler that does what CA does with a ProvisioningRequest: makes pods from its
 // PodTemplate, asks the expander, and adds the chosen group's node.
@@ -22,6 +23,7 @@
 #include "absl/time/time.h"
 #include "cli/expander_command.h"
 #include "cli/extender_command.h"
+#include "cli/ledger_flags.h"
 #include "proto/expander.grpc.pb.h"
 #include "tests/cli/scratch_dir.h"
 #include "tests/kubeclient/eventually.h"
@@ -118,7 +120,9 @@ corev1::Node TemplateNode(const std::string& group, const std::string& instance_
 }
 
 struct Cluster {
-  Cluster() : certs(testing::TestCerts::Create().value()), api(*certs) {
+  // `ledger`: "memory", both in one process as `topofit serve` runs them; "api", the expander in a process of
+  // its own, each with --ledger=api.
+  explicit Cluster(const std::string& ledger) : certs(testing::TestCerts::Create().value()), api(*certs) {
     // Existing capacity: a free PCIe-only g5 (8 GPUs by count, no NVLink) and a p4d with 6 of 8 GPUs taken.
     api.Upsert(Resource::kNodes, GpuNode("g5-1", "g5.48xlarge", "g5-group", 8, "2026-11-01T00:00:00Z"));
     api.Upsert(Resource::kNodes, GpuNode("p4d-busy", "p4d.24xlarge", "p4d-group", 8, "2026-11-01T00:00:00Z"));
@@ -134,6 +138,11 @@ struct Cluster {
     extender_options.kubeconfig = scratch.path("kubeconfig");
     extender_options.live_state = true;
     extender_options.provisioning_requests = true;
+    REQUIRE(cli::UseLedger(ledger, extender_options.kubeconfig, process, log).ok());
+    if (ledger == "api") {
+      expander_process = &separate_process;
+      REQUIRE(cli::UseLedger(ledger, extender_options.kubeconfig, separate_process, log).ok());
+    }
     absl::StatusOr<cli::ExtenderServers> built = cli::BuildExtender(extender_options, process, log, [] { return true; });
     REQUIRE(built.ok());
     extender = *std::move(built);
@@ -143,7 +152,7 @@ struct Cluster {
     expander_options.address = "127.0.0.1";
     expander_options.grpc_port = 0;
     expander_options.insecure = true;
-    absl::StatusOr<cli::ExpanderParts> parts = cli::BuildExpander(expander_options, process, log);
+    absl::StatusOr<cli::ExpanderParts> parts = cli::BuildExpander(expander_options, *expander_process, log);
     REQUIRE(parts.ok());
     expander = *std::move(parts);
     grpc = expander::GrpcServer::Start(expander.grpc, *expander.service).value();
@@ -195,7 +204,9 @@ struct Cluster {
   FakeApiServer api;
   cli::testing::ScratchDir scratch{"topofit-e2e-test"};
   spdlog::logger log{"e2e", std::make_shared<spdlog::sinks::null_sink_mt>()};
-  cli::ProcessState process;
+  cli::ProcessState process;           // the extender's, and the expander's in one process
+  cli::ProcessState separate_process;  // the expander's, with --ledger=api
+  cli::ProcessState* expander_process = &process;
   cli::ExtenderServers extender;
   int extender_port = 0;
   cli::ExpanderParts expander;
@@ -203,7 +214,9 @@ struct Cluster {
 };
 
 TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it from a 1-GPU latecomer", "[e2e]") {
-  Cluster cluster;
+  const std::string ledger = GENERATE(as<std::string>(), "memory", "api");
+  INFO("--ledger=" << ledger);
+  Cluster cluster(ledger);
 
   // 1. kube-scheduler offers the g5 (p4d-busy has 2 free GPUs: its own count filter drops it). Refused.
   const json refused = cluster.Filter("trainer", {"g5-1"});
@@ -224,6 +237,9 @@ TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it 
                     ["nodeSelectorTerms"][0]["matchExpressions"][0] ==
         json({{"key", "kubernetes.io/hostname"}, {"operator", "NotIn"}, {"values", {"g5-1"}}}));
 
+  // The expander sees the extender's preference (at once in one process; through the pod's annotation else).
+  REQUIRE(Eventually([&] { return !cluster.expander_process->ledger->Preferences().empty(); }));
+
   // 3. CA scales up for the request: both groups fit the pod by count; the expander picks the NVLink one.
   const corev1::Pod from_request = PodFromTemplate(request, pod_template);
   ::grpcplugin::BestOptionsRequest best_options;
@@ -238,6 +254,8 @@ TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it 
   const ::grpcplugin::BestOptionsResponse chosen = cluster.BestOptions(best_options);
   REQUIRE(chosen.options_size() == 1);
   CHECK(chosen.options(0).nodegroupid() == "p4d-group");
+
+  REQUIRE(Eventually([&] { return !cluster.process.ledger->Intents().empty(); }));  // the extender sees the intent
 
   // 4. The new node registers.
   cluster.api.Upsert(Resource::kNodes, GpuNode("p4d-new", "p4d.24xlarge", "p4d-group", 8, Rfc3339(absl::Now())));
@@ -264,7 +282,9 @@ TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it 
   REQUIRE(Eventually([&] {
     return cluster.api.StoredObject(kRequestPath).is_null() && cluster.api.StoredObject(kTemplatePath).is_null();
   }));
-  CHECK(cluster.process.ledger->Intents().empty());
+  CHECK(Eventually([&] {
+    return cluster.process.ledger->Intents().empty() && cluster.expander_process->ledger->Intents().empty();
+  }));
   CHECK(Cluster::Passed(cluster.Filter("web", {"g5-1", "p4d-new"})) == std::vector<std::string>{"g5-1"});
 }
 

@@ -99,6 +99,22 @@ TEST_CASE("AnnotatePod: a JSON merge patch of one annotation", "[kube_api]") {
   CHECK(json::parse(requests[0].body) == json::parse(R"({"metadata":{"annotations":{"topofit.io/gpu-ids":"0,1,2,3"}}})"));
 }
 
+TEST_CASE("MergePodAnnotations: several annotations in one merge patch, the patched resourceVersion back",
+          "[kube_api]") {
+  Fixture f;
+  KubeApi api(*f.rest);
+  f.server.Script(200, kPodJson);
+  const absl::StatusOr<std::string> version =
+      api.MergePodAnnotations("ml", "train-0", {{"topofit.io/a", "1"}, {"topofit.io/b", "2"}});
+  REQUIRE_OK(version);
+  CHECK(*version == "4711");
+  const auto requests = f.server.requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].method == "PATCH");
+  CHECK(json::parse(requests[0].body) ==
+        json::parse(R"({"metadata":{"annotations":{"topofit.io/a":"1","topofit.io/b":"2"}}})"));
+}
+
 TEST_CASE("BindPod: POST the Binding kube-scheduler's DefaultBinder sends", "[kube_api]") {
   Fixture f;
   KubeApi api(*f.rest);

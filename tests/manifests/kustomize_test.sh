@@ -279,7 +279,7 @@ if ex:
                  "/etc/topofit/tls/tls.key", "--ops-port", "9090", "--admin-token-file", "/etc/topofit/admin/token",
                  "--log-format", "json", "--live-state", "--provisioning-requests", "--leader-elect",
                  "--leader-elect-identity", "$(POD_NAME)", "--max-body-bytes", "67108864", "--kubeconfig", "",
-                 "--grpc-port", "8444"]
+                 "--ledger", "api", "--grpc-port", "8444"]
     check(c.get("command", []) + c.get("args", []) == want_args, f"extender args: {c.get('args')}")
     ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
     check(ports == {"https": 8443, "grpc": 8444, "ops": 9090}, f"extender ports {ports}")

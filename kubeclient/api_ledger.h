@@ -1,0 +1,143 @@
+#pragma once
+
+// The ledger across processes and restarts (issue 6): preferences and intents live on the pods they are
+// about, as annotations (kubeclient/ledger_annotations.h), so an extender and an expander in different
+// Deployments agree and a restart loses nothing (docs/kubeclient.md, "The ledger in the API").
+//
+// Reads are served from memory: no API call on the filter or BestOptions path. Writes change memory at
+// once and are published by a writer thread (CoalescingQueue: per pod, only its latest state is
+// written; a failed patch is retried with backoff; 404 means the pod is gone and drops it). A refreshed
+// preference is published only when its content changes or the lastSeen in the API is older than half the
+// preference TTL, so kube-scheduler's retries do not become a patch each while other readers never see it
+// expire.
+//
+// Memory is fed by a watch of pending pods (PodHandler, for ListWatcher::ForPods with "spec.nodeName="):
+//
+//   pod listed, ADDED or MODIFIED        -> its entries, from its annotations (times from them: the TTLs
+//                                           expire what nobody refreshes, as in memory)
+//   pod DELETED (with the selector: also bound), or bound -> forgotten
+//   sync (relist)                        -> replaces everything learned from the API
+//
+// Ordering: a pod with a local write the watch has not yet shown back is guarded. Events for it are held
+// back (the latest kept) until the watch delivers the resourceVersion the publishing patch returned —
+// every event before it is older than the write, every event from it on includes it — and that latest
+// event is then applied. So an older event never clobbers a write, published or not. A DELETED is never
+// held back (a pod that binds or goes does not come back), and ForgetPod's pod ignores events until its
+// DELETED: the gpu-ids annotation the extender writes just before binding arrives after ForgetPod.
+//
+// Intents hold uids; publishing needs the pod's namespace and name, from the watch (every pending pod)
+// or from the pod's preference. A uid known by neither is kept in memory and published when the watch
+// names it; until then it is counted (stats().unresolved) and logged at debug.
+//
+// Thread-safe.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "kube/objects.h"
+#include "kubeclient/coalescing_queue.h"
+#include "kubeclient/kube_api.h"
+#include "kubeclient/ledger_annotations.h"
+#include "kubeclient/list_watcher.h"
+#include "ledger/ledger.h"
+#include "server/clock.h"
+
+namespace topofit::kubeclient {
+
+struct ApiLedgerOptions {
+  absl::Duration preference_ttl = absl::Minutes(10);
+  absl::Duration intent_ttl = absl::Minutes(15);
+  CoalescingQueueOptions publishing;
+  // At destruction, writes not yet published get this long to reach the API: a graceful restart loses
+  // nothing.
+  absl::Duration shutdown_grace = absl::Seconds(5);
+};
+
+struct ApiLedgerStats {
+  int64_t syncs = 0;
+  int64_t events = 0;
+  int64_t published = 0;        // patches the API server accepted
+  int64_t publish_failures = 0; // patches that failed and are retried
+  int64_t pods_gone = 0;        // 404 on a patch: the pod's entries dropped
+  int64_t unresolved = 0;       // publishes skipped: no pod name known for the uid (yet)
+  int64_t bad_annotations = 0;  // annotations ignored: not valid, or the pod's demand is not
+};
+
+class ApiLedger final : public ledger::Ledger {
+ public:
+  // `kube`, `clock` and `log` must outlive this object. Starts the writer thread.
+  ApiLedger(KubeApi& kube, const server::Clock& clock, spdlog::logger& log, ApiLedgerOptions options);
+  ~ApiLedger() override;
+  ApiLedger(const ApiLedger&) = delete;
+  ApiLedger& operator=(const ApiLedger&) = delete;
+
+  // For ListWatcher::ForPods with the field selector "spec.nodeName=".
+  WatchHandler<kube::Pod> PodHandler();
+  void SyncPods(const std::vector<kube::Pod>& pods);
+  void PodChanged(WatchEventType type, const kube::Pod& pod);
+
+  void RecordPreference(ledger::Preference preference) override;
+  void ForgetPod(const std::string& pod_uid) override;
+  std::vector<ledger::Preference> Preferences() const override;
+  void RecordIntent(ledger::Intent intent) override;
+  std::vector<ledger::Intent> Intents() const override;
+
+  // Waits up to `timeout` until every write is published (or dropped); true when none is left.
+  bool WaitPublished(absl::Duration timeout) const;
+  ApiLedgerStats stats() const;
+
+ private:
+  struct Entry {
+    std::optional<ledger::Preference> preference;
+    std::optional<IntentAnnotation> intent;
+    // The preference annotation the API holds, as far as this process knows (published or watched).
+    std::optional<PreferenceAnnotation> in_api;
+    // The ordering guard (above): generations of the latest local write and of the latest published one,
+    // the resourceVersion that publish returned until the watch delivers it, the resourceVersions
+    // delivered meanwhile, and the latest event held back.
+    uint64_t written = 0;
+    uint64_t published = 0;
+    std::string echo;
+    std::set<std::string> delivered;
+    std::optional<kube::Pod> held;
+    bool guarded() const { return written != published || !echo.empty(); }
+    bool empty() const { return !preference && !intent; }
+  };
+  struct PodName {
+    std::string namespace_name;
+    std::string name;
+  };
+
+  CoalescingQueue::Outcome Publish(const std::string& uid);
+  void Observe(const kube::Pod& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Apply(const std::string& uid, Entry& entry, const kube::Pod& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Lift(const std::string& uid, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Write(const std::string& uid, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Drop(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PruneExpired(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<PodName> NameOf(const std::string& uid, const Entry& entry) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  KubeApi& kube_;
+  const server::Clock& clock_;
+  spdlog::logger& log_;
+  const ApiLedgerOptions options_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);   // by uid: ordered, so ties sort by uid
+  std::map<std::string, PodName> names_ ABSL_GUARDED_BY(mu_);   // pending pods the watch shows, by uid
+  std::set<std::string> forgotten_ ABSL_GUARDED_BY(mu_);        // ForgetPod'ed, until the watch drops them
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  ApiLedgerStats stats_ ABSL_GUARDED_BY(mu_);
+  // Last: its worker calls Publish, so it is built after the state above and stopped before it goes.
+  std::unique_ptr<CoalescingQueue> publisher_;
+};
+
+}  // namespace topofit::kubeclient

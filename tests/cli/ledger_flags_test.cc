@@ -1,0 +1,67 @@
+#include "cli/ledger_flags.h"
+
+#include <catch2/catch.hpp>
+
+#include <spdlog/sinks/null_sink.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "tests/cli/scratch_dir.h"
+#include "tests/kube/status_matchers.h"
+#include "tests/kubeclient/eventually.h"
+#include "tests/kubeclient/fake_api_server.h"
+
+namespace topofit::cli {
+namespace {
+
+using kubeclient::testing::Eventually;
+using kubeclient::testing::FakeApiServer;
+
+TEST_CASE("UseLedger(api): the process's ledger lives on the pending pods, ready once they are listed",
+          "[cli][ledger]") {
+  std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
+  FakeApiServer api(*certs);
+  REQUIRE(api.valid());
+  nlohmann::json pod = kubeclient::testing::PodJson("ml", "trainer", "", "topofit");
+  pod["metadata"]["uid"] = "uid-trainer";
+  api.Upsert(kubeclient::testing::Resource::kPods, pod);
+  testing::ScratchDir scratch("topofit-ledger-flags-test");
+  scratch.Write("kubeconfig", testing::ScratchDir::Kubeconfig(absl::StrCat(
+                                  "server: \"", api.url(), "\", certificate-authority: \"", certs->ca_cert_file(), "\"")));
+  spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+
+  ProcessState process;
+  REQUIRE_OK(UseLedger("api", scratch.path("kubeconfig"), process, log));
+  REQUIRE(Eventually([&] { return process.ledger_ready(); }));
+  ledger::Intent intent;
+  intent.node_group = "p4d";
+  intent.node_count = 1;
+  intent.pod_uids = {"uid-trainer"};
+  process.ledger->RecordIntent(intent);
+
+  // Written to the pod the watch named; the watch lists pending pods only.
+  const auto patched = [&] {
+    for (const auto& request : api.requests()) {
+      if (request.method == "PATCH" && request.target == "/api/v1/namespaces/ml/pods/trainer" &&
+          absl::StrContains(request.body, "topofit.io/scale-up-intent")) {
+        return true;
+      }
+    }
+    return false;
+  };
+  CHECK(Eventually(patched));
+  CHECK(api.requests().at(0).Param("fieldSelector") == "spec.nodeName=");
+}
+
+TEST_CASE("UseLedger(memory) keeps the process's own ledger, ready at once", "[cli][ledger]") {
+  ProcessState process;
+  const ledger::Ledger* in_memory = process.ledger.get();
+  spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  REQUIRE_OK(UseLedger("memory", "", process, log));
+  CHECK(process.ledger.get() == in_memory);
+  CHECK(process.ledger_ready());
+  CHECK_STATUS(UseLedger("disk", "", process, log), absl::StatusCode::kInvalidArgument, "--ledger");
+}
+
+}  // namespace
+}  // namespace topofit::cli
