@@ -158,10 +158,9 @@ void ApiLedger::RecordIntent(ledger::Intent intent) {
   const absl::Time now = clock_.Now();
   PruneExpired(now);
   intent.recorded = now;
-  const IntentAnnotation annotation = IntentAnnotationOf(intent);
   for (const std::string& uid : intent.pod_uids) {
     Entry& entry = entries_[uid];
-    entry.intent = annotation;
+    entry.intent = IntentAnnotationOf(intent, uid);
     Write(uid, entry);
   }
 }
@@ -183,6 +182,7 @@ std::vector<ledger::Intent> ApiLedger::Intents() const {
       it->second.recorded = share.recorded;
     }
     it->second.pod_uids.push_back(uid);
+    if (share.held_gpus) it->second.pod_gpus[uid] = *share.held_gpus;
   }
   std::vector<ledger::Intent> out;
   for (auto& [key, intent] : intents) out.push_back(std::move(intent));

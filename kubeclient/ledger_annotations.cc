@@ -84,11 +84,12 @@ absl::StatusOr<PreferenceAnnotation> ParsePreferenceAnnotation(absl::string_view
 }
 
 std::string IntentAnnotationJson(const IntentAnnotation& annotation) {
-  return Json{{"nodeGroup", annotation.node_group},
-              {"nodeCount", annotation.node_count},
-              {"nodeLabels", annotation.node_labels},
-              {"recorded", TimeText(annotation.recorded)}}
-      .dump();
+  Json json{{"nodeGroup", annotation.node_group},
+            {"nodeCount", annotation.node_count},
+            {"nodeLabels", annotation.node_labels},
+            {"recorded", TimeText(annotation.recorded)}};
+  if (annotation.held_gpus) json["heldGpus"] = *annotation.held_gpus;
+  return json.dump();
 }
 
 absl::StatusOr<IntentAnnotation> ParseIntentAnnotation(absl::string_view text) {
@@ -110,6 +111,12 @@ absl::StatusOr<IntentAnnotation> ParseIntentAnnotation(absl::string_view text) {
   absl::StatusOr<absl::Time> recorded = TimeField(*json, "recorded");
   if (!recorded.ok()) return recorded.status();
   out.recorded = *recorded;
+  if (const auto held = json->find("heldGpus"); held != json->end()) {
+    if (!held->is_number_integer() || held->get<int64_t>() < 0 || held->get<int64_t>() > 1024) {
+      return absl::InvalidArgumentError("heldGpus: want an integer 0..1024");
+    }
+    out.held_gpus = held->get<int>();
+  }
   return out;
 }
 
@@ -117,8 +124,10 @@ PreferenceAnnotation PreferenceAnnotationOf(const ledger::Preference& preference
   return PreferenceAnnotation{preference.refused_nodes, preference.first_seen, preference.last_seen};
 }
 
-IntentAnnotation IntentAnnotationOf(const ledger::Intent& intent) {
-  return IntentAnnotation{intent.node_group, intent.node_count, intent.node_labels, intent.recorded};
+IntentAnnotation IntentAnnotationOf(const ledger::Intent& intent, const std::string& uid) {
+  IntentAnnotation annotation{intent.node_group, intent.node_count, intent.node_labels, intent.recorded, std::nullopt};
+  if (auto held = intent.pod_gpus.find(uid); held != intent.pod_gpus.end()) annotation.held_gpus = held->second;
+  return annotation;
 }
 
 absl::StatusOr<std::optional<ledger::Preference>> PreferenceOfPod(const kube::Pod& pod) {

@@ -6,7 +6,8 @@
 //   topofit.io/placement-preference  on a pending pod no node could serve:
 //       {"refusedNodes": [...], "firstSeen": RFC 3339, "lastSeen": RFC 3339}
 //   topofit.io/scale-up-intent       on each pod a scale-up was chosen for:
-//       {"nodeGroup": "...", "nodeCount": N, "nodeLabels": {...}, "recorded": RFC 3339}
+//       {"nodeGroup": "...", "nodeCount": N, "nodeLabels": {...}, "recorded": RFC 3339, "heldGpus": N}
+//       (heldGpus: the GPUs the new capacity is held for this pod, ledger::Intent::pod_gpus; absent: none)
 //
 // A preference annotation holds only what the pod's spec does not already say: the GPUs, min link and
 // bandwidth, node selector and affinity are re-derived from the pod with scheduler::PreferenceFor, so
@@ -38,6 +39,7 @@ struct IntentAnnotation {
   int node_count = 0;
   kube::StringMap node_labels;
   absl::Time recorded;
+  std::optional<int> held_gpus;
   bool operator==(const IntentAnnotation&) const = default;
 };
 
@@ -48,7 +50,8 @@ std::string IntentAnnotationJson(const IntentAnnotation& annotation);
 absl::StatusOr<IntentAnnotation> ParseIntentAnnotation(absl::string_view text);
 
 PreferenceAnnotation PreferenceAnnotationOf(const ledger::Preference& preference);
-IntentAnnotation IntentAnnotationOf(const ledger::Intent& intent);
+// The share of the intent's pod `uid`.
+IntentAnnotation IntentAnnotationOf(const ledger::Intent& intent, const std::string& uid);
 
 // The pod's preference: PreferenceFor(pod, DemandOf(pod), refused) with the annotation's refused nodes
 // and times; nullopt without the annotation; an error when the annotation or the pod's demand is invalid.

@@ -35,8 +35,7 @@ struct Preference {
 struct Intent {
   std::string node_group;
   std::vector<std::string> pod_uids;  // those still pending: a pod leaves when it binds or goes (ForgetPod)
-  // GPUs of those the new capacity is held for (pods requiring a topology); absent from the map, a
-  // pod's preference says (intents recorded without counts).
+  // GPUs of those the new capacity is held for (pods requiring a topology; expander/intent.h).
   std::map<std::string, int> pod_gpus;
   int node_count = 0;
   kube::StringMap node_labels;  // what the group's nodes carry (node_group_identity.h)

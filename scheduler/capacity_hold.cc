@@ -15,14 +15,10 @@ CapacityHolds::CapacityHolds(const std::vector<ledger::Intent>& intents,
   for (const ledger::Intent& intent : intents) {
     Held held{intent, 0, {}};
     for (const std::string& uid : intent.pod_uids) {
-      auto preference = pending.find(uid);
       auto gpus = intent.pod_gpus.find(uid);
-      const int wanted = gpus != intent.pod_gpus.end()     ? gpus->second
-                         : !intent.pod_gpus.empty()        ? 0  // counted: this pod is not held for
-                         : preference != pending.end()     ? preference->second->gpus
-                                                           : 0;
-      if (wanted <= 0) continue;
-      held.gpus += wanted;
+      if (gpus == intent.pod_gpus.end() || gpus->second <= 0) continue;  // not held for
+      auto preference = pending.find(uid);
+      held.gpus += gpus->second;
       held.pods.push_back(preference != pending.end() ? preference->second->pod_key : uid);
     }
     if (held.gpus > 0) held_.push_back(std::move(held));

@@ -20,8 +20,8 @@ inline constexpr absl::string_view kHeldForScaleUp = "held-for-scale-up";
 // enough stay free for the intent's pods that are still pending (those with a live preference: a pod
 // leaves the intent when it binds or goes). The hold ends with the intent's pods or its expiry.
 //
-// Built once per request from the ledger's intents; pure and cheap to query per node. The held GPUs come
-// from the intent (Intent::pod_gpus), or for an intent recorded without them, from its pods' preferences.
+// Built once per request from the ledger's intents (the GPUs held: Intent::pod_gpus of the pods still in
+// it) and preferences (the pods' names, for the reason); pure and cheap to query per node.
 class CapacityHolds {
  public:
   CapacityHolds(const std::vector<ledger::Intent>& intents, const std::vector<ledger::Preference>& preferences);

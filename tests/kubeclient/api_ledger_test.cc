@@ -61,6 +61,7 @@ ledger::Intent P4dIntentFor(std::vector<std::string> pod_uids) {
   ledger::Intent intent;
   intent.node_group = "p4d-group";
   intent.pod_uids = std::move(pod_uids);
+  for (const std::string& uid : intent.pod_uids) intent.pod_gpus[uid] = 8;  // each an 8-GPU NVLink pod
   intent.node_count = 1;
   intent.node_labels = {{"node.kubernetes.io/instance-type", kP4dType}};
   return intent;
@@ -83,7 +84,8 @@ std::string Describe(const std::vector<ledger::Preference>& preferences) {
 std::string Describe(const std::vector<ledger::Intent>& intents) {
   std::string out;
   for (const ledger::Intent& i : intents) {
-    absl::StrAppend(&out, i.node_group, " x", i.node_count, " for ", absl::StrJoin(i.pod_uids, ","), " labels=",
+    absl::StrAppend(&out, i.node_group, " x", i.node_count, " for ", absl::StrJoin(i.pod_uids, ","), " held=",
+                    absl::StrJoin(i.pod_gpus, ",", absl::PairFormatter(":")), " labels=",
                     absl::StrJoin(i.node_labels, ",", absl::PairFormatter("=")), " at ", TimeText(i.recorded), "\n");
   }
   return out;
@@ -161,7 +163,7 @@ TEST_CASE("ApiLedger: an extender and an expander on one API server agree on pre
         "uid-trainer ml/trainer gpus=8 link=NV mbps=0 selector=0 affinity=0 refused=old-1 "
         "first=2027-01-15T08:00:00Z last=2027-01-15T08:00:00Z\n");
   CHECK(intents ==
-        "p4d-group x1 for uid-trainer labels=node.kubernetes.io/instance-type=p4d.24xlarge at 2027-01-15T08:00:01Z\n");
+        "p4d-group x1 for uid-trainer held=uid-trainer:8 labels=node.kubernetes.io/instance-type=p4d.24xlarge at 2027-01-15T08:00:01Z\n");
   CHECK(Eventually([&] {
     return Describe(expander.ledger->Preferences()) == preferences && Describe(extender.ledger->Intents()) == intents;
   }));
@@ -201,9 +203,9 @@ TEST_CASE("ApiLedger: after a restart, a fresh ledger rebuilt from the API has t
   }
   CHECK(preferences.size() > 0);
   CHECK(intents ==
-        "p4d-group x1 for uid-infer,uid-trainer labels=node.kubernetes.io/instance-type=p4d.24xlarge "
+        "p4d-group x1 for uid-infer,uid-trainer held=uid-infer:8,uid-trainer:8 labels=node.kubernetes.io/instance-type=p4d.24xlarge "
         "at 2027-01-15T08:00:01.5Z\n"
-        "p4d-group x1 for uid-web labels=node.kubernetes.io/instance-type=p4d.24xlarge at 2027-01-15T08:00:03.5Z\n");
+        "p4d-group x1 for uid-web held=uid-web:8 labels=node.kubernetes.io/instance-type=p4d.24xlarge at 2027-01-15T08:00:03.5Z\n");
 
   Process after(f);
   REQUIRE(after.Synced());
@@ -229,7 +231,7 @@ TEST_CASE("ApiLedger: a pod that binds or goes leaves the ledger, here and in ot
   for (const Process* process : {&writer, &reader}) {
     CHECK(Eventually([&] { return process->ledger->Preferences().size() == 1; }));
     CHECK(process->ledger->Preferences().at(0).pod_uid == "uid-b");
-    CHECK(Describe(process->ledger->Intents()).find("for uid-b labels") != std::string::npos);
+    CHECK(Describe(process->ledger->Intents()).find("for uid-b held=uid-b:8 labels") != std::string::npos);
   }
 
   f.server.Delete(Resource::kPods, "ml", "b");

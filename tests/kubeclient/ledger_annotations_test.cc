@@ -27,12 +27,19 @@ TEST_CASE("Ledger annotations: what is written is read back", "[api-ledger]") {
   REQUIRE_OK(preference_back);
   CHECK(*preference_back == preference);
 
-  const IntentAnnotation intent{"p4d-group", 2, {{"node.kubernetes.io/instance-type", "p4d.24xlarge"}}, kLastSeen};
+  IntentAnnotation intent{"p4d-group", 2, {{"node.kubernetes.io/instance-type", "p4d.24xlarge"}}, kLastSeen,
+                          std::nullopt};
   const std::string intent_json = IntentAnnotationJson(intent);
   CHECK(intent_json == R"({"nodeCount":2,"nodeGroup":"p4d-group",)"
                        R"("nodeLabels":{"node.kubernetes.io/instance-type":"p4d.24xlarge"},)"
                        R"("recorded":"2027-01-15T08:00:30.456789Z"})");
   absl::StatusOr<IntentAnnotation> intent_back = ParseIntentAnnotation(intent_json);
+  REQUIRE_OK(intent_back);
+  CHECK(*intent_back == intent);
+  // A pod the new capacity is held for carries its GPUs.
+  intent.held_gpus = 8;
+  CHECK_THAT(IntentAnnotationJson(intent), Catch::Contains(R"("heldGpus":8)"));
+  intent_back = ParseIntentAnnotation(IntentAnnotationJson(intent));
   REQUIRE_OK(intent_back);
   CHECK(*intent_back == intent);
 }
@@ -62,6 +69,8 @@ TEST_CASE("Ledger annotations: a bad annotation is an error naming what is wrong
       {"labels not an object", R"({"nodeGroup":"g","nodeCount":1,"nodeLabels":[],"recorded":"2027-01-15T08:00:00Z"})",
        "nodeLabels"},
       {"no time", R"({"nodeGroup":"g","nodeCount":1})", "recorded"},
+      {"held GPUs not a count", R"({"nodeGroup":"g","nodeCount":1,"recorded":"2027-01-15T08:00:00Z","heldGpus":"8"})",
+       "heldGpus"},
   };
   for (const Row& row : intents) {
     INFO(row.name);

@@ -1,5 +1,7 @@
 #include "scheduler/capacity_hold.h"
 
+#include <map>
+
 #include <catch2/catch.hpp>
 #include "tests/kube/builders.h"
 #include "tests/scheduler/extender_fixture.h"
@@ -16,10 +18,12 @@ kube::Node P4d(const std::string& name, int64_t created) {
   return MakeNode().name(name).label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8).created(created);
 }
 
-ledger::Intent P4dIntentFor(std::vector<std::string> pod_uids) {
+// An intent holding the new p4d capacity for these pods (uid -> GPUs).
+ledger::Intent P4dIntentFor(std::map<std::string, int> held) {
   ledger::Intent intent;
   intent.node_group = "p4d-group";
-  intent.pod_uids = std::move(pod_uids);
+  for (const auto& [uid, gpus] : held) intent.pod_uids.push_back(uid);
+  intent.pod_gpus = std::move(held);
   intent.node_count = 1;
   intent.node_labels = {{"node.kubernetes.io/instance-type", "p4d.24xlarge"}};
   intent.recorded = absl::FromUnixSeconds(kIntentSeconds);
@@ -38,7 +42,7 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
   std::unique_ptr<GpuState> state = NewInMemoryGpuState();
   REQUIRE(state->UpsertNode(P4d("new", kIntentSeconds + 300)).ok());
   REQUIRE(state->UpsertNode(P4d("old", kIntentSeconds - 3600)).ok());
-  const CapacityHolds holds({P4dIntentFor({"uid-trainer"})}, {PendingPod("trainer", 8)});
+  const CapacityHolds holds({P4dIntentFor({{"uid-trainer", 8}})}, {PendingPod("trainer", 8)});
   const NodeGpuSnapshot& fresh = *state->Snapshot("new");
 
   std::optional<std::string> refused = holds.Refusal("uid-web", 1, fresh);
@@ -50,25 +54,26 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
   CHECK_FALSE(holds.Refusal("uid-web", 1, *state->Snapshot("old")));  // existed before the intent
 
   SECTION("only the pending demand is held: a 2-GPU intent leaves room for others") {
-    const CapacityHolds small({P4dIntentFor({"uid-trainer"})}, {PendingPod("trainer", 2)});
+    const CapacityHolds small({P4dIntentFor({{"uid-trainer", 2}})}, {PendingPod("trainer", 2)});
     CHECK_FALSE(small.Refusal("uid-web", 6, fresh));
     CHECK(small.Refusal("uid-web", 7, fresh));
   }
-  SECTION("the intent's own GPU counts hold without a preference (pods CA scaled up for by count)") {
-    ledger::Intent intent = P4dIntentFor({"uid-trainer"});
-    intent.pod_gpus = {{"uid-trainer", 8}};
-    const std::optional<std::string> held = CapacityHolds({intent}, {}).Refusal("uid-web", 1, fresh);
+  SECTION("without a preference the reason names the pod by uid") {
+    const std::optional<std::string> held =
+        CapacityHolds({P4dIntentFor({{"uid-trainer", 8}})}, {}).Refusal("uid-web", 1, fresh);
     REQUIRE(held);
     CHECK_THAT(*held, Catch::Contains("scaled up for uid-trainer"));
-    intent.pod_uids.clear();  // the trainer bound or went
-    CHECK_FALSE(CapacityHolds({intent}, {}).Refusal("uid-web", 1, fresh));
   }
-  SECTION("an intent without GPU counts whose pods have no live preference holds nothing") {
-    const CapacityHolds landed({P4dIntentFor({"uid-trainer"})}, {});
-    CHECK_FALSE(landed.Refusal("uid-web", 8, fresh));
+  SECTION("pods that left the intent (bound or gone), or are not held for, hold nothing") {
+    ledger::Intent intent = P4dIntentFor({{"uid-trainer", 8}});
+    intent.pod_uids.clear();
+    CHECK_FALSE(CapacityHolds({intent}, {PendingPod("trainer", 8)}).Refusal("uid-web", 1, fresh));
+    ledger::Intent by_count = P4dIntentFor({});
+    by_count.pod_uids = {"uid-trainer"};  // CA packed it, but it requires no topology
+    CHECK_FALSE(CapacityHolds({by_count}, {PendingPod("trainer", 8)}).Refusal("uid-web", 1, fresh));
   }
   SECTION("several intents on the same group add up") {
-    const CapacityHolds two({P4dIntentFor({"uid-a"}), P4dIntentFor({"uid-b"})},
+    const CapacityHolds two({P4dIntentFor({{"uid-a", 4}}), P4dIntentFor({{"uid-b", 2}})},
                             {PendingPod("a", 4), PendingPod("b", 2)});
     CHECK_FALSE(two.Refusal("uid-web", 2, fresh));
     CHECK(two.Refusal("uid-web", 3, fresh));
@@ -91,7 +96,7 @@ TEST_CASE("The extender holds new capacity for the pod the expander scaled up fo
   codec::ExtenderArgs trainer_args{trainer, std::nullopt, std::vector<std::string>{}};
   REQUIRE(extender.Filter(trainer_args).ok());
   REQUIRE(ledger->Preferences().size() == 1);
-  ledger->RecordIntent(P4dIntentFor({"uid-trainer"}));
+  ledger->RecordIntent(P4dIntentFor({{"uid-trainer", 8}}));
   clock.Advance(absl::Minutes(5));
   REQUIRE(state->UpsertNode(P4d("p4d-new", kIntentSeconds + 240)).ok());
 
