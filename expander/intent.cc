@@ -1,6 +1,7 @@
 #include "expander/intent.h"
 
 #include <string>
+#include <unordered_set>
 
 #include "ledger/node_group_identity.h"
 #include "ledger/pod_uid.h"
@@ -9,20 +10,13 @@
 namespace topofit::expander {
 
 std::optional<ledger::Intent> IntentFor(const RankInput& input, const Ranking& ranking) {
+  // Verdicts are in the options' order (expander/rank.h): one pass pairs them.
+  const std::unordered_set<std::string> chosen(ranking.chosen.begin(), ranking.chosen.end());
   const GroupOption* gpu_option = nullptr;
-  for (const std::string& id : ranking.chosen) {
-    const OptionVerdict* verdict = nullptr;
-    for (const OptionVerdict& v : ranking.verdicts) {
-      if (v.node_group_id == id) verdict = &v;
-    }
-    if (verdict == nullptr || !verdict->needs_gpus) continue;
+  for (size_t i = 0; i < ranking.verdicts.size() && i < input.options.size(); ++i) {
+    if (!ranking.verdicts[i].needs_gpus || chosen.count(input.options[i].node_group_id) == 0) continue;
     if (gpu_option != nullptr) return std::nullopt;  // several GPU groups: CA's choice
-    for (const GroupOption& option : input.options) {
-      if (option.node_group_id == id) {
-        gpu_option = &option;
-        break;
-      }
-    }
+    gpu_option = &input.options[i];
   }
   if (gpu_option == nullptr) return std::nullopt;
   ledger::Intent intent;
