@@ -36,9 +36,10 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include "codec/kube_proto.h"
+#include "codec/node_topology.h"
+#include "decision/group_rank.h"
 #include "expander/expander_service.h"
 #include "expander/grpc_server.h"
-#include "expander/rank.h"
 #include "ledger/ledger.h"
 #include "server/clock.h"
 #include "server/logging.h"
@@ -238,6 +239,7 @@ int main(int argc, char** argv) {
 
     // Server-side split, in-process on the same request: decode vs RankOptions (medians).
     std::vector<double> decode_ms, rank_ms;
+    topofit::codec::TopologyResolver topologies;
     const int split_runs = std::max(3, iterations / 5);
     for (int it = 0; it < split_runs; ++it) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -247,13 +249,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "decode: %s\n", decoded.status().ToString().c_str());
         return 2;
       }
-      topofit::expander::RankInput input;
+      topofit::decision::RankInput input;
       for (auto& option : decoded->options) {
         input.options.push_back({std::move(option.node_group_id), option.node_count, std::move(option.pods)});
       }
       input.templates = std::move(decoded->templates);
       const auto t2 = std::chrono::steady_clock::now();
-      const topofit::expander::Ranking ranking = topofit::expander::RankOptions(input);
+      const topofit::decision::Ranking ranking = topofit::decision::RankOptions(input, topologies);
       const auto t3 = std::chrono::steady_clock::now();
       decode_ms.push_back(Ms(t1 - t0));
       rank_ms.push_back(Ms(t3 - t2));

@@ -37,7 +37,7 @@ struct ExpanderOptions {
 };
 
 // Price per node-hour by node group id, from a JSON object: {"p4d-us-east-1a": 32.77, "g5": 16.29}.
-// Groups not listed take the price annotation of their template node, if any (expander/rank.h).
+// Groups not listed take the price annotation of their template node, if any (decision/group_rank.h).
 // Every value must be a finite number >= 0.
 absl::StatusOr<std::map<std::string, double>> ReadPricesFile(const std::string& path);
 

@@ -32,9 +32,9 @@ std::string Rfc3339(absl::Time t) { return absl::FormatTime(absl::RFC3339_sec, t
 
 }  // namespace
 
-Json PreferencesToJson(const std::vector<ledger::Preference>& preferences) {
+Json PreferencesToJson(const std::vector<decision::Preference>& preferences) {
   Json out = Json::array();
-  for (const ledger::Preference& p : preferences) {
+  for (const decision::Preference& p : preferences) {
     Json entry = {{"pod", p.pod_key},
                   {"uid", p.pod_uid},
                   {"gpus", p.gpus},
@@ -57,9 +57,9 @@ Json PreferencesToJson(const std::vector<ledger::Preference>& preferences) {
   return out;
 }
 
-Json IntentsToJson(const std::vector<ledger::Intent>& intents) {
+Json IntentsToJson(const std::vector<decision::Intent>& intents) {
   Json out = Json::array();
-  for (const ledger::Intent& i : intents) {
+  for (const decision::Intent& i : intents) {
     out.push_back({{"nodeGroup", i.node_group}, {"podUids", i.pod_uids}, {"podGpus", i.pod_gpus}, {"nodeCount", i.node_count},
                    {"nodeLabels", i.node_labels}, {"recorded", Rfc3339(i.recorded)}});
   }

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codec/kube_proto.h"
-#include "expander/intent.h"
+#include "decision/intent.h"
 #include "server/logging.h"
 
 namespace topofit::expander {
@@ -113,7 +113,7 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   absl::StatusOr<codec::DecodedRequest> decoded = codec::DecodeBestOptions(request);
   if (!decoded.ok()) return decoded.status();
 
-  RankInput input;
+  decision::RankInput input;
   input.options.reserve(decoded->options.size());
   for (codec::ExpanderOption& option : decoded->options) {
     input.options.push_back({std::move(option.node_group_id), option.node_count, std::move(option.pods)});
@@ -121,7 +121,7 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   input.templates = std::move(decoded->templates);
   input.preferences = ledger_.Preferences();
   input.price_per_node_hour = options_.price_per_node_hour;
-  const Ranking ranking = RankOptions(input, options_.policy);
+  const decision::Ranking ranking = decision::RankOptions(input, topologies_, options_.policy);
   // Past the deadline CA has already given up on this call (and failed open): an answer now would be
   // thrown away, and an intent recorded for it would hold capacity for a scale-up that is not ours.
   if (Expired(deadline, clock_.Now())) {
@@ -134,7 +134,7 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   std::unordered_map<std::string, int> request_index;  // node group id -> its (first) option
   for (int i = 0; i < request.options_size(); ++i) request_index.emplace(request.options(i).nodegroupid(), i);
   int stranding = 0;
-  for (const OptionVerdict& verdict : ranking.verdicts) stranding += verdict.strands ? 1 : 0;
+  for (const decision::OptionVerdict& verdict : ranking.verdicts) stranding += verdict.strands ? 1 : 0;
   metrics_.options_stranding.Inc({}, stranding);
 
   ::grpcplugin::BestOptionsResponse response;
@@ -144,9 +144,9 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
     *response.add_options() = ReplyOption(request.options(it->second));
   }
 
-  // Recorded so that the extender holds the new GPUs for these pods (expander/intent.h).
+  // Recorded so that the extender holds the new GPUs for these pods (decision/intent.h).
   std::string intent_group;
-  if (std::optional<ledger::Intent> intent = IntentFor(input, ranking)) {
+  if (std::optional<decision::Intent> intent = decision::IntentFor(input, ranking)) {
     intent_group = intent->node_group;
     ledger_.RecordIntent(*std::move(intent));
   }
@@ -155,15 +155,15 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   return response;
 }
 
-void ExpanderService::Log(const Ranking& ranking, const RankInput& input, const std::string& intent_group) const {
+void ExpanderService::Log(const decision::Ranking& ranking, const decision::RankInput& input, const std::string& intent_group) const {
   size_t gpu_options = 0, stranding = 0, logged = 0;
-  for (const OptionVerdict& verdict : ranking.verdicts) {
+  for (const decision::OptionVerdict& verdict : ranking.verdicts) {
     gpu_options += verdict.needs_gpus ? 1 : 0;
     stranding += verdict.strands ? 1 : 0;
   }
   // Options without GPU pods are passed through unjudged: their verdicts say nothing worth a record.
   if (log_.should_log(spdlog::level::info)) {
-    for (const OptionVerdict& v : ranking.verdicts) {
+    for (const decision::OptionVerdict& v : ranking.verdicts) {
       if (!v.needs_gpus) continue;
       if (logged++ == kMaxLoggedVerdicts) break;
       server::LogEvent(log_, "option_verdict",

@@ -1,7 +1,7 @@
 #pragma once
 
 // cluster-autoscaler's gRPC expander (/grpcplugin.Expander/BestOptions): a thin adapter that decodes the
-// request (every wire generation, codec/kube_proto.h), calls RankOptions (expander/rank.h) and answers
+// request (every wire generation, codec/kube_proto.h), calls RankOptions (decision/group_rank.h) and answers
 // with the chosen node groups. No ranking arithmetic here.
 //
 // Status codes, chosen for how CA reacts (reference/kubernetes-wire.md §2): CA fails open on ANY error
@@ -21,7 +21,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "expander/rank.h"
+#include "codec/node_topology.h"
+#include "decision/group_rank.h"
 #include "ledger/ledger.h"
 #include "proto/expander.grpc.pb.h"
 #include "server/clock.h"
@@ -49,7 +50,7 @@ struct ExpanderMetrics {
 inline constexpr size_t kDefaultMaxOptions = 10'000;
 
 struct ExpanderServiceOptions {
-  RankPolicy policy;
+  decision::RankPolicy policy;
   std::map<std::string, double> price_per_node_hour;  // node group id -> price; see cli --prices-file
   size_t max_options = kDefaultMaxOptions;
 };
@@ -77,13 +78,15 @@ class ExpanderService final : public ::grpcplugin::Expander::Service {
  private:
   absl::StatusOr<::grpcplugin::BestOptionsResponse> Decide(const ::grpcplugin::BestOptionsRequest& request,
                                                            const CallDeadline& deadline);
-  void Log(const Ranking& ranking, const RankInput& input, const std::string& intent_group) const;
+  void Log(const decision::Ranking& ranking, const decision::RankInput& input, const std::string& intent_group) const;
 
   const ExpanderServiceOptions options_;
   ledger::Ledger& ledger_;
   const server::Clock& clock_;
   ExpanderMetrics& metrics_;
   spdlog::logger& log_;
+  // Templates' topologies, cached across calls: a cluster's groups have few shapes.
+  codec::TopologyResolver topologies_;
 };
 
 }  // namespace topofit::expander

@@ -76,7 +76,7 @@ void ApiLedger::Observe(const kube::Pod& pod) {
 }
 
 void ApiLedger::Apply(const std::string& uid, Entry& entry, const kube::Pod& pod) {
-  absl::StatusOr<std::optional<ledger::Preference>> preference = PreferenceOfPod(pod);
+  absl::StatusOr<std::optional<decision::Preference>> preference = PreferenceOfPod(pod);
   absl::StatusOr<std::optional<IntentAnnotation>> intent = IntentOfPod(pod);
   for (const absl::Status& status : {preference.status(), intent.status()}) {
     if (status.ok()) continue;
@@ -84,7 +84,7 @@ void ApiLedger::Apply(const std::string& uid, Entry& entry, const kube::Pod& pod
     server::LogEvent(log_, "ledger-bad-annotation", {{"pod", KeyOf(pod)}, {"error", std::string(status.message())}},
                      spdlog::level::warn);
   }
-  std::optional<ledger::Preference> observed = preference.ok() ? *std::move(preference) : std::nullopt;
+  std::optional<decision::Preference> observed = preference.ok() ? *std::move(preference) : std::nullopt;
   entry.in_api.reset();
   if (observed) {
     entry.in_api = PreferenceAnnotationOf(*observed);
@@ -114,7 +114,7 @@ void ApiLedger::Drop(const std::string& uid) {
   forgotten_.erase(uid);
 }
 
-void ApiLedger::RecordPreference(ledger::Preference preference) {
+void ApiLedger::RecordPreference(decision::Preference preference) {
   absl::MutexLock lock(&mu_);
   const absl::Time now = clock_.Now();
   PruneExpired(now);
@@ -138,22 +138,22 @@ void ApiLedger::ForgetPod(const std::string& pod_uid) {
   if (names_.contains(pod_uid)) forgotten_.insert(pod_uid);
 }
 
-std::vector<ledger::Preference> ApiLedger::Preferences() const {
+std::vector<decision::Preference> ApiLedger::Preferences() const {
   absl::MutexLock lock(&mu_);
   const absl::Time now = clock_.Now();
-  std::vector<ledger::Preference> out;
+  std::vector<decision::Preference> out;
   for (const auto& [uid, entry] : entries_) {
     if (entry.preference && now - entry.preference->last_seen <= options_.preference_ttl) {
       out.push_back(*entry.preference);
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const ledger::Preference& a, const ledger::Preference& b) {
+  std::stable_sort(out.begin(), out.end(), [](const decision::Preference& a, const decision::Preference& b) {
     return a.first_seen < b.first_seen;
   });
   return out;
 }
 
-void ApiLedger::RecordIntent(ledger::Intent intent) {
+void ApiLedger::RecordIntent(decision::Intent intent) {
   absl::MutexLock lock(&mu_);
   const absl::Time now = clock_.Now();
   PruneExpired(now);
@@ -165,12 +165,12 @@ void ApiLedger::RecordIntent(ledger::Intent intent) {
   }
 }
 
-std::vector<ledger::Intent> ApiLedger::Intents() const {
+std::vector<decision::Intent> ApiLedger::Intents() const {
   absl::MutexLock lock(&mu_);
   const absl::Time now = clock_.Now();
   // An intent is the pods whose annotations name the same group at the same time: oldest first, then by
   // group; its pods in uid order.
-  std::map<std::pair<absl::Time, std::string>, ledger::Intent> intents;
+  std::map<std::pair<absl::Time, std::string>, decision::Intent> intents;
   for (const auto& [uid, entry] : entries_) {
     if (!entry.intent || now - entry.intent->recorded > options_.intent_ttl) continue;
     const IntentAnnotation& share = *entry.intent;
@@ -184,7 +184,7 @@ std::vector<ledger::Intent> ApiLedger::Intents() const {
     it->second.pod_uids.push_back(uid);
     if (share.held_gpus) it->second.pod_gpus[uid] = *share.held_gpus;
   }
-  std::vector<ledger::Intent> out;
+  std::vector<decision::Intent> out;
   for (auto& [key, intent] : intents) out.push_back(std::move(intent));
   return out;
 }

@@ -85,11 +85,11 @@ class ApiLedger final : public ledger::Ledger {
   void SyncPods(const std::vector<kube::Pod>& pods);
   void PodChanged(WatchEventType type, const kube::Pod& pod);
 
-  void RecordPreference(ledger::Preference preference) override;
+  void RecordPreference(decision::Preference preference) override;
   void ForgetPod(const std::string& pod_uid) override;
-  std::vector<ledger::Preference> Preferences() const override;
-  void RecordIntent(ledger::Intent intent) override;
-  std::vector<ledger::Intent> Intents() const override;
+  std::vector<decision::Preference> Preferences() const override;
+  void RecordIntent(decision::Intent intent) override;
+  std::vector<decision::Intent> Intents() const override;
 
   // Waits up to `timeout` until every write is published (or dropped); true when none is left.
   bool WaitPublished(absl::Duration timeout) const;
@@ -97,7 +97,7 @@ class ApiLedger final : public ledger::Ledger {
 
  private:
   struct Entry {
-    std::optional<ledger::Preference> preference;
+    std::optional<decision::Preference> preference;
     std::optional<IntentAnnotation> intent;
     // The preference annotation the API holds, as far as this process knows (published or watched).
     std::optional<PreferenceAnnotation> in_api;

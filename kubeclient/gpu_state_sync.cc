@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kube/pod_resources.h"
-#include "scheduler/pod_demand.h"
+#include "decision/pod_demand.h"
 #include "server/logging.h"
 #include "topology/gpu_set.h"
 
@@ -88,7 +88,7 @@ std::optional<GpuStateSync::Holding> GpuStateSync::HoldingOf(const kube::Pod& po
   holding.pod = scheduler::PodRef{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name};
   holding.node = pod.spec.node_name;
   holding.gpus = *gpus;
-  if (auto it = pod.metadata.annotations.find(scheduler::kGpuIdsAnnotation);
+  if (auto it = pod.metadata.annotations.find(kube::kGpuIdsAnnotation);
       it != pod.metadata.annotations.end()) {
     holding.has_ids = true;
     holding.ids = it->second;
@@ -144,7 +144,7 @@ void GpuStateSync::ForgetPodLocked(const std::string& uid) {
 
 void GpuStateSync::Apply(Holding& holding) {
   holding.applied = false;
-  const std::shared_ptr<const scheduler::NodeGpuSnapshot> snapshot = state_.Snapshot(holding.node);
+  const std::shared_ptr<const decision::NodeGpuSnapshot> snapshot = state_.Snapshot(holding.node);
   if (snapshot == nullptr) return;  // observed when the node arrives
   std::optional<topology::GpuSet> ids;
   if (holding.has_ids) {

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "kube/topofit_annotations.h"
-#include "scheduler/pod_demand.h"
-#include "scheduler/preference.h"
+#include "decision/pod_demand.h"
+#include "decision/preference.h"
 
 namespace topofit::kubeclient {
 namespace {
@@ -120,26 +120,26 @@ absl::StatusOr<IntentAnnotation> ParseIntentAnnotation(absl::string_view text) {
   return out;
 }
 
-PreferenceAnnotation PreferenceAnnotationOf(const ledger::Preference& preference) {
+PreferenceAnnotation PreferenceAnnotationOf(const decision::Preference& preference) {
   return PreferenceAnnotation{preference.refused_nodes, preference.first_seen, preference.last_seen};
 }
 
-IntentAnnotation IntentAnnotationOf(const ledger::Intent& intent, const std::string& uid) {
+IntentAnnotation IntentAnnotationOf(const decision::Intent& intent, const std::string& uid) {
   IntentAnnotation annotation{intent.node_group, intent.node_count, intent.node_labels, intent.recorded, std::nullopt};
   if (auto held = intent.pod_gpus.find(uid); held != intent.pod_gpus.end()) annotation.held_gpus = held->second;
   return annotation;
 }
 
-absl::StatusOr<std::optional<ledger::Preference>> PreferenceOfPod(const kube::Pod& pod) {
+absl::StatusOr<std::optional<decision::Preference>> PreferenceOfPod(const kube::Pod& pod) {
   const auto it = pod.metadata.annotations.find(kube::kPlacementPreferenceAnnotation);
   if (it == pod.metadata.annotations.end()) return std::nullopt;
   absl::StatusOr<PreferenceAnnotation> annotation = ParsePreferenceAnnotation(it->second);
   if (!annotation.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(kube::kPlacementPreferenceAnnotation, ": ", annotation.status().message()));
   }
-  absl::StatusOr<scheduler::GpuDemand> demand = scheduler::DemandOf(pod);
+  absl::StatusOr<decision::GpuDemand> demand = decision::DemandOf(pod);
   if (!demand.ok()) return demand.status();
-  ledger::Preference preference = scheduler::PreferenceFor(pod, *demand, std::move(annotation->refused_nodes));
+  decision::Preference preference = decision::PreferenceFor(pod, *demand, std::move(annotation->refused_nodes));
   preference.first_seen = annotation->first_seen;
   preference.last_seen = annotation->last_seen;
   return preference;

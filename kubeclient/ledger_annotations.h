@@ -7,10 +7,10 @@
 //       {"refusedNodes": [...], "firstSeen": RFC 3339, "lastSeen": RFC 3339}
 //   topofit.io/scale-up-intent       on each pod a scale-up was chosen for:
 //       {"nodeGroup": "...", "nodeCount": N, "nodeLabels": {...}, "recorded": RFC 3339, "heldGpus": N}
-//       (heldGpus: the GPUs the new capacity is held for this pod, ledger::Intent::pod_gpus; absent: none)
+//       (heldGpus: the GPUs the new capacity is held for this pod, decision::Intent::pod_gpus; absent: none)
 //
 // A preference annotation holds only what the pod's spec does not already say: the GPUs, min link and
-// bandwidth, node selector and affinity are re-derived from the pod with scheduler::PreferenceFor, so
+// bandwidth, node selector and affinity are re-derived from the pod with decision::PreferenceFor, so
 // the pod's demand has one encoding, its spec.
 
 #include <optional>
@@ -49,13 +49,13 @@ absl::StatusOr<PreferenceAnnotation> ParsePreferenceAnnotation(absl::string_view
 std::string IntentAnnotationJson(const IntentAnnotation& annotation);
 absl::StatusOr<IntentAnnotation> ParseIntentAnnotation(absl::string_view text);
 
-PreferenceAnnotation PreferenceAnnotationOf(const ledger::Preference& preference);
+PreferenceAnnotation PreferenceAnnotationOf(const decision::Preference& preference);
 // The share of the intent's pod `uid`.
-IntentAnnotation IntentAnnotationOf(const ledger::Intent& intent, const std::string& uid);
+IntentAnnotation IntentAnnotationOf(const decision::Intent& intent, const std::string& uid);
 
 // The pod's preference: PreferenceFor(pod, DemandOf(pod), refused) with the annotation's refused nodes
 // and times; nullopt without the annotation; an error when the annotation or the pod's demand is invalid.
-absl::StatusOr<std::optional<ledger::Preference>> PreferenceOfPod(const kube::Pod& pod);
+absl::StatusOr<std::optional<decision::Preference>> PreferenceOfPod(const kube::Pod& pod);
 // The pod's intent annotation; nullopt without it; an error when it is invalid.
 absl::StatusOr<std::optional<IntentAnnotation>> IntentOfPod(const kube::Pod& pod);
 

@@ -3,14 +3,23 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "scheduler/capacity_hold.h"
-#include "scheduler/filter.h"
+#include "decision/capacity_hold.h"
+#include "decision/filter.h"
+#include "decision/filter_memo.h"
+#include "decision/preempt.h"
+#include "decision/preference.h"
+#include "decision/prioritize.h"
 #include "server/logging.h"
-#include "scheduler/preempt.h"
-#include "scheduler/preference.h"
-#include "scheduler/prioritize.h"
 
 namespace topofit::scheduler {
+
+using decision::CapacityHolds;
+using decision::FilterMemo;
+using decision::GpuDemand;
+using decision::NodeGpuSnapshot;
+using decision::NodeVerdict;
+using decision::Refusal;
+
 namespace {
 
 // Binding races another bind for the same GPUs at most this often before giving up.
@@ -88,7 +97,7 @@ absl::StatusOr<Extender::RequestNodes> Extender::NodesOf(const codec::ExtenderAr
 
 absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::ExtenderArgs& args) {
   codec::ExtenderFilterResult result;
-  absl::StatusOr<GpuDemand> demand = DemandOf(args.pod);
+  absl::StatusOr<GpuDemand> demand = decision::DemandOf(args.pod);
   const std::string pod_key = absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name);
   if (!demand.ok()) {
     // The pod itself is wrong: every node would fail alike, so say it once, where kube-scheduler shows it.
@@ -105,23 +114,25 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
   result.failed_and_unresolvable_nodes.insert(nodes->unresolved.begin(), nodes->unresolved.end());
   const CapacityHolds holds = HoldsNow(*demand);
+  FilterMemo memo;
   bool held_back = false;
   for (size_t i = 0; i < nodes->snapshots.size(); ++i) {
     const NodeGpuSnapshot& node = *nodes->snapshots[i];
-    const NodeVerdict verdict = Judge(*demand, args.pod.metadata.uid, node, holds);
+    const NodeVerdict verdict = decision::JudgeNode(*demand, args.pod.metadata.uid, node, holds, memo);
     if (verdict.fits) {
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
     } else {
-      (verdict.unresolvable ? result.failed_and_unresolvable_nodes : result.failed_nodes)[node.node] = verdict.reason;
-      held_back = held_back || verdict.refusal == kHeldForScaleUp;
-      metrics_.nodes_refused.Inc({verdict.refusal});
+      std::string reason = decision::JudgedReasonText(verdict, args.pod.metadata.uid, node, holds);
+      held_back = held_back || verdict.refusal == Refusal::kHeldForScaleUp;
+      metrics_.nodes_refused.Inc({std::string(decision::RefusalCode(verdict.refusal))});
       // Checked here too: building the fields costs more than the check, for every refused node.
       if (log_.should_log(spdlog::level::debug)) {
         server::LogEvent(log_, "filter-node",
                          {{"pod", pod_key}, {"node", node.node},
-                          {"verdict", verdict.unresolvable ? "unresolvable" : "fail"}, {"reason", verdict.reason}},
+                          {"verdict", verdict.unresolvable ? "unresolvable" : "fail"}, {"reason", reason}},
                          spdlog::level::debug);
       }
+      (verdict.unresolvable ? result.failed_and_unresolvable_nodes : result.failed_nodes)[node.node] = std::move(reason);
     }
   }
   metrics_.nodes_refused.Inc({"unknown-topology"}, static_cast<double>(nodes->unresolved.size()));
@@ -137,22 +148,10 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
 }
 
 CapacityHolds Extender::HoldsNow(const GpuDemand& demand) const {
-  if (!demand.wants_gpus()) return CapacityHolds({}, {});
-  std::vector<ledger::Intent> intents = ledger_.Intents();
-  if (intents.empty()) return CapacityHolds({}, {});
+  if (!demand.wants_gpus()) return CapacityHolds();
+  std::vector<decision::Intent> intents = ledger_.Intents();
+  if (intents.empty()) return CapacityHolds();
   return CapacityHolds(intents, ledger_.Preferences());
-}
-
-NodeVerdict Extender::Judge(const GpuDemand& demand, absl::string_view pod_uid, const NodeGpuSnapshot& node,
-                            const CapacityHolds& holds) {
-  NodeVerdict verdict = FilterNode(demand, node);
-  if (!verdict.fits) return verdict;
-  if (std::optional<std::string> held = holds.Refusal(pod_uid, demand.request.gpus, node)) {
-    // Evicting running pods cannot release GPUs held for pods not running yet: preemption would only
-    // harm, so the node is unresolvable for this cycle; the pod retries after the hold.
-    verdict = NodeVerdict{false, true, *std::move(held), std::string(kHeldForScaleUp), std::nullopt};
-  }
-  return verdict;
 }
 
 void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
@@ -171,7 +170,7 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
     capacity_->RequestFor(PodRef{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name}, refused);
     AskedCapacity(pod.metadata.uid);
   }
-  ledger::Preference preference = PreferenceFor(pod, demand, std::move(refused));
+  decision::Preference preference = decision::PreferenceFor(pod, demand, std::move(refused));
   server::LogEvent(log_, "preference", {{"pod", preference.pod_key}, {"gpus", std::to_string(preference.gpus)},
                                         {"min-link", std::string(topology::LinkClassName(preference.min_link))}});
   ledger_.RecordPreference(std::move(preference));
@@ -181,13 +180,14 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
 absl::StatusOr<std::vector<codec::HostPriority>> Extender::Prioritize(const codec::ExtenderArgs& args) {
   absl::StatusOr<RequestNodes> nodes = NodesOf(args);
   if (!nodes.ok()) return nodes.status();
-  absl::StatusOr<GpuDemand> demand = DemandOf(args.pod);
+  absl::StatusOr<GpuDemand> demand = decision::DemandOf(args.pod);
+  FilterMemo memo;
   std::vector<codec::HostPriority> priorities;
   for (const auto& snapshot : nodes->snapshots) {
     // A pod topofit cannot read was refused by filter; scoring stays neutral (prioritize errors are ignored).
-    priorities.push_back({snapshot->node, demand.ok() ? PrioritizeNode(*demand, *snapshot) : kMinExtenderScore});
+    priorities.push_back({snapshot->node, demand.ok() ? memo.Judge(*demand, *snapshot).score : decision::kMinExtenderScore});
   }
-  for (const auto& [name, reason] : nodes->unresolved) priorities.push_back({name, kMinExtenderScore});
+  for (const auto& [name, reason] : nodes->unresolved) priorities.push_back({name, decision::kMinExtenderScore});
   return priorities;
 }
 
@@ -223,7 +223,7 @@ absl::StatusOr<Extender::Remembered> Extender::RememberedForBind(const codec::Ex
     return absl::FailedPreconditionError(absl::StrCat("pod ", args.pod_namespace, "/", args.pod_name, " has uid ",
                                                       pod->metadata.uid, ", not ", args.pod_uid));
   }
-  absl::StatusOr<GpuDemand> demand = DemandOf(*pod);
+  absl::StatusOr<GpuDemand> demand = decision::DemandOf(*pod);
   if (!demand.ok()) return demand.status();
   return Remembered{*std::move(demand), ConsumesCapacityRequest(*pod)};
 }
@@ -236,7 +236,13 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
   if (state_.Snapshot(args.node) == nullptr) return absl::NotFoundError(absl::StrCat("unknown node ", args.node));
   const PodRef pod{args.pod_uid, args.pod_namespace, args.pod_name};
   std::string gpu_ids;
-  std::string error = BindOnce(args, pod, gpu_ids);
+  std::shared_ptr<std::mutex> lock = PodBindLock(args.pod_uid);
+  std::string error;
+  {
+    std::lock_guard<std::mutex> one_bind(*lock);
+    error = BindOnce(args, pod, gpu_ids);
+  }
+  ReleasePodBindLock(args.pod_uid, std::move(lock));
   metrics_.binds.Inc({error.empty() ? "ok" : "error"});
   server::LogEvent(log_, "bind",
                    {{"pod", pod.key()}, {"node", args.node}, {"gpus", gpu_ids}, {"result", error.empty() ? "ok" : error}},
@@ -244,45 +250,89 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
   return error;
 }
 
+std::shared_ptr<std::mutex> Extender::PodBindLock(const std::string& pod_uid) {
+  std::lock_guard<std::mutex> guard(binding_mu_);
+  std::shared_ptr<std::mutex>& lock = binding_[pod_uid];
+  if (lock == nullptr) lock = std::make_shared<std::mutex>();
+  return lock;
+}
+
+void Extender::ReleasePodBindLock(const std::string& pod_uid, std::shared_ptr<std::mutex> lock) {
+  std::lock_guard<std::mutex> guard(binding_mu_);
+  lock.reset();
+  auto it = binding_.find(pod_uid);
+  if (it != binding_.end() && it->second.use_count() == 1) binding_.erase(it);  // nobody else waits
+}
+
 std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, std::string& gpu_ids) {
   absl::StatusOr<Remembered> remembered = RememberedForBind(args);
   if (!remembered.ok()) return absl::StrCat("topofit: ", remembered.status().message());
   const GpuDemand& demand = remembered->demand;
 
+  bool claimed = false;  // by this call: only then may a failure release GPUs
+  bool repeat = false;   // an earlier bind of the pod to this node claimed them
   if (demand.wants_gpus()) {
-    // Choose on the current state and claim under the state's lock; a concurrent bind that claimed first
-    // makes Assume fail, and the choice is made again on the new state.
-    absl::Status claimed = absl::UnknownError("not attempted");
     topology::GpuSet gpus;
-    for (int attempt = 0; attempt < kBindAttempts && !claimed.ok(); ++attempt) {
-      std::shared_ptr<const NodeGpuSnapshot> node = state_.Snapshot(args.node);
-      const NodeVerdict verdict = Judge(demand, args.pod_uid, *node, HoldsNow(demand));
-      if (!verdict.fits) return verdict.reason;
-      gpus = verdict.chosen->gpus;
-      claimed = state_.Assume(pod, args.node, gpus);
-      if (!claimed.ok() && claimed.code() != absl::StatusCode::kFailedPrecondition) break;
+    if (std::optional<std::pair<std::string, topology::GpuSet>> held = state_.AssignmentOf(args.pod_uid)) {
+      if (held->first != args.node) {
+        return absl::StrCat("topofit: pod ", pod.key(), " holds GPUs ", held->second.ToString(), " on node ",
+                            held->first, ", not on ", args.node);
+      }
+      gpus = held->second;
+      repeat = true;
+    } else {
+      // Choose on the current state and claim under the state's lock; a concurrent bind that claimed first
+      // makes Assume fail, and the choice is made again on the new state.
+      absl::Status assumed = absl::UnknownError("not attempted");
+      for (int attempt = 0; attempt < kBindAttempts && !assumed.ok(); ++attempt) {
+        std::shared_ptr<const NodeGpuSnapshot> node = state_.Snapshot(args.node);
+        const CapacityHolds holds = HoldsNow(demand);
+        FilterMemo memo;
+        const NodeVerdict verdict = decision::JudgeNode(demand, args.pod_uid, *node, holds, memo);
+        if (!verdict.fits) return decision::JudgedReasonText(verdict, args.pod_uid, *node, holds);
+        gpus = verdict.chosen->gpus;
+        assumed = state_.Assume(pod, args.node, gpus);
+        if (!assumed.ok() && assumed.code() != absl::StatusCode::kFailedPrecondition) break;
+      }
+      if (!assumed.ok()) return absl::StrCat("topofit: ", assumed.message());
+      claimed = true;
     }
-    if (!claimed.ok()) return absl::StrCat("topofit: ", claimed.message());
     gpu_ids = gpus.ToString();
     if (absl::Status annotated = kube_.AnnotatePod(args.pod_namespace, args.pod_name,
-                                                   std::string(kGpuIdsAnnotation), gpu_ids);
+                                                   std::string(kube::kGpuIdsAnnotation), gpu_ids);
         !annotated.ok()) {
-      state_.Forget(args.pod_uid);
+      if (claimed) state_.Forget(args.pod_uid);
       return absl::StrCat("topofit: annotating ", pod.key(), ": ", annotated.message());
     }
   }
   if (absl::Status bound = kube_.BindPod(args.pod_namespace, args.pod_name, args.pod_uid, args.node); !bound.ok()) {
-    state_.Forget(args.pod_uid);
-    return absl::StrCat("topofit: binding ", pod.key(), " to ", args.node, ": ", bound.message());
+    if (claimed) state_.Forget(args.pod_uid);
+    if (repeat) {
+      std::string outcome = RepeatedBindOutcome(args, bound);
+      if (!outcome.empty()) return outcome;
+    } else {
+      return absl::StrCat("topofit: binding ", pod.key(), " to ", args.node, ": ", bound.message());
+    }
   }
   ledger_.ForgetPod(args.pod_uid);
   if (capacity_ != nullptr && remembered->asked_capacity) capacity_->Withdraw(pod);  // it has served
   return std::string();
 }
 
+std::string Extender::RepeatedBindOutcome(const codec::ExtenderBindingArgs& args, const absl::Status& bound) {
+  const std::string failed = absl::StrCat("topofit: binding ", args.pod_namespace, "/", args.pod_name, " to ",
+                                          args.node, ": ", bound.message());
+  // 409: the pod is assigned already. Ours landed when the API server holds it on this node; otherwise
+  // the watch (--live-state) or the pod's deletion will correct what the state holds for it.
+  if (!absl::IsAborted(bound)) return failed;
+  absl::StatusOr<kube::Pod> current = kube_.GetPod(args.pod_namespace, args.pod_name);
+  if (current.ok() && current->metadata.uid == args.pod_uid && current->spec.node_name == args.node) return "";
+  return failed;
+}
+
 absl::StatusOr<std::map<std::string, codec::MetaVictims>> Extender::Preempt(
     const codec::ExtenderPreemptionArgs& args) {
-  absl::StatusOr<GpuDemand> demand = DemandOf(args.pod);
+  absl::StatusOr<GpuDemand> demand = decision::DemandOf(args.pod);
   if (!demand.ok()) return absl::InvalidArgumentError(demand.status().message());
   std::map<std::string, codec::MetaVictims> kept;
   std::vector<std::string> unknown;
@@ -292,7 +342,7 @@ absl::StatusOr<std::map<std::string, codec::MetaVictims>> Extender::Preempt(
       unknown.push_back(node);
       continue;
     }
-    std::optional<std::vector<std::string>> trimmed = TrimVictims(*demand, *snapshot, victims.pod_uids);
+    std::optional<std::vector<std::string>> trimmed = decision::TrimVictims(*demand, *snapshot, victims.pod_uids);
     server::LogEvent(log_, "preempt",
                      {{"pod", absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name)},
                       {"node", node},

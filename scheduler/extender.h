@@ -12,14 +12,13 @@
 #include "absl/status/statusor.h"
 #include "codec/extender_json.h"
 #include "ledger/ledger.h"
-#include "scheduler/capacity_hold.h"
+#include "decision/capacity_hold.h"
 #include "scheduler/capacity_requests.h"
-#include "scheduler/filter.h"
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
 #include "scheduler/kube_client.h"
 #include "scheduler/leadership.h"
-#include "scheduler/pod_demand.h"
+#include "decision/pod_demand.h"
 
 namespace topofit::scheduler {
 
@@ -59,31 +58,36 @@ class Extender {
   // topofit does not know (NodeNames requests). Nodes whose topology cannot be resolved are returned in
   // `unresolved` with the reason.
   struct RequestNodes {
-    std::vector<std::shared_ptr<const NodeGpuSnapshot>> snapshots;  // in request order
+    std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> snapshots;  // in request order
     std::vector<absl::string_view> raw;                             // parallel, for Nodes requests
     std::map<std::string, std::string> unresolved;
   };
   absl::StatusOr<RequestNodes> NodesOf(const codec::ExtenderArgs& args);
 
   // The ledger's holds on new capacity, for a pod with this demand (none for pods without GPUs).
-  CapacityHolds HoldsNow(const GpuDemand& demand) const;
-  // FilterNode, then the holds: one verdict for filter and bind.
-  static NodeVerdict Judge(const GpuDemand& demand, absl::string_view pod_uid, const NodeGpuSnapshot& node,
-                           const CapacityHolds& holds);
+  decision::CapacityHolds HoldsNow(const decision::GpuDemand& demand) const;
   // What filter learnt of a pod, for its bind.
   struct Remembered {
-    GpuDemand demand;
+    decision::GpuDemand demand;
     bool asked_capacity = false;  // a capacity request exists or is on its way (withdraw it at bind)
   };
   void Remember(const std::string& pod_uid, Remembered remembered);
   absl::StatusOr<Remembered> RememberedForBind(const codec::ExtenderBindingArgs& args);
   void AskedCapacity(const std::string& pod_uid);
-  // Claims GPUs, annotates and binds; on failure releases the claim and returns the error. Sets
-  // `gpu_ids` to the GPUs claimed.
+  // Claims GPUs, annotates and binds; on failure releases what this call claimed (never what an earlier
+  // bind of the pod holds) and returns the error. Sets `gpu_ids` to the GPUs the pod holds. Called with
+  // the pod's bind lock held (PodBindLock).
   std::string BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, std::string& gpu_ids);
+  // A repeated bind whose Binding the API server refused: success when the pod is bound to `node`
+  // already (an earlier bind of ours landed), else the error.
+  std::string RepeatedBindOutcome(const codec::ExtenderBindingArgs& args, const absl::Status& bound);
+  // kube-scheduler retries a bind that outlived its httpTimeout while the first may still be running:
+  // binds of one pod run one at a time, so a retry sees what the first claimed and did.
+  std::shared_ptr<std::mutex> PodBindLock(const std::string& pod_uid);
+  void ReleasePodBindLock(const std::string& pod_uid, std::shared_ptr<std::mutex> lock);
   // Records the preference of a GPU pod no node passed, and asks for capacity when nodes refused it and
   // none of them (`held_back`) only for a hold.
-  void RecordPreference(const kube::Pod& pod, const GpuDemand& demand, const codec::ExtenderFilterResult& result,
+  void RecordPreference(const kube::Pod& pod, const decision::GpuDemand& demand, const codec::ExtenderFilterResult& result,
                         bool held_back);
 
   GpuState& state_;
@@ -97,6 +101,8 @@ class Extender {
   // Bind arguments carry no pod spec; the filter call of the same scheduling cycle saw it. A bounded
   // memory of recent demands saves an API read per bind (GetPod is the fallback).
   static constexpr size_t kRememberedDemands = 16384;
+  std::mutex binding_mu_;
+  std::map<std::string, std::shared_ptr<std::mutex>> binding_;  // pods with a bind running or waiting
   std::mutex demands_mu_;
   std::map<std::string, Remembered> demands_;
   std::deque<std::string> demand_order_;

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "codec/node_topology.h"
 #include "topology/occupancy.h"
 
 namespace topofit::scheduler {
@@ -19,11 +20,11 @@ struct Holding {
 
 struct NodeRecord {
   std::string resource_version;
-  NodeTopology topology;
-  std::shared_ptr<const NodeOrigin> origin;
+  decision::NodeTopology topology;
+  std::shared_ptr<const decision::NodeOrigin> origin;
   int allocatable = 0;
   std::map<std::string, Holding, std::less<>> pods;  // by pod uid
-  std::shared_ptr<const NodeGpuSnapshot> snapshot;
+  std::shared_ptr<const decision::NodeGpuSnapshot> snapshot;
 };
 
 class InMemoryGpuState final : public GpuState {
@@ -38,14 +39,14 @@ class InMemoryGpuState final : public GpuState {
         return absl::OkStatus();
       }
     }
-    absl::StatusOr<NodeTopology> resolved = resolver_.Resolve(node);  // outside the lock: may parse
+    absl::StatusOr<decision::NodeTopology> resolved = resolver_.Resolve(node);  // outside the lock: may parse
     if (!resolved.ok()) return resolved.status();
     std::unique_lock<std::shared_mutex> write(mu_);
     NodeRecord& record = nodes_[name];
     record.resource_version = node.metadata.resource_version;
     record.topology = *std::move(resolved);
-    record.allocatable = AllocatableGpus(node);
-    record.origin = std::make_shared<const NodeOrigin>(NodeOrigin{node.metadata.labels,
+    record.allocatable = decision::AllocatableGpus(node);
+    record.origin = std::make_shared<const decision::NodeOrigin>(decision::NodeOrigin{node.metadata.labels,
                                                                   node.metadata.creation_timestamp_seconds});
     Rebuild(name, record);
     return absl::OkStatus();
@@ -66,7 +67,7 @@ class InMemoryGpuState final : public GpuState {
     nodes_.erase(it);
   }
 
-  std::shared_ptr<const NodeGpuSnapshot> Snapshot(absl::string_view node) const override {
+  std::shared_ptr<const decision::NodeGpuSnapshot> Snapshot(absl::string_view node) const override {
     std::shared_lock<std::shared_mutex> read(mu_);
     auto it = nodes_.find(node);
     return it == nodes_.end() ? nullptr : it->second.snapshot;
@@ -150,7 +151,7 @@ class InMemoryGpuState final : public GpuState {
   // Recomputes a node's snapshot from its holdings. Called with the writer lock held.
   static void Rebuild(absl::string_view name, NodeRecord& record) {
     const topology::Topology& t = *record.topology.topology;
-    auto snapshot = std::make_shared<NodeGpuSnapshot>();
+    auto snapshot = std::make_shared<decision::NodeGpuSnapshot>();
     snapshot->node = std::string(name);
     snapshot->topology = record.topology.topology;
     snapshot->topology_origin = record.topology.origin;
@@ -178,7 +179,7 @@ class InMemoryGpuState final : public GpuState {
   mutable std::shared_mutex mu_;
   std::map<std::string, NodeRecord, std::less<>> nodes_;
   std::map<std::string, std::string, std::less<>> pod_node_;  // pod uid -> node
-  TopologyResolver resolver_;
+  codec::TopologyResolver resolver_;
 };
 
 }  // namespace

@@ -10,31 +10,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "kube/objects.h"
-#include "scheduler/node_topology.h"
+#include "decision/node_snapshot.h"
 #include "scheduler/pod_ref.h"
 #include "topology/gpu_set.h"
 
 namespace topofit::scheduler {
-
-// Where a node came from: its labels and creation time tell which scale-up brought it
-// (ledger/node_group_identity.h).
-struct NodeOrigin {
-  kube::StringMap labels;
-  int64_t created_seconds = 0;  // Unix seconds; 0 when unknown
-};
-
-// An immutable view of one node's GPUs, for decisions. Built when the node's state changes, shared by
-// every request that reads it.
-struct NodeGpuSnapshot {
-  std::string node;
-  std::shared_ptr<const topology::Topology> topology;
-  std::string topology_origin;
-  std::shared_ptr<const NodeOrigin> origin;  // never null
-  topology::GpuSet ours;       // assigned by topofit (assumed at bind, or reported with their ids)
-  topology::GpuSet elsewhere;  // held by other pods or not allocatable; positions assumed when unknown
-  std::map<std::string, topology::GpuSet, std::less<>> by_pod;  // pod uid -> GPUs, where known
-  topology::GpuSet free() const { return topology->all_gpus().without(ours | elsewhere); }
-};
 
 // Which GPUs of which nodes are in use. Fed today by the extender's own calls (nodes from filter requests,
 // GPUs assumed at bind) and by the admin endpoint (pod reports and deletions); a Kubernetes watch will
@@ -56,7 +36,7 @@ class GpuState {
   virtual bool IsCurrent(absl::string_view node, absl::string_view resource_version) const = 0;
 
   // nullptr for a node never seen.
-  virtual std::shared_ptr<const NodeGpuSnapshot> Snapshot(absl::string_view node) const = 0;
+  virtual std::shared_ptr<const decision::NodeGpuSnapshot> Snapshot(absl::string_view node) const = 0;
 
   // Records that `pod` holds `gpus` on `node`, which topofit chose. FailedPrecondition when any of them
   // is not free or the pod already holds other GPUs; NotFound for an unknown node. Idempotent for the

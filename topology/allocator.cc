@@ -46,7 +46,7 @@ absl::StatusOr<FitResult> Fit(const Topology& topology, GpuSet free, const Alloc
   FitResult result;
   if (free.size() < k) {
     result.insufficient.push_back(
-        {Insufficiency::Kind::kGpuCount, absl::StrCat(k, " GPUs"), absl::StrCat(free.size(), " free")});
+        {Insufficiency::Kind::kGpuCount, k, free.size()});
     return result;
   }
 
@@ -71,14 +71,14 @@ absl::StatusOr<FitResult> Fit(const Topology& topology, GpuSet free, const Alloc
   if (result.chosen) return result;
 
   if (!any_meets_bandwidth) {
-    result.insufficient.push_back({Insufficiency::Kind::kMinBandwidth, FormatBandwidth(request.min_bandwidth_mbps),
-                                   FormatBandwidth(result.best_reachable->quality.bandwidth_mbps)});
+    result.insufficient.push_back({Insufficiency::Kind::kMinBandwidth, request.min_bandwidth_mbps,
+                                   result.best_reachable->quality.bandwidth_mbps});
   }
   // Report the link either because no set has it, or because none has it together with the bandwidth.
   const LinkClass reachable = any_meets_bandwidth ? best_weakest_meeting_bandwidth : best_weakest;
   if (!IsAtLeast(reachable, request.min_link)) {
-    result.insufficient.push_back({Insufficiency::Kind::kMinLink, std::string(LinkClassName(request.min_link)),
-                                   std::string(LinkClassName(reachable))});
+    result.insufficient.push_back({Insufficiency::Kind::kMinLink, static_cast<int64_t>(request.min_link),
+                                   static_cast<int64_t>(reachable)});
   }
   return result;
 }
@@ -107,13 +107,15 @@ std::string Explain(const FitResult& result) {
     if (!out.empty()) out += "; ";
     switch (i.kind) {
       case Insufficiency::Kind::kGpuCount:
-        absl::StrAppend(&out, "needs ", i.requested, ", ", i.available);
+        absl::StrAppend(&out, "needs ", i.requested, " GPUs, ", i.available, " free");
         break;
       case Insufficiency::Kind::kMinLink:
-        absl::StrAppend(&out, "needs min-link ", i.requested, ", best reachable is ", i.available);
+        absl::StrAppend(&out, "needs min-link ", LinkClassName(static_cast<LinkClass>(i.requested)),
+                        ", best reachable is ", LinkClassName(static_cast<LinkClass>(i.available)));
         break;
       case Insufficiency::Kind::kMinBandwidth:
-        absl::StrAppend(&out, "needs min-bandwidth ", i.requested, ", best reachable is ", i.available);
+        absl::StrAppend(&out, "needs min-bandwidth ", FormatBandwidth(i.requested), ", best reachable is ",
+                        FormatBandwidth(i.available));
         break;
     }
   }

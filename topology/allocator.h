@@ -32,11 +32,15 @@ struct Allocation {
 
 // Why a node cannot give a request its GPUs: one entry per unmet part of the request, with what was asked
 // and the best the node's free GPUs can reach. An empty list means the request fits.
+// What fell short, as quantities (text is made only when shown, by Explain): GPUs requested and free
+// (kGpuCount), the LinkClass asked and the best reachable one (kMinLink, as integers of LinkClass), or
+// bandwidth asked and best reachable in MB/s (kMinBandwidth).
 struct Insufficiency {
   enum class Kind : uint8_t { kGpuCount, kMinLink, kMinBandwidth };
   Kind kind;
-  std::string requested;   // "4 GPUs", "NV", "200GB/s"
-  std::string available;   // "3 free", "PHB", "24GB/s"
+  int64_t requested;
+  int64_t available;
+  friend bool operator==(const Insufficiency&, const Insufficiency&) = default;
 };
 
 struct FitResult {

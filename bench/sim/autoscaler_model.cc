@@ -115,7 +115,7 @@ std::vector<ScaleUpOption> AutoscalerModel::Estimate(const std::vector<int>& pod
 }
 
 std::optional<ScaleUpOption> AutoscalerModel::ScaleUpFor(const std::vector<int>& pods,
-                                                         const std::vector<ledger::Preference>& preferences) {
+                                                         const std::vector<decision::Preference>& preferences) {
   const std::vector<int> remaining = FilterOutSchedulable(pods, {});
   if (remaining.empty()) return std::nullopt;
   ExpanderChoice choice = ChooseOption(Estimate(remaining), world_, preferences);
@@ -124,7 +124,7 @@ std::optional<ScaleUpOption> AutoscalerModel::ScaleUpFor(const std::vector<int>&
 }
 
 std::optional<ScaleUpOption> AutoscalerModel::HandleProvisioningRequest(
-    int request, const std::vector<ledger::Preference>& preferences) {
+    int request, const std::vector<decision::Preference>& preferences) {
   ProvisioningRequest& r = world_.provisioning_requests()[request];
   // best-effort-atomic: first the existing capacity (count-only, the template's NotIn nodes excluded).
   if (FilterOutSchedulable({r.pod}, r.excluded_nodes).empty()) {
@@ -246,7 +246,7 @@ void AutoscalerModel::GiveUpUnready(AutoscalerActions& actions) {
   }
 }
 
-AutoscalerActions AutoscalerModel::RunLoop(const std::vector<ledger::Preference>& preferences, bool state_changed) {
+AutoscalerActions AutoscalerModel::RunLoop(const std::vector<decision::Preference>& preferences, bool state_changed) {
   AutoscalerActions actions;
   GiveUpUnready(actions);
   std::vector<int> pods = UnschedulablePods();

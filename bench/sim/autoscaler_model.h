@@ -52,7 +52,7 @@ class AutoscalerModel {
       : world_(world), config_(config), backoff_(world.groups().size()) {}
 
   // `state_changed`: the cluster changed since the last loop, so scale-down candidates are recomputed.
-  AutoscalerActions RunLoop(const std::vector<ledger::Preference>& preferences, bool state_changed);
+  AutoscalerActions RunLoop(const std::vector<decision::Preference>& preferences, bool state_changed);
 
   // The earliest time at which a loop could decide differently with nothing else changing (a delay or
   // a timer expiring); a large value when none is armed.
@@ -69,9 +69,9 @@ class AutoscalerModel {
   std::vector<int> FilterOutSchedulable(const std::vector<int>& pods, const std::vector<int>& excluded) const;
   std::vector<ScaleUpOption> Estimate(const std::vector<int>& pods) const;
   std::optional<ScaleUpOption> ScaleUpFor(const std::vector<int>& pods,
-                                          const std::vector<ledger::Preference>& preferences);
+                                          const std::vector<decision::Preference>& preferences);
   std::optional<ScaleUpOption> HandleProvisioningRequest(int request,
-                                                         const std::vector<ledger::Preference>& preferences);
+                                                         const std::vector<decision::Preference>& preferences);
   // Nodes past the max node provision time are given up and their group backed off.
   void GiveUpUnready(AutoscalerActions& actions);
   bool BackedOff(int group) const;

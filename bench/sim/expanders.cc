@@ -6,8 +6,9 @@
 #include <memory>
 #include <utility>
 
-#include "expander/intent.h"
-#include "expander/rank.h"
+#include "codec/node_topology.h"
+#include "decision/group_rank.h"
+#include "decision/intent.h"
 
 namespace topofit::sim {
 namespace {
@@ -115,14 +116,14 @@ std::vector<ScaleUpOption> ApplyStockExpander(StockExpander expander, std::vecto
 }
 
 std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<ScaleUpOption> options, const World& world,
-                                                               const std::vector<ledger::Preference>& preferences) {
-  expander::RankInput input;
+                                                               const std::vector<decision::Preference>& preferences) {
+  decision::RankInput input;
   // One object per pod however many options carry it, as CA's request decodes (RankOptions works each
   // shared pod's demand out once).
   std::map<int, std::shared_ptr<const kube::Pod>> objects;
   for (const ScaleUpOption& option : options) {
     const GroupState& group = world.groups()[option.group];
-    expander::GroupOption wire;
+    decision::GroupOption wire;
     wire.node_group_id = group.spec.name;
     wire.node_count = option.node_count;
     for (int pod : option.pods) {
@@ -135,11 +136,12 @@ std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<Scale
     input.price_per_node_hour[group.spec.name] = group.spec.price_per_hour;
   }
   input.preferences = preferences;
-  const expander::Ranking ranking = expander::RankOptions(input);
+  codec::TopologyResolver topologies;  // one per loop: a replay has few templates
+  const decision::Ranking ranking = decision::RankOptions(input, topologies);
   if (ranking.veto) return std::nullopt;
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < options.size(); ++i) index.emplace(world.groups()[options[i].group].spec.name, i);
-  if (std::optional<ledger::Intent> intent = expander::IntentFor(input, ranking)) {
+  if (std::optional<decision::Intent> intent = decision::IntentFor(input, ranking)) {
     options[index.at(intent->node_group)].intent = *std::move(intent);
   }
   std::vector<ScaleUpOption> kept;
@@ -151,7 +153,7 @@ std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<Scale
 }
 
 ExpanderChoice ChooseOption(std::vector<ScaleUpOption> options, World& world,
-                            const std::vector<ledger::Preference>& preferences) {
+                            const std::vector<decision::Preference>& preferences) {
   ExpanderChoice choice;
   if (options.empty()) return choice;
   if (world.policy().topofit_expander) {

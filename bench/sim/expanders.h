@@ -15,9 +15,9 @@ struct ScaleUpOption {
   int group = 0;
   int node_count = 0;
   std::vector<int> pods;
-  // Set by topofit's expander on the one GPU option it chose (expander/intent.h): recorded in the ledger if
+  // Set by topofit's expander on the one GPU option it chose (decision/intent.h): recorded in the ledger if
   // this option is the scale-up made.
-  std::optional<ledger::Intent> intent;
+  std::optional<decision::Intent> intent;
 };
 
 // The options a stock expander keeps, in input order (reference/baseline-models.md). `random` keeps one;
@@ -26,11 +26,11 @@ struct ScaleUpOption {
 std::vector<ScaleUpOption> ApplyStockExpander(StockExpander expander, std::vector<ScaleUpOption> options,
                                               const World& world, std::mt19937_64& rng);
 
-// topofit's expander: expander::RankOptions — the function the gRPC server calls — on the options as CA
+// topofit's expander: decision::RankOptions — the function the gRPC server calls — on the options as CA
 // would send them (pods as API objects, each group's template node and price) with the ledger's
 // preferences. The kept options in rank order; nullopt for a veto (every GPU option would strand a pod).
 std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<ScaleUpOption> options, const World& world,
-                                                               const std::vector<ledger::Preference>& preferences);
+                                                               const std::vector<decision::Preference>& preferences);
 
 struct ExpanderChoice {
   std::optional<ScaleUpOption> option;  // the scale-up; none when there was no option or a veto
@@ -40,6 +40,6 @@ struct ExpanderChoice {
 // The whole chain for a policy: topofit's expander first when it runs, then the stock chain, then random
 // for whatever ties remain.
 ExpanderChoice ChooseOption(std::vector<ScaleUpOption> options, World& world,
-                            const std::vector<ledger::Preference>& preferences);
+                            const std::vector<decision::Preference>& preferences);
 
 }  // namespace topofit::sim

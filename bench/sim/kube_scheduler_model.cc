@@ -3,14 +3,9 @@
 #include <algorithm>
 
 #include "bench/peer/go_gpuallocator.h"
-#include "scheduler/filter.h"
-#include "scheduler/prioritize.h"
 
 namespace topofit::sim {
 namespace {
-
-// Past this many memoised verdicts the memo starts over (a long replay meets few distinct keys).
-constexpr size_t kMaxMemo = 1 << 20;
 
 // MaxNodeScore / MaxExtenderPriority: how kube-scheduler scales an extender's 0..10 to a plugin's 0..100.
 constexpr int64_t kExtenderScale = 10;
@@ -30,27 +25,14 @@ bool KubeSchedulerModel::UsesExtender(int pod) const {
   return world_.policy().topofit_extender && world_.klass(pod).gpus > 0;
 }
 
-const KubeSchedulerModel::ExtenderVerdict& KubeSchedulerModel::Extend(int klass, const SimNode& node) {
-  const MemoKey key{node.gpus.topology.get(), node.gpus.ours.mask(), klass};
-  auto it = memo_.find(key);
-  if (it != memo_.end()) return it->second;
-  if (memo_.size() >= kMaxMemo) memo_.clear();
-  const scheduler::GpuDemand& demand = world_.classes()[klass].demand;
-  ExtenderVerdict verdict;
-  const scheduler::NodeVerdict filtered = scheduler::FilterNode(demand, node.gpus);
-  verdict.fits = filtered.fits;
-  if (filtered.fits) {
-    verdict.gpus = filtered.chosen->gpus;
-    verdict.score = scheduler::PrioritizeNode(demand, node.gpus);
-  }
-  return memo_.emplace(key, verdict).first->second;
+const decision::FilterMemo::Entry& KubeSchedulerModel::Extend(int pod, const SimNode& node) {
+  return memo_.Judge(world_.klass(pod).demand, node.gpus);
 }
 
-bool KubeSchedulerModel::ExtenderAccepts(int pod, const SimNode& node, bool* held) {
-  const int klass = world_.pods()[pod].klass;
-  if (!Extend(klass, node).fits) return false;
-  if (holds_ == nullptr || !holds_->Refusal(world_.PodUid(pod), world_.klass(pod).gpus, node.gpus)) return true;
-  if (held != nullptr) *held = true;
+bool KubeSchedulerModel::ExtenderAccepts(int pod, absl::string_view uid, const SimNode& node, bool* held) {
+  const decision::NodeVerdict verdict = decision::JudgeNode(world_.klass(pod).demand, uid, node.gpus, *holds_, memo_);
+  if (verdict.fits) return true;
+  if (held != nullptr && verdict.refusal == decision::Refusal::kHeldForScaleUp) *held = true;
   return false;
 }
 
@@ -86,9 +68,8 @@ topology::GpuSet KubeSchedulerModel::DevicePluginChoice(const SimNode& node, int
 }
 
 topology::GpuSet KubeSchedulerModel::GpusFor(int pod, const SimNode& node) {
-  const int klass = world_.pods()[pod].klass;
-  if (UsesExtender(pod)) return Extend(klass, node).gpus;
-  return DevicePluginChoice(node, world_.classes()[klass].gpus);
+  if (UsesExtender(pod)) return Extend(pod, node).verdict.chosen->gpus;
+  return DevicePluginChoice(node, world_.klass(pod).gpus);
 }
 
 PlacementDecision KubeSchedulerModel::Schedule(int pod) {
@@ -108,17 +89,18 @@ PlacementDecision KubeSchedulerModel::Schedule(int pod) {
   next_start_ = (next_start_ + processed) % n;
 
   const bool extender = UsesExtender(pod);
+  const std::string uid = extender ? world_.PodUid(pod) : std::string();
   int64_t best = -1;
   int ties = 0;
   for (int node : feasible) {
     const SimNode& candidate = world_.nodes()[node];
     int64_t score = DefaultScore(klass, candidate);
     if (extender) {
-      if (!ExtenderAccepts(pod, candidate, &decision.held_back)) {
+      if (!ExtenderAccepts(pod, uid, candidate, &decision.held_back)) {
         decision.refused_nodes.push_back(node);
         continue;
       }
-      score += Extend(klass, candidate).score * kExtenderWeight * kExtenderScale;
+      score += Extend(pod, candidate).score * kExtenderWeight * kExtenderScale;
     }
     if (score > best) {
       best = score;
@@ -141,7 +123,7 @@ PlacementDecision KubeSchedulerModel::ScheduleOn(int pod, int node) {
   PlacementDecision decision;
   const SimNode& candidate = world_.nodes()[node];
   if (candidate.state != NodeState::kReady || !world_.FitsByCount(world_.pods()[pod].klass, candidate)) return decision;
-  if (UsesExtender(pod) && !ExtenderAccepts(pod, candidate)) return decision;
+  if (UsesExtender(pod) && !ExtenderAccepts(pod, world_.PodUid(pod), candidate)) return decision;
   decision.node = node;
   decision.gpus = GpusFor(pod, candidate);
   return decision;

@@ -5,7 +5,8 @@
 #include <vector>
 
 #include "bench/sim/world.h"
-#include "scheduler/capacity_hold.h"
+#include "decision/capacity_hold.h"
+#include "decision/filter_memo.h"
 #include "topology/gpu_set.h"
 
 namespace topofit::sim {
@@ -17,7 +18,7 @@ struct PlacementDecision {
   // Nodes passed kube-scheduler's own filters but topofit's filter refused every one of them: the pod
   // fits by count, not by its required topology (CA alone would never scale up for it).
   bool refused_for_topology = false;
-  // Some refusal was a hold on new capacity for other pods (scheduler/capacity_hold.h): CA is right that
+  // Some refusal was a hold on new capacity for other pods (decision/capacity_hold.h): CA is right that
   // the pod fits there once they land, so it asks for no capacity of its own.
   bool held_back = false;
   std::vector<int> refused_nodes;
@@ -26,9 +27,9 @@ struct PlacementDecision {
 // kube-scheduler's default profile as reference/baseline-models.md describes it: sample the feasible
 // nodes (all below 100, else n * max(5, 50 - n/125) % from a rotating start), score LeastAllocated and
 // BalancedAllocation over CPU and memory (GPUs are filtered, never scored), break ties at random. With
-// the policy's topofit extender, GPU pods also go through scheduler::FilterNode and
-// scheduler::PrioritizeNode (weight 5, as manifests/ configure it) and bind the set FilterNode chose, as
-// the extender's bind does; without it the NVIDIA device plugin picks the GPU ids (go-gpuallocator's
+// the policy's topofit extender, GPU pods also go through the extender's verdict (decision::JudgeNode:
+// filter, then holds) and score (weight 5, as manifests/ configure it) and bind the set the filter chose,
+// as the extender's bind does; without it the NVIDIA device plugin picks the GPU ids (go-gpuallocator's
 // best-effort policy for several GPUs, a random free GPU for one).
 class KubeSchedulerModel {
  public:
@@ -40,45 +41,30 @@ class KubeSchedulerModel {
   // the same verdict as then, so the answer is this node or none.
   PlacementDecision ScheduleOn(int pod, int node);
 
-  // The extender's holds on new capacity (scheduler/capacity_hold.h) for the next calls; null: none.
-  void set_holds(const scheduler::CapacityHolds* holds) { holds_ = holds; }
+  // The extender's holds on new capacity (decision/capacity_hold.h) for the next calls; null: none.
+  void set_holds(const decision::CapacityHolds* holds) { holds_ = holds != nullptr ? holds : &kNoHolds; }
 
   // kube-scheduler's numFeasibleNodesToFind for `nodes` nodes (percentageOfNodesToScore unset).
   static int FeasibleNodesToFind(int nodes);
 
  private:
-  struct ExtenderVerdict {
-    bool fits = false;
-    topology::GpuSet gpus;
-    int64_t score = 0;
-  };
   bool UsesExtender(int pod) const;
-  // The extender's verdict on the node for the pod: FilterNode (memoised), then the holds; `held` is set
-  // when only a hold refused it.
-  bool ExtenderAccepts(int pod, const SimNode& node, bool* held = nullptr);
-  // FilterNode and PrioritizeNode for the pod's class on the node's current GPUs, memoised: the answer
-  // depends only on the shape, the GPUs in use and the demand.
-  const ExtenderVerdict& Extend(int klass, const SimNode& node);
+  // The extender's verdict on the node for the pod, whose ledger uid is `uid` (decision::JudgeNode);
+  // `held` is set when only a hold refused it.
+  bool ExtenderAccepts(int pod, absl::string_view uid, const SimNode& node, bool* held = nullptr);
+  // The extender's filter verdict and score for the pod on the node's current GPUs.
+  const decision::FilterMemo::Entry& Extend(int pod, const SimNode& node);
   int64_t DefaultScore(int klass, const SimNode& node) const;
   topology::GpuSet DevicePluginChoice(const SimNode& node, int gpus);
   topology::GpuSet GpusFor(int pod, const SimNode& node);
 
+  static inline const decision::CapacityHolds kNoHolds;
+
   World& world_;
-  const scheduler::CapacityHolds* holds_ = nullptr;
+  const decision::CapacityHolds* holds_ = &kNoHolds;
   size_t next_start_ = 0;
-  struct MemoKey {
-    const topology::Topology* topology;
-    uint32_t used;
-    int klass;
-    friend bool operator==(const MemoKey&, const MemoKey&) = default;
-  };
-  struct MemoHash {
-    size_t operator()(const MemoKey& k) const {
-      return std::hash<const void*>()(k.topology) ^ (size_t{k.used} * 0x9E3779B97F4A7C15ull) ^
-             (static_cast<size_t>(k.klass) << 32);
-    }
-  };
-  std::unordered_map<MemoKey, ExtenderVerdict, MemoHash> memo_;
+  // The replay meets few distinct (shape, GPUs in use, demand) cases: a bound well above them.
+  decision::FilterMemo memo_{1 << 20};
 };
 
 // The extender's weight in the scheduler profile (manifests/base/scheduler/config.yaml).

@@ -10,7 +10,7 @@
 
 #include "absl/time/time.h"
 #include "bench/sim/kube_scheduler_model.h"
-#include "scheduler/preference.h"
+#include "decision/preference.h"
 #include "server/clock.h"
 
 namespace topofit::sim {
@@ -72,7 +72,7 @@ class Replayer {
   void Apply(const AutoscalerActions& actions);
   // The extender's holds on new capacity from the ledger's live intents (null: none), rebuilt when the
   // ledger or the time changed since the last call.
-  const scheduler::CapacityHolds* Holds();
+  const decision::CapacityHolds* Holds();
   void Push(Event::Kind kind, SimTime at, int id, int epoch = 0) { events_.push({at, sequence_++, kind, id, epoch}); }
   ReplayResult Result() const;
 
@@ -91,7 +91,7 @@ class Replayer {
   std::set<int> waiting_classes_;
   std::unordered_map<int, SimTime> preference_refreshed_;
   // The holds (Holds()), the time they were built at, and whether the ledger changed since.
-  std::optional<scheduler::CapacityHolds> holds_;
+  std::optional<decision::CapacityHolds> holds_;
   SimTime holds_at_ = -1;
   bool ledger_changed_ = true;
   // Scale-ups with an intent: the pods their nodes are held for, offered such a node first.
@@ -132,7 +132,7 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
   p.refused_for_topology = true;
   std::vector<std::string> refused;
   for (int node : decision.refused_nodes) refused.push_back(world_->nodes()[node].gpus.node);
-  ledger_->RecordPreference(scheduler::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, refused));
+  ledger_->RecordPreference(decision::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, refused));
   ledger_changed_ = true;
   preference_refreshed_[pod] = world_->now();
   if (p.provisioning_request < 0 && !decision.held_back) {
@@ -146,10 +146,10 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
   }
 }
 
-const scheduler::CapacityHolds* Replayer::Holds() {
+const decision::CapacityHolds* Replayer::Holds() {
   if (!world_->policy().topofit_extender) return nullptr;
   if (ledger_changed_ || holds_at_ != world_->now()) {
-    std::vector<ledger::Intent> intents = ledger_->Intents();
+    std::vector<decision::Intent> intents = ledger_->Intents();
     holds_.reset();
     if (!intents.empty()) holds_.emplace(intents, ledger_->Preferences());
     holds_at_ = world_->now();
@@ -222,7 +222,7 @@ void Replayer::RunTopofitRequestController() {
     if (world_->now() - refreshed < kUnschedulableFlush) continue;
     const SimPod& p = world_->pods()[pod];
     if (p.phase != PodPhase::kPending || !p.refused_for_topology) continue;
-    ledger::Preference preference = scheduler::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, {});
+    decision::Preference preference = decision::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, {});
     ledger_->RecordPreference(std::move(preference));
     ledger_changed_ = true;
     refreshed = world_->now();
@@ -278,8 +278,8 @@ void Replayer::RunAutoscaler() {
   RunTopofitRequestController();
   const bool changed = dirty_;
   dirty_ = false;
-  const std::vector<ledger::Preference> preferences =
-      world_->policy().topofit_expander ? ledger_->Preferences() : std::vector<ledger::Preference>{};
+  const std::vector<decision::Preference> preferences =
+      world_->policy().topofit_expander ? ledger_->Preferences() : std::vector<decision::Preference>{};
   const AutoscalerActions actions = autoscaler_.RunLoop(preferences, changed);
   Apply(actions);
 }

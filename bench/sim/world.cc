@@ -7,8 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "bench/sim/slowdown.h"
+#include "codec/node_topology.h"
+#include "decision/node_topology.h"
 #include "kube/node_affinity.h"
-#include "scheduler/node_topology.h"
 #include "topology/catalog.h"
 #include "topology/set_quality.h"
 
@@ -36,7 +37,7 @@ absl::StatusOr<kube::Taint> ParseTaint(absl::string_view text) {
   return taint;
 }
 
-absl::StatusOr<GroupState> BuildGroup(const NodeGroupSpec& spec, scheduler::TopologyResolver& resolver) {
+absl::StatusOr<GroupState> BuildGroup(const NodeGroupSpec& spec, decision::TopologySource& resolver) {
   GroupState group;
   group.spec = spec;
   kube::Node& node = group.template_node;
@@ -62,7 +63,7 @@ absl::StatusOr<GroupState> BuildGroup(const NodeGroupSpec& spec, scheduler::Topo
     node.metadata.labels[std::string(topology::kGpuProductLabel)] = product;
     node.metadata.labels[std::string(topology::kGpuCountLabel)] = absl::StrCat(spec.gpus);
     node.status.allocatable[kube::kResourceNvidiaGpu] = int64_t{spec.gpus} * 1000;
-    absl::StatusOr<scheduler::NodeTopology> resolved = resolver.Resolve(node);
+    absl::StatusOr<decision::NodeTopology> resolved = resolver.Resolve(node);
     if (!resolved.ok()) return resolved.status();
     if (resolved->topology->gpu_count() != spec.gpus) {
       return absl::InvalidArgumentError(absl::StrCat("node group ", spec.name, ": shape ", spec.shape, " has ",
@@ -105,9 +106,9 @@ kube::Pod Prototype(const PodSpec& spec) {
   auto annotate = [&](absl::string_view key, const std::string& value) {
     if (!value.empty()) pod.metadata.annotations[std::string(key)] = value;
   };
-  annotate(scheduler::kMinLinkAnnotation, spec.min_link);
-  annotate(scheduler::kMinBandwidthAnnotation, spec.min_bandwidth);
-  annotate(scheduler::kTopologyPolicyAnnotation, spec.topology_policy);
+  annotate(kube::kMinLinkAnnotation, spec.min_link);
+  annotate(kube::kMinBandwidthAnnotation, spec.min_bandwidth);
+  annotate(kube::kTopologyPolicyAnnotation, spec.topology_policy);
   return pod;
 }
 
@@ -125,7 +126,7 @@ World::World(const Workload& workload, const Policy& policy, uint64_t seed)
 
 absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, const Policy& policy, uint64_t seed) {
   std::unique_ptr<World> world(new World(workload, policy, seed));
-  scheduler::TopologyResolver resolver;
+  codec::TopologyResolver resolver;
   for (const NodeGroupSpec& spec : workload.groups) {
     absl::StatusOr<GroupState> group = BuildGroup(spec, resolver);
     if (!group.ok()) return group.status();
@@ -143,7 +144,7 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
       klass.memory_mib = spec.memory_mib;
       klass.priority = spec.priority;
       klass.prototype = Prototype(spec);
-      absl::StatusOr<scheduler::GpuDemand> demand = scheduler::DemandOf(klass.prototype);
+      absl::StatusOr<decision::GpuDemand> demand = decision::DemandOf(klass.prototype);
       if (!demand.ok()) {
         return absl::InvalidArgumentError(absl::StrCat("pod ", spec.name, ": ", demand.status().message()));
       }
@@ -234,8 +235,8 @@ int World::AddNode(int group, int scale_up) {
   node.gpus.topology = g.topology;
   node.gpus.topology_origin = g.topology_origin;
   // Registered now, with its group's labels: what tells the extender which scale-up brought it.
-  node.gpus.origin = std::make_shared<const scheduler::NodeOrigin>(
-      scheduler::NodeOrigin{g.template_node.metadata.labels, now_ / kSecond});
+  node.gpus.origin = std::make_shared<const decision::NodeOrigin>(
+      decision::NodeOrigin{g.template_node.metadata.labels, now_ / kSecond});
   nodes_.push_back(std::move(node));
   ++g.target;
   ++provisioning_count_;

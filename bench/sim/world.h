@@ -12,8 +12,8 @@
 #include "bench/sim/policy.h"
 #include "bench/sim/workload.h"
 #include "kube/objects.h"
-#include "scheduler/gpu_state.h"
-#include "scheduler/pod_demand.h"
+#include "decision/node_snapshot.h"
+#include "decision/pod_demand.h"
 #include "topology/gpu_set.h"
 
 namespace topofit::sim {
@@ -42,7 +42,7 @@ struct SimNode {
   int64_t memory_used = 0;
   // The node as the extender's decision functions see it: `ours` holds every GPU in use (in the replay
   // the scheduler knows every holder's ids).
-  scheduler::NodeGpuSnapshot gpus;
+  decision::NodeGpuSnapshot gpus;
   std::vector<int> pods;        // running pods
   SimTime unneeded_since = -1;  // CA's scale-down clock
   int scale_up = -1;            // the scale-up that created it
@@ -61,7 +61,7 @@ struct PodClass {
   int priority = 0;
   std::vector<bool> group_allowed;  // by node selector/affinity and taints, against each group's template
   kube::Pod prototype;              // as the API would hold it, without name and uid
-  scheduler::GpuDemand demand;      // DemandOf(prototype)
+  decision::GpuDemand demand;      // DemandOf(prototype)
   // For multi-GPU classes: the best estimated bandwidth a set of `gpus` reaches on any group the class
   // may run on — its best possible topology, the slowdown model's reference.
   int64_t best_mbps = 0;

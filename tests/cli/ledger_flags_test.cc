@@ -33,7 +33,7 @@ TEST_CASE("UseLedger(api): the process's ledger lives on the pending pods, ready
   ProcessState process;
   REQUIRE_OK(UseLedger("api", scratch.path("kubeconfig"), process, log));
   REQUIRE(Eventually([&] { return process.ledger_ready(); }));
-  ledger::Intent intent;
+  decision::Intent intent;
   intent.node_group = "p4d";
   intent.node_count = 1;
   intent.pod_uids = {"uid-trainer"};

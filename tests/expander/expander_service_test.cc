@@ -239,7 +239,7 @@ TEST_CASE("An NV-required 4-GPU pod grows the NVLink group, never the PCIe one, 
   CHECK_THAT(f.logged.str(), Catch::Contains(R"("node_group":"g5","strands":"true")"));
 
   SECTION("one GPU group chosen: the intent is recorded for its pods, and served as JSON") {
-    const std::vector<ledger::Intent> intents = f.ledger->Intents();
+    const std::vector<decision::Intent> intents = f.ledger->Intents();
     REQUIRE(intents.size() == 3);  // one per call
     CHECK(intents.back().node_group == "p4d");
     CHECK(intents.back().node_count == 1);
@@ -260,7 +260,7 @@ TEST_CASE("An intent for a ProvisioningRequest's pods is recorded for the pod th
   request.option("p4d", 1, {from_request});
   ::grpcplugin::BestOptionsResponse response;
   REQUIRE(f.Call(request.build(), &response).ok());
-  const std::vector<ledger::Intent> intents = f.ledger->Intents();
+  const std::vector<decision::Intent> intents = f.ledger->Intents();
   REQUIRE(intents.size() == 1);
   CHECK(intents[0].pod_uids == std::vector<std::string>{"uid-trainer"});
 }

@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codec/kube_json.h"
-#include "scheduler/capacity_hold.h"
+#include "decision/capacity_hold.h"
 #include "scheduler/gpu_state.h"
-#include "scheduler/pod_demand.h"
-#include "scheduler/preference.h"
+#include "decision/pod_demand.h"
+#include "decision/preference.h"
 #include "kube/topofit_annotations.h"
 #include "tests/kube/builders.h"
 #include "tests/kube/status_matchers.h"
@@ -53,12 +53,12 @@ nlohmann::json PendingPodJson(const std::string& name, int gpus) {
 }
 
 // What the extender records for a pod no node could serve.
-ledger::Preference PreferenceOf(const kube::Pod& pod, std::vector<std::string> refused = {"old-1"}) {
-  return scheduler::PreferenceFor(pod, scheduler::DemandOf(pod).value(), std::move(refused));
+decision::Preference PreferenceOf(const kube::Pod& pod, std::vector<std::string> refused = {"old-1"}) {
+  return decision::PreferenceFor(pod, decision::DemandOf(pod).value(), std::move(refused));
 }
 
-ledger::Intent P4dIntentFor(std::vector<std::string> pod_uids) {
-  ledger::Intent intent;
+decision::Intent P4dIntentFor(std::vector<std::string> pod_uids) {
+  decision::Intent intent;
   intent.node_group = "p4d-group";
   intent.pod_uids = std::move(pod_uids);
   for (const std::string& uid : intent.pod_uids) intent.pod_gpus[uid] = 8;  // each an 8-GPU NVLink pod
@@ -70,9 +70,9 @@ ledger::Intent P4dIntentFor(std::vector<std::string> pod_uids) {
 std::string TimeText(absl::Time t) { return absl::FormatTime("%Y-%m-%d%ET%H:%M:%E*SZ", t, absl::UTCTimeZone()); }
 
 // Every field a reader uses, so "the same entries" is one string comparison with a readable diff.
-std::string Describe(const std::vector<ledger::Preference>& preferences) {
+std::string Describe(const std::vector<decision::Preference>& preferences) {
   std::string out;
-  for (const ledger::Preference& p : preferences) {
+  for (const decision::Preference& p : preferences) {
     absl::StrAppend(&out, p.pod_uid, " ", p.pod_key, " gpus=", p.gpus, " link=", topology::LinkClassName(p.min_link),
                     " mbps=", p.min_bandwidth_mbps, " selector=", p.node_selector.size(),
                     " affinity=", p.required_node_affinity.has_value(), " refused=", absl::StrJoin(p.refused_nodes, ","),
@@ -81,9 +81,9 @@ std::string Describe(const std::vector<ledger::Preference>& preferences) {
   return out;
 }
 
-std::string Describe(const std::vector<ledger::Intent>& intents) {
+std::string Describe(const std::vector<decision::Intent>& intents) {
   std::string out;
-  for (const ledger::Intent& i : intents) {
+  for (const decision::Intent& i : intents) {
     absl::StrAppend(&out, i.node_group, " x", i.node_count, " for ", absl::StrJoin(i.pod_uids, ","), " held=",
                     absl::StrJoin(i.pod_gpus, ",", absl::PairFormatter(":")), " labels=",
                     absl::StrJoin(i.node_labels, ",", absl::PairFormatter("=")), " at ", TimeText(i.recorded), "\n");
@@ -177,10 +177,10 @@ TEST_CASE("ApiLedger: an extender and an expander on one API server agree on pre
                                      .label("node.kubernetes.io/instance-type", kP4dType)
                                      .gpus(8)
                                      .created(kStartSeconds + 300)));
-    const scheduler::CapacityHolds holds(extender.ledger->Intents(), extender.ledger->Preferences());
-    const scheduler::NodeGpuSnapshot& fresh = *state->Snapshot("p4d-new");
-    CHECK(holds.Refusal("uid-web", 1, fresh));
-    CHECK_FALSE(holds.Refusal("uid-trainer", 8, fresh));
+    const decision::CapacityHolds holds(extender.ledger->Intents(), extender.ledger->Preferences());
+    const decision::NodeGpuSnapshot& fresh = *state->Snapshot("p4d-new");
+    CHECK(holds.HeldAgainst("uid-web", fresh) == 8);
+    CHECK(holds.HeldAgainst("uid-trainer", fresh) == 0);
   }
 }
 
@@ -321,7 +321,7 @@ TEST_CASE("ApiLedger: a failed patch is retried; a pod that is gone is dropped",
   Fixture f;
   f.server.Upsert(Resource::kPods, PendingPodJson("trainer", 8));
   std::unique_ptr<ApiLedger> ledger = f.NewLedger();
-  const ledger::Preference preference = PreferenceOf(f.StoredPod("trainer"));
+  const decision::Preference preference = PreferenceOf(f.StoredPod("trainer"));
   f.server.Script(500, StatusJson(500, "InternalError", "boom"));
   f.server.Script(429, StatusJson(429, "TooManyRequests", "slow down"));
   ledger->RecordPreference(preference);

@@ -85,16 +85,16 @@ TEST_CASE("Ledger annotations: a pod's preference is re-derived from its spec", 
                       .annotation("topofit.io/min-link", "NV")
                       .annotation("topofit.io/topology-policy", "required")
                       .nodeSelector("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3");
-  absl::StatusOr<std::optional<ledger::Preference>> none = PreferenceOfPod(pod);
+  absl::StatusOr<std::optional<decision::Preference>> none = PreferenceOfPod(pod);
   REQUIRE_OK(none);
   CHECK_FALSE(none->has_value());
 
   pod.metadata.annotations[kPreferenceKey] =
       PreferenceAnnotationJson(PreferenceAnnotation{{"n1"}, kFirstSeen, kLastSeen});
-  absl::StatusOr<std::optional<ledger::Preference>> preference = PreferenceOfPod(pod);
+  absl::StatusOr<std::optional<decision::Preference>> preference = PreferenceOfPod(pod);
   REQUIRE_OK(preference);
   REQUIRE(preference->has_value());
-  const ledger::Preference& p = **preference;
+  const decision::Preference& p = **preference;
   CHECK(p.pod_uid == "uid-trainer");
   CHECK(p.pod_key == "default/trainer");
   CHECK(p.gpus == 4);

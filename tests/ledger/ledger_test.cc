@@ -7,6 +7,9 @@
 namespace topofit::ledger {
 namespace {
 
+using decision::Intent;
+using decision::Preference;
+
 Preference For(const std::string& uid, int gpus) {
   Preference p;
   p.pod_uid = uid;

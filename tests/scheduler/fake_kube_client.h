@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "scheduler/kube_client.h"
 
 namespace topofit::scheduler::testing {
@@ -44,11 +46,28 @@ class FakeKubeClient final : public KubeClient {
     calls_.push_back({"annotate", ns + "/" + name, key + "=" + value});
     return absl::OkStatus();
   }
+  // As the API server: a pod already assigned to a node gets 409 Conflict (Aborted here, as RestClient
+  // maps it), and a pod it holds gets spec.nodeName.
   absl::Status BindPod(const std::string& ns, const std::string& name, const std::string&,
                        const std::string& node) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     calls_.push_back({"bind", ns + "/" + name, node});
-    return bind_error_;
+    if (!bind_error_.ok()) return bind_error_;
+    const absl::Duration delay = bind_delay_;
+    lock.unlock();
+    absl::SleepFor(delay);  // an API server that answers slowly: binds overlap
+    lock.lock();
+    auto [assigned, first] = bound_.try_emplace(ns + "/" + name, node);
+    if (!first) {
+      return absl::AbortedError("Operation cannot be fulfilled on pods/binding \"" + name + "\": pod " + name +
+                                " is already assigned to node \"" + assigned->second + "\"");
+    }
+    if (auto pod = pods_.find(ns + "/" + name); pod != pods_.end()) pod->second.spec.node_name = node;
+    return absl::OkStatus();
+  }
+  void SlowBindsBy(absl::Duration delay) {
+    std::lock_guard<std::mutex> lock(mu_);
+    bind_delay_ = delay;
   }
 
  private:
@@ -56,6 +75,8 @@ class FakeKubeClient final : public KubeClient {
   std::map<std::string, kube::Pod> pods_;
   std::vector<Call> calls_;
   absl::Status bind_error_;
+  absl::Duration bind_delay_ = absl::ZeroDuration();
+  std::map<std::string, std::string> bound_;  // namespace/name -> node
 };
 
 }  // namespace topofit::scheduler::testing

@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "scheduler/filter.h"
+#include "decision/filter.h"
 #include "tests/kube/builders.h"
 
 namespace topofit::scheduler {
@@ -79,8 +79,8 @@ TEST_CASE("concurrent claims never share a GPU", "[gpu_state][concurrency]") {
     for (int round = 0; round < kRounds; ++round) {
       const std::string node = rng() % 2 ? "n0" : "n1";
       const PodRef pod = Pod("t" + std::to_string(thread) + "-" + std::to_string(round));
-      const GpuDemand demand = *DemandOf(MakePod().gpus(1 + rng() % 3));
-      const NodeVerdict verdict = FilterNode(demand, *state->Snapshot(node));
+      const decision::GpuDemand demand = *decision::DemandOf(MakePod().gpus(1 + rng() % 3));
+      const decision::NodeVerdict verdict = decision::FilterNode(demand, *state->Snapshot(node));
       if (verdict.fits && state->Assume(pod, node, verdict.chosen->gpus).ok()) {
         ++claims;
         // invariant after the step: the pod's GPUs are ours and nobody else's

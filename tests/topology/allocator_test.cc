@@ -59,7 +59,7 @@ TEST_CASE("allocator honours min-link and min-bandwidth and explains misses", "[
     CHECK_FALSE(fit->fits());
     REQUIRE(fit->insufficient.size() == 1);
     CHECK(fit->insufficient[0].kind == Insufficiency::Kind::kMinLink);
-    CHECK(fit->insufficient[0].available == "PHB");
+    CHECK(fit->insufficient[0].available == static_cast<int64_t>(LinkClass::kPhb));
     CHECK_THAT(Explain(*fit), Catch::Contains("needs min-link NV, best reachable is PHB") &&
                                   Catch::Contains("best set 0,1"));
     CHECK(Allocate(pcie, pcie.all_gpus(), {.gpus = 2, .min_link = LinkClass::kNvLink}).status().code() ==
@@ -77,7 +77,7 @@ TEST_CASE("allocator honours min-link and min-bandwidth and explains misses", "[
     REQUIRE(quad.ok());
     CHECK_FALSE(quad->fits());
     CHECK(quad->insufficient[0].kind == Insufficiency::Kind::kMinBandwidth);
-    CHECK(quad->insufficient[0].available == "25GB/s");
+    CHECK(FormatBandwidth(quad->insufficient[0].available) == "25GB/s");
     CHECK(Fit(dgx1, dgx1.all_gpus(), {.gpus = 8, .min_bandwidth_mbps = 50'000})->fits());
   }
   SECTION("a single GPU runs no collective, so a bandwidth floor does not apply") {

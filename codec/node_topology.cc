@@ -1,0 +1,62 @@
+#include "codec/node_topology.h"
+
+#include "absl/strings/str_cat.h"
+#include "codec/topology_json.h"
+#include "kube/topofit_annotations.h"
+#include "topology/catalog.h"
+#include "topology/nvidia_smi.h"
+
+namespace topofit::codec {
+namespace {
+
+std::string Label(const kube::Node& node, absl::string_view key) {
+  auto it = node.metadata.labels.find(key);
+  return it == node.metadata.labels.end() ? "" : it->second;
+}
+
+}  // namespace
+
+absl::StatusOr<decision::NodeTopology> TopologyResolver::Resolve(const kube::Node& node) {
+  auto annotation = node.metadata.annotations.find(kube::kGpuTopologyAnnotation);
+  const std::string annotation_text =
+      annotation == node.metadata.annotations.end() ? "" : annotation->second;
+  const int allocatable = decision::AllocatableGpus(node);
+  // Everything the result depends on, NUL-separated.
+  const std::string key = absl::StrCat(annotation_text, std::string(1, '\0'), allocatable, std::string(1, '\0'),
+                                       Label(node, topology::kInstanceTypeLabel), std::string(1, '\0'),
+                                       Label(node, topology::kGpuProductLabel), std::string(1, '\0'),
+                                       Label(node, topology::kGpuCountLabel), std::string(1, '\0'),
+                                       Label(node, topology::kGpuCliqueLabel));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  }
+
+  decision::NodeTopology resolved;
+  if (!annotation_text.empty()) {
+    absl::StatusOr<topology::Topology> parsed = ParseTopologyAnnotation(
+        annotation_text, topology::NvidiaSmiHints{Label(node, topology::kGpuProductLabel)});
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node ", node.metadata.name, ": annotation ", kube::kGpuTopologyAnnotation, ": ",
+                       parsed.status().message()));
+    }
+    resolved = {std::make_shared<const topology::Topology>(*std::move(parsed)), "annotation"};
+  } else {
+    absl::StatusOr<topology::LabelledTopology> labelled =
+        topology::TopologyFromLabels(node.metadata.labels, allocatable);
+    if (!labelled.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node ", node.metadata.name, ": ", labelled.status().message()));
+    }
+    resolved.topology = std::make_shared<const topology::Topology>(labelled->topology);
+    resolved.origin = labelled->fallback ? absl::StrCat("fallback: ", labelled->reason)
+                                         : absl::StrCat("catalog:", labelled->shape);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cache_.size() >= kMaxEntries) cache_.clear();
+  cache_.emplace(key, resolved);
+  return resolved;
+}
+
+}  // namespace topofit::codec

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "decision/filter.h"
+#include "decision/filter_memo.h"
+#include "decision/intent.h"
+#include "decision/node_snapshot.h"
+#include "decision/pod_demand.h"
+#include "decision/preference.h"
+
+namespace topofit::decision {
+
+// New capacity a scale-up brought for some pods is held for them, so that a node bought for an 8-GPU
+// NVLink job is not fragmented by 1-GPU pods before the job lands (DESIGN.md, "The ledger"). On a node an
+// intent brought (node_group_identity.h), a GPU pod the intent is not for may take GPUs only while
+// enough stay free for the intent's pods that are still pending (those with a live preference: a pod
+// leaves the intent when it binds or goes). The hold ends with the intent's pods or its expiry.
+//
+// Built once per request from the ledger's intents (the GPUs held: Intent::pod_gpus of the pods still in
+// it) and preferences (the pods' names, for the reason); pure and cheap to query per node.
+class CapacityHolds {
+ public:
+  CapacityHolds() = default;  // holds nothing
+  CapacityHolds(const std::vector<Intent>& intents, const std::vector<Preference>& preferences);
+
+  // GPUs of `node` held for pods other than `pod_uid`; 0 when none.
+  int HeldAgainst(absl::string_view pod_uid, const NodeGpuSnapshot& node) const;
+
+  // The words for a kHeldForScaleUp verdict of `pod_uid` on `node`: which scale-ups hold it for whom.
+  std::string ReasonText(absl::string_view pod_uid, const NodeVerdict& verdict, const NodeGpuSnapshot& node) const;
+
+ private:
+  struct Held {
+    Intent intent;
+    int gpus = 0;                   // the pending demand of its pods
+    std::vector<std::string> pods;  // their namespace/name where known, else uid
+  };
+  // The holds on `node` that bind `pod_uid`.
+  std::vector<const Held*> Holding(absl::string_view pod_uid, const NodeGpuSnapshot& node) const;
+
+  std::vector<Held> held_;  // the intents whose pods still wait
+};
+
+// The extender's verdict on a node for a pod, as filter and bind give it: FilterNode (through `memo`),
+// then the holds. A hold refuses a node the pod fits as unresolvable: evicting running pods cannot
+// release GPUs held for pods not running yet, so preemption would only harm; the pod retries after the
+// hold. One function for the extender and the replay.
+NodeVerdict JudgeNode(const GpuDemand& demand, absl::string_view pod_uid, const NodeGpuSnapshot& node,
+                      const CapacityHolds& holds, FilterMemo& memo);
+
+// The words for any verdict of JudgeNode (its FailedNodes reason).
+std::string JudgedReasonText(const NodeVerdict& verdict, absl::string_view pod_uid, const NodeGpuSnapshot& node,
+                             const CapacityHolds& holds);
+
+}  // namespace topofit::decision

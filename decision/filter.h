@@ -1,0 +1,60 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "decision/node_snapshot.h"
+#include "decision/pod_demand.h"
+#include "topology/allocator.h"
+
+namespace topofit::decision {
+
+// Why a node may not take a pod: a closed set. RefusalCode names each one for metrics, logs and the
+// decision history.
+enum class Refusal : uint8_t {
+  kNone,            // it may
+  kNodeSize,        // the node has fewer GPUs than the pod wants
+  kGpuCount,        // too few free GPUs now
+  kMinLink,         // no free set meets the pod's required weakest link
+  kMinBandwidth,    // no free set meets the pod's required bandwidth
+  kHeldForScaleUp,  // the free GPUs are held for the pods a scale-up brought this node for (capacity_hold.h)
+};
+
+// "node-size", "gpu-count", "min-link", "min-bandwidth", "held-for-scale-up"; "" for kNone.
+absl::string_view RefusalCode(Refusal refusal);
+
+// A verdict for one node, mapping straight onto ExtenderFilterResult: fits → the node passes; otherwise
+// FailedNodes (`unresolvable` false: evicting pods could free a fitting set, so kube-scheduler may try
+// preemption) or FailedAndUnresolvableNodes (`unresolvable` true: the node's shape can never serve the
+// pod, or only a hold refuses it, which preemption cannot lift). Quantities only: ReasonText (and
+// CapacityHolds::ReasonText for holds) makes the words when a reason is shown.
+struct NodeVerdict {
+  bool fits = false;
+  bool unresolvable = false;
+  Refusal refusal = Refusal::kNone;
+  int requested_gpus = 0;
+  int node_gpus = 0;  // kNodeSize
+  // kGpuCount / kMinLink / kMinBandwidth: what fell short, on the node as it is or (unresolvable) even
+  // emptied, and the best set of the pod's size it had.
+  std::vector<topology::Insufficiency> insufficient;
+  std::optional<topology::Allocation> best_reachable;
+  // kHeldForScaleUp: GPUs held for other pods against the node's free GPUs.
+  int held_gpus = 0;
+  int free_gpus = 0;
+  std::optional<topology::Allocation> chosen;  // the set the pod would get, when it fits
+};
+
+// Pods without GPUs fit everywhere (the extender stays neutral). A GPU pod fits when the node's free GPUs
+// give it a set that meets its enforced request (pod_demand.h: constraints only under policy `required`).
+// A function of the demand and of the node's topology and free GPUs only (not its name, origin or who
+// holds what): FilterMemo memoises it on exactly those.
+NodeVerdict FilterNode(const GpuDemand& demand, const NodeGpuSnapshot& node);
+
+// "topofit: needs min-link NV, best reachable is PHB even when empty (best set 0,1: ...) (catalog:g5)":
+// the words for a verdict of FilterNode, with the node's topology origin. Empty when it fits.
+std::string ReasonText(const NodeVerdict& verdict, absl::string_view topology_origin);
+
+}  // namespace topofit::decision

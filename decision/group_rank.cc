@@ -1,0 +1,221 @@
+#include "decision/group_rank.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/node_hash_map.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "decision/filter.h"
+#include "decision/filter_memo.h"
+#include "decision/node_topology.h"
+#include "decision/pod_demand.h"
+#include "decision/pod_uid.h"
+
+namespace topofit::decision {
+namespace {
+
+double PriceOf(const RankInput& input, const std::string& group, const kube::Node& template_node) {
+  if (auto it = input.price_per_node_hour.find(group); it != input.price_per_node_hour.end()) return it->second;
+  double price = 0;
+  auto annotation = template_node.metadata.annotations.find(kPriceAnnotation);
+  if (annotation != template_node.metadata.annotations.end() && absl::SimpleAtod(annotation->second, &price) &&
+      price >= 0) {
+    return price;
+  }
+  return 0;
+}
+
+// Topology quality is judged against what pods ask for: a pod annotated with min-link or min-bandwidth
+// (binding or only preferred) is served well by a set that meets them; pods that ask nothing are served
+// equally well by any group, so price can decide for them.
+bool AsksForTopology(const GpuDemand& demand) {
+  return demand.request.gpus >= 2 &&
+         (demand.request.min_link != topology::LinkClass::kSys || demand.request.min_bandwidth_mbps > 0);
+}
+
+bool MeetsAsked(const GpuDemand& demand, const topology::Allocation& chosen) {
+  return topology::IsAtLeast(chosen.quality.weakest, demand.request.min_link) &&
+         chosen.quality.bandwidth_mbps >= demand.request.min_bandwidth_mbps;
+}
+
+struct PlacedPod {
+  const kube::Pod* pod;
+  GpuDemand demand;
+};
+
+// What one RankOptions call has already worked out. CA repeats the same pending pods in many options and
+// a request holds few distinct template shapes, while each new node starts empty and fills the same way:
+// the allocator's search behind FilterNode would otherwise run again for every pod entry on every node it
+// tries (FilterMemo).
+class CallMemo {
+ public:
+  const absl::StatusOr<GpuDemand>& Demand(const kube::Pod& pod) {
+    auto [it, inserted] = demands_.try_emplace(&pod);
+    if (inserted) it->second = DemandOf(pod);
+    return it->second;
+  }
+  const NodeVerdict& Filter(const GpuDemand& demand, const NodeGpuSnapshot& node) {
+    return filter_.Judge(demand, node).verdict;
+  }
+  // Pods (namespace/name) some option's new nodes take.
+  void MarkPlaced(const std::string& pod) { placed_.insert(pod); }
+  bool PlacedSomewhere(const std::string& pod) const { return placed_.count(pod) > 0; }
+
+ private:
+  absl::node_hash_map<const kube::Pod*, absl::StatusOr<GpuDemand>> demands_;  // input pods outlive the call
+  FilterMemo filter_;
+  std::set<std::string> placed_;
+};
+
+// Places the option's GPU pods on `node_count` fresh template nodes, first-fit decreasing by GPU count
+// as CA's binpacking estimator orders them, each placement checked with the extender's filter.
+void Simulate(const GroupOption& option, const std::shared_ptr<const topology::Topology>& topology,
+              const std::string& origin, std::vector<PlacedPod>& gpu_pods, const std::set<std::string>& preferred,
+              CallMemo& memo, OptionVerdict& verdict) {
+  std::stable_sort(gpu_pods.begin(), gpu_pods.end(), [](const PlacedPod& a, const PlacedPod& b) {
+    return a.demand.request.gpus > b.demand.request.gpus;
+  });
+  std::vector<NodeGpuSnapshot> nodes(std::max(option.node_count, 0));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i].node = absl::StrCat(option.node_group_id, "-new-", i);
+    nodes[i].topology = topology;
+    nodes[i].topology_origin = origin;
+  }
+  int asked = 0, met = 0;
+  int64_t placed_gpus = 0;
+  size_t first_open = 0;  // the nodes before it have no GPU left, so no GPU pod fits them
+  for (const PlacedPod& pod : gpu_pods) {
+    while (first_open < nodes.size() && nodes[first_open].free().empty()) ++first_open;
+    bool placed = false;
+    for (size_t i = first_open; i < nodes.size() && !placed; ++i) {
+      const NodeVerdict& v = memo.Filter(pod.demand, nodes[i]);
+      if (!v.fits) continue;
+      nodes[i].ours = nodes[i].ours | v.chosen->gpus;
+      placed = true;
+      placed_gpus += pod.demand.request.gpus;
+      if (AsksForTopology(pod.demand)) {
+        ++asked;
+        met += MeetsAsked(pod.demand, *v.chosen);
+      }
+      if (preferred.count(LedgerPodUid(*pod.pod))) ++verdict.preferences_satisfied;
+    }
+    const std::string key = absl::StrCat(pod.pod->metadata.namespace_name, "/", pod.pod->metadata.name);
+    if (placed) {
+      ++verdict.placed_pods;
+      memo.MarkPlaced(key);
+    } else if (!verdict.strands) {
+      // Every node refused it: say why the first one did. The others are still placed, so that an option
+      // stranding only pods no option can serve can be judged on the rest.
+      verdict.strands = true;
+      verdict.reason = absl::StrCat("pod ", key, " would not be placed on the new nodes: ",
+                                    nodes.empty() ? "no nodes" : ReasonText(memo.Filter(pod.demand, nodes[0]), origin));
+    }
+    if (!placed) verdict.unplaced_pods.push_back(key);
+  }
+  if (verdict.strands) return;
+  verdict.quality_per_mille = asked > 0 ? met * 1000 / asked : 1000;
+  verdict.idle_gpus = static_cast<int>(
+      std::max<int64_t>(0, int64_t{option.node_count} * topology->gpu_count() - placed_gpus));
+  verdict.reason = absl::StrCat("placed ", verdict.placed_pods, " GPU pods on ", option.node_count, " x ", origin);
+}
+
+OptionVerdict Judge(const RankInput& input, const GroupOption& option, TopologySource& topologies,
+                    const std::set<std::string>& preferred, CallMemo& memo) {
+  OptionVerdict verdict;
+  verdict.node_group_id = option.node_group_id;
+  std::vector<PlacedPod> gpu_pods;
+  for (const kube::Pod& pod : option.pods) {
+    const absl::StatusOr<GpuDemand>& demand = memo.Demand(pod);
+    if (!demand.ok()) {
+      // The scheduler refuses such a pod on every node, so new nodes would not serve it either.
+      verdict.needs_gpus = verdict.strands = true;
+      verdict.reason = absl::StrCat("pod ", pod.metadata.namespace_name, "/", pod.metadata.name, ": ",
+                                    demand.status().message());
+      return verdict;
+    }
+    if (demand->wants_gpus()) gpu_pods.push_back({&pod, *demand});
+  }
+  verdict.needs_gpus = !gpu_pods.empty();
+  if (!verdict.needs_gpus) {
+    verdict.reason = "no GPU pods: passed through";
+    return verdict;
+  }
+  auto template_node = input.templates.find(option.node_group_id);
+  if (template_node == input.templates.end()) {
+    verdict.strands = true;
+    verdict.reason = "no template node for this group";
+    return verdict;
+  }
+  absl::StatusOr<NodeTopology> topology = topologies.Resolve(template_node->second);
+  if (!topology.ok()) {
+    verdict.strands = true;
+    verdict.reason = std::string(topology.status().message());
+    return verdict;
+  }
+  verdict.price = option.node_count * PriceOf(input, option.node_group_id, template_node->second);
+  Simulate(option, topology->topology, topology->origin, gpu_pods, preferred, memo, verdict);
+  return verdict;
+}
+
+// Smaller is better: more preferences, better quality, fewer idle GPUs, lower price.
+auto RankKey(const OptionVerdict& v) {
+  return std::make_tuple(-v.preferences_satisfied, -v.quality_per_mille, v.idle_gpus, v.price);
+}
+
+}  // namespace
+
+Ranking RankOptions(const RankInput& input, TopologySource& topologies, const RankPolicy& policy,
+                    const std::function<bool()>& stop) {
+  Ranking ranking;
+  CallMemo memo;
+  std::set<std::string> preferred;
+  for (const Preference& p : input.preferences) preferred.insert(p.pod_uid);
+
+  std::vector<const OptionVerdict*> viable;
+  std::vector<std::string> passed_through;
+  ranking.verdicts.reserve(input.options.size());
+  for (const GroupOption& option : input.options) {
+    if (stop && stop()) return ranking;
+    ranking.verdicts.push_back(Judge(input, option, topologies, preferred, memo));
+  }
+  // A pod no option's new nodes take is stranded whichever group grows: it does not disqualify options
+  // that serve the rest (it would otherwise veto every scale-up, for every other pod, on every loop).
+  auto serves_all_it_can = [&memo](const OptionVerdict& v) {
+    if (!v.strands) return true;
+    if (v.placed_pods == 0 || v.unplaced_pods.empty()) return false;
+    return std::none_of(v.unplaced_pods.begin(), v.unplaced_pods.end(),
+                        [&memo](const std::string& pod) { return memo.PlacedSomewhere(pod); });
+  };
+  bool any_gpu = false;
+  for (const OptionVerdict& v : ranking.verdicts) {
+    if (!v.needs_gpus) {
+      passed_through.push_back(v.node_group_id);
+    } else {
+      any_gpu = true;
+      if (serves_all_it_can(v)) viable.push_back(&v);
+    }
+  }
+  if (!viable.empty()) {
+    const auto best = RankKey(**std::min_element(viable.begin(), viable.end(), [](const auto* a, const auto* b) {
+      return RankKey(*a) < RankKey(*b);
+    }));
+    for (const OptionVerdict* v : viable) {
+      if (RankKey(*v) == best) ranking.chosen.push_back(v->node_group_id);
+    }
+  } else if (any_gpu && !policy.veto_when_all_strand) {
+    // Fail open: let CA's next expander decide among everything.
+    for (const OptionVerdict& v : ranking.verdicts) {
+      if (v.needs_gpus) ranking.chosen.push_back(v.node_group_id);
+    }
+  }
+  ranking.chosen.insert(ranking.chosen.end(), passed_through.begin(), passed_through.end());
+  ranking.veto = ranking.chosen.empty() && any_gpu;
+  return ranking;
+}
+
+}  // namespace topofit::decision

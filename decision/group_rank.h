@@ -1,0 +1,74 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kube/objects.h"
+#include "kube/shared_pods.h"
+#include "decision/node_topology.h"
+#include "decision/preference.h"
+
+namespace topofit::decision {
+
+// One of cluster-autoscaler's options: grow `node_group_id` by `node_count` nodes for `pods`.
+struct GroupOption {
+  std::string node_group_id;
+  int node_count = 0;
+  kube::SharedPods pods;  // the same pending pods recur in many options; they may be one object
+};
+
+struct RankInput {
+  std::vector<GroupOption> options;
+  std::map<std::string, kube::Node> templates;         // node group id -> its template node
+  std::vector<Preference> preferences;         // the extender's pending preferences
+  std::map<std::string, double> price_per_node_hour;   // node group id -> price (absent: from the template)
+};
+
+struct RankPolicy {
+  // When every GPU option would strand a GPU pod, answer with no option (CA ≥ 1.32: no scale-up this
+  // loop) rather than let CA grow a group the scheduler would refuse. Off: fail open (all options).
+  bool veto_when_all_strand = true;
+};
+
+// How one option fared on its group's template, for the reply, logs and metrics.
+struct OptionVerdict {
+  std::string node_group_id;
+  bool needs_gpus = false;        // some pod of the option requests GPUs
+  bool strands = false;           // a GPU pod would not be placed on the new nodes
+  std::string reason;             // why it strands, or how it was judged
+  int preferences_satisfied = 0;  // option pods with a ledger preference that the new nodes serve
+  // Of the placed pods that ask for a topology (min-link / min-bandwidth, binding or preferred), the share
+  // whose GPU set meets it, per mille; 1000 when none asks.
+  int64_t quality_per_mille = 0;
+  int idle_gpus = 0;              // GPUs of the new nodes no pod of the option takes
+  int placed_pods = 0;            // GPU pods of the option the new nodes take
+  // GPU pods the new nodes would refuse (namespace/name), when the option was simulated.
+  std::vector<std::string> unplaced_pods;
+  double price = 0;               // node_count x price per node-hour (0 when unknown)
+};
+
+struct Ranking {
+  // Node group ids to return to CA, best first: the GPU options tied for best, then every option without
+  // GPU pods (passed through). Empty only as a deliberate veto.
+  std::vector<std::string> chosen;
+  std::vector<OptionVerdict> verdicts;  // one per option, in the input's order
+  bool veto = false;
+};
+
+// The template annotation giving a group's price when the config has none, e.g. "32.77".
+inline constexpr char kPriceAnnotation[] = "topofit.io/price-per-node-hour";
+
+// Judges each option by placing its pods on `node_count` fresh nodes of the group's template with the
+// extender's own filter rules (decision::FilterNode: same code, so a group the expander picks is one the
+// scheduler accepts), drops options that would strand a GPU pod, and ranks the rest by, in order: ledger
+// preferences satisfied, topology quality, fewest idle GPUs, lowest price. Pure: no I/O, no clock.
+// Within a call, a pod object shared by several options has its demand read once, and each distinct
+// (template shape, pod demand, GPUs already taken) case goes through the filter once. Templates' topologies
+// come from `topologies`. `stop`, when given, is asked between options; once it answers true the ranking
+// stops and is incomplete: the caller must discard it (the expander's call deadline).
+Ranking RankOptions(const RankInput& input, TopologySource& topologies, const RankPolicy& policy = {},
+                    const std::function<bool()>& stop = {});
+
+}  // namespace topofit::decision

@@ -1,0 +1,56 @@
+#include "decision/node_group_identity.h"
+
+#include <array>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace topofit::decision {
+namespace {
+
+// Labels cloud providers' node groups put on every node of the group, and the shape labels that
+// templates carry: the node-pool labels name the group, the others narrow a fallback match.
+constexpr std::array<absl::string_view, 9> kNodeGroupLabelKeys = {
+    "eks.amazonaws.com/nodegroup",     // EKS managed node groups
+    "alpha.eksctl.io/nodegroup-name",  // eksctl
+    "cloud.google.com/gke-nodepool",   // GKE
+    "kubernetes.azure.com/agentpool",  // AKS
+    "agentpool",                       // AKS, older clusters
+    "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type",
+    "nvidia.com/gpu.product",
+    "nvidia.com/gpu.count",
+};
+
+// Labels that differ from node to node of one group: a template's value is its own, not the group's.
+constexpr std::array<absl::string_view, 2> kPerNodeLabelKeys = {"kubernetes.io/hostname",
+                                                                 "topology.kubernetes.io/zone"};
+
+}  // namespace
+
+kube::StringMap NodeGroupLabels(const kube::Node& template_node) {
+  const kube::StringMap& labels = template_node.metadata.labels;
+  kube::StringMap out;
+  for (absl::string_view key : kNodeGroupLabelKeys) {
+    if (auto it = labels.find(key); it != labels.end()) out.insert(*it);
+  }
+  if (!out.empty()) return out;
+  out = labels;
+  for (absl::string_view key : kPerNodeLabelKeys) {
+    if (auto it = out.find(key); it != out.end()) out.erase(it);
+  }
+  return out;
+}
+
+bool BroughtBy(const Intent& intent, const kube::StringMap& node_labels, int64_t created_seconds) {
+  if (intent.node_labels.empty()) return false;
+  // Second resolution on both sides: the API's creationTimestamp has no fraction.
+  if (created_seconds < absl::ToUnixSeconds(intent.recorded)) return false;
+  for (const auto& [key, value] : intent.node_labels) {
+    auto it = node_labels.find(key);
+    if (it == node_labels.end() || it->second != value) return false;
+  }
+  return true;
+}
+
+}  // namespace topofit::decision

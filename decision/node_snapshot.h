@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "kube/objects.h"
+#include "topology/gpu_set.h"
+#include "topology/topology.h"
+
+namespace topofit::decision {
+
+// Where a node came from: its labels and creation time tell which scale-up brought it
+// (node_group_identity.h).
+struct NodeOrigin {
+  kube::StringMap labels;
+  int64_t created_seconds = 0;  // Unix seconds; 0 when unknown
+};
+
+// An immutable view of one node's GPUs, for decisions. Built when the node's state changes, shared by
+// every request that reads it.
+struct NodeGpuSnapshot {
+  std::string node;
+  std::shared_ptr<const topology::Topology> topology;
+  std::string topology_origin;
+  std::shared_ptr<const NodeOrigin> origin;  // never null
+  topology::GpuSet ours;       // assigned by topofit (assumed at bind, or reported with their ids)
+  topology::GpuSet elsewhere;  // held by other pods or not allocatable; positions assumed when unknown
+  std::map<std::string, topology::GpuSet, std::less<>> by_pod;  // pod uid -> GPUs, where known
+  topology::GpuSet free() const { return topology->all_gpus().without(ours | elsewhere); }
+};
+
+}  // namespace topofit::decision

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "kube/objects.h"
+#include "kube/topofit_annotations.h"
+#include "topology/allocator.h"
+
+namespace topofit::decision {
+
+enum class TopologyPolicy {
+  kPreferred,  // best available now (default)
+  kRequired,   // never below min-link / min-bandwidth: wait for capacity instead
+};
+
+// What a pod asks of a node's GPUs.
+struct GpuDemand {
+  topology::AllocationRequest request;  // request.gpus is 0 for a pod without GPUs
+  TopologyPolicy policy = TopologyPolicy::kPreferred;
+  bool wants_gpus() const { return request.gpus > 0; }
+  // Whether min-link / min-bandwidth are binding: only under kRequired; kPreferred only ranks by them.
+  bool constraints_required() const { return policy == TopologyPolicy::kRequired; }
+};
+
+// Reads the pod's whole-GPU request (Kubernetes' effective-request rules, kube/pod_resources.h) and its
+// topofit.io annotations. InvalidArgument names the bad annotation and its value.
+absl::StatusOr<GpuDemand> DemandOf(const kube::Pod& pod);
+
+// `demand.request` without the constraints that its policy does not enforce.
+topology::AllocationRequest EnforcedRequest(const GpuDemand& demand);
+
+}  // namespace topofit::decision

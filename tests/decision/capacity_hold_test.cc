@@ -1,0 +1,88 @@
+#include "decision/capacity_hold.h"
+
+#include <map>
+
+#include <catch2/catch.hpp>
+
+#include "scheduler/gpu_state.h"
+#include "tests/decision/p4d_scale_up.h"
+#include "tests/kube/builders.h"
+
+namespace topofit::decision {
+namespace {
+
+using kube::testing::MakePod;
+using testing::kIntentSeconds;
+using testing::P4d;
+using testing::P4dIntentFor;
+using scheduler::GpuState;
+using scheduler::NewInMemoryGpuState;
+
+Preference PendingPod(const std::string& name, int gpus) {
+  Preference preference;
+  preference.pod_uid = "uid-" + name;
+  preference.pod_key = "ml/" + name;
+  preference.gpus = gpus;
+  return preference;
+}
+
+TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was bought for", "[capacity_hold]") {
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  REQUIRE(state->UpsertNode(P4d("new", kIntentSeconds + 300)).ok());
+  REQUIRE(state->UpsertNode(P4d("old", kIntentSeconds - 3600)).ok());
+  const CapacityHolds holds({P4dIntentFor({{"uid-trainer", 8}})}, {PendingPod("trainer", 8)});
+  const NodeGpuSnapshot& fresh = *state->Snapshot("new");
+
+  FilterMemo memo;
+  // JudgeNode's verdict for a pod wanting `gpus` on `node`: refused by a hold, or not.
+  auto held = [&memo](const CapacityHolds& h, const char* uid, int gpus, const NodeGpuSnapshot& node) {
+    const kube::Pod pod = MakePod().gpus(gpus);
+    return JudgeNode(*DemandOf(pod), uid, node, h, memo).refusal == Refusal::kHeldForScaleUp;
+  };
+
+  const NodeVerdict refused = JudgeNode(*DemandOf(MakePod().gpus(1)), "uid-web", fresh, holds, memo);
+  REQUIRE(refused.refusal == Refusal::kHeldForScaleUp);
+  CHECK(refused.unresolvable);  // preemption cannot free GPUs held for pods not running yet
+  CHECK(refused.held_gpus == 8);
+  CHECK(refused.free_gpus == 8);
+  CHECK(JudgedReasonText(refused, "uid-web", fresh, holds) ==
+        "topofit: 8 of the node's 8 free GPUs are held for pending pods "
+        "(node group p4d-group scaled up for ml/trainer)");
+  CHECK_FALSE(held(holds, "uid-trainer", 8, fresh));              // the pod it was bought for
+  CHECK(JudgeNode(*DemandOf(MakePod()), "uid-web", fresh, holds, memo).fits);  // no GPUs asked, none taken
+  CHECK_FALSE(held(holds, "uid-web", 1, *state->Snapshot("old")));  // existed before the intent
+
+  SECTION("only the pending demand is held: a 2-GPU intent leaves room for others") {
+    const CapacityHolds small({P4dIntentFor({{"uid-trainer", 2}})}, {PendingPod("trainer", 2)});
+    CHECK_FALSE(held(small, "uid-web", 6, fresh));
+    CHECK(held(small, "uid-web", 7, fresh));
+  }
+  SECTION("without a preference the reason names the pod by uid") {
+    const CapacityHolds by_uid({P4dIntentFor({{"uid-trainer", 8}})}, {});
+    const NodeVerdict verdict = JudgeNode(*DemandOf(MakePod().gpus(1)), "uid-web", fresh, by_uid, memo);
+    CHECK_THAT(JudgedReasonText(verdict, "uid-web", fresh, by_uid), Catch::Contains("scaled up for uid-trainer"));
+  }
+  SECTION("pods that left the intent (bound or gone), or are not held for, hold nothing") {
+    Intent intent = P4dIntentFor({{"uid-trainer", 8}});
+    intent.pod_uids.clear();
+    CHECK_FALSE(held(CapacityHolds({intent}, {PendingPod("trainer", 8)}), "uid-web", 1, fresh));
+    Intent by_count = P4dIntentFor({});
+    by_count.pod_uids = {"uid-trainer"};  // CA packed it, but it requires no topology
+    CHECK_FALSE(held(CapacityHolds({by_count}, {PendingPod("trainer", 8)}), "uid-web", 1, fresh));
+  }
+  SECTION("several intents on the same group add up") {
+    const CapacityHolds two({P4dIntentFor({{"uid-a", 4}}), P4dIntentFor({{"uid-b", 2}})},
+                            {PendingPod("a", 4), PendingPod("b", 2)});
+    CHECK_FALSE(held(two, "uid-web", 2, fresh));
+    CHECK(held(two, "uid-web", 3, fresh));
+    CHECK_FALSE(held(two, "uid-a", 4, fresh));  // b's 2 stay free after a's 4
+    CHECK(held(two, "uid-a", 7, fresh));
+  }
+  SECTION("a node the pod does not fit is refused by the filter, whatever the holds") {
+    const NodeVerdict too_big = JudgeNode(*DemandOf(MakePod().gpus(16)), "uid-web", fresh, holds, memo);
+    CHECK(too_big.refusal == Refusal::kNodeSize);
+  }
+}
+
+}  // namespace
+}  // namespace topofit::decision

@@ -1,0 +1,244 @@
+#include "decision/group_rank.h"
+
+#include <algorithm>
+
+#include <catch2/catch.hpp>
+
+#include "codec/node_topology.h"
+#include "kube/topofit_annotations.h"
+#include "tests/kube/builders.h"
+
+namespace topofit::decision {
+namespace {
+
+// RankOptions with templates resolved as the expander resolves them (annotation, else catalog).
+Ranking Rank(const RankInput& input, const RankPolicy& policy = {}) {
+  codec::TopologyResolver topologies;
+  return RankOptions(input, topologies, policy);
+}
+
+using kube::testing::MakeNode;
+using kube::testing::MakePod;
+
+kube::Node Template(const std::string& group, const std::string& instance_type, int gpus) {
+  return MakeNode().name("template-node-for-" + group).label("node.kubernetes.io/instance-type", instance_type).gpus(gpus);
+}
+
+kube::Pod NvPod(const std::string& name, int gpus, bool required) {
+  kube::testing::PodBuilder pod = MakePod();
+  pod.name(name).gpus(gpus).annotation("topofit.io/min-link", "NV");
+  if (required) pod.annotation("topofit.io/topology-policy", "required");
+  return pod;
+}
+
+RankInput Input(std::vector<GroupOption> options) {
+  RankInput input;
+  input.options = std::move(options);
+  input.templates["p4d"] = Template("p4d", "p4d.24xlarge", 8);
+  input.templates["p4de"] = Template("p4de", "p4de.24xlarge", 8);
+  input.templates["g5"] = Template("g5", "g5.48xlarge", 8);
+  input.templates["g4dn"] = Template("g4dn", "g4dn.12xlarge", 4);
+  input.templates["cpu"] = MakeNode().name("template-node-for-cpu");
+  return input;
+}
+
+const OptionVerdict& VerdictOf(const Ranking& r, const std::string& group) {
+  for (const OptionVerdict& v : r.verdicts) {
+    if (v.node_group_id == group) return v;
+  }
+  FAIL("no verdict for " << group);
+  throw;
+}
+
+TEST_CASE("the PCIe group is never chosen for an NV-required multi-GPU pod", "[rank]") {
+  for (int gpus : {2, 4, 8}) {
+    const kube::Pod pod = NvPod("trainer", gpus, /*required=*/true);
+    const Ranking r = Rank(Input({{"g5", 1, {pod}}, {"p4d", 1, {pod}}}));
+    CHECK(r.chosen == std::vector<std::string>{"p4d"});
+    CHECK(VerdictOf(r, "g5").strands);
+    // PHB within a NUMA half for 2 and 4 GPUs, SYS for all 8
+    CHECK_THAT(VerdictOf(r, "g5").reason, Catch::Contains(gpus == 8 ? "best reachable is SYS" : "best reachable is PHB"));
+  }
+}
+
+TEST_CASE("preferences, quality, idle GPUs, then price decide", "[rank]") {
+  SECTION("a preferred (not required) NV pod: both groups serve it, the NVLink one serves it well") {
+    const kube::Pod pod = NvPod("p", 4, /*required=*/false);
+    const Ranking r = Rank(Input({{"g5", 1, {pod}}, {"p4d", 1, {pod}}}));
+    CHECK(r.chosen == std::vector<std::string>{"p4d"});
+    CHECK(VerdictOf(r, "g5").quality_per_mille == 0);
+    CHECK(VerdictOf(r, "p4d").quality_per_mille == 1000);
+  }
+  SECTION("fewest idle GPUs: a 4-GPU pod fills a g4dn.12xlarge, leaves 4 of a g5.48xlarge idle") {
+    const kube::Pod pod = MakePod().name("p").gpus(4);
+    const Ranking r = Rank(Input({{"g5", 1, {pod}}, {"g4dn", 1, {pod}}}));
+    CHECK(r.chosen == std::vector<std::string>{"g4dn"});
+    CHECK(VerdictOf(r, "g5").idle_gpus == 4);
+    CHECK(VerdictOf(r, "g4dn").idle_gpus == 0);
+  }
+  SECTION("equal topology: the cheaper group wins; equal price too: both, for CA's next expander") {
+    const kube::Pod pod = NvPod("p", 8, /*required=*/true);
+    RankInput input = Input({{"p4d", 1, {pod}}, {"p4de", 1, {pod}}});
+    CHECK(Rank(input).chosen == std::vector<std::string>{"p4d", "p4de"});
+    input.price_per_node_hour = {{"p4d", 32.77}, {"p4de", 40.97}};
+    CHECK(Rank(input).chosen == std::vector<std::string>{"p4d"});
+    // the price may also come from the template annotation
+    input.price_per_node_hour.clear();
+    input.templates["p4de"].metadata.annotations[kPriceAnnotation] = "20.5";
+    input.templates["p4d"].metadata.annotations[kPriceAnnotation] = "32.77";
+    CHECK(Rank(input).chosen == std::vector<std::string>{"p4de"});
+  }
+  SECTION("a ledger preference satisfied outranks everything after it") {
+    const kube::Pod waiting = MakePod().name("waiting").gpus(8);
+    const kube::Pod other = MakePod().name("other").gpus(4);
+    RankInput input = Input({{"g5", 1, {other}}, {"p4d", 1, {waiting}}});
+    Preference preference;
+    preference.pod_uid = "uid-waiting";
+    preference.gpus = 8;
+    input.preferences.push_back(preference);
+    const Ranking r = Rank(input);
+    CHECK(r.chosen == std::vector<std::string>{"p4d"});
+    CHECK(VerdictOf(r, "p4d").preferences_satisfied == 1);
+
+    // CA's pod for topofit's ProvisioningRequest stands for the waiting pod: the same preference.
+    const kube::Pod from_request = MakePod().name("topofit-waiting-0-0").uid("ml/topofit-waiting-0-0").gpus(8)
+                                       .annotation(std::string(kube::kStandsForPodUidAnnotation), "uid-waiting");
+    input.options[1].pods = {from_request};
+    CHECK(VerdictOf(Rank(input), "p4d").preferences_satisfied == 1);
+  }
+}
+
+TEST_CASE("CPU-only options pass through; a stranding-only answer is a veto", "[rank]") {
+  const kube::Pod cpu_pod = MakePod().name("web");
+  const kube::Pod nv_pod = NvPod("trainer", 4, /*required=*/true);
+  SECTION("pass through") {
+    const Ranking r = Rank(Input({{"cpu", 2, {cpu_pod}}, {"p4d", 1, {nv_pod}}}));
+    CHECK(r.chosen == std::vector<std::string>{"p4d", "cpu"});
+    CHECK_FALSE(VerdictOf(r, "cpu").needs_gpus);
+  }
+  SECTION("every GPU option strands: veto") {
+    const Ranking r = Rank(Input({{"g5", 1, {nv_pod}}, {"g4dn", 1, {nv_pod}}}));
+    CHECK(r.chosen.empty());
+    CHECK(r.veto);
+  }
+  SECTION("every GPU option strands, veto off: fail open") {
+    const Ranking r = Rank(Input({{"g5", 1, {nv_pod}}, {"g4dn", 1, {nv_pod}}}), RankPolicy{false});
+    CHECK(r.chosen == std::vector<std::string>{"g5", "g4dn"});
+    CHECK_FALSE(r.veto);
+  }
+  SECTION("stranding GPU options are dropped, CPU-only ones kept") {
+    const Ranking r = Rank(Input({{"g5", 1, {nv_pod}}, {"cpu", 1, {cpu_pod}}}));
+    CHECK(r.chosen == std::vector<std::string>{"cpu"});
+    CHECK_FALSE(r.veto);
+  }
+  SECTION("a pod no option can serve does not veto the options that serve the rest") {
+    const kube::Pod impossible = MakePod()
+                                     .name("impossible")
+                                     .gpus(4)
+                                     .annotation("topofit.io/min-bandwidth", "100000GB/s")
+                                     .annotation("topofit.io/topology-policy", "required");
+    const Ranking r =
+        Rank(Input({{"g5", 2, {impossible, nv_pod}}, {"p4d", 2, {impossible, nv_pod}}}));
+    CHECK(r.chosen == std::vector<std::string>{"p4d"});
+    CHECK_FALSE(r.veto);
+    CHECK(VerdictOf(r, "p4d").strands);  // still reported: the new nodes will not take it
+    CHECK(VerdictOf(r, "p4d").unplaced_pods == std::vector<std::string>{"default/impossible"});
+    CHECK(VerdictOf(r, "p4d").placed_pods == 1);
+    CHECK(VerdictOf(r, "g5").placed_pods == 0);  // takes no pod at all: never chosen
+  }
+  SECTION("an option without a template or with too few nodes strands") {
+    const Ranking r = Rank(Input({{"unknown", 1, {nv_pod}}, {"p4d", 1, {nv_pod, nv_pod, nv_pod}}}));
+    CHECK(VerdictOf(r, "unknown").strands);
+    CHECK_THAT(VerdictOf(r, "p4d").reason, Catch::Contains("would not be placed"));
+    CHECK(r.veto);
+  }
+}
+
+// The four realistic templates side by side, each option carrying the same one pod, at AWS on-demand
+// prices (USD per node-hour): p4d.24xlarge 32.77 and p5.48xlarge 98.32 (NVSwitch, 8 GPUs),
+// g5.48xlarge 16.29 (8 A10G, PCIe: PHB within a NUMA half, SYS across), g4dn.12xlarge 3.91 (4 T4, PCIe,
+// all pairs PHB); plus a CPU-only option. Rank key, in order: preferences (none here), quality, idle GPUs
+// (1 node x GPUs per node - the pod's GPUs), price.
+TEST_CASE("realistic templates and pods of 1 to 8 GPUs with and without min-link NV", "[rank]") {
+  enum class Nv { kNone, kPreferred, kRequired };
+  struct Row {
+    const char* name;
+    int gpus;
+    Nv nv;
+    std::vector<std::string> stranding;  // GPU options dropped
+    const char* chosen;                  // the one GPU group returned (then "cpu", passed through)
+  };
+  const Row rows[] = {
+      // 1 GPU asks no topology (no pair of GPUs to link), so quality ties at 1000 and idle decides:
+      // g4dn 4-1 = 3 idle, every 8-GPU group 8-1 = 7.
+      {"1 GPU", 1, Nv::kNone, {}, "g4dn"},
+      {"1 GPU, NV preferred", 1, Nv::kPreferred, {}, "g4dn"},
+      {"1 GPU, NV required", 1, Nv::kRequired, {}, "g4dn"},
+      // No topology asked: idle decides, g4dn 4-2 = 2 against 8-2 = 6.
+      {"2 GPUs", 2, Nv::kNone, {}, "g4dn"},
+      // NV asked: p4d, p5 quality 1000; g5, g4dn 0 (PHB pairs). p4d and p5 tie on idle (6): price, 32.77 < 98.32.
+      {"2 GPUs, NV preferred", 2, Nv::kPreferred, {}, "p4d"},
+      {"2 GPUs, NV required", 2, Nv::kRequired, {"g5", "g4dn"}, "p4d"},
+      // g4dn is filled exactly: idle 4-4 = 0 against 8-4 = 4.
+      {"4 GPUs", 4, Nv::kNone, {}, "g4dn"},
+      {"4 GPUs, NV preferred", 4, Nv::kPreferred, {}, "p4d"},
+      // The PCIe groups strand: g5's best 4 are PHB, g4dn's 4 are PHB.
+      {"4 GPUs, NV required", 4, Nv::kRequired, {"g5", "g4dn"}, "p4d"},
+      // g4dn has only 4 GPUs. p4d, p5, g5 all idle 0 with no topology asked: price, g5 16.29 the lowest.
+      {"8 GPUs", 8, Nv::kNone, {"g4dn"}, "g5"},
+      // g5's 8 reach only SYS: quality 0 against p4d's and p5's 1000; p4d cheaper.
+      {"8 GPUs, NV preferred", 8, Nv::kPreferred, {"g4dn"}, "p4d"},
+      {"8 GPUs, NV required", 8, Nv::kRequired, {"g5", "g4dn"}, "p4d"},
+  };
+  const std::vector<std::string> gpu_groups = {"p4d", "p5", "g5", "g4dn"};
+  for (const Row& row : rows) {
+    DYNAMIC_SECTION(row.name) {
+      kube::testing::PodBuilder builder = MakePod();
+      builder.name("trainer").gpus(row.gpus);
+      if (row.nv != Nv::kNone) builder.annotation("topofit.io/min-link", "NV");
+      if (row.nv == Nv::kRequired) builder.annotation("topofit.io/topology-policy", "required");
+      const kube::Pod pod = builder;
+      RankInput input;
+      for (const std::string& group : gpu_groups) input.options.push_back({group, 1, {pod}});
+      input.options.push_back({"cpu", 1, {MakePod().name("web")}});
+      input.templates["p4d"] = Template("p4d", "p4d.24xlarge", 8);
+      input.templates["p5"] = Template("p5", "p5.48xlarge", 8);
+      input.templates["g5"] = Template("g5", "g5.48xlarge", 8);
+      input.templates["g4dn"] = Template("g4dn", "g4dn.12xlarge", 4);
+      input.templates["cpu"] = MakeNode().name("template-node-for-cpu");
+      input.price_per_node_hour = {{"p4d", 32.77}, {"p5", 98.32}, {"g5", 16.29}, {"g4dn", 3.91}, {"cpu", 4.61}};
+
+      const Ranking r = Rank(input);
+      CHECK(r.chosen == std::vector<std::string>{row.chosen, "cpu"});
+      CHECK_FALSE(VerdictOf(r, "cpu").needs_gpus);
+      for (const std::string& group : gpu_groups) {
+        INFO(group << ": " << VerdictOf(r, group).reason);
+        CHECK(VerdictOf(r, group).needs_gpus);
+        const bool strands =
+            std::find(row.stranding.begin(), row.stranding.end(), group) != row.stranding.end();
+        CHECK(VerdictOf(r, group).strands == strands);
+      }
+      if (row.nv == Nv::kRequired && row.gpus >= 2) {
+        CHECK_THAT(VerdictOf(r, "g5").reason, Catch::Contains("needs min-link NV"));
+      }
+
+      // When p4d and p5 tie, it is the price that decides: make p5 the cheaper and it is chosen.
+      if (std::string(row.chosen) == "p4d") {
+        input.price_per_node_hour["p5"] = 30.0;
+        CHECK(Rank(input).chosen == std::vector<std::string>{"p5", "cpu"});
+      }
+    }
+  }
+}
+
+TEST_CASE("pods are packed first-fit decreasing over the new nodes", "[rank]") {
+  // 8 + 4 + 2 + 1 + 1 GPUs on two p4d nodes: 8 fills the first; 4, 2, 1, 1 share the second.
+  const Ranking r = Rank(Input({{"p4d", 2, {MakePod().name("a").gpus(1), MakePod().name("b").gpus(4),
+                                                   MakePod().name("c").gpus(8), MakePod().name("d").gpus(2),
+                                                   MakePod().name("e").gpus(1)}}}));
+  REQUIRE(r.chosen == std::vector<std::string>{"p4d"});
+  CHECK(VerdictOf(r, "p4d").idle_gpus == 0);
+}
+
+}  // namespace
+}  // namespace topofit::decision

@@ -1,0 +1,99 @@
+#include <catch2/catch.hpp>
+
+#include "decision/intent.h"
+#include "decision/preference.h"
+#include "tests/decision/p4d_scale_up.h"
+#include "tests/kube/builders.h"
+#include "tests/scheduler/extender_fixture.h"
+
+namespace topofit::scheduler {
+namespace {
+
+using kube::testing::MakeNode;
+using kube::testing::MakePod;
+using decision::testing::kIntentSeconds;
+using decision::testing::P4d;
+using decision::testing::P4dIntentFor;
+
+// The extender's verbs honour the holds: filter refuses the node to others (unresolvable: preemption
+// cannot help), bind does too, and the hold ends when the pod it was for binds.
+TEST_CASE("The extender holds new capacity for the pod the expander scaled up for", "[capacity_hold][extender]") {
+  testing::ExtenderFixture f;
+  f.clock.Set(absl::FromUnixSeconds(kIntentSeconds));
+  auto& [clock, registry, state, ledger, kube, metrics, log, capacity, extender] = f;
+
+  const kube::Pod trainer = MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV")
+                                .annotation("topofit.io/topology-policy", "required");
+  const kube::Pod web = MakePod().name("web").gpus(1);
+  // The trainer found no node; the expander chose p4d-group for it.
+  codec::ExtenderArgs trainer_args{trainer, std::nullopt, std::vector<std::string>{}};
+  REQUIRE(extender.Filter(trainer_args).ok());
+  REQUIRE(ledger->Preferences().size() == 1);
+  ledger->RecordIntent(P4dIntentFor({{"uid-trainer", 8}}));
+  clock.Advance(absl::Minutes(5));
+  REQUIRE(state->UpsertNode(P4d("p4d-new", kIntentSeconds + 240)).ok());
+
+  codec::ExtenderArgs web_args{web, std::nullopt, std::vector<std::string>{"p4d-new"}};
+  absl::StatusOr<codec::ExtenderFilterResult> for_web = extender.Filter(web_args);
+  REQUIRE(for_web.ok());
+  CHECK(for_web->node_names->empty());
+  REQUIRE(for_web->failed_and_unresolvable_nodes.count("p4d-new") == 1);
+  CHECK_THAT(for_web->failed_and_unresolvable_nodes.at("p4d-new"), Catch::Contains("scaled up for default/trainer"));
+  CHECK(metrics.nodes_refused.Value({"held-for-scale-up"}) == 1);
+  // The node fits the web pod once the trainer lands: no capacity of its own is asked for.
+  CHECK(capacity.calls().empty());
+  CHECK(*extender.Bind({"web", "default", "uid-web", "p4d-new"}) != "");  // a bind that skipped filter too
+
+  trainer_args.node_names = std::vector<std::string>{"p4d-new"};
+  absl::StatusOr<codec::ExtenderFilterResult> for_trainer = extender.Filter(trainer_args);
+  REQUIRE(for_trainer.ok());
+  CHECK(*for_trainer->node_names == std::vector<std::string>{"p4d-new"});
+  REQUIRE(*extender.Bind({"trainer", "default", "uid-trainer", "p4d-new"}) == "");
+
+  // The trainer landed: the intent no longer holds anything, and the node's free GPUs are all taken.
+  CHECK(ledger->Intents().empty());
+  REQUIRE(state->UpsertNode(P4d("p4d-second", kIntentSeconds + 250)).ok());
+  web_args.node_names = std::vector<std::string>{"p4d-second"};
+  CHECK(*extender.Filter(web_args)->node_names == std::vector<std::string>{"p4d-second"});
+}
+
+TEST_CASE("A pod refused by the nodes CA would count as fitting gets a capacity request, withdrawn at bind",
+          "[capacity_requests][extender]") {
+  testing::ExtenderFixture f;
+  REQUIRE(f.state->UpsertNode(MakeNode().name("g5-1").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8)).ok());
+  const kube::Pod trainer = MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV")
+                                .annotation("topofit.io/topology-policy", "required");
+  codec::ExtenderArgs args{trainer, std::nullopt, std::vector<std::string>{"g5-1"}};
+  REQUIRE(f.extender.Filter(args)->failed_and_unresolvable_nodes.count("g5-1") == 1);
+  REQUIRE(f.extender.Filter(args).ok());  // the provider de-duplicates; the extender asks each time
+  CHECK(f.capacity.calls() == std::vector<std::string>{"request default/trainer refused=g5-1",
+                                                       "request default/trainer refused=g5-1"});
+
+  REQUIRE(f.state->UpsertNode(P4d("p4d-1", 0)).ok());
+  args.node_names = std::vector<std::string>{"p4d-1"};
+  REQUIRE(*f.extender.Filter(args)->node_names == std::vector<std::string>{"p4d-1"});
+  REQUIRE(*f.extender.Bind({"trainer", "default", "uid-trainer", "p4d-1"}) == "");
+  CHECK(f.capacity.calls().back() == "withdraw default/trainer");
+
+  SECTION("no node offered: nothing refused, nothing CA would misjudge, no request") {
+    const kube::Pod other = MakePod().name("other").gpus(8);
+    REQUIRE(f.extender.Filter({other, std::nullopt, std::vector<std::string>{}}).ok());
+    CHECK(f.capacity.calls().size() == 3);
+  }
+  SECTION("a pod consuming a request (asked before a restart) has it withdrawn at bind") {
+    const kube::Pod resumed = MakePod().name("resumed").gpus(1)
+                                  .annotation("autoscaling.x-k8s.io/consume-provisioning-request", "topofit-resumed");
+    REQUIRE(f.extender.Filter({resumed, std::nullopt, std::vector<std::string>{"g5-1"}})->node_names->size() == 1);
+    REQUIRE(*f.extender.Bind({"resumed", "default", "uid-resumed", "g5-1"}) == "");
+    CHECK(f.capacity.calls().back() == "withdraw default/resumed");
+  }
+  SECTION("a pod that never asked binds without a withdrawal") {
+    const kube::Pod small = MakePod().name("small").gpus(1);
+    REQUIRE(f.extender.Filter({small, std::nullopt, std::vector<std::string>{"g5-1"}})->node_names->size() == 1);
+    REQUIRE(*f.extender.Bind({"small", "default", "uid-small", "g5-1"}) == "");
+    CHECK(f.capacity.calls().size() == 3);
+  }
+}
+
+}  // namespace
+}  // namespace topofit::scheduler
