@@ -86,10 +86,16 @@ void RegisterExtenderRoutes(server::HttpServer& server, Extender& extender, std:
     return Serve(request, [&](const std::string& body) { return extender.ParseArgs(body); },
                  [&](const codec::ExtenderArgs& a) { return extender.Prioritize(a); }, codec::SerializeHostPriorityList);
   });
-  server.Handle("POST", "/bind", [&extender](const HttpRequest& request) {
-    return Serve(request, codec::ParseBindingArgs,
-                 [&](const codec::ExtenderBindingArgs& a) { return extender.Bind(a); }, codec::SerializeBindingResult);
-  });
+  // Bind waits on the API server (a rate-limited client): on the blocking pool, so that a slow API server
+  // cannot stall filter and prioritize.
+  server.Handle(
+      "POST", "/bind",
+      [&extender](const HttpRequest& request) {
+        return Serve(request, codec::ParseBindingArgs,
+                     [&](const codec::ExtenderBindingArgs& a) { return extender.Bind(a); },
+                     codec::SerializeBindingResult);
+      },
+      server::RouteOptions{.blocking = true});
   server.Handle("POST", "/preempt", [&extender](const HttpRequest& request) {
     return Serve(request, codec::ParsePreemptionArgs,
                  [&](const codec::ExtenderPreemptionArgs& a) { return extender.Preempt(a); },
