@@ -316,6 +316,11 @@ absl::StatusOr<LabelledTopology> TopologyFromLabels(
   std::optional<int> node_count = label_count;
   if (!node_count && allocatable_gpus > 0) node_count = allocatable_gpus;
   const std::string count_source = label_count ? std::string(kGpuCountLabel) : "allocatable nvidia.com/gpu";
+  // Refused before anything is sized from it: the fallback below builds a count x count link matrix.
+  if (node_count && *node_count > kMaxGpusPerNode) {
+    return absl::InvalidArgumentError(absl::StrCat(count_source, " says ", *node_count,
+                                                   " GPUs; topofit models nodes of up to ", kMaxGpusPerNode));
+  }
 
   // A multi-node NVLink domain is a fact about the node's rack, not its shape: it applies to any pick.
   std::optional<DomainId> domain;
