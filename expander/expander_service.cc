@@ -110,6 +110,13 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
     return absl::ResourceExhaustedError(absl::StrCat(request.options_size(), " options, more than the ",
                                                      options_.max_options, " this expander judges per call"));
   }
+  for (int i = 0; i < request.options_size(); ++i) {
+    const int64_t count = request.options(i).nodecount();
+    if (count < 0 || count > kMaxNodeCount) {
+      return absl::InvalidArgumentError(absl::StrCat("options[", i, "].nodeCount ", count, " is outside 0..",
+                                                     kMaxNodeCount, " (no cluster is that large)"));
+    }
+  }
   absl::StatusOr<codec::DecodedRequest> decoded = codec::DecodeBestOptions(request);
   if (!decoded.ok()) return decoded.status();
 
@@ -121,7 +128,7 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   input.templates = std::move(decoded->templates);
   input.preferences = ledger_.Preferences();
   input.price_per_node_hour = options_.price_per_node_hour;
-  const Ranking ranking = RankOptions(input, options_.policy);
+  const Ranking ranking = RankOptions(input, options_.policy, [&] { return Expired(deadline, clock_.Now()); });
   // Past the deadline CA has already given up on this call (and failed open): an answer now would be
   // thrown away, and an intent recorded for it would hold capacity for a scale-up that is not ours.
   if (Expired(deadline, clock_.Now())) {

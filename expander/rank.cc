@@ -199,7 +199,7 @@ auto RankKey(const OptionVerdict& v) {
 
 }  // namespace
 
-Ranking RankOptions(const RankInput& input, const RankPolicy& policy) {
+Ranking RankOptions(const RankInput& input, const RankPolicy& policy, const std::function<bool()>& stop) {
   Ranking ranking;
   scheduler::TopologyResolver resolver;  // one per call: shapes shared by many groups resolve once
   CallMemo memo;
@@ -210,6 +210,7 @@ Ranking RankOptions(const RankInput& input, const RankPolicy& policy) {
   std::vector<std::string> passed_through;
   ranking.verdicts.reserve(input.options.size());
   for (const GroupOption& option : input.options) {
+    if (stop && stop()) return ranking;
     ranking.verdicts.push_back(Judge(input, option, resolver, preferred, memo));
   }
   // A pod no option's new nodes take is stranded whichever group grows: it does not disqualify options

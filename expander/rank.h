@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -64,6 +65,8 @@ inline constexpr char kPriceAnnotation[] = "topofit.io/price-per-node-hour";
 // preferences satisfied, topology quality, fewest idle GPUs, lowest price. Pure: no I/O, no clock.
 // Within a call, a pod object shared by several options has its demand read once, and each distinct
 // (template shape, pod demand, GPUs already taken) case goes through the filter once.
-Ranking RankOptions(const RankInput& input, const RankPolicy& policy = {});
+// `stop`, when given, is asked between options; once it answers true the ranking stops and is incomplete:
+// the caller must discard it (the expander's call deadline).
+Ranking RankOptions(const RankInput& input, const RankPolicy& policy = {}, const std::function<bool()>& stop = {});
 
 }  // namespace topofit::expander
