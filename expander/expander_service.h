@@ -8,7 +8,8 @@
 // status (it keeps all options and moves on down its --expander chain), while an OK reply with no options
 // vetoes the scale-up (CA >= 1.32). So the empty OK reply is sent only as RankOptions' deliberate veto, and
 // everything else that goes wrong is an error:
-//   INVALID_ARGUMENT    a pod or node that does not decode (the decoder's message, naming where it was),
+//   INVALID_ARGUMENT    a request that is not a BestOptionsRequest message, a pod or node that does not
+//                       decode (the decoder's message, naming where it was),
 //                       or a nodeCount outside 0..kMaxNodeCount
 //   RESOURCE_EXHAUSTED  more than `max_options` options (and, from gRPC itself, a message over the
 //                       server's receive limit)
@@ -69,14 +70,18 @@ struct CallDeadline {
   std::function<bool()> cancelled;  // may be empty
 };
 
-class ExpanderService final : public ::grpcplugin::Expander::Service {
+// The method is registered raw (bytes in, bytes out) so that the service itself parses the request: with
+// the generated handler, gRPC answers a message that does not parse with INTERNAL and no message before
+// any of our code runs, uncounted.
+class ExpanderService final
+    : public ::grpcplugin::Expander::WithRawCallbackMethod_BestOptions<::grpcplugin::Expander::Service> {
  public:
   // Every reference must outlive the service. The ledger is read for preferences and written with intents.
   ExpanderService(ExpanderServiceOptions options, ledger::Ledger& ledger, const server::Clock& clock,
                   ExpanderMetrics& metrics, spdlog::logger& log);
 
-  ::grpc::Status BestOptions(::grpc::ServerContext* context, const ::grpcplugin::BestOptionsRequest* request,
-                             ::grpcplugin::BestOptionsResponse* response) override;
+  ::grpc::ServerUnaryReactor* BestOptions(::grpc::CallbackServerContext* context, const ::grpc::ByteBuffer* request,
+                                          ::grpc::ByteBuffer* response) override;
 
   // The whole decision with the status codes above, without gRPC types in the way.
   absl::StatusOr<::grpcplugin::BestOptionsResponse> Answer(const ::grpcplugin::BestOptionsRequest& request,
@@ -86,6 +91,8 @@ class ExpanderService final : public ::grpcplugin::Expander::Service {
   absl::StatusOr<::grpcplugin::BestOptionsResponse> Decide(const ::grpcplugin::BestOptionsRequest& request,
                                                            const CallDeadline& deadline);
   void Log(const Ranking& ranking, const RankInput& input, const std::string& intent_group) const;
+  // Counts and logs a finished call.
+  void Record(absl::Time start, const absl::Status& status, const std::string& result, int options);
 
   const ExpanderServiceOptions options_;
   ledger::Ledger& ledger_;

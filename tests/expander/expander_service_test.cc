@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include <catch2/catch.hpp>
 #include <grpcpp/create_channel.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/security/credentials.h>
 
 #include "absl/strings/str_cat.h"
@@ -430,6 +432,33 @@ TEST_CASE("A call already past its deadline or cancelled is DEADLINE_EXCEEDED", 
                absl::StatusCode::kDeadlineExceeded, "cancelled");
   CHECK(f.metrics.calls.Value({"deadline_exceeded"}) == 2);
   CHECK(f.ledger->Intents().empty());
+}
+
+TEST_CASE("Bytes that are not a BestOptionsRequest are INVALID_ARGUMENT with a message, and counted",
+          "[expander][grpc][hostile]") {
+  // With the generated handler gRPC answered INTERNAL with no message, and the call was not counted.
+  Fixture f;
+  auto channel = ::grpc::CreateChannel("127.0.0.1:" + std::to_string(f.server->port()), f.TlsCredentials());
+  ::grpc::GenericStub stub(channel);
+  const std::string garbage = "\x0a\xff\xff\xff\xff\x0f not protobuf";  // a length past the end
+  ::grpc::Slice slice(garbage);
+  const ::grpc::ByteBuffer request(&slice, 1);
+  ::grpc::ByteBuffer response;
+  ::grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  std::promise<::grpc::Status> done;
+  stub.UnaryCall(&context, "/grpcplugin.Expander/BestOptions", ::grpc::StubOptions(), &request, &response,
+                 [&done](::grpc::Status status) { done.set_value(std::move(status)); });
+  const ::grpc::Status status = done.get_future().get();
+  CHECK(status.error_code() == ::grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK_THAT(status.error_message(), Catch::Contains("is not a grpcplugin.BestOptionsRequest message"));
+  CHECK(f.metrics.calls.Value({"invalid_argument"}) == 1);
+  // The server goes on serving.
+  RequestBuilder valid = ThreeGroups(Layout::kBytes);
+  valid.option("p4d", 1, {PodProto("trainer").gpus(4).nv_required()});
+  ::grpcplugin::BestOptionsResponse reply;
+  REQUIRE(f.Call(valid.build(), &reply).ok());
+  CHECK(Ids(reply) == std::vector<std::string>{"p4d"});
 }
 
 TEST_CASE("A nodeCount beyond any cluster is INVALID_ARGUMENT before anything is sized from it",
