@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "topology/products.h"
+#include "topology/quoted.h"
 
 namespace topofit::topology {
 namespace {
@@ -309,7 +310,7 @@ absl::StatusOr<LabelledTopology> TopologyFromLabels(
     if (absl::SimpleAtoi(*text, &count) && count >= 0) {
       label_count = count;
     } else {
-      misses.push_back(absl::StrCat("ignored unparsable ", kGpuCountLabel, "=\"", *text, "\""));
+      misses.push_back(absl::StrCat("ignored unparsable ", kGpuCountLabel, "=", Quoted(*text)));
     }
   }
   // The node's GPU count as far as the labels and status tell; unknown on a template node with neither.
