@@ -232,15 +232,19 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   ~Connection() override { impl_.Unregister(this); }
 
   void Start() override {
-    if constexpr (kTls) {
-      Lowest().expires_after(absl::ToChronoNanoseconds(impl_.options.request_timeout));
-      stream_.async_handshake(asio::ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
-        if (ec) return self->Close();
+    // On the connection's strand from the first step, so that Shut() is never concurrent with it.
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      if constexpr (kTls) {
+        if (self->impl_.stopping) return self->Close();
+        self->Lowest().expires_after(absl::ToChronoNanoseconds(self->impl_.options.request_timeout));
+        self->stream_.async_handshake(asio::ssl::stream_base::server, [self](beast::error_code ec) {
+          if (ec) return self->Close();
+          self->ReadNext();
+        });
+      } else {
         self->ReadNext();
-      });
-    } else {
-      asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->ReadNext(); });
-    }
+      }
+    });
   }
 
   void Shut(bool force) override {
