@@ -21,7 +21,7 @@
 //     serialization; and the cost of learning nodes never seen (topology resolution).
 //
 //   extender_bench [--quick] [--iterations=N] [--duration=S] [--sizes=100,1000,5000] [--client-threads=4]
-//                  [--server-threads=8] [--in-use=0.45] [--seed=1] [--max-body-mb=256] [--images=50] [--no-breakdown]
+//                  [--server-threads=4] [--in-use=0.45] [--seed=1] [--max-body-mb=256] [--images=50] [--no-breakdown]
 //                  [--no-throughput] [--no-cycles]
 
 #include <algorithm>
@@ -80,7 +80,7 @@ struct Flags {
   double duration_s = 10;    // per throughput run
   std::vector<int> sizes = {100, 1000, 5000};
   int client_threads = 4;
-  int server_threads = 8;    // HttpServerOptions' default
+  int server_threads = 4;    // HttpServerOptions' default
   double in_use = 0.45;      // share of nodes with GPUs already held
   uint64_t seed = 1;
   size_t max_body_mb = 256;  // the server's default (8 MiB) refuses ~500+ full nodes; see RESULTS.md
@@ -537,7 +537,7 @@ struct Server {
     options.max_body_bytes = flags.max_body_mb << 20;
     options.threads = flags.server_threads;
     options.idle_timeout = absl::Seconds(60);
-    options.read_timeout = absl::Seconds(60);
+    options.request_timeout = absl::Seconds(60);
     options.write_timeout = absl::Seconds(60);
     options.name = "extender";
     absl::StatusOr<std::unique_ptr<server::HttpServer>> created = server::HttpServer::Create(options, registry);

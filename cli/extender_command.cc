@@ -75,7 +75,17 @@ absl::Status StartLeaderElection(const ExtenderOptions& options, spdlog::logger&
 
 }  // namespace
 
-ProcessState::ProcessState() : ledger(ledger::NewInMemoryLedger(clock, kPreferenceTtl, kIntentTtl)) {}
+ProcessState::ProcessState()
+    : ledger(ledger::NewInMemoryLedger(
+          clock, kPreferenceTtl, kIntentTtl,
+          {.on_evicted = [evicted = &registry.AddCounter("topofit_ledger_evicted_total",
+                                                          "Ledger entries evicted at the in-memory ledger's caps, "
+                                                          "by kind (preference, intent)",
+                                                          {"kind"})](absl::string_view kind, const std::string& key) {
+            evicted->Inc({std::string(kind)});
+            server::LogEvent(*spdlog::default_logger(), "ledger_evicted", {{"kind", std::string(kind)}, {"key", key}},
+                             spdlog::level::warn);
+          }})) {}
 
 absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& format, const std::string& level) {
   absl::StatusOr<server::LogFormat> parsed_format = server::ParseLogFormat(format);

@@ -20,8 +20,23 @@ namespace {
 
 using Json = nlohmann::json;
 
+absl::Status TooDeep(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(what, ": JSON nested deeper than ", kMaxJsonDepth, " levels"));
+}
+
 absl::StatusOr<Json> ParseObject(absl::string_view body, absl::string_view what) {
-  Json json = Json::parse(body.begin(), body.end(), /*cb=*/nullptr, /*allow_exceptions=*/false);
+  // nlohmann parses iteratively, but what is built from the document is walked recursively: refuse depth
+  // beyond kMaxJsonDepth while parsing (the callback drops what lies deeper, so it is never built).
+  bool too_deep = false;
+  Json json = Json::parse(
+      body.begin(), body.end(),
+      [&too_deep](int depth, Json::parse_event_t, Json&) {
+        if (depth <= kMaxJsonDepth) return true;
+        too_deep = true;
+        return false;
+      },
+      /*allow_exceptions=*/false);
+  if (too_deep) return TooDeep(what);
   if (json.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(what, ": malformed JSON"));
   if (!json.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": expected a JSON object, found ", json.type_name()));
@@ -171,14 +186,18 @@ simdjson::error_code ForEachElement(od::value& value, F f) {
   return simdjson::SUCCESS;
 }
 
-// Walks `value` to its end, reading every scalar, so that anything malformed in it is an error.
-simdjson::error_code Check(od::value value) {
+// Walks `value` to its end, reading every scalar, so that anything malformed in it is an error. `depth` is
+// the nesting of `value` below where the check began; deeper than kMaxJsonDepth is DEPTH_ERROR, so the
+// recursion (a stack frame per level) is bounded whatever the input.
+simdjson::error_code Check(od::value value, int depth = 1) {
+  if (depth > kMaxJsonDepth) return simdjson::DEPTH_ERROR;
   od::json_type type;
   if (simdjson::error_code e = value.type().get(type)) return e;
   switch (type) {
     case od::json_type::object:
-      return ForEachField(value, [](std::string_view, od::value& child) { return Check(child); });
-    case od::json_type::array: return ForEachElement(value, [](od::value& child) { return Check(child); });
+      return ForEachField(value, [depth](std::string_view, od::value& child) { return Check(child, depth + 1); });
+    case od::json_type::array:
+      return ForEachElement(value, [depth](od::value& child) { return Check(child, depth + 1); });
     // Not get_number(): in simdjson 3.0 it does not move past the number. Any valid JSON number reads as a
     // double (an integer beyond 64 bits too), so this checks the syntax alone.
     case od::json_type::number: return value.get_double().error();
@@ -426,19 +445,23 @@ class CheckedNodes {
 
 // Whether `span`, which lies in `padded`, is one JSON value with nothing after it. Reuses the parser that
 // walked `padded` (its document is gone by then).
-bool CheckAlone(od::parser& parser, const simdjson::padded_string_view& padded, std::string_view span) {
+simdjson::error_code CheckAlone(od::parser& parser, const simdjson::padded_string_view& padded,
+                                std::string_view span) {
   const size_t offset = static_cast<size_t>(span.data() - padded.data());
   od::document doc;
-  if (parser.iterate(simdjson::padded_string_view(span.data(), span.size(), padded.capacity() - offset)).get(doc)) {
-    return false;
+  if (simdjson::error_code e =
+          parser.iterate(simdjson::padded_string_view(span.data(), span.size(), padded.capacity() - offset)).get(doc)) {
+    return e;
   }
   od::value value;
-  if (doc.get_value().get(value) || Check(value)) return false;
-  return doc.current_location().error() == simdjson::OUT_OF_BOUNDS;
+  if (simdjson::error_code e = doc.get_value().get(value)) return e;
+  if (simdjson::error_code e = Check(value)) return e;
+  return doc.current_location().error() == simdjson::OUT_OF_BOUNDS ? simdjson::SUCCESS : simdjson::TRAILING_CONTENT;
 }
 
 // Checks the nodes WalkNode only located, each whose bytes were not checked before.
-bool CheckNodes(od::parser& parser, const simdjson::padded_string_view& padded, const std::vector<NodeItem>& items) {
+simdjson::error_code CheckNodes(od::parser& parser, const simdjson::padded_string_view& padded,
+                                const std::vector<NodeItem>& items) {
   std::vector<size_t> hashes;
   hashes.reserve(items.size());
   for (const NodeItem& item : items) hashes.push_back(absl::HashOf(item.span));
@@ -446,11 +469,11 @@ bool CheckNodes(od::parser& parser, const simdjson::padded_string_view& padded, 
   std::vector<size_t> checked;
   for (size_t i = 0; i < items.size(); ++i) {
     if (known[i] || items[i].checked) continue;
-    if (!CheckAlone(parser, padded, items[i].span)) return false;
+    if (simdjson::error_code e = CheckAlone(parser, padded, items[i].span)) return e;
     checked.push_back(hashes[i]);
   }
   CheckedNodes::Get().Insert(checked);
-  return true;
+  return simdjson::SUCCESS;
 }
 
 absl::StatusOr<kube::Node> DecodeNodeBytes(absl::string_view raw, size_t index) {
@@ -469,7 +492,9 @@ absl::StatusOr<kube::Node> DecodeNodeBytes(absl::string_view raw, size_t index) 
 absl::StatusOr<kube::Node> DecodeNodeArg(const NodeArg& arg, size_t index) { return DecodeNodeBytes(arg.raw, index); }
 
 absl::StatusOr<ExtenderArgs> ParseExtenderArgs(const std::string& body, const NodeIsCurrent& is_current) {
-  const absl::Status malformed = absl::InvalidArgumentError("ExtenderArgs: malformed JSON");
+  const auto malformed = [](simdjson::error_code e = simdjson::TAPE_ERROR) {
+    return e == simdjson::DEPTH_ERROR ? TooDeep("ExtenderArgs") : absl::InvalidArgumentError("ExtenderArgs: malformed JSON");
+  };
   // simdjson reads up to SIMDJSON_PADDING bytes past the end: the string's spare capacity when it has
   // enough (the HTTP server reserves it), else a copy.
   std::optional<simdjson::padded_string> copy;
@@ -479,12 +504,12 @@ absl::StatusOr<ExtenderArgs> ParseExtenderArgs(const std::string& body, const No
   ArgsWalk walk;
   {
     od::document doc;
-    if ((*parser).iterate(padded).get(doc) != simdjson::SUCCESS) return malformed;
-    if (WalkArgs(doc, &walk) != simdjson::SUCCESS) return malformed;
+    if (simdjson::error_code e = (*parser).iterate(padded).get(doc)) return malformed(e);
+    if (simdjson::error_code e = WalkArgs(doc, &walk)) return malformed(e);
     // Nothing may follow the value (the location is past the end only there).
-    if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) return malformed;
+    if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) return malformed();
   }
-  if (!CheckNodes(*parser, padded, walk.items)) return malformed;
+  if (simdjson::error_code e = CheckNodes(*parser, padded, walk.items)) return malformed(e);
   if (walk.top != od::json_type::object) {
     return absl::InvalidArgumentError(absl::StrCat("ExtenderArgs: expected a JSON object, found ", TypeName(*walk.top)));
   }
@@ -499,7 +524,7 @@ absl::StatusOr<ExtenderArgs> ParseExtenderArgs(const std::string& body, const No
     if (walk.pod) {
       const absl::string_view raw = in_body(*walk.pod);
       pod = Json::parse(raw.begin(), raw.end(), /*cb=*/nullptr, /*allow_exceptions=*/false);
-      if (pod->is_discarded()) return malformed;
+      if (pod->is_discarded()) return malformed();
     }
     absl::StatusOr<kube::Pod> decoded = ReadPod(pod ? &*pod : nullptr);
     if (!decoded.ok()) return decoded.status();

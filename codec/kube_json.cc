@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "codec/decode_path.h"
 #include "kube/quantity.h"
+#include "topology/quoted.h"
 
 namespace topofit::codec {
 namespace {
@@ -112,7 +113,7 @@ absl::Status ReadTime(const Json& parent, absl::string_view key, const std::stri
   absl::Time time;
   std::string error;
   if (!absl::ParseTime(absl::RFC3339_full, text, &time, &error)) {
-    return PathError(Field(path, key), absl::StrCat("not an RFC 3339 time: \"", text, "\" (", error, ")"));
+    return PathError(Field(path, key), absl::StrCat("not an RFC 3339 time: ", topology::Quoted(text), " (", error, ")"));
   }
   *seconds = absl::ToUnixSeconds(time);
   return absl::OkStatus();

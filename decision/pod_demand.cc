@@ -4,12 +4,13 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "kube/pod_resources.h"
+#include "topology/quoted.h"
 
 namespace topofit::decision {
 namespace {
 
 absl::Status AnnotationError(absl::string_view key, absl::string_view value, absl::string_view detail) {
-  return absl::InvalidArgumentError(absl::StrCat("annotation ", key, "=\"", value, "\": ", detail));
+  return absl::InvalidArgumentError(absl::StrCat("annotation ", key, "=", topology::Quoted(value), ": ", detail));
 }
 
 }  // namespace

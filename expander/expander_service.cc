@@ -5,6 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include <grpcpp/support/proto_buffer_reader.h>
+#include <grpcpp/support/proto_buffer_writer.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codec/kube_proto.h"
@@ -64,18 +67,32 @@ ExpanderService::ExpanderService(ExpanderServiceOptions options, ledger::Ledger&
                                  const server::Clock& clock, ExpanderMetrics& metrics, spdlog::logger& log)
     : options_(std::move(options)), ledger_(ledger), clock_(clock), metrics_(metrics), log_(log) {}
 
-::grpc::Status ExpanderService::BestOptions(::grpc::ServerContext* context,
-                                            const ::grpcplugin::BestOptionsRequest* request,
-                                            ::grpcplugin::BestOptionsResponse* response) {
-  const CallDeadline deadline{absl::FromChrono(context->deadline()), [context] { return context->IsCancelled(); }};
-  absl::StatusOr<::grpcplugin::BestOptionsResponse> reply = Answer(*request, deadline);
-  if (!reply.ok()) {
+::grpc::ServerUnaryReactor* ExpanderService::BestOptions(::grpc::CallbackServerContext* context,
+                                                         const ::grpc::ByteBuffer* request_bytes,
+                                                         ::grpc::ByteBuffer* response_bytes) {
+  ::grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const auto finish = [reactor](const absl::Status& status) {
     // absl and gRPC share the canonical status codes, number for number.
-    return ::grpc::Status(static_cast<::grpc::StatusCode>(reply.status().code()),
-                          std::string(reply.status().message()));
+    reactor->Finish(::grpc::Status(static_cast<::grpc::StatusCode>(status.code()), std::string(status.message())));
+    return reactor;
+  };
+  ::grpcplugin::BestOptionsRequest request;
+  ::grpc::ByteBuffer input(*request_bytes);  // shares the slices; the reader consumes its own copy
+  ::grpc::ProtoBufferReader reader(&input);
+  if (!request.ParseFromZeroCopyStream(&reader)) {
+    const absl::Status status = absl::InvalidArgumentError(absl::StrCat(
+        "the request (", request_bytes->Length(), " bytes) is not a grpcplugin.BestOptionsRequest message"));
+    Record(clock_.Now(), status, ResultLabel(status.code()), 0);
+    return finish(status);
   }
-  *response = *std::move(reply);
-  return ::grpc::Status::OK;
+  const CallDeadline deadline{absl::FromChrono(context->deadline()), [context] { return context->IsCancelled(); }};
+  absl::StatusOr<::grpcplugin::BestOptionsResponse> reply = Answer(request, deadline);
+  if (!reply.ok()) return finish(reply.status());
+  bool own_buffer = false;
+  const ::grpc::Status serialized =
+      ::grpc::SerializationTraits<::grpcplugin::BestOptionsResponse>::Serialize(*reply, response_bytes, &own_buffer);
+  reactor->Finish(serialized);
+  return reactor;
 }
 
 absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Answer(
@@ -89,16 +106,18 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Answer(
   }
   std::string result = ResultLabel(reply.status().code());
   if (reply.ok() && reply->options().empty() && request.options_size() > 0) result = "veto";
-  if (!reply.ok()) {
+  Record(start, reply.status(), result, request.options_size());
+  return reply;
+}
+
+void ExpanderService::Record(absl::Time start, const absl::Status& status, const std::string& result, int options) {
+  if (!status.ok()) {
     server::LogEvent(log_, "best_options_error",
-                     {{"options", std::to_string(request.options_size())},
-                      {"result", result},
-                      {"error", std::string(reply.status().message())}},
+                     {{"options", std::to_string(options)}, {"result", result}, {"error", std::string(status.message())}},
                      spdlog::level::warn);
   }
   metrics_.calls.Inc({result});
   metrics_.latency.Observe(absl::ToDoubleSeconds(clock_.Now() - start));
-  return reply;
 }
 
 absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
@@ -109,6 +128,13 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   if (static_cast<size_t>(request.options_size()) > options_.max_options) {
     return absl::ResourceExhaustedError(absl::StrCat(request.options_size(), " options, more than the ",
                                                      options_.max_options, " this expander judges per call"));
+  }
+  for (int i = 0; i < request.options_size(); ++i) {
+    const int64_t count = request.options(i).nodecount();
+    if (count < 0 || count > kMaxNodeCount) {
+      return absl::InvalidArgumentError(absl::StrCat("options[", i, "].nodeCount ", count, " is outside 0..",
+                                                     kMaxNodeCount, " (no cluster is that large)"));
+    }
   }
   absl::StatusOr<codec::DecodedRequest> decoded = codec::DecodeBestOptions(request);
   if (!decoded.ok()) return decoded.status();
@@ -121,7 +147,8 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   input.templates = std::move(decoded->templates);
   input.preferences = ledger_.Preferences();
   input.price_per_node_hour = options_.price_per_node_hour;
-  const decision::Ranking ranking = decision::RankOptions(input, topologies_, options_.policy);
+  const decision::Ranking ranking = decision::RankOptions(input, topologies_, options_.policy,
+                                                          [&] { return Expired(deadline, clock_.Now()); });
   // Past the deadline CA has already given up on this call (and failed open): an answer now would be
   // thrown away, and an intent recorded for it would hold capacity for a scale-up that is not ours.
   if (Expired(deadline, clock_.Now())) {

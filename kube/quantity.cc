@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "topology/quoted.h"
 
 namespace topofit::kube {
 namespace {
@@ -69,7 +70,7 @@ void Double(std::string& digits) {
 }
 
 absl::Status NotAQuantity(absl::string_view text, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat("not a quantity: \"", text, "\" (", why, ")"));
+  return absl::InvalidArgumentError(absl::StrCat("not a quantity: ", topology::Quoted(text), " (", why, ")"));
 }
 
 }  // namespace
@@ -100,7 +101,7 @@ absl::StatusOr<int64_t> ParseQuantityMilli(absl::string_view text) {
   if (digits.empty()) return NotAQuantity(text, "expected a number");
   Scale scale;
   if (!ParseSuffix(text.substr(pos), text.size(), &scale)) {
-    return NotAQuantity(text, absl::StrCat("unknown suffix \"", text.substr(pos), "\""));
+    return NotAQuantity(text, absl::StrCat("unknown suffix ", topology::Quoted(text.substr(pos))));
   }
 
   // value = digits * 2^binary * 10^power, in thousandths of the unit.
@@ -120,7 +121,7 @@ absl::StatusOr<int64_t> ParseQuantityMilli(absl::string_view text) {
   }
   const auto out_of_range = [&] {
     return absl::OutOfRangeError(
-        absl::StrCat("quantity \"", text, "\" is too large: more than ", kMax, " thousandths"));
+        absl::StrCat("quantity ", topology::Quoted(text), " is too large: more than ", kMax, " thousandths"));
   };
   if (integer_length > 19) return out_of_range();  // at least 10^19 > 2^63 - 1
   uint64_t magnitude = 0;
@@ -144,7 +145,7 @@ absl::StatusOr<int64_t> ParseQuantityCount(absl::string_view text) {
   absl::StatusOr<int64_t> milli = ParseQuantityMilli(text);
   if (!milli.ok()) return milli.status();
   absl::StatusOr<int64_t> count = MilliToCount(*milli);
-  if (!count.ok()) return absl::InvalidArgumentError(absl::StrCat("\"", text, "\" ", count.status().message()));
+  if (!count.ok()) return absl::InvalidArgumentError(absl::StrCat(topology::Quoted(text), " ", count.status().message()));
   return count;
 }
 

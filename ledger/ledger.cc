@@ -1,16 +1,20 @@
 #include "ledger/ledger.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <mutex>
+#include <set>
+#include <utility>
 
 namespace topofit::ledger {
 namespace {
 
 class InMemoryLedger final : public Ledger {
  public:
-  InMemoryLedger(const server::Clock& clock, absl::Duration preference_ttl, absl::Duration intent_ttl)
-      : clock_(clock), preference_ttl_(preference_ttl), intent_ttl_(intent_ttl) {}
+  InMemoryLedger(const server::Clock& clock, absl::Duration preference_ttl, absl::Duration intent_ttl,
+                 LedgerLimits limits)
+      : clock_(clock), preference_ttl_(preference_ttl), intent_ttl_(intent_ttl), limits_(std::move(limits)) {}
 
   void RecordPreference(decision::Preference preference) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -18,13 +22,26 @@ class InMemoryLedger final : public Ledger {
     PruneExpired(now);
     preference.last_seen = now;
     auto it = preferences_.find(preference.pod_uid);
-    preference.first_seen = it == preferences_.end() ? now : it->second.first_seen;
-    preferences_[preference.pod_uid] = std::move(preference);
+    if (it != preferences_.end()) {
+      preference.first_seen = it->second.first_seen;
+      Unindex(it->second);
+      it->second = std::move(preference);
+    } else {
+      if (preferences_.size() >= std::max<size_t>(limits_.max_preferences, 1)) {
+        const std::string evicted = by_last_seen_.begin()->second;  // the least recently seen
+        Erase(preferences_.find(evicted));
+        if (limits_.on_evicted) limits_.on_evicted("preference", evicted);
+      }
+      preference.first_seen = now;
+      it = preferences_.emplace(preference.pod_uid, std::move(preference)).first;
+    }
+    by_last_seen_.emplace(it->second.last_seen, it->first);
+    by_first_seen_.emplace(it->second.first_seen, it->first);
   }
 
   void ForgetPod(const std::string& pod_uid) override {
     std::lock_guard<std::mutex> lock(mu_);
-    preferences_.erase(pod_uid);
+    Erase(preferences_.find(pod_uid));
     for (decision::Intent& intent : intents_) {
       std::erase(intent.pod_uids, pod_uid);
       intent.pod_gpus.erase(pod_uid);
@@ -36,11 +53,11 @@ class InMemoryLedger final : public Ledger {
     std::lock_guard<std::mutex> lock(mu_);
     const absl::Time now = clock_.Now();
     std::vector<decision::Preference> out;
-    for (const auto& [uid, preference] : preferences_) {
+    out.reserve(preferences_.size());
+    for (const auto& [first_seen, uid] : by_first_seen_) {
+      const decision::Preference& preference = preferences_.at(uid);
       if (now - preference.last_seen <= preference_ttl_) out.push_back(preference);
     }
-    std::stable_sort(out.begin(), out.end(),
-                     [](const decision::Preference& a, const decision::Preference& b) { return a.first_seen < b.first_seen; });
     return out;
   }
 
@@ -48,6 +65,11 @@ class InMemoryLedger final : public Ledger {
     std::lock_guard<std::mutex> lock(mu_);
     intent.recorded = clock_.Now();
     PruneExpired(intent.recorded);
+    if (intents_.size() >= std::max<size_t>(limits_.max_intents, 1)) {
+      const std::string evicted = intents_.front().node_group;  // the oldest
+      intents_.pop_front();
+      if (limits_.on_evicted) limits_.on_evicted("intent", evicted);
+    }
     intents_.push_back(std::move(intent));
   }
 
@@ -62,25 +84,44 @@ class InMemoryLedger final : public Ledger {
   }
 
  private:
-  // Expired entries are dropped as new ones arrive, so memory follows the live demand. Called with mu_ held.
+  using Index = std::set<std::pair<absl::Time, std::string>>;
+
+  // Expired entries are dropped as new ones arrive, so memory follows the live demand: preferences from the
+  // front of the last-seen index, so only what expires is visited. Called with mu_ held.
   void PruneExpired(absl::Time now) {
-    std::erase_if(preferences_, [&](const auto& entry) { return now - entry.second.last_seen > preference_ttl_; });
+    while (!by_last_seen_.empty() && now - by_last_seen_.begin()->first > preference_ttl_) {
+      Erase(preferences_.find(by_last_seen_.begin()->second));
+    }
     std::erase_if(intents_, [&](const decision::Intent& intent) { return now - intent.recorded > intent_ttl_; });
+  }
+
+  void Unindex(const decision::Preference& preference) {
+    by_last_seen_.erase({preference.last_seen, preference.pod_uid});
+    by_first_seen_.erase({preference.first_seen, preference.pod_uid});
+  }
+
+  void Erase(std::map<std::string, decision::Preference>::iterator it) {
+    if (it == preferences_.end()) return;
+    Unindex(it->second);
+    preferences_.erase(it);
   }
 
   const server::Clock& clock_;
   const absl::Duration preference_ttl_;
   const absl::Duration intent_ttl_;
+  const LedgerLimits limits_;
   mutable std::mutex mu_;
-  std::map<std::string, decision::Preference> preferences_;  // by pod uid: ordered, so ties sort by uid
-  std::vector<decision::Intent> intents_;                    // in recording order, hence oldest first
+  std::map<std::string, decision::Preference> preferences_;  // by pod uid
+  Index by_last_seen_;   // (last_seen, uid): expiry and eviction take from the front
+  Index by_first_seen_;  // (first_seen, uid): the order Preferences() returns, ties by uid
+  std::deque<decision::Intent> intents_;  // in recording order, hence oldest first
 };
 
 }  // namespace
 
 std::unique_ptr<Ledger> NewInMemoryLedger(const server::Clock& clock, absl::Duration preference_ttl,
-                                          absl::Duration intent_ttl) {
-  return std::make_unique<InMemoryLedger>(clock, preference_ttl, intent_ttl);
+                                          absl::Duration intent_ttl, LedgerLimits limits) {
+  return std::make_unique<InMemoryLedger>(clock, preference_ttl, intent_ttl, std::move(limits));
 }
 
 }  // namespace topofit::ledger

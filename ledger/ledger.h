@@ -1,11 +1,13 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "decision/intent.h"
 #include "decision/preference.h"
@@ -29,9 +31,22 @@ class Ledger {
   virtual std::vector<decision::Intent> Intents() const = 0;
 };
 
+// What the in-memory ledger keeps at most. Preferences come from filter calls and intents from BestOptions
+// calls, which anyone who reaches the servers can make up, so both are capped: at the cap the least recently
+// seen preference, or the oldest intent, makes room and is reported. Far above real demand: 10,000 pending
+// GPU pods without a fitting node; one intent per CA loop (10 s) that picks a GPU group lives 15 minutes.
+struct LedgerLimits {
+  size_t max_preferences = 10'000;
+  size_t max_intents = 1'000;
+  // Called for each entry evicted at a cap, with kind "preference" (key: the pod uid) or "intent" (key: the
+  // node group), under the ledger's lock: it must not call the ledger.
+  std::function<void(absl::string_view kind, const std::string& key)> on_evicted;
+};
+
 // The clock decides expiry: a preference not refreshed within `preference_ttl` (its pod is gone or no
 // longer asks) and an intent older than `intent_ttl` (the capacity came, or never will) are dropped.
+// Recording costs O(log n) plus what expires; nothing is re-sorted per call.
 std::unique_ptr<Ledger> NewInMemoryLedger(const server::Clock& clock, absl::Duration preference_ttl,
-                                          absl::Duration intent_ttl);
+                                          absl::Duration intent_ttl, LedgerLimits limits = {});
 
 }  // namespace topofit::ledger

@@ -62,7 +62,11 @@ HttpResponse ReportPod(Extender& extender, const HttpRequest& request) {
   for (const char* key : {"uid", "namespace", "name", "node"}) {
     if (text(key) == nullptr) return server::JsonError(400, absl::StrCat(key, ": expected a non-empty string"));
   }
-  if (gpus == body.end() || !gpus->is_number_integer()) return server::JsonError(400, "gpus: expected an integer");
+  // Range-checked as the JSON number it is: get<int>() would wrap 4294967297 to 1.
+  if (gpus == body.end() || !gpus->is_number_integer() || gpus->get<int64_t>() < 0 ||
+      gpus->get<int64_t>() > topology::kMaxGpusPerNode) {
+    return server::JsonError(400, absl::StrCat("gpus: expected an integer from 0 to ", topology::kMaxGpusPerNode));
+  }
   std::optional<topology::GpuSet> ids;
   if (const nlohmann::json* listed = text("gpuIds")) {
     absl::StatusOr<topology::GpuSet> parsed = topology::GpuSet::Parse(listed->get<std::string>(), topology::kMaxGpusPerNode);
@@ -86,10 +90,16 @@ void RegisterExtenderRoutes(server::HttpServer& server, Extender& extender, std:
     return Serve(request, [&](const std::string& body) { return extender.ParseArgs(body); },
                  [&](const codec::ExtenderArgs& a) { return extender.Prioritize(a); }, codec::SerializeHostPriorityList);
   });
-  server.Handle("POST", "/bind", [&extender](const HttpRequest& request) {
-    return Serve(request, codec::ParseBindingArgs,
-                 [&](const codec::ExtenderBindingArgs& a) { return extender.Bind(a); }, codec::SerializeBindingResult);
-  });
+  // Bind waits on the API server (a rate-limited client): on the blocking pool, so that a slow API server
+  // cannot stall filter and prioritize.
+  server.Handle(
+      "POST", "/bind",
+      [&extender](const HttpRequest& request) {
+        return Serve(request, codec::ParseBindingArgs,
+                     [&](const codec::ExtenderBindingArgs& a) { return extender.Bind(a); },
+                     codec::SerializeBindingResult);
+      },
+      server::RouteOptions{.blocking = true});
   server.Handle("POST", "/preempt", [&extender](const HttpRequest& request) {
     return Serve(request, codec::ParsePreemptionArgs,
                  [&](const codec::ExtenderPreemptionArgs& a) { return extender.Preempt(a); },

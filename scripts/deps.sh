@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  libabsl-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libsimdjson-dev
+  libabsl-dev libboost-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libsimdjson-dev
   catch2 libbenchmark-dev libcpp-httplib-dev libssl-dev libyaml-cpp-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   gnuplot-nox  # draws `topofit bench --out`'s plots; the report's tests check the SVGs when it is there

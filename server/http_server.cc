@@ -1,273 +1,145 @@
 #include "server/http_server.h"
 
-#include <dirent.h>
-#include <netdb.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <linux/sockios.h>
-#include <netinet/in.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
+#include <condition_variable>
 #include <exception>
-#include <fstream>
 #include <mutex>
+#include <optional>
+#include <thread>
 
-#include <httplib.h>
-#include <openssl/bio.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/ssl.h>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/stream_traits.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <spdlog/spdlog.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/http_request_parser.h"
+#include "server/tls_context.h"
 
 namespace topofit::server {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
 namespace {
 
-// Requests served on one keep-alive connection before the server closes it.
-constexpr size_t kKeepAliveRequests = 10000;
+// Bytes read while a connection waits for its next request; the request's deadline starts with them.
+constexpr size_t kFirstReadBytes = 16 << 10;
 
-// Room a parser may read past the end of a body (simdjson's padding), so the extender parses a large body
-// where it lies instead of copying it.
-constexpr size_t kBodyPadding = 64;
-
-// Plain-HTTP bodies at least this large are read from the socket in reads of up to kDirectReadBytes instead
-// of through httplib's ContentReader, whose reads are 4 KiB each after a poll (CPPHTTPLIB_RECV_BUFSIZ is
-// compiled into Debian's libcpp-httplib): ~35 ms of a 44 MiB body's ~85 ms on the bench VM.
-constexpr size_t kDirectReadMinBytes = 256 << 10;
-constexpr size_t kDirectReadBytes = 1 << 20;
-
-// Request body buffers kept by the serving threads between requests: reading a 40 MiB body into fresh memory
-// costs a page fault per 4 KiB page (~20 us each on the bench VM), more than moving the bytes. A thread
-// keeps its last buffer while all the server's kept buffers stay within `limit` bytes: two of the largest
-// bodies, as kube-scheduler's filter and prioritize calls come on one or two connections at a time. A kept
-// buffer keeps its size too (stale bytes), so that a direct read grows it without zero-filling what it
-// overwrites.
-class KeptBodies {
- public:
-  explicit KeptBodies(size_t limit) : limit_(limit) {}
-
-  // This thread's kept buffer, or an empty one.
-  std::string Take() {
-    kept_bytes_ -= t_kept.counted;
-    t_kept.counted = 0;
-    return std::move(t_kept.buffer);
-  }
-  // Keeps `buffer` for this thread's next request if the limit allows, else frees it.
-  void Keep(std::string buffer) {
-    const size_t bytes = buffer.capacity();
-    if (kept_bytes_.fetch_add(bytes) + bytes > limit_) {
-      kept_bytes_ -= bytes;
-      return;
-    }
-    t_kept.buffer = std::move(buffer);
-    t_kept.counted = bytes;
-  }
-
- private:
-  struct Kept {
-    std::string buffer;
-    size_t counted = 0;  // bytes of kept_bytes_ it stands for
-  };
-  static thread_local Kept t_kept;  // a serving thread belongs to one server
-
-  const size_t limit_;
-  std::atomic<size_t> kept_bytes_{0};
-};
-thread_local KeptBodies::Kept KeptBodies::t_kept;
-
+// After a response that ends a connection with input possibly unread (413, 431), how long the server keeps
+// reading and discarding it before closing: closing with unread input makes the kernel send a reset, which
+// can destroy the response before the client has read it.
+constexpr auto kLinger = std::chrono::milliseconds(500);
+constexpr size_t kLingerReadBytes = 16 << 10;
 
 // 0.5 ms .. 10 s: extender calls take about a millisecond; anything near kube-scheduler's 30 s extender
 // timeout is an incident.
 const std::vector<double> kLatencyBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                              0.1,    0.25,  0.5,    1,     2.5,   5,     10};
 
-// httplib and OpenSSL write to sockets without MSG_NOSIGNAL, so a client that hangs up mid-response
-// raises SIGPIPE, whose default action kills the process. Every server needs it ignored.
+constexpr absl::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+// Request body buffers kept between requests: reading a 40 MiB body into fresh memory costs a page fault per
+// 4 KiB page (~20 us each on the bench VM), more than moving the bytes. Buffers are kept while all of them
+// stay within `limit` bytes: two of the largest bodies, as kube-scheduler's filter and prioritize calls
+// come on one or two connections at a time.
+class KeptBodies {
+ public:
+  explicit KeptBodies(size_t limit) : limit_(limit) {}
+
+  // The most recently kept buffer (empty, with its capacity), or an empty one.
+  std::string Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (kept_.empty()) return {};
+    std::string buffer = std::move(kept_.back());
+    kept_.pop_back();
+    kept_bytes_ -= buffer.capacity();
+    return buffer;
+  }
+  // Keeps `buffer` for a later request if the limit allows, else frees it.
+  void Keep(std::string buffer) {
+    const size_t bytes = buffer.capacity();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (bytes == 0 || kept_bytes_ + bytes > limit_) return;
+    buffer.clear();
+    kept_bytes_ += bytes;
+    kept_.push_back(std::move(buffer));
+  }
+
+ private:
+  const size_t limit_;
+  std::mutex mu_;
+  std::vector<std::string> kept_;
+  size_t kept_bytes_ = 0;
+};
+
+HttpResponse RunHandler(const HttpHandler& handler, const HttpRequest& request) {
+  // Our handlers should not throw; if one does, this request fails and the server keeps serving.
+  try {
+    return handler(request);
+  } catch (const std::exception& e) {
+    return JsonError(500, absl::StrCat("internal error: ", e.what()));
+  } catch (...) {
+    return JsonError(500, "internal error");
+  }
+}
+
+std::string ResponseHead(const HttpResponse& out, size_t length, bool keep_alive, const std::string& allow) {
+  const beast::string_view reason = http::obsolete_reason(static_cast<http::status>(out.status));
+  return absl::StrCat("HTTP/1.1 ", out.status, " ", absl::string_view(reason.data(), reason.size()),
+                      "\r\nContent-Type: ", out.content_type, "\r\nContent-Length: ", length, "\r\n",
+                      allow.empty() ? "" : absl::StrCat("Allow: ", allow, "\r\n"),
+                      keep_alive ? "" : "Connection: close\r\n", "\r\n");
+}
+
+// Bytes written on `socket` that its peer has not acknowledged yet.
+int Unacknowledged(tcp::socket& socket) {
+  int unacked = 0;
+  if (::ioctl(socket.native_handle(), SIOCOUTQ, &unacked) != 0) return 0;
+  return unacked;
+}
+
+// Asio writes with MSG_NOSIGNAL, but the process's HTTP clients (cpp-httplib, in kubeclient) do not: a peer
+// that hangs up mid-write raises SIGPIPE, whose default action kills the process. Every process that serves
+// has it ignored.
 void IgnoreSigpipe() {
   static std::once_flag once;
   std::call_once(once, [] { ::signal(SIGPIPE, SIG_IGN); });
 }
 
-std::string OpenSslError() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "unknown OpenSSL error" : out;
-}
-
-absl::Status CheckReadable(const std::string& what, const std::string& path) {
-  std::ifstream f(path);
-  if (!f) return absl::InvalidArgumentError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
-  return absl::OkStatus();
-}
-
-// httplib 0.11's SSLServer ignores a failure to load the client CA file and would then refuse every client;
-// check that it holds at least one certificate.
-absl::Status CheckCaFile(const std::string& path) {
-  BIO* bio = BIO_new_file(path.c_str(), "r");
-  if (bio == nullptr) return absl::InvalidArgumentError(absl::StrCat("TLS client CA ", path, ": ", OpenSslError()));
-  int count = 0;
-  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-    X509_free(cert);
-    ++count;
-  }
-  BIO_free(bio);
-  ERR_clear_error();  // the read that ended the loop leaves "no start line"
-  if (count == 0) return absl::InvalidArgumentError(absl::StrCat("TLS client CA ", path, ": no PEM certificate"));
-  return absl::OkStatus();
-}
-
-// httplib takes timeouts as (seconds, microseconds).
-std::pair<time_t, time_t> SecondsAndMicros(absl::Duration d) {
-  const absl::Duration whole = absl::Trunc(d, absl::Seconds(1));
-  return {static_cast<time_t>(absl::ToInt64Seconds(whole)), static_cast<time_t>(absl::ToInt64Microseconds(d - whole))};
-}
-
-int PortOf(const sockaddr_storage& a) {
-  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
-  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
-  return -1;
-}
-
-// Our end of the TCP connection from remote_ip:remote_port to local_port, or -1.
-//
-// httplib 0.11 gives a handler no way to close its connection: it decides keep-alive from the request
-// alone. After a 413 the unread body would then be parsed as the next request (and buffered whole while
-// looking for a line end). So we find the socket by its addresses — the same 4-tuple httplib reported in
-// the request — and end it ourselves. Only the thread serving the connection calls this, so the fd cannot
-// be closed under us, and the 4-tuple names one connection.
-int FindConnectionFd(const std::string& remote_ip, int remote_port, int local_port) {
-  DIR* dir = ::opendir("/proc/self/fd");
-  if (dir == nullptr) return -1;
-  int found = -1;
-  while (const dirent* e = ::readdir(dir)) {
-    int fd = -1;
-    if (!absl::SimpleAtoi(e->d_name, &fd) || fd == ::dirfd(dir)) continue;
-    sockaddr_storage local{}, peer{};
-    socklen_t local_len = sizeof(local), peer_len = sizeof(peer);
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0) continue;
-    if (PortOf(local) != local_port) continue;
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) continue;
-    if (PortOf(peer) != remote_port) continue;
-    char host[NI_MAXHOST];
-    if (::getnameinfo(reinterpret_cast<sockaddr*>(&peer), peer_len, host, sizeof(host), nullptr, 0,
-                      NI_NUMERICHOST) != 0) {
-      continue;
-    }
-    if (remote_ip == host) {
-      found = fd;
-      break;
-    }
-  }
-  ::closedir(dir);
-  return found;
-}
-
-// Ends the connection on `fd` after the response has been written, without reading the rest of the body.
-void CloseConnectionNow(int fd) {
-  // FIN after the response. Then give the response a moment to be acknowledged before the close: closing
-  // with unread input makes the kernel send a RST, which drops whatever of our response is still unsent.
-  ::shutdown(fd, SHUT_WR);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-  char discard[16384];
-  while (std::chrono::steady_clock::now() < deadline) {
-    int unacked = 0;
-    if (::ioctl(fd, SIOCOUTQ, &unacked) != 0 || unacked == 0) break;
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 1) > 0 && ::recv(fd, discard, sizeof(discard), MSG_DONTWAIT) == 0) break;
-  }
-  // Put a socket already at end-of-file in the connection's place: the TCP connection closes now, and
-  // httplib, still holding the number, reads EOF, leaves its keep-alive loop and closes the stand-in.
-  int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0) {
-    ::close(pair[1]);
-    ::dup2(pair[0], fd);
-    ::close(pair[0]);
-  } else {
-    ::shutdown(fd, SHUT_RDWR);  // no fds left: at least stop the traffic
-  }
-}
-
-// Set by the request handler when the request's body was not read to its end; acted on once the response
-// has been written (httplib's logger runs then, on the same thread).
-thread_local bool t_close_after_response = false;
-
-bool HasBody(const httplib::Request& req) {
-  if (absl::EqualsIgnoreCase(req.get_header_value("Transfer-Encoding"), "chunked")) return true;
-  const std::string length = req.get_header_value("Content-Length");
-  return !length.empty() && length != "0";
-}
-
-// Reads the rest of a `length`-byte body from `fd` into body[offset, length), waiting at most `timeout` for
-// each read. False if the client stops sending or the connection fails.
-bool ReadRestOfBody(int fd, size_t offset, size_t length, absl::Duration timeout, std::string& body) {
-  const int timeout_ms = static_cast<int>(std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout)));
-  while (offset < length) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, timeout_ms) <= 0) return false;
-    const ssize_t n = ::recv(fd, body.data() + offset, std::min(kDirectReadBytes, length - offset), 0);
-    if (n <= 0) return false;
-    offset += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Everything but the body, which is read into `out` first.
-void FillRequest(const httplib::Request& req, HttpRequest& out) {
-  out.method = req.method;
-  out.path = req.path;
-  for (const auto& [k, v] : req.headers) out.headers.emplace(k, v);
-  for (const auto& [k, v] : req.params) out.query.emplace(k, v);
-}
-
-// Writes `out` (its body with `spliced` at splice_at) as the response's content, each piece as it lies;
-// `request`, whose body the pieces may view, is kept until httplib has written them and then gives its
-// body buffer back to `bodies` (httplib writes and releases on the thread that served the request).
-void SetSplicedContent(HttpResponse out, std::shared_ptr<HttpRequest> request, KeptBodies& bodies,
-                       httplib::Response& res) {
-  auto pieces = std::make_shared<std::vector<absl::string_view>>();
-  auto owned = std::make_shared<std::string>(std::move(out.body));
-  const absl::string_view text = *owned;
-  const size_t at = std::min(out.splice_at, text.size());
-  pieces->reserve(out.spliced.size() + 2);
-  pieces->push_back(text.substr(0, at));
-  pieces->insert(pieces->end(), out.spliced.begin(), out.spliced.end());
-  pieces->push_back(text.substr(at));
-  size_t length = 0;
-  for (absl::string_view piece : *pieces) length += piece.size();
-  res.set_content_provider(
-      length, out.content_type,
-      // httplib asks for the bytes from `offset` on until it has `length` of them (one call, unless a write
-      // fails).
-      [pieces, owned](size_t offset, size_t, httplib::DataSink& sink) {
-        for (absl::string_view piece : *pieces) {
-          if (offset >= piece.size()) {
-            offset -= piece.size();
-            continue;
-          }
-          if (!sink.write(piece.data() + offset, piece.size() - offset)) return false;
-          offset = 0;
-        }
-        return true;
-      },
-      [request, &bodies](bool) { bodies.Keep(std::move(request->body)); });
-}
+// What a connection does with the stream it was accepted with.
+class ConnectionBase {
+ public:
+  virtual ~ConnectionBase() = default;
+  virtual void Start() = 0;
+  // From any thread. Not forced: closes the connection unless a request is being handled or answered (that
+  // one finishes and the connection closes after it). Forced: closes it now.
+  virtual void Shut(bool force) = 0;
+};
 
 }  // namespace
 
@@ -302,79 +174,385 @@ HttpMetrics HttpMetrics::Create(MetricsRegistry& registry) {
                             "Time from routing a request to having its response, by route.", kLatencyBuckets,
                             {"server", "route"}),
       registry.AddGauge("topofit_http_requests_in_flight", "HTTP requests being handled now.", {"server"}),
+      registry.AddGauge("topofit_http_connections", "HTTP connections open now.", {"server"}),
+      registry.AddCounter("topofit_http_connections_dropped_total",
+                          "HTTP connections closed by the server unanswered: request-timeout (a request not "
+                          "received within its deadline), idle (no request within the idle timeout).",
+                          {"server", "reason"}),
   };
 }
 
 struct HttpServer::Impl {
-  explicit Impl(size_t max_body_bytes) : bodies(2 * (max_body_bytes + kBodyPadding)) {}
+  explicit Impl(HttpServer& server)
+      : server(server),
+        options(server.options_),
+        bodies(2 * (server.options_.max_body_bytes + kBodyPadding)),
+        limits{server.options_.max_header_bytes, server.options_.max_header_fields, server.options_.max_body_bytes} {}
 
-  std::unique_ptr<httplib::Server> server;
-  std::atomic<bool> listen_returned{false};
-  int port = 0;
+  void Accept();
+  void OnAccepted(beast::error_code ec, tcp::socket socket);
+  void Unregister(ConnectionBase* connection);
+  // Shuts every open connection; see ConnectionBase::Shut.
+  void ShutAll(bool force);
+  // Waits until no connection is open or `timeout` has passed; true if none is open.
+  bool WaitClosed(absl::Duration timeout);
+
+  HttpServer& server;
+  const HttpServerOptions& options;
   KeptBodies bodies;
+  const RequestLimits limits;
+  std::unique_ptr<asio::ssl::context> tls;
+  std::atomic<bool> stopping{false};
+  std::atomic<int> blocking_admitted{0};  // blocking requests running or waiting for a thread
 
-  // Reads the request body into `body` (a kept buffer, see KeptBodies), at most options.max_body_bytes.
-  // Returns 0 when read, else the status to answer.
-  int ReadBody(const httplib::Request& req, const httplib::ContentReader& reader, const HttpServerOptions& options,
-               std::string& body) const {
-    const std::string length = req.get_header_value("Content-Length");
-    const bool chunked = absl::EqualsIgnoreCase(req.get_header_value("Transfer-Encoding"), "chunked");
-    uint64_t n = 0;
-    if (!chunked && !length.empty()) {
-      if (!absl::SimpleAtoi(length, &n)) return 400;
-      // Refused from the header alone: httplib's own limit would read the whole body to discard it.
-      if (n > options.max_body_bytes) return 413;
-      body.reserve(n + kBodyPadding);
-    }
-    if (!chunked && length.empty() && req.method == "DELETE") {
-      body.clear();
-      return 0;  // httplib reads nothing here
-    }
-    if (!chunked && n >= kDirectReadMinBytes && options.tls_cert_file.empty()) {
-      if (const int fd = FindConnectionFd(req.remote_addr, req.remote_port, req.local_port > 0 ? req.local_port : port);
-          fd >= 0) {
-        return ReadBodyDirect(reader, fd, n, options.read_timeout, body);
-      }
-    }
-    body.clear();
-    bool too_large = false;
-    const bool ok = reader([&](const char* data, size_t size) {
-      if (body.size() + size > options.max_body_bytes) {
-        too_large = true;
-        return false;  // stops httplib mid-body; the connection is closed after the response
-      }
-      body.append(data, size);
-      return true;
-    });
-    if (too_large) return 413;
-    return ok ? 0 : 400;
-  }
+  std::mutex mu;
+  std::condition_variable closed;
+  std::map<ConnectionBase*, std::weak_ptr<ConnectionBase>> connections;  // guarded by mu
+  bool accept_paused = false;                                             // guarded by mu
 
-  // A `length`-byte body read mostly from the socket itself. The bytes httplib already buffered (read with the
-  // headers) come first through the reader, whose first chunk drains that buffer (it holds 4 KiB with the
-  // headers; a chunk is up to 4 KiB); stopping the reader there leaves httplib's stream at the socket's
-  // position, so the connection stays usable for the next request.
-  static int ReadBodyDirect(const httplib::ContentReader& reader, int fd, size_t length, absl::Duration timeout,
-                            std::string& body) {
-    if (body.size() < length) body.resize(length);  // zero-fills only the growth
-    size_t offset = 0;
-    reader([&](const char* data, size_t size) {
-      size = std::min(size, length);
-      std::memcpy(body.data(), data, size);
-      offset = size;
-      return false;
-    });
-    if (offset == 0 || !ReadRestOfBody(fd, offset, length, timeout, body)) {
-      body.clear();
-      return 400;
-    }
-    body.resize(length);
-    return 0;
-  }
+  // Declared after everything the connections use: destroying the io_context destroys the connections
+  // its pending handlers still hold.
+  asio::io_context io;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  asio::strand<asio::io_context::executor_type> accept_strand{io.get_executor()};
+  tcp::acceptor acceptor{accept_strand};
+  asio::steady_timer accept_retry{accept_strand};
+  std::optional<asio::thread_pool> blocking;
+  std::vector<std::thread> threads;
 };
 
+// One accepted connection: reads requests one after another, each within its deadline, and answers them.
+// Every step runs on the connection's strand; between steps, the connection holds no thread.
+template <typename Stream>
+class Connection : public ConnectionBase, public std::enable_shared_from_this<Connection<Stream>> {
+ public:
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+  Connection(HttpServer::Impl& impl, tcp::socket socket) : impl_(impl), stream_(MakeStream(impl, std::move(socket))) {}
+  ~Connection() override { impl_.Unregister(this); }
+
+  void Start() override {
+    // On the connection's strand from the first step, so that Shut() is never concurrent with it.
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      if constexpr (kTls) {
+        if (self->impl_.stopping) return self->Close();
+        self->Lowest().expires_after(absl::ToChronoNanoseconds(self->impl_.options.request_timeout));
+        self->stream_.async_handshake(asio::ssl::stream_base::server, [self](beast::error_code ec) {
+          if (ec) return self->Close();
+          self->ReadNext();
+        });
+      } else {
+        self->ReadNext();
+      }
+    });
+  }
+
+  void Shut(bool force) override {
+    asio::post(stream_.get_executor(), [self = this->shared_from_this(), force] {
+      if (force || self->phase_ == Phase::kIdle || self->phase_ == Phase::kReading) self->Close();
+    });
+  }
+
+ private:
+  enum class Phase { kIdle, kReading, kHandling, kWriting, kClosing };
+
+  static Stream MakeStream(HttpServer::Impl& impl, tcp::socket socket) {
+    if constexpr (kTls) {
+      return Stream(beast::tcp_stream(std::move(socket)), *impl.tls);
+    } else {
+      return Stream(std::move(socket));
+    }
+  }
+
+  beast::tcp_stream& Lowest() { return beast::get_lowest_layer(stream_); }
+  const std::string& Name() const { return impl_.options.name; }
+
+  // Waits for the next request's first bytes for up to the idle timeout.
+  void ReadNext() {
+    if (impl_.stopping) return Close();
+    phase_ = Phase::kIdle;
+    if (buffer_.size() > 0) return ReadHeader();  // pipelined
+    Lowest().expires_after(absl::ToChronoNanoseconds(impl_.options.idle_timeout));
+    stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec == beast::error::timeout) self->impl_.server.metrics_.dropped.Inc({self->Name(), "idle"});
+                              if (ec) return self->Close();
+                              self->buffer_.commit(n);
+                              self->ReadHeader();
+                            });
+  }
+
+  // The request has begun: all of it must arrive by its deadline.
+  void ReadHeader() {
+    phase_ = Phase::kReading;
+    Lowest().expires_after(absl::ToChronoNanoseconds(impl_.options.request_timeout));
+    request_ = std::make_shared<HttpRequest>();
+    request_->body = impl_.bodies.Take();
+    parser_.emplace(impl_.limits, *request_);
+    http::async_read_header(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->ReadFailed(ec);
+      if (!self->parser_->expects_continue() || self->parser_->is_done()) return self->ReadBody();
+      asio::async_write(self->stream_, asio::buffer(kContinue.data(), kContinue.size()),
+                        [self](beast::error_code ec, size_t) {
+                          if (ec) return self->Close();
+                          self->ReadBody();
+                        });
+    });
+  }
+
+  void ReadBody() {
+    if (parser_->is_done()) return Dispatch();
+    http::async_read(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->ReadFailed(ec);
+      self->Dispatch();
+    });
+  }
+
+  void ReadFailed(const beast::error_code& ec) {
+    if (ec == beast::error::timeout) {
+      // The client is too slow (or stalled on purpose): the socket is closed already.
+      impl_.server.metrics_.dropped.Inc({Name(), "request-timeout"});
+      return Close();
+    }
+    const std::string label = RouteLabel();
+    switch (RefusalFor(ec)) {
+      case RequestRefusal::kHeaderTooLarge:
+        return Refuse(label, JsonError(431, absl::StrCat("request header larger than ", impl_.options.max_header_bytes,
+                                                         " bytes or ", impl_.options.max_header_fields, " fields")));
+      case RequestRefusal::kBodyTooLarge:
+        return Refuse(label, JsonError(413, absl::StrCat("request body larger than ", impl_.options.max_body_bytes,
+                                                         " bytes")));
+      case RequestRefusal::kMalformed:
+        // The client went away (before or during its request), or the server is stopping: nothing to answer.
+        if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof ||
+            ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
+            ec == asio::error::bad_descriptor || ec == asio::ssl::error::stream_truncated) {
+          return Close();
+        }
+        return Refuse(label, JsonError(400, absl::StrCat("malformed request: ", ec.message())));
+      case RequestRefusal::kNone:
+        break;
+    }
+    Close();
+  }
+
+  // The route label of the request being read, once its request line is known.
+  std::string RouteLabel() const {
+    if (request_ == nullptr || request_->path.empty()) return "unmatched";
+    const HttpServer::Route* route = impl_.server.Match(request_->path);
+    return route != nullptr ? route->pattern : "unmatched";
+  }
+
+  // Answers an unreadable request and closes the connection.
+  void Refuse(const std::string& label, HttpResponse out) {
+    impl_.server.metrics_.requests.Inc({Name(), label, std::to_string(out.status)});
+    Respond(std::move(out), /*close=*/true);
+  }
+
+  void Dispatch() {
+    Lowest().expires_never();
+    phase_ = Phase::kHandling;
+    const HttpServer::Route* route = impl_.server.Match(request_->path);
+    const std::string label = route != nullptr ? route->pattern : "unmatched";
+    if (route == nullptr) return Finish(label, {}, JsonError(404, absl::StrCat("no route for ", request_->path)));
+    const std::string method = request_->method == "HEAD" ? "GET" : request_->method;
+    auto it = route->handlers.find(method);
+    if (it == route->handlers.end()) {
+      std::vector<std::string> allowed;
+      for (const auto& [m, h] : route->handlers) allowed.push_back(m);
+      allow_ = absl::StrJoin(allowed, ", ");
+      return Finish(label, {}, JsonError(405, absl::StrCat("method ", request_->method, " not allowed on ", route->pattern,
+                                                           "; allowed: ", allow_)));
+    }
+    if (route->prefix) request_->path_suffix = request_->path.substr(route->match.size());
+    const auto start = std::chrono::steady_clock::now();  // a duration, so monotonic time, not the Clock
+    impl_.server.metrics_.in_flight.Add(1, {Name()});
+    const HttpServer::Handler& handler = it->second;
+    if (!handler.blocking) return Finish(label, start, RunHandler(handler.handle, *request_));
+
+    const int admitted_limit = impl_.options.blocking_threads + impl_.options.blocking_queue;
+    if (impl_.blocking_admitted.fetch_add(1) >= admitted_limit) {
+      impl_.blocking_admitted.fetch_sub(1);
+      return Finish(label, start,
+                    JsonError(503, absl::StrCat("server busy: ", admitted_limit, " requests to ", route->pattern,
+                                                " and the like in progress; retry later")));
+    }
+    asio::post(*impl_.blocking, [self = this->shared_from_this(), &handler, label, start] {
+      HttpResponse out = RunHandler(handler.handle, *self->request_);
+      self->impl_.blocking_admitted.fetch_sub(1);
+      asio::post(self->stream_.get_executor(), [self, label, start, out = std::move(out)]() mutable {
+        self->Finish(label, start, std::move(out));
+      });
+    });
+  }
+
+  // Counts a routed request's answer and writes it.
+  void Finish(const std::string& label, std::optional<std::chrono::steady_clock::time_point> start,
+              HttpResponse out) {
+    HttpMetrics& metrics = impl_.server.metrics_;
+    if (start) {
+      metrics.latency.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - *start).count(),
+                              {Name(), label});
+      metrics.in_flight.Add(-1, {Name()});
+    } else {
+      metrics.latency.Observe(0, {Name(), label});
+    }
+    metrics.requests.Inc({Name(), label, std::to_string(out.status)});
+    Respond(std::move(out), /*close=*/false);
+  }
+
+  // Writes `out`: its body with `spliced` at splice_at, each piece as it lies, in one gathered write. The
+  // request, whose body the pieces may view, is kept until then.
+  void Respond(HttpResponse out, bool close) {
+    phase_ = Phase::kWriting;
+    keep_alive_ = !close && !impl_.stopping && parser_ && parser_->is_header_done() && parser_->keep_alive();
+    response_ = std::move(out);
+    const absl::string_view text = response_.body;
+    const size_t at = std::min(response_.splice_at, text.size());
+    size_t length = text.size();
+    for (absl::string_view piece : response_.spliced) length += piece.size();
+    head_ = ResponseHead(response_, length, keep_alive_, allow_);
+    pieces_.clear();
+    pieces_.emplace_back(head_.data(), head_.size());
+    if (request_ == nullptr || request_->method != "HEAD") {
+      pieces_.emplace_back(text.data(), at);
+      for (absl::string_view piece : response_.spliced) pieces_.emplace_back(piece.data(), piece.size());
+      pieces_.emplace_back(text.data() + at, text.size() - at);
+    }
+    Lowest().expires_after(absl::ToChronoNanoseconds(impl_.options.write_timeout));
+    asio::async_write(stream_, pieces_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+      self->Lowest().expires_never();
+      self->Reset();
+      if (ec) return self->Close();
+      if (!self->keep_alive_) return self->LingeringClose();
+      self->ReadNext();
+    });
+  }
+
+  // Done with the request: its body buffer goes back to the kept ones.
+  void Reset() {
+    if (request_ != nullptr) impl_.bodies.Keep(std::move(request_->body));
+    request_.reset();
+    parser_.reset();
+    response_ = HttpResponse();
+    allow_.clear();
+    pieces_.clear();
+    head_.clear();
+  }
+
+  // Ends the connection after a response, without reading what the client may still be sending (the rest of
+  // a refused body): FIN, then discard input until the response is acknowledged, the client closes, or
+  // kLinger passes.
+  void LingeringClose() {
+    phase_ = Phase::kClosing;
+    beast::error_code ignored;
+    Lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    Lowest().expires_after(kLinger);
+    Discard();
+  }
+
+  void Discard() {
+    if (!Lowest().socket().is_open() || Unacknowledged(Lowest().socket()) == 0) return Close();
+    buffer_.clear();
+    Lowest().async_read_some(buffer_.prepare(kLingerReadBytes), [self = this->shared_from_this()](beast::error_code ec,
+                                                                                                   size_t) {
+      if (ec) return self->Close();
+      self->Discard();
+    });
+  }
+
+  void Close() {
+    phase_ = Phase::kClosing;
+    Lowest().close();
+  }
+
+  HttpServer::Impl& impl_;
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  Phase phase_ = Phase::kIdle;
+  // The request being read or answered; shared with a blocking handler's thread.
+  std::shared_ptr<HttpRequest> request_;
+  std::optional<RequestParser> parser_;
+  HttpResponse response_;
+  std::string allow_;  // the Allow header of a 405
+  std::string head_;
+  std::vector<asio::const_buffer> pieces_;
+  bool keep_alive_ = false;
+};
+
+void HttpServer::Impl::Accept() {
+  acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+    OnAccepted(ec, std::move(socket));
+  });
+}
+
+void HttpServer::Impl::OnAccepted(beast::error_code ec, tcp::socket socket) {
+  if (ec == asio::error::operation_aborted || stopping) return;
+  if (ec) {
+    // Out of file descriptors, most likely: the connection waits in the backlog; try again shortly.
+    spdlog::warn("{}: accept failed: {}", options.name, ec.message());
+    accept_retry.expires_after(std::chrono::milliseconds(100));
+    accept_retry.async_wait([this](beast::error_code wait) {
+      if (!wait && !stopping) Accept();
+    });
+    return;
+  }
+  // Replies are written in pieces; with Nagle's algorithm on, the last piece waits for the client's delayed
+  // ACK (about 40 ms per request, measured with bench/extender_bench).
+  socket.set_option(tcp::no_delay(true), ec);
+  std::shared_ptr<ConnectionBase> connection;
+  if (tls != nullptr) {
+    connection = std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(socket));
+  } else {
+    connection = std::make_shared<Connection<beast::tcp_stream>>(*this, std::move(socket));
+  }
+  bool more = true;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    connections.emplace(connection.get(), connection);
+    if (connections.size() >= static_cast<size_t>(options.max_connections)) {
+      accept_paused = true;  // the kernel queues further connections in the listen backlog
+      more = false;
+    }
+  }
+  server.metrics_.connections.Add(1, {options.name});
+  connection->Start();
+  if (more) Accept();
+}
+
+void HttpServer::Impl::Unregister(ConnectionBase* connection) {
+  bool resume = false;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    connections.erase(connection);
+    if (accept_paused && !stopping) {
+      accept_paused = false;
+      resume = true;
+    }
+    closed.notify_all();
+  }
+  server.metrics_.connections.Add(-1, {options.name});
+  if (resume) asio::post(accept_strand, [this] { Accept(); });
+}
+
+void HttpServer::Impl::ShutAll(bool force) {
+  std::vector<std::shared_ptr<ConnectionBase>> open;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& [raw, weak] : connections) {
+      if (auto c = weak.lock()) open.push_back(std::move(c));
+    }
+  }
+  for (const auto& c : open) c->Shut(force);
+}
+
+bool HttpServer::Impl::WaitClosed(absl::Duration timeout) {
+  std::unique_lock<std::mutex> lock(mu);
+  return closed.wait_for(lock, absl::ToChronoNanoseconds(timeout), [&] { return connections.empty(); });
+}
+
 HttpServer::HttpServer(const HttpServerOptions& options, MetricsRegistry& registry)
-    : options_(options), metrics_(HttpMetrics::Create(registry)), impl_(std::make_unique<Impl>(options.max_body_bytes)) {}
+    : options_(options), metrics_(HttpMetrics::Create(registry)), impl_(std::make_unique<Impl>(*this)) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -384,7 +562,15 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerO
     return absl::InvalidArgumentError(absl::StrCat("port ", options.port, " out of range"));
   }
   if (options.max_body_bytes == 0) return absl::InvalidArgumentError("max_body_bytes must be positive");
-  if (options.threads < 1) return absl::InvalidArgumentError("threads must be at least 1");
+  if (options.max_header_bytes == 0 || options.max_header_fields == 0) {
+    return absl::InvalidArgumentError("max_header_bytes and max_header_fields must be positive");
+  }
+  if (options.threads < 1 || options.blocking_threads < 1) {
+    return absl::InvalidArgumentError("threads and blocking_threads must be at least 1");
+  }
+  if (options.blocking_queue < 0 || options.max_connections < 1 || options.listen_backlog < 1) {
+    return absl::InvalidArgumentError("blocking_queue, max_connections and listen_backlog must be positive");
+  }
   if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
     return absl::InvalidArgumentError("TLS needs both a certificate file and a key file");
   }
@@ -392,153 +578,18 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerO
     return absl::InvalidArgumentError("a client CA file needs a server certificate and key");
   }
   IgnoreSigpipe();
-
   std::unique_ptr<HttpServer> self(new HttpServer(options, registry));
   if (!options.tls_cert_file.empty()) {
-    for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"TLS certificate", options.tls_cert_file},
-                                     {"TLS key", options.tls_key_file},
-                                     {"TLS client CA", options.tls_client_ca_file}}) {
-      if (path.empty()) continue;
-      if (absl::Status s = CheckReadable(what, path); !s.ok()) return s;
-    }
-    if (!options.tls_client_ca_file.empty()) {
-      if (absl::Status s = CheckCaFile(options.tls_client_ca_file); !s.ok()) return s;
-    }
-    ERR_clear_error();
-    auto ssl = std::make_unique<httplib::SSLServer>(
-        options.tls_cert_file.c_str(), options.tls_key_file.c_str(),
-        options.tls_client_ca_file.empty() ? nullptr : options.tls_client_ca_file.c_str());
-    if (!ssl->is_valid()) {
-      return absl::InvalidArgumentError(absl::StrCat("TLS certificate ", options.tls_cert_file, " or key ",
-                                                     options.tls_key_file, ": ", OpenSslError()));
-    }
-    SSL_CTX_set_min_proto_version(ssl->ssl_context(), TLS1_2_VERSION);
-    self->impl_->server = std::move(ssl);
-  } else {
-    self->impl_->server = std::make_unique<httplib::Server>();
+    absl::StatusOr<std::unique_ptr<asio::ssl::context>> tls =
+        MakeServerTlsContext(options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file);
+    if (!tls.ok()) return tls.status();
+    self->impl_->tls = *std::move(tls);
   }
-
-  httplib::Server& svr = *self->impl_->server;
-  const auto [read_s, read_us] = SecondsAndMicros(options.read_timeout);
-  svr.set_read_timeout(read_s, read_us);
-  const auto [write_s, write_us] = SecondsAndMicros(options.write_timeout);
-  svr.set_write_timeout(write_s, write_us);
-  // Whole seconds only in httplib 0.11; rounded up so a short idle timeout still allows keep-alive.
-  svr.set_keep_alive_timeout(
-      static_cast<time_t>(absl::ToInt64Seconds(absl::Ceil(options.idle_timeout, absl::Seconds(1)))));
-  // httplib's default socket options add SO_REUSEPORT, which lets a second process bind our port and take
-  // a share of its connections. Keep SO_REUSEADDR only (restart while old connections sit in TIME_WAIT).
-  svr.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  // Replies are written in pieces; with Nagle's algorithm on, the last piece waits for the client's delayed
-  // ACK (about 40 ms per request, measured with bench/extender_bench). kube-scheduler keeps one connection
-  // busy with a request per scheduling cycle, so also keep connections for many requests, not httplib's 5.
-  svr.set_tcp_nodelay(true);
-  svr.set_keep_alive_max_count(kKeepAliveRequests);
-  // A backstop only: bodies are limited in Impl::ReadBody before httplib would apply this.
-  svr.set_payload_max_length(options.max_body_bytes);
-  const int threads = options.threads;
-  svr.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-
-  HttpServer* s = self.get();
-  auto dispatch = [s](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* reader) {
-    const auto start = std::chrono::steady_clock::now();  // a duration, so monotonic time, not the Clock
-    t_close_after_response = false;
-    s->metrics_.in_flight.Add(1, {s->options_.name});
-
-    HttpResponse out;
-    const Route* route = s->Match(req.path);
-    const std::string route_label = route != nullptr ? route->pattern : "unmatched";
-    // Shared: a response that splices in bytes of the request keeps it until the response is written.
-    auto request = std::make_shared<HttpRequest>();
-    request->body = s->impl_->bodies.Take();
-    if (!reader) request->body.clear();
-    const int body_status = reader ? s->impl_->ReadBody(req, *reader, s->options_, request->body) : 0;
-    const bool body_read = reader ? body_status == 0 : !HasBody(req);  // httplib never reads a GET body
-    if (body_status == 413) {
-      out = JsonError(413, absl::StrCat("request body larger than ", s->options_.max_body_bytes, " bytes"));
-    } else if (body_status != 0) {
-      out = JsonError(body_status, "could not read the request body");
-    } else if (route == nullptr) {
-      out = JsonError(404, absl::StrCat("no route for ", req.path));
-    } else {
-      const std::string method = req.method == "HEAD" ? "GET" : req.method;
-      auto it = route->handlers.find(method);
-      if (it == route->handlers.end()) {
-        std::vector<std::string> allowed;
-        for (const auto& [m, h] : route->handlers) allowed.push_back(m);
-        out = JsonError(405, absl::StrCat("method ", req.method, " not allowed on ", route->pattern, "; allowed: ",
-                                          absl::StrJoin(allowed, ", ")));
-        res.set_header("Allow", absl::StrJoin(allowed, ", "));
-      } else {
-        FillRequest(req, *request);
-        if (route->prefix) request->path_suffix = req.path.substr(route->match.size());
-        // Our handlers should not throw; if one does, this request fails and the server keeps serving.
-        try {
-          out = it->second(*request);
-        } catch (const std::exception& e) {
-          out = JsonError(500, absl::StrCat("internal error: ", e.what()));
-        } catch (...) {
-          out = JsonError(500, "internal error");
-        }
-      }
-    }
-
-    if (!body_read) {
-      t_close_after_response = true;
-      res.set_header("Connection", "close");
-    }
-    res.status = out.status;
-    if (out.spliced.empty()) {
-      res.set_content(std::move(out.body), out.content_type);
-      s->impl_->bodies.Keep(std::move(request->body));
-    } else {
-      SetSplicedContent(std::move(out), request, s->impl_->bodies, res);
-    }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    s->metrics_.requests.Inc({s->options_.name, route_label, std::to_string(out.status)});
-    s->metrics_.latency.Observe(seconds, {s->options_.name, route_label});
-    s->metrics_.in_flight.Add(-1, {s->options_.name});
-  };
-
-  // Every path goes to `dispatch`, which routes itself: httplib answers 404 for a known path with another
-  // method, and reads bodies only for the methods with a content reader.
-  const std::string all = ".*";
-  svr.Get(all, [dispatch](const httplib::Request& req, httplib::Response& res) { dispatch(req, res, nullptr); });
-  svr.Options(all, [dispatch](const httplib::Request& req, httplib::Response& res) { dispatch(req, res, nullptr); });
-  auto with_body = [dispatch](const httplib::Request& req, httplib::Response& res,
-                              const httplib::ContentReader& reader) { dispatch(req, res, &reader); };
-  svr.Post(all, with_body);
-  svr.Put(all, with_body);
-  svr.Patch(all, with_body);
-  svr.Delete(all, with_body);
-
-  // Errors httplib answers itself (a malformed request line, an unknown method) get a JSON body too.
-  svr.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    HttpResponse out = JsonError(res.status, absl::StrCat("HTTP ", res.status));
-    res.set_content(out.body, out.content_type);
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    HttpResponse out = JsonError(500, "internal error");
-    res.status = 500;
-    res.set_content(out.body, out.content_type);
-  });
-  // httplib calls the logger after writing the response, on the connection's thread.
-  Impl* impl = self->impl_.get();
-  svr.set_logger([impl](const httplib::Request& req, const httplib::Response&) {
-    if (!t_close_after_response) return;
-    t_close_after_response = false;
-    const int local_port = req.local_port > 0 ? req.local_port : impl->port;
-    if (int fd = FindConnectionFd(req.remote_addr, req.remote_port, local_port); fd >= 0) CloseConnectionNow(fd);
-  });
   return self;
 }
 
-void HttpServer::Handle(const std::string& method, const std::string& path, HttpHandler handler) {
+void HttpServer::Handle(const std::string& method, const std::string& path, HttpHandler handler,
+                        RouteOptions options) {
   const bool prefix = absl::EndsWith(path, "/*");
   auto it = std::find_if(routes_.begin(), routes_.end(), [&](const Route& r) { return r.pattern == path; });
   if (it == routes_.end()) {
@@ -546,7 +597,7 @@ void HttpServer::Handle(const std::string& method, const std::string& path, Http
     routes_.push_back(Route{path, prefix ? path.substr(0, path.size() - 1) : path, prefix, {}});
     it = routes_.end() - 1;
   }
-  it->handlers[absl::AsciiStrToUpper(method)] = std::move(handler);
+  it->handlers[absl::AsciiStrToUpper(method)] = Handler{std::move(handler), options.blocking};
 }
 
 const HttpServer::Route* HttpServer::Match(const std::string& path) const {
@@ -563,36 +614,67 @@ const HttpServer::Route* HttpServer::Match(const std::string& path) const {
 
 absl::StatusOr<int> HttpServer::Start() {
   if (started_) return absl::FailedPreconditionError("server already started");
-  httplib::Server& svr = *impl_->server;
-  errno = 0;
-  int port = options_.port;
-  if (port == 0) {
-    port = svr.bind_to_any_port(options_.address);
-  } else if (!svr.bind_to_port(options_.address, port)) {
-    port = -1;
+  Impl& impl = *impl_;
+  const auto failed = [&](const beast::error_code& ec) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options_.address, ":", options_.port, ": ", ec.message()));
+  };
+  beast::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(options_.address, ec);
+  if (ec) return failed(ec);
+  const tcp::endpoint endpoint(address, static_cast<uint16_t>(options_.port));
+  // SO_REUSEADDR only (restart while old connections sit in TIME_WAIT); never SO_REUSEPORT, which would let
+  // a second process bind our port and take a share of its connections.
+  impl.acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl.acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) impl.acceptor.bind(endpoint, ec);
+  if (!ec) impl.acceptor.listen(options_.listen_backlog, ec);
+  if (ec) {
+    beast::error_code ignored;
+    impl.acceptor.close(ignored);
+    return failed(ec);
   }
-  if (port < 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.address, ":", options_.port,
-                                               errno != 0 ? absl::StrCat(": ", std::strerror(errno)) : ""));
-  }
-  impl_->port = port;
+  const int port = impl.acceptor.local_endpoint(ec).port();
   started_ = true;
-  thread_ = std::thread([this] {
-    impl_->server->listen_after_bind();
-    impl_->listen_returned = true;
-  });
-  // httplib's stop() does nothing until the accept loop runs; wait for it so Stop() cannot be lost.
-  while (!svr.is_running() && !impl_->listen_returned) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  impl.work.emplace(impl.io.get_executor());
+  impl.blocking.emplace(static_cast<size_t>(options_.blocking_threads));
+  asio::post(impl.accept_strand, [&impl] { impl.Accept(); });
+  for (int i = 0; i < options_.threads; ++i) {
+    impl.threads.emplace_back([&impl] {
+      for (;;) {
+        try {
+          impl.io.run();
+          return;
+        } catch (const std::exception& e) {  // e.g. bad_alloc in a handler's completion: keep serving
+          spdlog::error("{}: HTTP I/O thread: {}", impl.options.name, e.what());
+        }
+      }
+    });
+  }
   return port;
 }
 
 void HttpServer::Stop() {
   if (!started_ || stopped_) return;
   stopped_ = true;
-  // Closes the listening socket; the accept loop ends, then httplib joins its workers, each finishing the
-  // request it is serving.
-  impl_->server->stop();
-  thread_.join();
+  Impl& impl = *impl_;
+  impl.stopping = true;
+  asio::post(impl.accept_strand, [&impl] {
+    beast::error_code ignored;
+    impl.acceptor.close(ignored);
+    impl.accept_retry.cancel();
+  });
+  // Idle connections and requests still arriving close now; responses in flight get drain_timeout.
+  impl.ShutAll(/*force=*/false);
+  if (!impl.WaitClosed(options_.drain_timeout)) {
+    impl.ShutAll(/*force=*/true);
+    impl.WaitClosed(absl::Seconds(1));
+  }
+  // Handlers still running are waited for (they cannot be interrupted); their responses are not written.
+  impl.work.reset();
+  impl.io.stop();
+  for (std::thread& t : impl.threads) t.join();
+  impl.blocking->join();
 }
 
 }  // namespace topofit::server

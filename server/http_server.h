@@ -1,25 +1,37 @@
 #pragma once
 
-// A thin HTTP(S) server over cpp-httplib shared by the scheduler extender, the expander's ops port and
-// /metrics. It adds what every topofit endpoint needs and httplib 0.11 does not give:
+// The HTTP(S) server shared by the scheduler extender, the expander's ops port and /metrics, on Boost.Beast
+// and Asio. It owns its connections, so hostile or slow clients cost bounded memory and no thread:
+//   - asynchronous I/O on a few threads: a connection waiting for bytes occupies no thread, so slow clients
+//     never hold up others; handlers that wait on something slow (the API server, for bind) are registered
+//     as blocking and run on a separate bounded pool, never on the I/O threads;
+//   - bounds on everything a client controls: header fields and header bytes (431), the body size from
+//     Content-Length before any of it is read and as chunks arrive (413), a deadline per request from its
+//     first byte to its last (408, then the connection is dropped; not a per-read timeout a byte every few
+//     seconds defeats), an idle timeout between requests, a connection limit above which connections wait
+//     in the listen backlog;
 //   - JSON errors: unknown path 404, known path with another method 405, a throwing handler 500;
-//   - a body limit that answers 413 without reading (or buffering) the rest of the body, for
-//     Content-Length and chunked bodies alike, and then closes the connection;
-//   - per-route request counts and latency (HttpMetrics);
-//   - large bodies moved at the speed of the machine (bench/RESULTS.md): body buffers kept between
-//     requests (up to twice max_body_bytes in all), large plain-HTTP bodies read in large reads rather than
-//     httplib's 4 KiB ones, and replies that splice in bytes of the request (HttpResponse::spliced) written
-//     without joining them;
-//   - Start() that reports a bind error and Stop() that lets in-flight requests finish.
+//   - per-route request counts and latency, open connections (HttpMetrics);
+//   - large bodies moved at the speed of the machine (bench/RESULTS.md): body buffers kept between requests
+//     (up to twice max_body_bytes in all), and replies that splice in bytes of the request
+//     (HttpResponse::spliced) written as one gathered write without joining them;
+//   - Start() that reports a bind error; Stop() that stops accepting, closes idle connections, lets
+//     responses in flight be written for at most drain_timeout, then closes the rest.
+// TLS: 1.2 and 1.3 with forward-secret AEAD suites only (server/tls_context.h).
 //
-// httplib stays out of this header so callers depend only on these types.
+// Why Beast rather than cpp-httplib (used before): httplib 0.11 serves each connection on one thread of a
+// fixed pool, times out per read, has no limit on header count, and gives a handler no way to close its
+// connection or to read a body in bulk; working around it meant scanning /proc/self/fd and dup2 over its
+// sockets. Beast gives a parser with header and body limits, asynchronous streams with deadlines, and the
+// sockets themselves, from Debian's Boost, which topofit already depends on (Boost.Graph).
+//
+// Beast and Asio stay out of this header so callers depend only on these types.
 
 #include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -28,10 +40,6 @@
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 #include "server/metrics.h"
-
-namespace httplib {
-class Server;
-}  // namespace httplib
 
 namespace topofit::server {
 
@@ -42,13 +50,20 @@ struct HttpServerOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string tls_client_ca_file;
-  size_t max_body_bytes = 8 << 20;
-  absl::Duration read_timeout = absl::Seconds(10);   // per read of a request, not for the whole request
-  absl::Duration write_timeout = absl::Seconds(10);  // per write of a response
-  // How long an idle keep-alive connection is kept. Stop() waits for idle connections up to this long
-  // (httplib 0.11 checks for shutdown only between requests).
-  absl::Duration idle_timeout = absl::Seconds(5);
-  int threads = 8;   // connections served at once
+  size_t max_body_bytes = 8 << 20;       // larger bodies get 413, refused from Content-Length unread
+  size_t max_header_bytes = 64 << 10;    // request line and fields; beyond: 431
+  size_t max_header_fields = 100;        // beyond: 431
+  // From a request's first byte to its last (header and body, TLS handshake included for a connection's
+  // first request); a client still sending then gets 408 and is dropped.
+  absl::Duration request_timeout = absl::Seconds(10);
+  absl::Duration write_timeout = absl::Seconds(10);  // for writing one response
+  absl::Duration idle_timeout = absl::Seconds(60);   // a keep-alive connection waiting for its next request
+  absl::Duration drain_timeout = absl::Seconds(5);   // Stop(): how long responses in flight may take
+  int threads = 4;             // I/O threads; they also run the handlers not registered as blocking
+  int blocking_threads = 8;    // run the handlers registered as blocking
+  int blocking_queue = 64;     // blocking requests waiting for one of those threads; beyond: 503
+  int max_connections = 1024;  // open at once; further ones wait in the listen backlog
+  int listen_backlog = 1024;   // the kernel caps it at net.core.somaxconn
   std::string name;  // the `server` label of the metrics and the log prefix, e.g. "extender"
 };
 
@@ -93,6 +108,12 @@ HttpResponse JsonError(int status, absl::string_view message);
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
+struct RouteOptions {
+  // The handler may wait on something slow (the API server): it runs on the blocking pool, so it cannot
+  // delay the routes served on the I/O threads.
+  bool blocking = false;
+};
+
 // The metrics every HTTP server reports, declared once. Servers in one process share the families and
 // tell themselves apart by the `server` label.
 struct HttpMetrics {
@@ -101,6 +122,8 @@ struct HttpMetrics {
   Counter& requests;       // topofit_http_requests_total{server,route,code}
   Histogram& latency;      // topofit_http_request_duration_seconds{server,route}
   Gauge& in_flight;        // topofit_http_requests_in_flight{server}
+  Gauge& connections;      // topofit_http_connections{server}
+  Counter& dropped;        // topofit_http_connections_dropped_total{server,reason}
 };
 
 class HttpServer {
@@ -116,13 +139,16 @@ class HttpServer {
   // ("/explain/*" matches "/explain/ns/pod"). The exact route wins over a prefix; the longer prefix
   // wins over the shorter. Registering the same method and path again replaces the handler.
   // `method` is upper case ("GET", "POST", ...); a GET route answers HEAD as well.
-  void Handle(const std::string& method, const std::string& path, HttpHandler handler);
+  void Handle(const std::string& method, const std::string& path, HttpHandler handler,
+              RouteOptions options = {});
 
-  // Binds and serves on a thread of its own. Returns the bound port, or an error such as the port being
-  // in use. Call once.
+  // Binds and serves on threads of its own. Returns the bound port, or an error such as the port being in
+  // use. Call once.
   absl::StatusOr<int> Start();
 
-  // Stops accepting, lets requests in flight finish, and joins the threads. Idempotent.
+  // Stops accepting and closes idle connections and requests still being received; lets responses in
+  // flight be written for up to drain_timeout, then closes the rest; waits for handlers still running (a
+  // handler cannot be interrupted) and joins the threads. Idempotent.
   void Stop();
 
   bool is_tls() const { return !options_.tls_cert_file.empty(); }
@@ -130,13 +156,19 @@ class HttpServer {
   const std::string& name() const { return options_.name; }
 
  private:
+  struct Handler {
+    HttpHandler handle;
+    bool blocking = false;
+  };
   struct Route {
     std::string pattern;  // as registered; the `route` metric label
     std::string match;    // the exact path, or the prefix without the '*'
     bool prefix = false;
-    std::map<std::string, HttpHandler> handlers;  // by method
+    std::map<std::string, Handler> handlers;  // by method
   };
   struct Impl;
+  template <typename Stream>
+  friend class Connection;
 
   HttpServer(const HttpServerOptions& options, MetricsRegistry& registry);
   const Route* Match(const std::string& path) const;
@@ -145,7 +177,6 @@ class HttpServer {
   HttpMetrics metrics_;
   std::vector<Route> routes_;
   std::unique_ptr<Impl> impl_;
-  std::thread thread_;
   bool started_ = false;
   bool stopped_ = false;
 };

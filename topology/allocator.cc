@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "topology/combinations.h"
+#include "topology/quoted.h"
 
 namespace topofit::topology {
 namespace {
@@ -139,7 +140,7 @@ absl::StatusOr<int64_t> ParseBandwidth(absl::string_view text) {
   double value = 0;
   absl::string_view unit = absl::StripAsciiWhitespace(absl::string_view(s).substr(unit_at));
   if (!absl::SimpleAtod(s.substr(0, unit_at), &value) || !std::isfinite(value) || value < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("not a bandwidth: \"", text, "\" (expected e.g. 200GB/s)"));
+    return absl::InvalidArgumentError(absl::StrCat("not a bandwidth: ", Quoted(text), " (expected e.g. 200GB/s)"));
   }
   double scale = 0;
   if (unit == "MB/S" || unit == "MB" || unit == "M") scale = 1;
@@ -147,7 +148,7 @@ absl::StatusOr<int64_t> ParseBandwidth(absl::string_view text) {
   if (unit == "TB/S" || unit == "TB" || unit == "T") scale = 1e6;
   if (scale == 0 || value * scale > 1e12) {
     return absl::InvalidArgumentError(
-        absl::StrCat("not a bandwidth: \"", text, "\" (units: MB/s, GB/s, TB/s; e.g. 200GB/s)"));
+        absl::StrCat("not a bandwidth: ", Quoted(text), " (units: MB/s, GB/s, TB/s; e.g. 200GB/s)"));
   }
   return static_cast<int64_t>(std::llround(value * scale));
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "topology/products.h"
+#include "topology/quoted.h"
 
 namespace topofit::topology {
 namespace {
@@ -309,13 +310,18 @@ absl::StatusOr<LabelledTopology> TopologyFromLabels(
     if (absl::SimpleAtoi(*text, &count) && count >= 0) {
       label_count = count;
     } else {
-      misses.push_back(absl::StrCat("ignored unparsable ", kGpuCountLabel, "=\"", *text, "\""));
+      misses.push_back(absl::StrCat("ignored unparsable ", kGpuCountLabel, "=", Quoted(*text)));
     }
   }
   // The node's GPU count as far as the labels and status tell; unknown on a template node with neither.
   std::optional<int> node_count = label_count;
   if (!node_count && allocatable_gpus > 0) node_count = allocatable_gpus;
   const std::string count_source = label_count ? std::string(kGpuCountLabel) : "allocatable nvidia.com/gpu";
+  // Refused before anything is sized from it: the fallback below builds a count x count link matrix.
+  if (node_count && *node_count > kMaxGpusPerNode) {
+    return absl::InvalidArgumentError(absl::StrCat(count_source, " says ", *node_count,
+                                                   " GPUs; topofit models nodes of up to ", kMaxGpusPerNode));
+  }
 
   // A multi-node NVLink domain is a fact about the node's rack, not its shape: it applies to any pick.
   std::optional<DomainId> domain;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "topology/quoted.h"
 
 namespace topofit::topology {
 
@@ -44,7 +45,7 @@ absl::StatusOr<GpuSet> GpuSet::Parse(absl::string_view text, int gpu_count) {
     part = absl::StripAsciiWhitespace(part);
     int value = 0;
     if (!absl::SimpleAtoi(part, &value)) {
-      return absl::InvalidArgumentError(absl::StrCat("not a GPU id: \"", part, "\" in \"", text, "\""));
+      return absl::InvalidArgumentError(absl::StrCat("not a GPU id: ", Quoted(part), " in ", Quoted(text)));
     }
     ids.push_back(GpuId{value});
   }

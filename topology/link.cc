@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "topology/quoted.h"
 
 namespace topofit::topology {
 namespace {
@@ -36,7 +37,7 @@ absl::StatusOr<Link> ParseLinkToken(absl::string_view token) {
     return Link{LinkClass::kNvLink, links, false};
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown link \"", token, "\"; expected X, NV#, PIX, PXB, PHB, NODE or SYS"));
+      absl::StrCat("unknown link ", Quoted(token), "; expected X, NV#, PIX, PXB, PHB, NODE or SYS"));
 }
 
 std::string LinkToken(const Link& link) {

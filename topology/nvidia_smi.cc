@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "topology/products.h"
+#include "topology/quoted.h"
 
 namespace topofit::topology {
 namespace {
@@ -119,7 +120,7 @@ absl::StatusOr<int> ParseIdList(absl::string_view text) {
     const std::optional<int> high = absl::StrContains(item, '-') ? ParseDigits(range.second) : low;
     if (!low || !high || *low > *high) {
       return absl::InvalidArgumentError(
-          absl::StrCat("\"", text, "\" is not N/A or a list of ids and ranges such as 0-47,96-143"));
+          absl::StrCat(Quoted(text), " is not N/A or a list of ids and ranges such as 0-47,96-143"));
     }
     single = *low == *high ? *low : -1;
     ++items;

@@ -246,5 +246,36 @@ TEST_CASE("ParseExtenderArgs errors name their path", "[extender_json]") {
   }
 }
 
+// `[[[...]]]` nested `depth` levels.
+std::string Nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST_CASE("JSON nested beyond kMaxJsonDepth is refused with a message, at any depth, without recursing as deep",
+          "[extender_json][hostile]") {
+  // ~45,000 levels in ~90 KB overflowed the stack of the recursive check (issue 15); a million levels would
+  // too if the recursion followed the input.
+  for (int depth : {kMaxJsonDepth + 1, 45'000, 1'000'000}) {
+    CAPTURE(depth);
+    const std::string nested = Nested(depth);
+    CHECK_STATUS(ParseExtenderArgs(R"({"Pod":)" + nested + R"(,"NodeNames":[]})"), absl::StatusCode::kInvalidArgument,
+                 "ExtenderArgs: JSON nested deeper than 64 levels");
+    CHECK_STATUS(ParseExtenderArgs(R"({"Pod":{},"Nodes":{"items":[{"metadata":{"name":"n"},"x":)" + nested + "}]}}"),
+                 absl::StatusCode::kInvalidArgument, "nested deeper than 64 levels");
+    CHECK_STATUS(ParseExtenderArgs(R"({"Pod":{},"Other":)" + nested + "}"), absl::StatusCode::kInvalidArgument,
+                 "nested deeper than 64 levels");
+    CHECK_STATUS(ParseExtenderArgs(nested), absl::StatusCode::kInvalidArgument, "nested deeper than 64 levels");
+    CHECK_STATUS(ParseBindingArgs(R"({"PodName":)" + nested + "}"), absl::StatusCode::kInvalidArgument,
+                 "ExtenderBindingArgs: JSON nested deeper than 64 levels");
+    CHECK_STATUS(ParsePreemptionArgs(R"({"Pod":)" + nested + "}"), absl::StatusCode::kInvalidArgument,
+                 "ExtenderPreemptionArgs: JSON nested deeper than 64 levels");
+  }
+  SECTION("nesting within the limit is read as before") {
+    // The Pod is level 1 of the check, so an unknown field in it may hold kMaxJsonDepth - 1 levels.
+    const absl::StatusOr<ExtenderArgs> args =
+        ParseExtenderArgs(R"({"Pod":{"x":)" + Nested(kMaxJsonDepth - 1) + R"(},"NodeNames":["a"]})");
+    REQUIRE_OK(args);
+    CHECK(args->node_names == std::vector<std::string>{"a"});
+  }
+}
+
 }  // namespace
 }  // namespace topofit::codec

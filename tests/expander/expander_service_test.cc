@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -16,8 +17,10 @@
 
 #include <catch2/catch.hpp>
 #include <grpcpp/create_channel.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/security/credentials.h>
 
+#include "absl/strings/str_cat.h"
 #include "codec/ledger_json.h"
 #include "expander/grpc_server.h"
 #include "ledger/ledger.h"
@@ -428,6 +431,72 @@ TEST_CASE("A call already past its deadline or cancelled is DEADLINE_EXCEEDED", 
   CHECK_STATUS(f.service->Answer(request.build(), {absl::InfiniteFuture(), [] { return true; }}),
                absl::StatusCode::kDeadlineExceeded, "cancelled");
   CHECK(f.metrics.calls.Value({"deadline_exceeded"}) == 2);
+  CHECK(f.ledger->Intents().empty());
+}
+
+TEST_CASE("Bytes that are not a BestOptionsRequest are INVALID_ARGUMENT with a message, and counted",
+          "[expander][grpc][hostile]") {
+  // With the generated handler gRPC answered INTERNAL with no message, and the call was not counted.
+  Fixture f;
+  auto channel = ::grpc::CreateChannel("127.0.0.1:" + std::to_string(f.server->port()), f.TlsCredentials());
+  ::grpc::GenericStub stub(channel);
+  const std::string garbage = "\x0a\xff\xff\xff\xff\x0f not protobuf";  // a length past the end
+  ::grpc::Slice slice(garbage);
+  const ::grpc::ByteBuffer request(&slice, 1);
+  ::grpc::ByteBuffer response;
+  ::grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  std::promise<::grpc::Status> done;
+  stub.UnaryCall(&context, "/grpcplugin.Expander/BestOptions", ::grpc::StubOptions(), &request, &response,
+                 [&done](::grpc::Status status) { done.set_value(std::move(status)); });
+  const ::grpc::Status status = done.get_future().get();
+  CHECK(status.error_code() == ::grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK_THAT(status.error_message(), Catch::Contains("is not a grpcplugin.BestOptionsRequest message"));
+  CHECK(f.metrics.calls.Value({"invalid_argument"}) == 1);
+  // The server goes on serving.
+  RequestBuilder valid = ThreeGroups(Layout::kBytes);
+  valid.option("p4d", 1, {PodProto("trainer").gpus(4).nv_required()});
+  ::grpcplugin::BestOptionsResponse reply;
+  REQUIRE(f.Call(valid.build(), &reply).ok());
+  CHECK(Ids(reply) == std::vector<std::string>{"p4d"});
+}
+
+TEST_CASE("A nodeCount beyond any cluster is INVALID_ARGUMENT before anything is sized from it",
+          "[expander][grpc][hostile]") {
+  // 10,000,000 peaked at 2.3 GB and worked 11 s past CA's deadline (issue 15).
+  Fixture f;
+  for (int count : {10'000'000, kMaxNodeCount + 1, -1}) {
+    CAPTURE(count);
+    RequestBuilder request = ThreeGroups(Layout::kBytes);
+    request.option("p4d", 1, {PodProto("trainer").gpus(4)}).option("g5", count, {PodProto("trainer").gpus(4)});
+    ::grpcplugin::BestOptionsResponse response;
+    const ::grpc::Status status = f.Call(request.build(), &response);
+    CHECK(status.error_code() == ::grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK_THAT(status.error_message(), Catch::Contains(absl::StrCat("options[1].nodeCount ", count, " is outside 0..15000")));
+  }
+  CHECK(f.metrics.calls.Value({"invalid_argument"}) == 3);
+  CHECK(f.ledger->Intents().empty());
+  RequestBuilder largest = ThreeGroups(Layout::kBytes);
+  largest.option("p4d", kMaxNodeCount, {PodProto("trainer").gpus(4).nv_required()});
+  REQUIRE_OK(f.service->Answer(largest.build(), {absl::InfiniteFuture(), nullptr}));
+}
+
+TEST_CASE("The ranking stops between options once the deadline passes: DEADLINE_EXCEEDED, no intent",
+          "[expander][hostile]") {
+  Fixture f;
+  RequestBuilder request(Layout::kBytes);
+  const PodProto trainer = PodProto("trainer").gpus(4).nv_required();
+  for (int i = 0; i < 1'000; ++i) {
+    const std::string id = "p4d-" + std::to_string(i);
+    request.group(id, NodeProto(id).instance_type("p4d.24xlarge").gpus(8)).option(id, 2, {trainer});
+  }
+  // The deadline passes (the caller goes) while the ranking runs: after the check on arrival and 10 options.
+  int asked = 0;
+  const CallDeadline deadline{absl::InfiniteFuture(), [&asked] { return ++asked > 11; }};
+  CHECK_STATUS(f.service->Answer(request.build(), deadline), absl::StatusCode::kDeadlineExceeded,
+               "past the call's deadline");
+  CHECK(asked < 20);  // not once per option of the 1,000
+  CHECK(f.metrics.calls.Value({"deadline_exceeded"}) == 1);
   CHECK(f.ledger->Intents().empty());
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "tests/kube/status_matchers.h"
 
 namespace topofit::kube {
@@ -129,4 +130,14 @@ TEST_CASE("ParseQuantityCount takes whole counts only", "[quantity]") {
 }
 
 }  // namespace
+TEST_CASE("A huge bad quantity is quoted by a short prefix, not echoed whole", "[quantity][hostile]") {
+  // A 10 MB value became a 10 MB error message, log line and HTTP reply (issue 15).
+  const std::string huge = "1" + std::string(10 << 20, 'x');
+  for (const absl::Status& status : {ParseQuantityMilli(huge).status(), ParseQuantityCount(huge).status()}) {
+    CHECK(status.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(status.message().size() < 300);  // the value and its bad suffix, 64 bytes of each
+    CHECK(absl::StrContains(status.message(), "...\" (10485761 bytes)"));
+  }
+}
+
 }  // namespace topofit::kube

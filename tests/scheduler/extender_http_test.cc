@@ -342,6 +342,17 @@ TEST_CASE("admin endpoints need the bearer token", "[extender_http]") {
   CHECK(h.state->Snapshot("n1")->free().size() == 6);
   CHECK(h.Post("/admin/pods", R"({"uid": "u2", "namespace": "d", "name": "q", "node": "n1", "gpus": "two"})", auth)
             .first == 400);
+  // Counts out of range are refused, not wrapped (4294967297 read as an int was 1) nor summed into an
+  // overflow (two reports of 2^31-1).
+  for (const char* gpus : {"4294967297", "2147483647", "-1", "17"}) {
+    CAPTURE(gpus);
+    const auto [status, body] = h.Post(
+        "/admin/pods", absl::StrCat(R"({"uid": "u3", "namespace": "d", "name": "r", "node": "n1", "gpus": )", gpus, "}"),
+        auth);
+    CHECK(status == 400);
+    CHECK(body["error"] == "gpus: expected an integer from 0 to 16");
+  }
+  CHECK(h.state->Snapshot("n1")->free().size() == 6);
 
   httplib::Result deleted = h.client->Delete("/admin/pods/u1", auth);
   REQUIRE(deleted);

@@ -287,6 +287,33 @@ TEST_CASE("labels that say nothing about GPUs are an error", "[catalog]") {
   }
 }
 
+TEST_CASE("a GPU count above the largest node is refused before anything is sized from it", "[catalog][hostile]") {
+  // 16,000 or 65,536 built a count x count link matrix (seconds and hundreds of MB) before the 16-GPU
+  // limit refused it (issue 15).
+  struct Row {
+    const char* name;
+    Labels labels;
+    int allocatable;
+    const char* message;
+  };
+  const Row rows[] = {
+      {"count label, unknown product", {{"nvidia.com/gpu.count", "65536"}, {"nvidia.com/gpu.product", "X"}}, 0,
+       "nvidia.com/gpu.count says 65536 GPUs; topofit models nodes of up to 16"},
+      {"count label beyond int", {{"nvidia.com/gpu.count", "2147483647"}}, 8,
+       "nvidia.com/gpu.count says 2147483647 GPUs"},
+      {"allocatable only", {}, 16000, "allocatable nvidia.com/gpu says 16000 GPUs"},
+      {"one past the limit", {{"nvidia.com/gpu.count", "17"}}, 0, "says 17 GPUs"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    absl::StatusOr<LabelledTopology> result = TopologyFromLabels(row.labels, row.allocatable);
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(absl::StrContains(result.status().message(), row.message));
+  }
+  CHECK(TopologyFromLabels({{"nvidia.com/gpu.count", "16"}}, 0).ok());
+}
+
 TEST_CASE("the allocator on catalog shapes", "[catalog]") {
   SECTION("dgx1-v100, all free, 4 GPUs: an NVLink-connected quad, one CPU half") {
     const Topology dgx1 = Shape("dgx1-v100");
