@@ -25,7 +25,8 @@ struct PlacementDecision {
 
 // kube-scheduler's default profile as reference/baseline-models.md describes it: sample the feasible
 // nodes (all below 100, else n * max(5, 50 - n/125) % from a rotating start), score LeastAllocated and
-// BalancedAllocation over CPU and memory (GPUs are filtered, never scored), break ties at random. With
+// BalancedAllocation over CPU and memory (GPUs are filtered, never scored), break ties at random. A policy
+// with ResourceScoring::kMostAllocatedWithGpus scores NodeResourcesFit as the bin-packing profile does. With
 // the policy's topofit extender, GPU pods also go through scheduler::FilterNode and
 // scheduler::PrioritizeNode (weight 5, as manifests/ configure it) and bind the set FilterNode chose, as
 // the extender's bind does; without it the NVIDIA device plugin picks the GPU ids (go-gpuallocator's
@@ -59,7 +60,10 @@ class KubeSchedulerModel {
   // FilterNode and PrioritizeNode for the pod's class on the node's current GPUs, memoised: the answer
   // depends only on the shape, the GPUs in use and the demand.
   const ExtenderVerdict& Extend(int klass, const SimNode& node);
+  // kube-scheduler's own score for the node: NodeResourcesFit with the policy's scoring strategy, plus
+  // BalancedAllocation.
   int64_t DefaultScore(int klass, const SimNode& node) const;
+  int64_t MostAllocatedScore(int klass, const SimNode& node) const;
   topology::GpuSet DevicePluginChoice(const SimNode& node, int gpus);
   topology::GpuSet GpusFor(int pod, const SimNode& node);
 

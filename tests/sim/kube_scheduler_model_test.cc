@@ -36,7 +36,7 @@ TEST_CASE("LeastAllocated sends a pod to the emptier node", "[kube-scheduler]") 
   workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2, 2)};
   workload.pods = {Pod("busy", 0, kHour, 1), Pod("next", 0, kHour, 1)};
   workload.pods[0].cpu_milli = 64000;
-  std::unique_ptr<World> world = MakeWorld(workload, "baseline");
+  std::unique_ptr<World> world = MakeWorld(workload, "stock");
   world->SetPending(0);
   world->StartPod(0, 0, topology::GpuSet::FirstN(1));
   world->SetPending(1);
@@ -89,7 +89,7 @@ TEST_CASE("Tainted GPU nodes take GPU pods (which tolerate the taint) and keep t
   gpu.taints = {"nvidia.com/gpu=present:NoSchedule"};
   workload.groups = {gpu};
   workload.pods = {testing::Pod("web", 0, kHour, 0), testing::Pod("train", 0, kHour, 1)};
-  std::unique_ptr<World> world = MakeWorld(workload, "baseline");
+  std::unique_ptr<World> world = MakeWorld(workload, "stock");
   world->SetPending(0);
   world->SetPending(1);
   KubeSchedulerModel scheduler(*world);
