@@ -89,8 +89,7 @@ bool CanGiveTopology(const GroupState& group, const topology::AllocationRequest&
 }
 
 bool IsNvlinkGroup(const GroupState& group) {
-  return group.gpus >= 2 && CanGiveTopology(group, topology::AllocationRequest{.gpus = group.gpus,
-                                                                             .min_link = topology::LinkClass::kNvLink});
+  return CanGiveTopology(group, topology::AllocationRequest{.gpus = 2, .min_link = topology::LinkClass::kNvLink});
 }
 
 std::string NvlinkPrioritiesYaml(const std::vector<GroupState>& groups) {

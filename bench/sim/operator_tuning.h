@@ -28,8 +28,9 @@ std::optional<kube::NodeSelector> OperatorAffinity(const kube::Pod& pod, const t
 // Whether an empty node of the group gives a set that meets `request` (GPU count, min-link, min-bandwidth).
 bool CanGiveTopology(const GroupState& group, const topology::AllocationRequest& request);
 
-// Whether every pair of a node's GPUs is NVLink-connected (directly or through an NVSwitch): a pod taking
-// the whole node with min-link NV fits an empty node of the group.
+// Whether the group's nodes have NVLink between their GPUs (directly or through an NVSwitch): a 2-GPU pod
+// with min-link NV fits an empty node. What an operator means by "the NVLink nodes" (SXM boards: HGX
+// H100/A100 with NVSwitch, DGX-1's cube mesh), as against PCIe cards.
 bool IsNvlinkGroup(const GroupState& group);
 
 // The text of the `priorities` key of CA's `cluster-autoscaler-priority-expander` ConfigMap an operator
