@@ -294,11 +294,12 @@ ReplayResult Replayer::Run() {
     const SimTime arrival_at = next_arrival < specs.size() ? specs[next_arrival].arrival : kNever;
     const bool quiet = event_at == kNever && arrival_at == kNever && world_->running_pods() == 0 &&
                        world_->provisioning_nodes() == 0;
-    // Nothing left that could change the cluster: the remaining pods (if any) can never run, and the
-    // last loop, which saw the cluster as it is, left nothing for scale-down to remove.
-    if (quiet && (world_->pending_pods() == 0 || idle_loops >= 3) && !dirty_ && !autoscaler_.ScaleDownPending()) {
-      break;
-    }
+    // Nothing left that could change the cluster: every pod is done and the last loop, which saw the
+    // cluster as it is, left nothing for scale-down to remove; or the pods left can never run (three loops
+    // changed nothing) — then the replay stops as it is, since waiting for scale-down would let those pods
+    // ask for capacity again, for ever.
+    const bool settled = world_->pending_pods() == 0 && !dirty_ && !autoscaler_.ScaleDownPending();
+    if (quiet && (settled || (world_->pending_pods() > 0 && idle_loops >= 3))) break;
     const SimTime now = std::min({event_at, arrival_at, ca_next});
     if (options_.horizon > 0 && now > options_.horizon) break;
     world_->AdvanceTo(now);
