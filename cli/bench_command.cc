@@ -7,7 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <future>
+#include <functional>
+#include <optional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -18,7 +19,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "bench/sim/comparison.h"
+#include "bench/sim/operator_tuning.h"
 #include "bench/sim/policy.h"
+#include "bench/sim/seeds.h"
 #include "bench/sim/report.h"
 #include "bench/sim/simulator.h"
 #include "bench/sim/summary.h"
@@ -39,12 +44,12 @@ std::string TracesDir(const BenchOptions& options) {
   return "../shared/traces";
 }
 
-absl::StatusOr<sim::Workload> LoadWorkload(const BenchOptions& options) {
+absl::StatusOr<sim::Workload> LoadSource(const BenchOptions& options, uint64_t seed) {
   if (options.workload == "synthetic") {
     if (options.pods <= 0) return absl::InvalidArgumentError("--pods must be positive");
     sim::SyntheticOptions synthetic;
     synthetic.pod_count = options.pods;
-    synthetic.seed = options.seed;
+    synthetic.seed = seed;
     return sim::GenerateSynthetic(synthetic);
   }
   if (options.workload == "openb") {
@@ -66,27 +71,42 @@ absl::StatusOr<sim::Workload> LoadWorkload(const BenchOptions& options) {
       absl::StrCat("unknown workload \"", options.workload, "\"; known: synthetic, openb, azure-llm"));
 }
 
-// --expander-priorities: the priority expander's configuration when the chain names `priority`.
-absl::StatusOr<sim::ExpanderPriorities> LoadPriorities(const BenchOptions& options,
-                                                       const std::vector<sim::StockExpander>& chain) {
-  const bool wanted = std::find(chain.begin(), chain.end(), sim::StockExpander::kPriority) != chain.end();
-  if (!wanted) {
-    if (options.expander_priorities.empty()) return sim::ExpanderPriorities();
-    return absl::InvalidArgumentError("--expander-priorities is only read when --expander-chain names priority");
+// The workload of one seed (the generator's for that seed; a trace whatever the seed), with the options
+// that apply to every workload.
+absl::StatusOr<sim::Workload> LoadWorkload(const BenchOptions& options, uint64_t seed) {
+  absl::StatusOr<sim::Workload> workload = LoadSource(options, seed);
+  if (!workload.ok()) return workload;
+  for (sim::NodeGroupSpec& group : workload->groups) group.provision_failure_rate = options.provision_failure_rate;
+  if (options.comm_fraction >= 0) {
+    for (sim::PodSpec& pod : workload->pods) {
+      if (pod.gpus >= 2) pod.comm_fraction = options.comm_fraction;
+    }
+    absl::StrAppend(&workload->description, "; every multi-GPU pod's comm_fraction set to ", options.comm_fraction);
   }
+  return workload;
+}
+
+// What every `priority` expander reads: --expander-priorities, else the ConfigMap an operator writes to
+// prefer the workload's NVLink groups (operator_tuning.h), said on `err`.
+absl::StatusOr<sim::ExpanderPriorities> LoadPriorities(const BenchOptions& options, const sim::Workload& workload,
+                                                       std::ostream& err) {
+  std::string text;
   if (options.expander_priorities.empty()) {
-    return absl::InvalidArgumentError(
-        "--expander-chain names priority: --expander-priorities FILE is required (the text of the "
-        "cluster-autoscaler-priority-expander ConfigMap's `priorities` key)");
+    absl::StatusOr<std::vector<sim::GroupState>> groups = sim::BuildGroups(workload.groups);
+    if (!groups.ok()) return groups.status();
+    text = sim::NvlinkPrioritiesYaml(*groups);
+    err << "topofit bench: the priority expander prefers the NVLink groups:\n" << text;
+  } else {
+    std::ifstream file(options.expander_priorities);
+    if (!file.is_open()) {
+      return absl::InvalidArgumentError(absl::StrCat("--expander-priorities: cannot read ",
+                                                     options.expander_priorities, ": ", std::strerror(errno)));
+    }
+    std::stringstream read;
+    read << file.rdbuf();
+    text = read.str();
   }
-  std::ifstream file(options.expander_priorities);
-  if (!file.is_open()) {
-    return absl::InvalidArgumentError(absl::StrCat("--expander-priorities: cannot read ", options.expander_priorities,
-                                                   ": ", std::strerror(errno)));
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  absl::StatusOr<sim::ExpanderPriorities> priorities = sim::ParseExpanderPriorities(text.str());
+  absl::StatusOr<sim::ExpanderPriorities> priorities = sim::ParseExpanderPriorities(text);
   if (!priorities.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--expander-priorities ", options.expander_priorities, ": ", priorities.status().message()));
@@ -94,7 +114,8 @@ absl::StatusOr<sim::ExpanderPriorities> LoadPriorities(const BenchOptions& optio
   return priorities;
 }
 
-// One line per policy on stderr: redrawn in place on a terminal, every quarter otherwise (logs).
+// One line per policy of the seed being replayed on stderr: redrawn in place on a terminal, every
+// quarter otherwise (logs).
 class ProgressBar {
  public:
   ProgressBar(std::ostream& err, const std::vector<sim::Policy>& policies, bool enabled)
@@ -105,27 +126,30 @@ class ProgressBar {
     }
   }
 
-  std::function<void(double)> For(size_t index) {
+  std::function<void(double)> For(uint64_t seed, size_t index) {
     if (!enabled_) return nullptr;
-    return [this, index](double fraction) { Update(index, fraction); };
+    return [this, seed, index](double fraction) { Update(seed, index, fraction); };
   }
 
  private:
-  void Update(size_t index, double fraction) {
+  void Update(uint64_t seed, size_t index, double fraction) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (seed != seed_) {
+      seed_ = seed;
+      std::fill(done_.begin(), done_.end(), 0);
+    }
     const double before = done_[index];
     done_[index] = fraction;
     if (terminal_) {
-      std::string line = "\r";
+      std::string line = absl::StrCat("\rseed ", seed, ": ");
       for (size_t i = 0; i < names_.size(); ++i) {
-        const int filled = static_cast<int>(done_[i] * 20);
-        absl::StrAppend(&line, names_[i], " [", std::string(filled, '#'), std::string(20 - filled, ' '), "] ",
-                        static_cast<int>(done_[i] * 100), "%  ");
+        absl::StrAppend(&line, names_[i], " ", static_cast<int>(done_[i] * 100), "%  ");
       }
       err_ << line << (std::all_of(done_.begin(), done_.end(), [](double d) { return d >= 1; }) ? "\n" : "")
            << std::flush;
     } else if (static_cast<int>(before * 4) != static_cast<int>(fraction * 4)) {
-      err_ << names_[index] << ": " << static_cast<int>(fraction * 100) << "% of pods done\n" << std::flush;
+      err_ << "seed " << seed << ", " << names_[index] << ": " << static_cast<int>(fraction * 100)
+           << "% of pods done\n" << std::flush;
     }
   }
 
@@ -133,6 +157,7 @@ class ProgressBar {
   const bool enabled_;
   const bool terminal_;
   std::mutex mu_;
+  uint64_t seed_ = 0;
   std::vector<std::string> names_;
   std::vector<double> done_;
 };
@@ -140,63 +165,79 @@ class ProgressBar {
 }  // namespace
 
 int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<std::vector<uint64_t>> seeds =
+      options.seeds.empty() ? std::vector<uint64_t>{options.seed} : sim::ParseSeeds(options.seeds);
+  if (!seeds.ok()) {
+    err << "topofit bench: --seeds: " << seeds.status().message() << "\n";
+    return 1;
+  }
+  sim::PolicySelection selection;
+  selection.baselines = options.baselines;
+  selection.policies = options.policies;
   absl::StatusOr<std::vector<sim::StockExpander>> chain = sim::ParseExpanderChain(options.expander_chain);
   if (!chain.ok()) {
     err << "topofit bench: --expander-chain: " << chain.status().message() << "\n";
     return 1;
   }
-  absl::StatusOr<sim::ExpanderPriorities> priorities = LoadPriorities(options, *chain);
-  if (!priorities.ok()) {
-    err << "topofit bench: " << priorities.status().message() << "\n";
-    return 1;
-  }
-  absl::StatusOr<std::vector<sim::Policy>> policies = sim::SelectPolicies(options.policies, *chain, *priorities);
+  selection.chain = *chain;
+  absl::StatusOr<std::vector<sim::Policy>> policies = sim::SelectPolicies(selection);
   if (!policies.ok()) {
-    err << "topofit bench: --policies: " << policies.status().message() << "\n";
+    err << "topofit bench: " << policies.status().message() << "\n";
     return 1;
   }
-  absl::StatusOr<sim::Workload> workload = LoadWorkload(options);
-  if (!workload.ok()) {
-    err << "topofit bench: " << workload.status().message() << "\n";
+  if (!options.expander_priorities.empty() && !sim::AnyUsesPriority(*policies)) {
+    err << "topofit bench: --expander-priorities is only read when an expander chain names priority "
+           "(--expander-chain, or --baselines sweep)\n";
     return 1;
   }
-  for (sim::NodeGroupSpec& group : workload->groups) group.provision_failure_rate = options.provision_failure_rate;
-  err << "topofit bench: " << workload->name << ": " << workload->pods.size() << " pods, "
-      << workload->groups.size() << " node groups; policies " << options.policies << "; CA expanders "
-      << sim::ExpanderChainName(*chain) << "\n";
-
-  ProgressBar progress(err, *policies, options.progress);
-  const size_t jobs = options.jobs > 0 ? static_cast<size_t>(options.jobs)
-                                       : std::max<size_t>(1, std::thread::hardware_concurrency());
-  std::vector<absl::StatusOr<sim::ReplayResult>> results(policies->size(), absl::UnknownError("not run"));
-  // Replays share nothing but the read-only workload: run `jobs` of them at a time.
-  for (size_t first = 0; first < policies->size(); first += jobs) {
-    std::vector<std::future<void>> running;
-    for (size_t i = first; i < std::min(first + jobs, policies->size()); ++i) {
-      running.push_back(std::async(std::launch::async, [&, i] {
-        sim::ReplayOptions replay;
-        replay.seed = options.seed;
-        replay.horizon = static_cast<sim::SimTime>(options.horizon_hours * sim::kHour);
-        replay.progress = progress.For(i);
-        results[i] = sim::Replay(*workload, (*policies)[i], replay);
-      }));
-    }
-    for (std::future<void>& f : running) f.get();
+  // The first seed's workload is loaded here, to check it and to derive what the policies read from it,
+  // and handed to the comparison.
+  absl::StatusOr<sim::Workload> first = LoadWorkload(options, seeds->front());
+  if (!first.ok()) {
+    err << "topofit bench: " << first.status().message() << "\n";
+    return 1;
   }
-
-  std::vector<sim::ReplayResult> replays;
-  std::vector<sim::PolicySummary> summaries;
-  for (absl::StatusOr<sim::ReplayResult>& result : results) {
-    if (!result.ok()) {
-      err << "topofit bench: " << result.status().message() << "\n";
+  if (sim::AnyUsesPriority(*policies)) {
+    absl::StatusOr<sim::ExpanderPriorities> priorities = LoadPriorities(options, *first, err);
+    if (!priorities.ok()) {
+      err << "topofit bench: " << priorities.status().message() << "\n";
       return 1;
     }
-    summaries.push_back(sim::Summarise(*result));
-    replays.push_back(*std::move(result));
+    for (sim::Policy& policy : *policies) policy.priorities = *priorities;
   }
-  out << sim::FormatTable(*workload, summaries);
+  std::vector<std::string> names;
+  for (const sim::Policy& policy : *policies) names.push_back(policy.name);
+  err << "topofit bench: " << first->name << ": " << first->pods.size() << " pods, " << first->groups.size()
+      << " node groups; policies " << absl::StrJoin(names, ",") << "; CA expanders " << sim::ExpanderChainName(*chain)
+      << " (the sweep's own where named); " << seeds->size() << " seed(s)\n";
+
+  ProgressBar progress(err, *policies, options.progress);
+  sim::ComparisonOptions comparison;
+  comparison.seeds = *seeds;
+  comparison.replay.horizon = static_cast<sim::SimTime>(options.horizon_hours * sim::kHour);
+  comparison.jobs = options.jobs > 0 ? static_cast<size_t>(options.jobs)
+                                     : std::max<size_t>(1, std::thread::hardware_concurrency());
+  comparison.keep_first_results = !options.out.empty();
+  comparison.progress = [&progress](uint64_t seed, size_t policy) { return progress.For(seed, policy); };
+  std::optional<sim::Workload> preloaded = *std::move(first);
+  const sim::WorkloadForSeed workload_for_seed = [&](uint64_t seed) -> absl::StatusOr<sim::Workload> {
+    if (preloaded) {
+      sim::Workload workload = *std::move(preloaded);
+      preloaded.reset();
+      return workload;
+    }
+    return LoadWorkload(options, seed);
+  };
+  absl::StatusOr<sim::Comparison> result = sim::Compare(workload_for_seed, *policies, comparison);
+  if (!result.ok()) {
+    err << "topofit bench: " << result.status().message() << "\n";
+    return 1;
+  }
+  std::vector<std::vector<sim::PolicySummary>> runs;
+  for (const sim::SeedComparison& seed : result->seeds) runs.push_back(seed.summaries);
+  out << sim::FormatTable(result->workload, runs, options.legend);
   if (!options.out.empty()) {
-    absl::StatusOr<std::vector<std::string>> written = sim::WriteReport(options.out, *workload, replays, summaries);
+    absl::StatusOr<std::vector<std::string>> written = sim::WriteReport(options.out, *result);
     if (!written.ok()) {
       err << "topofit bench: --out: " << written.status().message() << "\n";
       return 1;
@@ -209,42 +250,76 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
 void AddBenchCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* bench = app.add_subcommand(
-      "bench", "Replay a GPU workload through the stock scheduler and autoscaler and through topofit; report idle "
-               "GPU-hours, stranded scale-ups, pending times, placement quality and cost per policy");
+      "bench", "Replay a GPU workload through the stock scheduler and autoscaler (as shipped and as an operator "
+               "tunes them) and through topofit; report idle GPU-hours, stranded nodes, pending times, placement "
+               "quality and cost per policy over one measuring window");
   bench->add_option("--workload", options->workload, "synthetic (default), openb, or azure-llm")
-      ->check(CLI::IsMember({"synthetic", "openb", "azure-llm"}));
+      ->check(CLI::IsMember({"synthetic", "openb", "azure-llm"}))
+      ->option_text("NAME");
   bench->add_option("--traces", options->traces,
                     "folder with alibaba-gpu-v2023/ and azure-llm-inference-2023/ (default: $TOPOFIT_SHARED_DIR/traces, "
-                    "else ../shared/traces); read in place");
-  bench->add_option("--pods", options->pods, "synthetic: number of pods")->check(CLI::Range(int64_t{1}, int64_t{100000000}));
-  bench->add_option("--seed", options->seed, "seed of the generator and of every random choice in the replay");
+                    "else ../shared/traces); read in place")
+      ->option_text("DIR");
+  bench->add_option("--pods", options->pods, "synthetic: number of pods (default 10000)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000000}))
+      ->option_text("N");
+  CLI::Option* seed = bench->add_option("--seed", options->seed,
+                                        "seed of the generator and of every random choice in the replay (default 1)")
+                          ->option_text("N");
+  bench->add_option("--seeds", options->seeds,
+                    "run every policy for each seed, e.g. 1-5 or 1,3,7; cells show mean ± standard deviation")
+      ->excludes(seed)
+      ->option_text("LIST");
+  bench->add_option("--baselines", options->baselines,
+                    "comma list of stock (as shipped), tuned (operator affinity, MostAllocated with GPUs) and sweep "
+                    "(tuned with each of random, least-waste, price, priority,least-waste); default stock,tuned")
+      ->option_text("LIST");
   bench->add_option("--policies", options->policies,
-                    "comma list of baseline, extender-only, expander-only, topofit");
+                    "comma list of extender-only, expander-only, topofit (default all three)")
+      ->option_text("LIST");
   bench->add_option("--expander-chain", options->expander_chain,
-                    "CA's stock expanders after topofit's: random, least-waste, most-pods, least-nodes, price, priority");
+                    "CA's stock expanders (after topofit's in its policies): random, least-waste (default), most-pods, "
+                    "least-nodes, price, priority")
+      ->option_text("CHAIN");
   bench->add_option("--expander-priorities", options->expander_priorities,
                     "the priority expander's configuration, as the `priorities` key of CA's "
                     "cluster-autoscaler-priority-expander ConfigMap (YAML: priority -> list of node group regexes); "
-                    "required when --expander-chain names priority");
-  bench->add_option("--out", options->out, "write summary.csv/json, timeline.csv, pending_cdf.csv and plots here");
-  bench->add_option("--openb-pod-list", options->openb_pod_list, "openb: which openb_pod_list_*.csv");
+                    "default: 20 for the NVLink groups, 10 for the rest")
+      ->option_text("FILE");
+  bench->add_option("--comm-fraction", options->comm_fraction,
+                    "set every multi-GPU pod's share of run time in collectives (the slowdown model's weight)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->option_text("0..1");
+  bench->add_option("--out", options->out,
+                    "write summary.csv/json, timeline.csv, pending_cdf.csv and plots here (plots: the first seed)")
+      ->option_text("DIR");
+  bench->add_option("--openb-pod-list", options->openb_pod_list,
+                    "openb: which openb_pod_list_*.csv (default openb_pod_list_default.csv)")
+      ->option_text("FILE");
   bench->add_option("--openb-interval", options->openb_interval_seconds,
                     "openb: submit pods in file order, one per this many seconds (the FGD paper's mode)")
-      ->check(CLI::NonNegativeNumber);
-  bench->add_option("--openb-compression", options->openb_compression, "openb: divide times by this")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("SECONDS");
+  bench->add_option("--openb-compression", options->openb_compression, "openb: divide times by this (default 1)")
+      ->check(CLI::PositiveNumber)
+      ->option_text("X");
   bench->add_flag("--openb-initial-from-trace", options->openb_initial_from_trace,
                   "openb: start with the trace's nodes Ready (default: none, CA grows everything)");
   bench->add_flag("--nv-required", options->nv_required,
                   "openb: multi-GPU pods require NVLink (default: they prefer it)");
   bench->add_option("--provision-failure-rate", options->provision_failure_rate,
                     "share of requested nodes that never come up (CA gives them up after 15 min, backs the group off)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(CLI::Range(0.0, 1.0))
+      ->option_text("0..1");
   bench->add_option("--horizon-hours", options->horizon_hours, "stop the replay at this simulated time")
-      ->check(CLI::NonNegativeNumber);
-  bench->add_option("--jobs", options->jobs, "policies replayed at once (default: one per core)")
-      ->check(CLI::NonNegativeNumber);
-  bench->add_flag("!--no-progress", options->progress, "no progress on stderr");
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("HOURS");
+  bench->add_option("--jobs", options->jobs, "replays run at once (default: one per core)")
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("N");
+  // Callbacks rather than "!--no-x" flags, whose help shows CLI11's default marker ("--no-x{false}").
+  bench->add_flag_callback("--no-legend", [options] { options->legend = false; }, "no legend under the table");
+  bench->add_flag_callback("--no-progress", [options] { options->progress = false; }, "no progress on stderr");
   bench->callback([options, &exit_code] { exit_code = RunBench(*options, std::cout, std::cerr); });
 }
 

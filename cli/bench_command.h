@@ -14,7 +14,9 @@ struct BenchOptions {
   std::string traces;                  // folder holding alibaba-gpu-v2023/ and azure-llm-inference-2023/
   int64_t pods = 10000;                // synthetic: pod count
   uint64_t seed = 1;
-  std::string policies = "baseline,extender-only,expander-only,topofit";
+  std::string seeds;                   // "1-5": every policy for each of these seeds (empty: `seed` alone)
+  std::string baselines = "stock,tuned";  // stock, tuned, sweep (the tuned world with each expander chain)
+  std::string policies = "extender-only,expander-only,topofit";
   std::string expander_chain = "least-waste";
   std::string expander_priorities;     // the `priority` expander's ConfigMap text (key `priorities`)
   std::string out;                     // write CSV, JSON and plots here (empty: table only)
@@ -25,13 +27,15 @@ struct BenchOptions {
   bool nv_required = false;            // openb: multi-GPU pods require NVLink (default: prefer)
   double horizon_hours = 0;            // stop the replay here (0: when nothing can change)
   double provision_failure_rate = 0;   // share of requested nodes that never come up, every group
+  double comm_fraction = -1;           // >= 0: every multi-GPU pod's collective share (< 0: the workload's)
+  bool legend = true;                  // a line per row under the table
   int jobs = 0;                        // policies replayed at once (0: one per core)
   bool progress = true;
 };
 
 // Runs `topofit bench` with its streams injected: the table goes to `out`, progress and errors to `err`.
-// Exit codes: 0 ok, 1 bad input (unknown workload, policy or expander, unreadable or malformed
-// --expander-priorities, unreadable trace, unwritable --out).
+// Exit codes: 0 ok, 1 bad input (unknown workload, baseline, policy or expander, malformed --seeds,
+// unreadable or malformed --expander-priorities, unreadable trace, unwritable --out).
 int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err);
 
 // `topofit bench`: replay a workload (a trace or the built-in generator) through the stock components

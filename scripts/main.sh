@@ -2,8 +2,9 @@
 # The main job on an embedded default, no cluster needed. Installs dependencies and builds if needed.
 # `topofit bench` replays its built-in workload (10,000 pods of bursty agentic inference, training jobs
 # and CPU pods, generated for seed 1) through the stock kube-scheduler + device plugin + cluster-autoscaler
-# and through topofit (and the two ablations), prints the comparison, and writes CSV, JSON and plots to
-# out/bench (override: OUT=dir). Extra arguments go to `topofit bench`, e.g. `--workload openb`.
+# as shipped (`stock`) and as an operator tunes them (`tuned`), and through topofit (and the two
+# ablations), prints the comparison over one measuring window, and writes CSV, JSON and plots to out/bench
+# (override: OUT=dir). Extra arguments go to `topofit bench`, e.g. `--workload openb` or `--seeds 1-5`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}

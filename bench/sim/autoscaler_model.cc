@@ -226,6 +226,14 @@ void AutoscalerModel::ScaleDown(AutoscalerActions& actions) {
   }
 }
 
+bool AutoscalerModel::ScaleDownPending() const {
+  return std::any_of(unneeded_.begin(), unneeded_.end(), [&](int id) {
+    const SimNode& node = world_.nodes()[id];
+    const GroupState& group = world_.groups()[node.group];
+    return node.state == NodeState::kReady && group.target > group.spec.min_size;
+  });
+}
+
 bool AutoscalerModel::BackedOff(int group) const { return world_.now() < backoff_[group].until; }
 
 void AutoscalerModel::GiveUpUnready(AutoscalerActions& actions) {

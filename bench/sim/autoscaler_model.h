@@ -58,6 +58,10 @@ class AutoscalerModel {
   // a timer expiring); a large value when none is armed.
   SimTime NextTimer() const;
 
+  // Whether the last loop found a node unneeded that scale-down may still remove (its group above its
+  // minimum): the cluster is not settled yet.
+  bool ScaleDownPending() const;
+
   const AutoscalerConfig& config() const { return config_; }
   // Loops in which topofit's expander vetoed every option.
   int vetoes() const { return vetoes_; }

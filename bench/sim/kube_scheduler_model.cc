@@ -7,6 +7,10 @@
 namespace topofit::sim {
 namespace {
 
+// nvidia.com/gpu's weight in the tuned profile's MostAllocated, as the documentation's bin-packing
+// example weighs extended resources against cpu and memory at 1.
+constexpr int64_t kGpuScoringWeight = 3;
+
 // MaxNodeScore / MaxExtenderPriority: how kube-scheduler scales an extender's 0..10 to a plugin's 0..100.
 constexpr int64_t kExtenderScale = 10;
 
@@ -42,11 +46,36 @@ int64_t KubeSchedulerModel::DefaultScore(int klass, const SimNode& node) const {
   const double cpu = static_cast<double>(node.cpu_used + c.cpu_milli) / static_cast<double>(std::max<int64_t>(spec.cpu_milli, 1));
   const double memory =
       static_cast<double>(node.memory_used + c.memory_mib) / static_cast<double>(std::max<int64_t>(spec.memory_mib, 1));
-  // NodeResourcesFit (LeastAllocated, cpu and memory weighted equally) and BalancedAllocation, weight 1
-  // each; the other default plugins score every node of this replay alike.
-  const double least_allocated = ((1 - cpu) + (1 - memory)) / 2 * 100;
+  // NodeResourcesFit and BalancedAllocation, weight 1 each; the other default plugins score every node
+  // of this replay alike.
   const double balanced = (1 - std::abs(cpu - memory) / 2) * 100;
+  if (world_.policy().scoring == ResourceScoring::kMostAllocatedWithGpus) {
+    return MostAllocatedScore(klass, node) + static_cast<int64_t>(balanced);
+  }
+  // LeastAllocated, cpu and memory weighted equally.
+  const double least_allocated = ((1 - cpu) + (1 - memory)) / 2 * 100;
   return static_cast<int64_t>(least_allocated) + static_cast<int64_t>(balanced);
+}
+
+int64_t KubeSchedulerModel::MostAllocatedScore(int klass, const SimNode& node) const {
+  // Upstream's resourceAllocationScorer with mostRequestedScore: per resource, requested (with this pod)
+  // x 100 / allocatable, capped at 100; the weighted mean, in integers. An extended resource the pod does
+  // not request, or the node does not have, is left out.
+  const PodClass& c = world_.classes()[klass];
+  const GroupState& group = world_.groups()[node.group];
+  struct Resource {
+    int64_t requested, allocatable, weight;
+  };
+  std::vector<Resource> resources = {{node.cpu_used + c.cpu_milli, group.spec.cpu_milli, 1},
+                                     {node.memory_used + c.memory_mib, group.spec.memory_mib, 1}};
+  if (c.gpus > 0 && group.gpus > 0) resources.push_back({node.used_gpus() + c.gpus, group.gpus, kGpuScoringWeight});
+  int64_t score = 0, weights = 0;
+  for (const Resource& r : resources) {
+    if (r.allocatable <= 0) continue;
+    score += std::min(r.requested, r.allocatable) * 100 / r.allocatable * r.weight;
+    weights += r.weight;
+  }
+  return weights > 0 ? score / weights : 0;
 }
 
 topology::GpuSet KubeSchedulerModel::DevicePluginChoice(const SimNode& node, int gpus) {

@@ -26,7 +26,8 @@ struct PlacementDecision {
 
 // kube-scheduler's default profile as reference/baseline-models.md describes it: sample the feasible
 // nodes (all below 100, else n * max(5, 50 - n/125) % from a rotating start), score LeastAllocated and
-// BalancedAllocation over CPU and memory (GPUs are filtered, never scored), break ties at random. With
+// BalancedAllocation over CPU and memory (GPUs are filtered, never scored), break ties at random. A policy
+// with ResourceScoring::kMostAllocatedWithGpus scores NodeResourcesFit as the bin-packing profile does. With
 // the policy's topofit extender, GPU pods also go through the extender's verdict (decision::JudgeNode:
 // filter, then holds) and score (weight 5, as manifests/ configure it) and bind the set the filter chose,
 // as the extender's bind does; without it the NVIDIA device plugin picks the GPU ids (go-gpuallocator's
@@ -54,7 +55,10 @@ class KubeSchedulerModel {
   bool ExtenderAccepts(int pod, absl::string_view uid, const SimNode& node, bool* held = nullptr);
   // The extender's filter verdict and score for the pod on the node's current GPUs.
   const decision::FilterMemo::Entry& Extend(int pod, const SimNode& node);
+  // kube-scheduler's own score for the node: NodeResourcesFit with the policy's scoring strategy, plus
+  // BalancedAllocation.
   int64_t DefaultScore(int klass, const SimNode& node) const;
+  int64_t MostAllocatedScore(int klass, const SimNode& node) const;
   topology::GpuSet DevicePluginChoice(const SimNode& node, int gpus);
   topology::GpuSet GpusFor(int pod, const SimNode& node);
 

@@ -1,5 +1,6 @@
 #include "bench/sim/policy.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -105,35 +106,88 @@ absl::StatusOr<ExpanderPriorities> ParseExpanderPriorities(absl::string_view yam
   return priorities;
 }
 
-std::vector<Policy> StandardPolicies(const std::vector<StockExpander>& chain, const ExpanderPriorities& priorities) {
+Policy StockPolicy(const std::vector<StockExpander>& chain, const ExpanderPriorities& priorities) {
+  return Policy{.name = "stock", .chain = chain, .priorities = priorities};
+}
+
+Policy TunedPolicy(std::string name, const std::vector<StockExpander>& chain, const ExpanderPriorities& priorities) {
+  return Policy{.name = std::move(name),
+                .chain = chain,
+                .priorities = priorities,
+                .operator_affinity = true,
+                .scoring = ResourceScoring::kMostAllocatedWithGpus};
+}
+
+namespace {
+
+std::vector<Policy> TopofitPolicies(const std::vector<StockExpander>& chain, const ExpanderPriorities& priorities) {
   return {
-      Policy{"baseline", false, false, chain, priorities},
-      Policy{"extender-only", true, false, chain, priorities},
-      Policy{"expander-only", false, true, chain, priorities},
-      Policy{"topofit", true, true, chain, priorities},
+      Policy{.name = "extender-only", .topofit_extender = true, .chain = chain, .priorities = priorities},
+      Policy{.name = "expander-only", .topofit_expander = true, .chain = chain, .priorities = priorities},
+      Policy{.name = "topofit", .topofit_extender = true, .topofit_expander = true, .chain = chain,
+             .priorities = priorities},
   };
 }
 
-absl::StatusOr<std::vector<Policy>> SelectPolicies(absl::string_view names, const std::vector<StockExpander>& chain,
+// Appends `policy` unless one of that name is there.
+void AddOnce(std::vector<Policy>& policies, Policy policy) {
+  for (const Policy& p : policies) {
+    if (p.name == policy.name) return;
+  }
+  policies.push_back(std::move(policy));
+}
+
+}  // namespace
+
+std::vector<Policy> StandardPolicies(const std::vector<StockExpander>& chain, const ExpanderPriorities& priorities) {
+  std::vector<Policy> policies = {StockPolicy(chain, priorities), TunedPolicy("tuned", chain, priorities)};
+  for (Policy& policy : TopofitPolicies(chain, priorities)) policies.push_back(std::move(policy));
+  return policies;
+}
+
+std::vector<std::vector<StockExpander>> SweepChains() {
+  return {{StockExpander::kRandom},
+          {StockExpander::kLeastWaste},
+          {StockExpander::kPrice},
+          {StockExpander::kPriority, StockExpander::kLeastWaste}};
+}
+
+absl::StatusOr<std::vector<Policy>> SelectPolicies(const PolicySelection& selection,
                                                    const ExpanderPriorities& priorities) {
-  const std::vector<Policy> standard = StandardPolicies(chain, priorities);
   std::vector<Policy> selected;
-  for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipWhitespace())) {
+  for (absl::string_view name : absl::StrSplit(selection.baselines, ',', absl::SkipWhitespace())) {
     name = absl::StripAsciiWhitespace(name);
-    bool known = false;
-    for (const Policy& policy : standard) {
-      if (policy.name == name) {
-        selected.push_back(policy);
-        known = true;
+    if (name == "stock") {
+      AddOnce(selected, StockPolicy(selection.chain, priorities));
+    } else if (name == "tuned") {
+      AddOnce(selected, TunedPolicy("tuned", selection.chain, priorities));
+    } else if (name == "sweep") {
+      for (const std::vector<StockExpander>& chain : SweepChains()) {
+        const std::string policy = chain == selection.chain ? "tuned" : absl::StrCat("tuned:", ExpanderChainName(chain));
+        AddOnce(selected, TunedPolicy(policy, chain, priorities));
       }
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown baseline \"", name, "\"; known: stock, tuned, sweep"));
     }
-    if (!known) {
+  }
+  const std::vector<Policy> ours = TopofitPolicies(selection.chain, priorities);
+  for (absl::string_view name : absl::StrSplit(selection.policies, ',', absl::SkipWhitespace())) {
+    name = absl::StripAsciiWhitespace(name);
+    const auto it = std::find_if(ours.begin(), ours.end(), [&](const Policy& p) { return p.name == name; });
+    if (it == ours.end()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown policy \"", name, "\"; known: baseline, extender-only, expander-only, topofit"));
+          absl::StrCat("unknown policy \"", name, "\"; known: extender-only, expander-only, topofit"));
     }
+    AddOnce(selected, *it);
   }
   if (selected.empty()) return absl::InvalidArgumentError("no policy selected");
   return selected;
+}
+
+bool AnyUsesPriority(const std::vector<Policy>& policies) {
+  return std::any_of(policies.begin(), policies.end(), [](const Policy& p) {
+    return std::find(p.chain.begin(), p.chain.end(), StockExpander::kPriority) != p.chain.end();
+  });
 }
 
 }  // namespace topofit::sim

@@ -35,9 +35,19 @@ struct ExpanderPriorities {
 // patterns: `.*`, classes, alternation, escapes).
 absl::StatusOr<ExpanderPriorities> ParseExpanderPriorities(absl::string_view yaml);
 
-// Which of topofit's components a replayed world runs. The rest of the world is always the stock one:
-// kube-scheduler's default profile, the NVIDIA device plugin (when topofit does not bind), and
-// cluster-autoscaler with `chain` (ties left at its end are broken at random, as CA does).
+// How kube-scheduler's NodeResourcesFit plugin scores a node (its scoringStrategy).
+enum class ResourceScoring {
+  // The default profile: LeastAllocated over cpu and memory (weight 1 each); GPUs are filtered, never scored.
+  kLeastAllocated,
+  // The documented bin-packing set-up (kubernetes.io "Resource Bin Packing"): MostAllocated over cpu
+  // (weight 1), memory (1) and nvidia.com/gpu (3, the weight the documentation's example gives extended
+  // resources); a pod that requests no GPUs is not scored on them.
+  kMostAllocatedWithGpus,
+};
+
+// Which of topofit's components a replayed world runs, and how its stock components are set up. The rest
+// of the world is always the stock one: kube-scheduler, the NVIDIA device plugin (when topofit does not
+// bind), and cluster-autoscaler with `chain` (ties left at its end are broken at random, as CA does).
 struct Policy {
   std::string name;
   // The secondary scheduler calls topofit's filter/prioritize/bind (the extender's decision functions),
@@ -48,15 +58,40 @@ struct Policy {
   std::vector<StockExpander> chain;
   // What `priority` in `chain` reads; empty, it filters nothing (as CA when no group matches).
   ExpanderPriorities priorities;
+  // The operator's tuning (the `tuned` baselines): pods that require a topology carry the node affinity
+  // operator_tuning.h derives, and kube-scheduler scores with `scoring`.
+  bool operator_affinity = false;
+  ResourceScoring scoring = ResourceScoring::kLeastAllocated;
 };
 
-// baseline (stock everything), extender-only, expander-only, topofit (both) — the ablations the report
-// compares — all with the same stock `chain`.
+// The stock world as shipped: no topofit, default scoring, no affinity an operator would add. "stock".
+Policy StockPolicy(const std::vector<StockExpander>& chain, const ExpanderPriorities& priorities = {});
+// The stock world as an operator tunes it for GPUs: operator affinity and MostAllocated with GPUs. `name`
+// says which chain it runs when several are compared ("tuned", "tuned:price").
+Policy TunedPolicy(std::string name, const std::vector<StockExpander>& chain, const ExpanderPriorities& priorities = {});
+
+// stock, tuned, extender-only, expander-only, topofit (both) — the baselines and the ablations the
+// report compares — all with the same stock `chain`.
 std::vector<Policy> StandardPolicies(const std::vector<StockExpander>& chain,
                                      const ExpanderPriorities& priorities = {});
 
-// The standard policies named in `names` ("baseline,topofit"), in that order; InvalidArgument otherwise.
-absl::StatusOr<std::vector<Policy>> SelectPolicies(absl::string_view names, const std::vector<StockExpander>& chain,
+// The expander chains the `sweep` baseline runs the tuned world with: random, least-waste, price, and
+// priority,least-waste (reading the priorities an operator writes for the NVLink groups).
+std::vector<std::vector<StockExpander>> SweepChains();
+
+// What `topofit bench` compares: `baselines` from stock, tuned (with `chain`) and sweep (tuned with each
+// of SweepChains, named "tuned:<chain>", the one equal to `chain` plain "tuned"); then `policies` from
+// extender-only, expander-only, topofit (with `chain`). Duplicates are kept once. `priorities` is what
+// every `priority` expander reads. InvalidArgument for an unknown name or when nothing is selected.
+struct PolicySelection {
+  std::string baselines = "stock,tuned";
+  std::string policies = "extender-only,expander-only,topofit";
+  std::vector<StockExpander> chain = {StockExpander::kLeastWaste};
+};
+absl::StatusOr<std::vector<Policy>> SelectPolicies(const PolicySelection& selection,
                                                    const ExpanderPriorities& priorities = {});
+
+// Whether any selected policy's chain names `priority`.
+bool AnyUsesPriority(const std::vector<Policy>& policies);
 
 }  // namespace topofit::sim

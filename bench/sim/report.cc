@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <fstream>
 #include <set>
 #include <system_error>
@@ -17,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
+#include "bench/sim/seeds.h"
 #include "nlohmann/json.hpp"
 
 namespace topofit::sim {
@@ -61,46 +64,30 @@ std::string FormatWait(double seconds) {
   return absl::StrFormat("%.1f h", seconds / 3600);
 }
 
-// `value - base` in the row's unit with its sign, then relative to the base when that is not zero:
-// "-21.0 h (-84.0%)".
-std::string FormatChange(double value, double base, std::string (*format)(double)) {
-  const double change = value - base;
-  std::string text = absl::StrCat(change < 0 ? "-" : change > 0 ? "+" : "", format(std::fabs(change)));
-  if (base != 0) absl::StrAppend(&text, absl::StrFormat(" (%+.1f%%)", 100 * change / base));
-  return text;
-}
-
-std::string PodsLabel(int gpus) { return gpus == 0 ? "pods without GPUs" : absl::StrCat(gpus, "-GPU pods"); }
-
-constexpr std::pair<absl::string_view, double PendingPercentiles::*> kPercentiles[] = {
-    {"p50", &PendingPercentiles::p50_seconds},
-    {"p95", &PendingPercentiles::p95_seconds},
-    {"p99", &PendingPercentiles::p99_seconds},
-};
-
-// The GPU counts any summary has pending times for, ascending.
-std::set<int> GpuCounts(const std::vector<PolicySummary>& summaries) {
-  std::set<int> counts;
-  for (const PolicySummary& summary : summaries) {
-    for (const auto& [gpus, pending] : summary.pending_by_gpus) counts.insert(gpus);
-  }
-  return counts;
-}
-
 // A table row: its label, then a cell per policy. A gap between sections has neither.
 struct Row {
   std::string label;
   std::vector<std::string> cells;
 };
 
+// Characters on the terminal: UTF-8 continuation bytes (10xxxxxx) take no column ("±" is two bytes).
+size_t DisplayWidth(absl::string_view text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+std::string Padded(absl::string_view text, size_t width, bool right) {
+  const std::string pad(width - std::min(width, DisplayWidth(text)), ' ');
+  return right ? absl::StrCat(pad, text) : absl::StrCat(text, pad);
+}
+
 // Labels left-aligned, cells right-aligned under their column's widest entry.
 std::string Render(const std::vector<Row>& rows) {
   size_t label_width = 0;
   std::vector<size_t> cell_widths;
   for (const Row& row : rows) {
-    label_width = std::max(label_width, row.label.size());
+    if (!row.cells.empty()) label_width = std::max(label_width, DisplayWidth(row.label));
     if (cell_widths.size() < row.cells.size()) cell_widths.resize(row.cells.size());
-    for (size_t i = 0; i < row.cells.size(); ++i) cell_widths[i] = std::max(cell_widths[i], row.cells[i].size());
+    for (size_t i = 0; i < row.cells.size(); ++i) cell_widths[i] = std::max(cell_widths[i], DisplayWidth(row.cells[i]));
   }
   std::string out;
   for (const Row& row : rows) {
@@ -108,10 +95,8 @@ std::string Render(const std::vector<Row>& rows) {
       absl::StrAppend(&out, row.label, "\n");
       continue;
     }
-    absl::StrAppend(&out, absl::StrFormat("%-*s", static_cast<int>(label_width), row.label));
-    for (size_t i = 0; i < row.cells.size(); ++i) {
-      absl::StrAppend(&out, absl::StrFormat("  %*s", static_cast<int>(cell_widths[i]), row.cells[i]));
-    }
+    absl::StrAppend(&out, Padded(row.label, label_width, false));
+    for (size_t i = 0; i < row.cells.size(); ++i) absl::StrAppend(&out, "  ", Padded(row.cells[i], cell_widths[i], true));
     absl::StrAppend(&out, "\n");
   }
   return out;
@@ -131,14 +116,26 @@ Json ValueOf(const Struct& object, const Field<Struct>& field) {
   return std::visit([&](auto member) { return Json(object.*member); }, field.member);
 }
 
+template <typename Struct>
+double NumberOf(const Struct& object, const Field<Struct>& field) {
+  return std::visit([&](auto member) { return static_cast<double>(object.*member); }, field.member);
+}
+
 // Every number in PolicySummary outside its pending times, in declaration order.
 constexpr Field<PolicySummary> kSummaryFields[] = {
     {"provisioned_gpu_hours", &PolicySummary::provisioned_gpu_hours},
     {"allocated_gpu_hours", &PolicySummary::allocated_gpu_hours},
     {"idle_gpu_hours", &PolicySummary::idle_gpu_hours},
     {"idle_share", &PolicySummary::idle_share},
+    {"node_hours", &PolicySummary::node_hours},
+    {"busy_idle_gpu_hours", &PolicySummary::busy_idle_gpu_hours},
+    {"busy_idle_share", &PolicySummary::busy_idle_share},
     {"scale_ups", &PolicySummary::scale_ups},
     {"stranded_scale_ups", &PolicySummary::stranded_scale_ups},
+    {"new_nodes", &PolicySummary::new_nodes},
+    {"stranded_nodes", &PolicySummary::stranded_nodes},
+    {"empty_stranded_nodes", &PolicySummary::empty_stranded_nodes},
+    {"stranded_node_hours", &PolicySummary::stranded_node_hours},
     {"nodes_created", &PolicySummary::nodes_created},
     {"peak_nodes", &PolicySummary::peak_nodes},
     {"provisioning_requests", &PolicySummary::provisioning_requests},
@@ -154,6 +151,8 @@ constexpr Field<PolicySummary> kSummaryFields[] = {
     {"lower_bound_cost_dollars", &PolicySummary::lower_bound_cost_dollars},
     {"requested_gpu_hours", &PolicySummary::requested_gpu_hours},
     {"hours", &PolicySummary::hours},
+    {"window_hours", &PolicySummary::window_hours},
+    {"busy_from_hours", &PolicySummary::busy_from_hours},
 };
 
 constexpr Field<PendingPercentiles> kPendingFields[] = {
@@ -172,22 +171,52 @@ Json PendingJson(const PendingPercentiles& pending) {
 Json PolicyJson(const PolicySummary& summary) {
   Json json = Json::object();
   json["policy"] = summary.policy;
+  json["seed"] = summary.seed;
   for (const Field<PolicySummary>& field : kSummaryFields) json[std::string(field.name)] = ValueOf(summary, field);
   json["pending"] = PendingJson(summary.pending);
+  json["pending_multi_gpu"] = PendingJson(summary.pending_multi_gpu);
   Json by_gpus = Json::object();
   for (const auto& [gpus, pending] : summary.pending_by_gpus) by_gpus[std::to_string(gpus)] = PendingJson(pending);
   json["pending_by_gpus"] = std::move(by_gpus);
   return json;
 }
 
-std::string SummaryJson(const Workload& workload, const std::vector<PolicySummary>& summaries) {
+// The summaries of policy `index` across the runs (one per seed).
+std::vector<const PolicySummary*> AcrossSeeds(const std::vector<std::vector<PolicySummary>>& runs, size_t index) {
+  std::vector<const PolicySummary*> summaries;
+  for (const std::vector<PolicySummary>& run : runs) summaries.push_back(&run[index]);
+  return summaries;
+}
+
+std::string SummaryJson(const Workload& workload, const std::vector<std::vector<PolicySummary>>& runs) {
   Json json = Json::object();
   json["workload"] = {{"name", workload.name},
                       {"description", workload.description},
                       {"node_groups", workload.groups.size()},
                       {"pods", workload.pods.size()}};
+  Json seeds = Json::array();
+  for (const std::vector<PolicySummary>& run : runs) seeds.push_back(run.front().seed);
+  json["seeds"] = std::move(seeds);
   Json policies = Json::array();
-  for (const PolicySummary& summary : summaries) policies.push_back(PolicyJson(summary));
+  for (size_t i = 0; i < runs.front().size(); ++i) {
+    const std::vector<const PolicySummary*> summaries = AcrossSeeds(runs, i);
+    Json policy = Json::object();
+    policy["policy"] = summaries.front()->policy;
+    Json per_seed = Json::array();
+    for (const PolicySummary* summary : summaries) per_seed.push_back(PolicyJson(*summary));
+    Json mean = Json::object(), sd = Json::object();
+    for (const Field<PolicySummary>& field : kSummaryFields) {
+      std::vector<double> values;
+      for (const PolicySummary* summary : summaries) values.push_back(NumberOf(*summary, field));
+      const Spread spread = SpreadOf(values);
+      mean[std::string(field.name)] = spread.mean;
+      sd[std::string(field.name)] = spread.sd;
+    }
+    policy["mean"] = std::move(mean);
+    policy["sd"] = std::move(sd);
+    policy["runs"] = std::move(per_seed);
+    policies.push_back(std::move(policy));
+  }
   json["policies"] = std::move(policies);
   return json.dump(2) + "\n";
 }
@@ -198,31 +227,45 @@ std::string CsvField(absl::string_view text) {
   return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
 }
 
-// Numbers as the JSON writes them: exact for integers, the shortest text that reads back the same double.
-std::string SummaryCsv(const std::vector<PolicySummary>& summaries) {
-  const std::set<int> gpu_counts = GpuCounts(summaries);
-  std::vector<std::string> header = {"policy"};
+// The GPU counts any summary has pending times for, ascending.
+std::set<int> GpuCounts(const std::vector<std::vector<PolicySummary>>& runs) {
+  std::set<int> counts;
+  for (const std::vector<PolicySummary>& run : runs) {
+    for (const PolicySummary& summary : run) {
+      for (const auto& [gpus, pending] : summary.pending_by_gpus) counts.insert(gpus);
+    }
+  }
+  return counts;
+}
+
+std::string SummaryCsv(const std::vector<std::vector<PolicySummary>>& runs) {
+  const std::set<int> gpu_counts = GpuCounts(runs);
+  std::vector<std::string> header = {"policy", "seed"};
   for (const Field<PolicySummary>& field : kSummaryFields) header.emplace_back(field.name);
-  for (const Field<PendingPercentiles>& field : kPendingFields) header.push_back(absl::StrCat("pending_", field.name));
+  for (absl::string_view group : {"pending_", "pending_multi_gpu_"}) {
+    for (const Field<PendingPercentiles>& field : kPendingFields) header.push_back(absl::StrCat(group, field.name));
+  }
   for (int gpus : gpu_counts) {
     for (const Field<PendingPercentiles>& field : kPendingFields) {
       header.push_back(absl::StrCat("pending_", gpus, "gpu_", field.name));
     }
   }
   std::string csv = absl::StrCat(absl::StrJoin(header, ","), "\n");
-  for (const PolicySummary& summary : summaries) {
-    std::vector<std::string> cells = {CsvField(summary.policy)};
-    for (const Field<PolicySummary>& field : kSummaryFields) cells.push_back(ValueOf(summary, field).dump());
-    for (const Field<PendingPercentiles>& field : kPendingFields) {
-      cells.push_back(ValueOf(summary.pending, field).dump());
-    }
-    for (int gpus : gpu_counts) {
-      const auto pending = summary.pending_by_gpus.find(gpus);
-      for (const Field<PendingPercentiles>& field : kPendingFields) {
-        cells.push_back(pending == summary.pending_by_gpus.end() ? "" : ValueOf(pending->second, field).dump());
+  for (size_t i = 0; i < runs.front().size(); ++i) {
+    for (const PolicySummary* summary : AcrossSeeds(runs, i)) {
+      std::vector<std::string> cells = {CsvField(summary->policy), absl::StrCat(summary->seed)};
+      for (const Field<PolicySummary>& field : kSummaryFields) cells.push_back(ValueOf(*summary, field).dump());
+      for (const PendingPercentiles* pending : {&summary->pending, &summary->pending_multi_gpu}) {
+        for (const Field<PendingPercentiles>& field : kPendingFields) cells.push_back(ValueOf(*pending, field).dump());
       }
+      for (int gpus : gpu_counts) {
+        const auto pending = summary->pending_by_gpus.find(gpus);
+        for (const Field<PendingPercentiles>& field : kPendingFields) {
+          cells.push_back(pending == summary->pending_by_gpus.end() ? "" : ValueOf(pending->second, field).dump());
+        }
+      }
+      absl::StrAppend(&csv, absl::StrJoin(cells, ","), "\n");
     }
-    absl::StrAppend(&csv, absl::StrJoin(cells, ","), "\n");
   }
   return csv;
 }
@@ -240,23 +283,47 @@ std::vector<Point> LastOfEachBucket(const std::vector<Point>& points, BucketOf b
 
 double Hours(SimTime time) { return static_cast<double>(time) / static_cast<double>(kHour); }
 
-// At most kMaxTimelinePoints, from equal slices of the replay's time; the timeline is in time order.
-std::vector<TimelinePoint> DownsampledTimeline(const std::vector<TimelinePoint>& timeline) {
-  if (timeline.size() <= kMaxTimelinePoints) return timeline;
-  const SimTime first = timeline.front().at;
-  const SimTime span = timeline.back().at - first + 1;
-  return LastOfEachBucket(timeline, [&](const TimelinePoint& point) {
-    return (point.at - first) * static_cast<SimTime>(kMaxTimelinePoints) / span;
+// A timeline point with the idle GPU-hours accrued from 0 up to it.
+struct IdlePoint {
+  TimelinePoint point;
+  double idle_gpu_hours = 0;
+};
+
+// The timeline up to the window's end (the last state held until then), each point with its accrued idle
+// GPU-hours, cut to at most kMaxTimelinePoints from equal slices of the window.
+std::vector<IdlePoint> WindowTimeline(const std::vector<TimelinePoint>& timeline, SimTime end) {
+  std::vector<IdlePoint> points;
+  double idle = 0;
+  for (size_t i = 0; i < timeline.size() && timeline[i].at <= end; ++i) {
+    if (i > 0) {
+      const TimelinePoint& before = timeline[i - 1];
+      idle += Hours(timeline[i].at - before.at) * (before.provisioned_gpus - before.allocated_gpus);
+    }
+    points.push_back({timeline[i], idle});
+  }
+  if (!points.empty() && points.back().point.at < end) {
+    const TimelinePoint& last = points.back().point;
+    IdlePoint held{last, idle + Hours(end - last.at) * (last.provisioned_gpus - last.allocated_gpus)};
+    held.point.at = end;
+    points.push_back(held);
+  }
+  if (points.size() <= kMaxTimelinePoints) return points;
+  const SimTime span = end + 1;
+  return LastOfEachBucket(points, [&](const IdlePoint& p) {
+    return p.point.at * static_cast<SimTime>(kMaxTimelinePoints) / span;
   });
 }
 
-std::string TimelineCsv(const std::vector<ReplayResult>& results) {
-  std::string csv = "policy,time_hours,provisioned_gpus,allocated_gpus,pending_pods,nodes\n";
+std::string TimelineCsv(const std::vector<ReplayResult>& results, SimTime end) {
+  std::string csv = "policy,time_hours,provisioned_gpus,allocated_gpus,idle_gpus,idle_gpu_hours_so_far,pending_pods,nodes\n";
   for (const ReplayResult& result : results) {
     const std::string policy = CsvField(result.policy);
-    for (const TimelinePoint& point : DownsampledTimeline(result.timeline)) {
-      absl::StrAppend(&csv, absl::StrFormat("%s,%.4f,%d,%d,%d,%d\n", policy, Hours(point.at), point.provisioned_gpus,
-                                            point.allocated_gpus, point.pending_pods, point.nodes));
+    for (const IdlePoint& p : WindowTimeline(result.timeline, end)) {
+      const TimelinePoint& point = p.point;
+      absl::StrAppend(&csv, absl::StrFormat("%s,%.4f,%d,%d,%d,%.3f,%d,%d\n", policy, Hours(point.at),
+                                            point.provisioned_gpus, point.allocated_gpus,
+                                            point.provisioned_gpus - point.allocated_gpus, p.idle_gpu_hours,
+                                            point.pending_pods, point.nodes));
     }
   }
   return csv;
@@ -305,56 +372,63 @@ struct Plot {
 constexpr Plot kGpusOverTime = {"gpus_over_time.gp", "gpus_over_time.svg"};
 constexpr Plot kPendingCdf = {"pending_cdf.gp", "pending_cdf.svg"};
 
+// Where the pending CDF draws the pods that started the moment they were created: a log axis has no 0.
+constexpr double kZeroWaitDrawnAt = 0.1;
+
 // A double-quoted gnuplot string.
 std::string GnuplotString(absl::string_view text) {
   return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\\", "\\\\"}, {"\"", "\\\""}}), "\"");
 }
 
 // The settings both plots share. Text is not "enhanced": policy and trace names hold underscores.
-std::string ScriptHead(const Plot& plot, absl::string_view title) {
+std::string ScriptHead(const Plot& plot, int height) {
   return absl::StrCat("# Written by `topofit bench --out`; run `gnuplot ", plot.script, "` in this directory.\n",
-                      "set terminal svg size 1000,600 dynamic noenhanced font \"sans,12\" background rgb \"white\"\n",
-                      "set output ", GnuplotString(plot.svg), "\n",
-                      "set datafile separator \",\"\n",
-                      "set datafile columnheaders\n",
-                      "set key outside right top\n",
-                      "set grid\n",
-                      "set title ", GnuplotString(title), "\n");
+                      "set terminal svg size 1000,", height,
+                      " dynamic noenhanced font \"sans,12\" background rgb \"white\"\n", "set output ",
+                      GnuplotString(plot.svg), "\n", "set datafile separator \",\"\n", "set datafile columnheaders\n",
+                      "set key outside right top\n", "set grid\n");
 }
 
-// One colour per policy; each policy's rows are contiguous in the CSV, so filtering the others out
-// (1/0 is gnuplot's undefined value) leaves its line unbroken.
-std::string GpusOverTimeScript(const Workload& workload, const std::vector<ReplayResult>& results) {
-  std::string script = ScriptHead(kGpusOverTime, absl::StrCat("GPUs provisioned (solid) and allocated (dashed): ",
-                                                              workload.name));
-  absl::StrAppend(&script, "set xlabel \"time (hours)\"\nset ylabel \"GPUs\"\nset yrange [0:*]\nplot \\\n");
+// One line per policy for `column` of timeline.csv; each policy's rows are contiguous, so filtering the
+// others out (1/0 is gnuplot's undefined value) leaves its line unbroken.
+std::string TimelinePlot(const std::vector<ReplayResult>& results, int column, absl::string_view style) {
   std::vector<std::string> lines;
   for (size_t i = 0; i < results.size(); ++i) {
     const std::string policy = GnuplotString(results[i].policy);
-    lines.push_back(absl::StrFormat(
-        "  \"timeline.csv\" using 2:(strcol(1) eq %s ? $3 : 1/0) with steps lc %d dt 1 lw 2 title %s", policy, i + 1,
-        GnuplotString(absl::StrCat(results[i].policy, " provisioned"))));
-    lines.push_back(absl::StrFormat(
-        "  \"timeline.csv\" using 2:(strcol(1) eq %s ? $4 : 1/0) with steps lc %d dt 2 lw 2 title %s", policy, i + 1,
-        GnuplotString(absl::StrCat(results[i].policy, " allocated"))));
+    lines.push_back(absl::StrFormat("  \"timeline.csv\" using 2:(strcol(1) eq %s ? $%d : 1/0) with %s lc %d lw 2 title %s",
+                                    policy, column, style, i + 1, policy));
   }
-  absl::StrAppend(&script, absl::StrJoin(lines, ", \\\n"), "\n");
+  return absl::StrCat("plot \\\n", absl::StrJoin(lines, ", \\\n"), "\n");
+}
+
+// Two panels over the measuring window: the idle GPU-hours each policy has accrued so far (where the
+// totals' difference shows), and its idle GPUs (provisioned - allocated) at each moment.
+std::string GpusOverTimeScript(const Workload& workload, const std::vector<ReplayResult>& results) {
+  std::string script = ScriptHead(kGpusOverTime, 900);
+  absl::StrAppend(&script, "set multiplot layout 2,1 title ",
+                  GnuplotString(absl::StrCat("Idle GPUs over the measuring window: ", workload.name)), "\n",
+                  "set xlabel \"time (hours)\"\nset yrange [0:*]\n",
+                  "set title \"idle GPU-hours accrued since 0 (provisioned - allocated, integrated)\"\n",
+                  "set ylabel \"GPU-hours\"\n", TimelinePlot(results, 6, "lines"),
+                  "set title \"idle GPUs at each moment (provisioned - allocated)\"\n", "set ylabel \"GPUs\"\n",
+                  TimelinePlot(results, 5, "steps"), "unset multiplot\n");
   return script;
 }
 
-// A log axis has no place for a zero wait: the curve starts at the first pod that waited at all, at the
-// share of pods that did not.
 std::string PendingCdfScript(const Workload& workload, const std::vector<ReplayResult>& results) {
-  std::string script = ScriptHead(kPendingCdf, absl::StrCat("Pending time CDF: ", workload.name));
-  absl::StrAppend(&script,
-                  "set logscale x\nset xlabel \"time from creation to start (seconds)\"\n"
-                  "set ylabel \"share of pods started\"\nset yrange [0:1]\nplot \\\n");
+  std::string script = ScriptHead(kPendingCdf, 600);
+  absl::StrAppend(&script, "set title ", GnuplotString(absl::StrCat("Pending time CDF: ", workload.name)), "\n",
+                  absl::StrFormat("set logscale x\nset xlabel \"time from creation to start (seconds, log scale; "
+                                  "pods that started at once are drawn at %.1f s)\"\n",
+                                  kZeroWaitDrawnAt),
+                  "set ylabel \"share of pods started (never-started pods keep a curve below 1)\"\n",
+                  "set yrange [0:1]\nplot \\\n");
   std::vector<std::string> lines;
   for (size_t i = 0; i < results.size(); ++i) {
     const std::string policy = GnuplotString(results[i].policy);
     lines.push_back(absl::StrFormat(
-        "  \"pending_cdf.csv\" using (strcol(1) eq %s && $2 > 0 ? $2 : 1/0):3 with steps lc %d lw 2 title %s", policy,
-        i + 1, policy));
+        "  \"pending_cdf.csv\" using (strcol(1) eq %s ? ($2 > 0 ? $2 : %.1f) : 1/0):3 with steps lc %d lw 2 title %s",
+        policy, kZeroWaitDrawnAt, i + 1, policy));
   }
   absl::StrAppend(&script, absl::StrJoin(lines, ", \\\n"), "\n");
   return script;
@@ -386,102 +460,237 @@ absl::Status WriteFile(const fs::path& path, const std::string& content) {
   return absl::OkStatus();
 }
 
+// A figure of a summary for a table row; nullopt where the summary has none.
+using Figure = std::function<std::optional<double>(const PolicySummary&)>;
+
+// One value, or the mean ± the sample standard deviation over seeds; `missing` when no seed has one.
+std::string Cell(const std::vector<double>& values, std::string (*format)(double), absl::string_view missing) {
+  if (values.empty()) return std::string(missing);
+  if (values.size() == 1) return format(values.front());
+  const Spread spread = SpreadOf(values);
+  return absl::StrCat(format(spread.mean), " ± ", format(spread.sd));
+}
+
+// The change of `values` against `bases`, seed by seed: the mean change in the row's unit with its sign,
+// then the mean relative change (± its standard deviation over seeds) when no base is zero:
+// "-21.0 h (-84.0%)", "-20.5 h (-82.1% ± 3.0%)".
+std::string ChangeCell(const std::vector<double>& values, const std::vector<double>& bases,
+                       std::string (*format)(double)) {
+  std::vector<double> changes, relative;
+  for (size_t i = 0; i < values.size(); ++i) {
+    changes.push_back(values[i] - bases[i]);
+    if (bases[i] != 0) relative.push_back(100 * (values[i] - bases[i]) / bases[i]);
+  }
+  const double change = SpreadOf(changes).mean;
+  std::string text = absl::StrCat(change < 0 ? "-" : change > 0 ? "+" : "", format(std::fabs(change)));
+  if (!relative.empty() && relative.size() == values.size()) {
+    const Spread spread = SpreadOf(relative);
+    absl::StrAppend(&text, values.size() == 1 ? absl::StrFormat(" (%+.1f%%)", spread.mean)
+                                              : absl::StrFormat(" (%+.1f%% ± %.1f%%)", spread.mean, spread.sd));
+  }
+  return text;
+}
+
+std::optional<double> MultiGpuP95(const PolicySummary& s) {
+  if (s.pending_multi_gpu.pods == 0) return std::nullopt;
+  return s.pending_multi_gpu.p95_seconds;
+}
+
+std::string PodsLabel(int gpus) { return gpus == 0 ? "pods without GPUs" : absl::StrCat(gpus, "-GPU pods"); }
+
+constexpr std::pair<absl::string_view, double PendingPercentiles::*> kPercentiles[] = {
+    {"p50", &PendingPercentiles::p50_seconds},
+    {"p95", &PendingPercentiles::p95_seconds},
+    {"p99", &PendingPercentiles::p99_seconds},
+};
+
+// The lines above the table: the workload, the seeds, and the windows every row is measured over.
+std::string TableHeader(const Workload& workload, const std::vector<std::vector<PolicySummary>>& runs) {
+  std::vector<std::string> seeds;
+  std::vector<double> ends, busy_from;
+  for (const std::vector<PolicySummary>& run : runs) {
+    seeds.push_back(absl::StrCat(run.front().seed));
+    ends.push_back(run.front().window_hours);
+    busy_from.push_back(run.front().busy_from_hours);
+  }
+  std::string text = absl::StrCat("workload: ", workload.name, " (", FormatCount(static_cast<double>(workload.pods.size())),
+                                  " pods, ", FormatCount(static_cast<double>(workload.groups.size())), " node groups)\n");
+  if (runs.size() == 1) {
+    absl::StrAppend(&text, "seed: ", seeds.front(), "\n");
+  } else {
+    absl::StrAppend(&text, "seeds: ", absl::StrJoin(seeds, ", "),
+                    "; each cell is the mean ± the sample standard deviation over them\n");
+  }
+  absl::StrAppend(&text, "measuring window: [0, T), T = the latest last-pod completion among the policies = ",
+                  Cell(ends, FormatHours, ""), "; busy window: from the arrival of the first 1% of the pods (",
+                  Cell(busy_from, FormatHours, ""), ") to T\n\n");
+  return text;
+}
+
 }  // namespace
 
-std::string FormatTable(const Workload& workload, const std::vector<PolicySummary>& summaries) {
+std::string FormatTable(const Workload& workload, const std::vector<std::vector<PolicySummary>>& runs, bool legend) {
+  if (runs.empty() || runs.front().empty()) return "no replays\n";
+  const size_t policies = runs.front().size();
   std::vector<Row> rows;
+  std::vector<std::pair<std::string, std::string>> legends;
   Row header;
-  for (const PolicySummary& summary : summaries) header.cells.push_back(summary.policy);
+  for (const PolicySummary& summary : runs.front()) header.cells.push_back(summary.policy);
   rows.push_back(std::move(header));
-  const auto add = [&](std::string label, const auto& cell) {
-    Row row{std::move(label), {}};
-    for (const PolicySummary& summary : summaries) row.cells.push_back(cell(summary));
+  const auto values_of = [&](size_t policy, const Figure& figure) {
+    std::vector<double> values;
+    for (const std::vector<PolicySummary>& run : runs) {
+      if (std::optional<double> value = figure(run[policy])) values.push_back(*value);
+    }
+    return values;
+  };
+  const auto add = [&](std::string label, std::string what, const Figure& figure, std::string (*format)(double),
+                       absl::string_view missing = "n/a") {
+    Row row{label, {}};
+    for (size_t i = 0; i < policies; ++i) row.cells.push_back(Cell(values_of(i, figure), format, missing));
     rows.push_back(std::move(row));
+    if (!what.empty()) legends.emplace_back(std::move(label), std::move(what));
   };
   const auto gap = [&] { rows.emplace_back(); };
+  const auto stranded_after = absl::StrCat(kStrandedAfter / kMinute, " min");
 
-  add("GPU-hours provisioned", [](const PolicySummary& s) { return FormatHours(s.provisioned_gpu_hours); });
-  add("GPU-hours allocated", [](const PolicySummary& s) { return FormatHours(s.allocated_gpu_hours); });
-  add("GPU-hours idle", [](const PolicySummary& s) { return FormatHours(s.idle_gpu_hours); });
-  add("idle share", [](const PolicySummary& s) { return FormatShare(s.idle_share); });
-  add("GPU-hours requested (floor)", [](const PolicySummary& s) { return FormatHours(s.requested_gpu_hours); });
+  add("GPU-hours provisioned", "every GPU of every node from its request to its removal (clouds bill from launch)",
+      [](const PolicySummary& s) { return s.provisioned_gpu_hours; }, FormatHours);
+  add("GPU-hours allocated", "GPUs held by running pods",
+      [](const PolicySummary& s) { return s.allocated_gpu_hours; }, FormatHours);
+  add("GPU-hours idle", "provisioned - allocated", [](const PolicySummary& s) { return s.idle_gpu_hours; },
+      FormatHours);
+  add("idle share", "idle / provisioned", [](const PolicySummary& s) { return s.idle_share; }, FormatShare);
+  add("GPU-hours requested (floor)", "each GPU pod's GPUs x its ideal run time: a floor under allocated",
+      [](const PolicySummary& s) { return s.requested_gpu_hours; }, FormatHours);
+  add("GPU-hours idle, busy window", "idle GPU-hours from the busy window's start to T (a trace's lead-in left out)",
+      [](const PolicySummary& s) { return s.busy_idle_gpu_hours; }, FormatHours);
+  add("idle share, busy window", "idle / provisioned over the busy window",
+      [](const PolicySummary& s) { return s.busy_idle_share; }, FormatShare);
   gap();
-  add("cost", [](const PolicySummary& s) { return FormatDollars(s.cost_dollars); });
-  add("cost lower bound", [](const PolicySummary& s) { return FormatDollars(s.lower_bound_cost_dollars); });
+  add("cost", "each node's price per hour x the time from its request to its removal",
+      [](const PolicySummary& s) { return s.cost_dollars; }, FormatDollars);
+  add("cost lower bound", "each GPU pod's ideal GPU-hours at the cheapest per-GPU price of the groups it may use",
+      [](const PolicySummary& s) { return s.lower_bound_cost_dollars; }, FormatDollars);
+  add("node-hours", "nodes requested and not removed, integrated over time",
+      [](const PolicySummary& s) { return s.node_hours; }, FormatHours);
   gap();
-  add("nodes created", [](const PolicySummary& s) { return FormatCount(s.nodes_created); });
-  add("nodes at peak", [](const PolicySummary& s) { return FormatCount(s.peak_nodes); });
-  add("scale-ups", [](const PolicySummary& s) { return FormatCount(s.scale_ups); });
-  add("stranded scale-ups", [](const PolicySummary& s) { return FormatCount(s.stranded_scale_ups); });
-  add("ProvisioningRequests", [](const PolicySummary& s) { return FormatCount(s.provisioning_requests); });
-  add("vetoes", [](const PolicySummary& s) { return FormatCount(s.vetoes); });
-  add("nodes that never came up", [](const PolicySummary& s) { return FormatCount(s.failed_nodes); });
+  add("nodes created", "nodes requested by scale-ups", [](const PolicySummary& s) { return s.nodes_created; },
+      FormatCount);
+  add("nodes at peak", "the most nodes requested and not removed at once",
+      [](const PolicySummary& s) { return s.peak_nodes; }, FormatCount);
+  add("scale-ups", "node group increases CA made", [](const PolicySummary& s) { return s.scale_ups; }, FormatCount);
+  add("stranded scale-ups",
+      absl::StrCat("scale-ups none of whose nodes ran a pod it was made for within ", stranded_after, " of Ready"),
+      [](const PolicySummary& s) { return s.stranded_scale_ups; }, FormatCount);
+  add("new nodes Ready", "nodes a scale-up created that became Ready",
+      [](const PolicySummary& s) { return s.new_nodes; }, FormatCount);
+  add("stranded nodes",
+      absl::StrCat("new nodes that ran none of the pods they were grown for within ", stranded_after, " of Ready"),
+      [](const PolicySummary& s) { return s.stranded_nodes; }, FormatCount);
+  add("stranded nodes, no pod at all",
+      absl::StrCat("of the stranded nodes, those that ran no pod of any kind within ", stranded_after, " of Ready"),
+      [](const PolicySummary& s) { return s.empty_stranded_nodes; }, FormatCount);
+  add("stranded node-hours",
+      "stranded nodes' hours from their request to the first pod of any kind on them (or removal, or T)",
+      [](const PolicySummary& s) { return s.stranded_node_hours; }, FormatHours);
+  add("ProvisioningRequests", "best-effort-atomic requests topofit created for pods refused for their topology",
+      [](const PolicySummary& s) { return s.provisioning_requests; }, FormatCount);
+  add("vetoes", "CA loops in which topofit's expander refused every option",
+      [](const PolicySummary& s) { return s.vetoes; }, FormatCount);
+  add("nodes that never came up", "requested nodes given up after CA's max node provision time",
+      [](const PolicySummary& s) { return s.failed_nodes; }, FormatCount);
   gap();
-  add("pods", [](const PolicySummary& s) { return FormatCount(s.pods); });
-  add("pods never started", [](const PolicySummary& s) { return FormatCount(s.pods_never_started); });
+  add("pods", "", [](const PolicySummary& s) { return s.pods; }, FormatCount);
+  add("pods never started", "pods still pending at T; their pending time counts to T (a floor)",
+      [](const PolicySummary& s) { return s.pods_never_started; }, FormatCount);
+  legends.emplace_back("pending pNN, <pods>",
+                       "time from a pod's creation to its first start, nearest-rank percentile over those pods");
   for (const auto& [name, member] : kPercentiles) {
-    add(absl::StrCat("pending ", name, ", all pods"),
-        [&](const PolicySummary& s) { return FormatWait(s.pending.*member); });
+    add(absl::StrCat("pending ", name, ", all pods"), "", [&](const PolicySummary& s) { return s.pending.*member; },
+        FormatWait);
   }
-  for (int gpus : GpuCounts(summaries)) {
+  add("pending p95, multi-GPU pods", "", MultiGpuP95, FormatWait, "-");
+  for (int gpus : GpuCounts(runs)) {
     for (const auto& [name, member] : kPercentiles) {
-      add(absl::StrCat("pending ", name, ", ", PodsLabel(gpus)), [&](const PolicySummary& s) {
+      add(absl::StrCat("pending ", name, ", ", PodsLabel(gpus)), "", [&](const PolicySummary& s) -> std::optional<double> {
         const auto pending = s.pending_by_gpus.find(gpus);
-        return pending == s.pending_by_gpus.end() ? std::string("-") : FormatWait(pending->second.*member);
-      });
+        if (pending == s.pending_by_gpus.end()) return std::nullopt;
+        return pending->second.*member;
+      }, FormatWait, "-");
     }
   }
   gap();
-  add("multi-GPU pods on best topology", [](const PolicySummary& s) {
-    return s.multi_gpu_pods_started > 0 ? FormatShare(s.best_topology_share) : std::string("n/a");
-  });
-  add("mean stretch, multi-GPU pods", [](const PolicySummary& s) {
-    return s.multi_gpu_pods_started > 0 ? absl::StrFormat("%.3fx", s.mean_stretch) : std::string("n/a");
-  });
-  add("slowdown GPU-hours", [](const PolicySummary& s) { return FormatHours(s.slowdown_gpu_hours); });
-  add("replay length", [](const PolicySummary& s) { return FormatHours(s.hours); });
+  const auto multi_gpu = [](double PolicySummary::*member) {
+    return [member](const PolicySummary& s) -> std::optional<double> {
+      if (s.multi_gpu_pods_started == 0) return std::nullopt;
+      return s.*member;
+    };
+  };
+  add("multi-GPU pods on best topology",
+      "multi-GPU pods whose first set reached the best bandwidth of any group they may run on",
+      multi_gpu(&PolicySummary::best_topology_share), FormatShare);
+  add("mean stretch, multi-GPU pods", "run time on the set / on the best set (slowdown model, comm_fraction)",
+      multi_gpu(&PolicySummary::mean_stretch), [](double x) { return absl::StrFormat("%.3fx", x); });
+  add("slowdown GPU-hours", "GPU-hours beyond the ideal run time because of the GPU set (or lost throughput)",
+      [](const PolicySummary& s) { return s.slowdown_gpu_hours; }, FormatHours);
+  add("last pod done", "the policy's own last pod completion; T is the latest of these",
+      [](const PolicySummary& s) { return s.hours; }, FormatHours);
 
-  const auto baseline = std::find_if(summaries.begin(), summaries.end(),
-                                     [](const PolicySummary& s) { return s.policy == "baseline"; });
-  if (baseline != summaries.end() && summaries.size() > 1) {
+  for (absl::string_view reference : {"tuned", "stock"}) {
+    const auto base = std::find_if(runs.front().begin(), runs.front().end(),
+                                   [&](const PolicySummary& s) { return s.policy == reference; });
+    if (base == runs.front().end() || policies < 2) continue;
+    const size_t base_index = static_cast<size_t>(base - runs.front().begin());
     gap();
-    rows.push_back(Row{"vs baseline", {}});
-    const auto add_change = [&](std::string label, double (*value)(const PolicySummary&),
-                                std::string (*format)(double)) {
-      add(std::move(label), [&](const PolicySummary& s) {
-        return &s == &*baseline ? std::string() : FormatChange(value(s), value(*baseline), format);
-      });
+    rows.push_back(Row{absl::StrCat("vs ", reference), {}});
+    const auto add_change = [&](std::string label, const Figure& figure, std::string (*format)(double)) {
+      Row row{std::move(label), {}};
+      const std::vector<double> bases = values_of(base_index, figure);
+      for (size_t i = 0; i < policies; ++i) {
+        const std::vector<double> values = values_of(i, figure);
+        row.cells.push_back(i == base_index || values.size() != bases.size() || values.empty()
+                                ? std::string()
+                                : ChangeCell(values, bases, format));
+      }
+      rows.push_back(std::move(row));
     };
     add_change("idle GPU-hours", [](const PolicySummary& s) { return s.idle_gpu_hours; }, FormatHours);
     add_change("cost", [](const PolicySummary& s) { return s.cost_dollars; }, FormatDollars);
     add_change("pending p95, all pods", [](const PolicySummary& s) { return s.pending.p95_seconds; }, FormatWait);
+    add_change("pending p95, multi-GPU pods", MultiGpuP95, FormatWait);
   }
-  return absl::StrCat("workload: ", workload.name, " (", FormatCount(static_cast<double>(workload.pods.size())),
-                      " pods, ", FormatCount(static_cast<double>(workload.groups.size())), " node groups)\n\n",
-                      Render(rows));
+  std::string text = absl::StrCat(TableHeader(workload, runs), Render(rows));
+  if (legend) {
+    absl::StrAppend(&text, "\nlegend (every row over [0, T) unless it says otherwise; \"vs X\": the change against "
+                           "policy X, seed by seed):\n");
+    for (const auto& [label, what] : legends) absl::StrAppend(&text, "  ", label, ": ", what, "\n");
+  }
+  return text;
 }
 
 bool GnuplotOnPath() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
-absl::StatusOr<std::vector<std::string>> WriteReport(const std::string& dir, const Workload& workload,
-                                                      const std::vector<ReplayResult>& results,
-                                                      const std::vector<PolicySummary>& summaries) {
-  if (results.empty() || results.size() != summaries.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "a report needs a summary for each replay, got %d replays and %d summaries", results.size(), summaries.size()));
+absl::StatusOr<std::vector<std::string>> WriteReport(const std::string& dir, const Comparison& comparison) {
+  if (comparison.seeds.empty() || comparison.seeds.front().results.empty() ||
+      comparison.seeds.front().results.size() != comparison.seeds.front().summaries.size()) {
+    return absl::InvalidArgumentError("a report needs the first seed's replays beside their summaries");
   }
   const fs::path root(dir);
   std::error_code error;
   fs::create_directories(root, error);
   if (error) return absl::ErrnoToStatus(error.value(), absl::StrCat("cannot create report directory ", dir));
 
+  const SeedComparison& first = comparison.seeds.front();
+  std::vector<std::vector<PolicySummary>> runs;
+  for (const SeedComparison& seed : comparison.seeds) runs.push_back(seed.summaries);
   const std::pair<absl::string_view, std::string> files[] = {
-      {"summary.csv", SummaryCsv(summaries)},
-      {"summary.json", SummaryJson(workload, summaries)},
-      {"timeline.csv", TimelineCsv(results)},
-      {"pending_cdf.csv", PendingCdfCsv(results)},
-      {kGpusOverTime.script, GpusOverTimeScript(workload, results)},
-      {kPendingCdf.script, PendingCdfScript(workload, results)},
+      {"summary.csv", SummaryCsv(runs)},
+      {"summary.json", SummaryJson(comparison.workload, runs)},
+      {"timeline.csv", TimelineCsv(first.results, first.window.end)},
+      {"pending_cdf.csv", PendingCdfCsv(first.results)},
+      {kGpusOverTime.script, GpusOverTimeScript(comparison.workload, first.results)},
+      {kPendingCdf.script, PendingCdfScript(comparison.workload, first.results)},
   };
   std::vector<std::string> written;
   for (const auto& [name, content] : files) {

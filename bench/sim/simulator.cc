@@ -23,8 +23,6 @@ constexpr SimTime kUnschedulableFlush = 5 * kMinute;
 // The extender's ledger lifetimes (cli/extender_command.cc).
 constexpr absl::Duration kPreferenceTtl = absl::Minutes(10);
 constexpr absl::Duration kIntentTtl = absl::Minutes(15);
-// A scale-up is stranded when its nodes ran none of its pods within this long of becoming Ready.
-constexpr SimTime kStrandedAfter = 10 * kMinute;
 
 // The ledger's clock in a replay: simulated time from the Unix epoch.
 class SimClock final : public server::Clock {
@@ -296,8 +294,12 @@ ReplayResult Replayer::Run() {
     const SimTime arrival_at = next_arrival < specs.size() ? specs[next_arrival].arrival : kNever;
     const bool quiet = event_at == kNever && arrival_at == kNever && world_->running_pods() == 0 &&
                        world_->provisioning_nodes() == 0;
-    // Nothing left that could change the cluster: the remaining pods (if any) can never run.
-    if (quiet && (world_->pending_pods() == 0 || idle_loops >= 3)) break;
+    // Nothing left that could change the cluster: every pod is done and the last loop, which saw the
+    // cluster as it is, left nothing for scale-down to remove; or the pods left can never run (three loops
+    // changed nothing) — then the replay stops as it is, since waiting for scale-down would let those pods
+    // ask for capacity again, for ever.
+    const bool settled = world_->pending_pods() == 0 && !dirty_ && !autoscaler_.ScaleDownPending();
+    if (quiet && (settled || (world_->pending_pods() > 0 && idle_loops >= 3))) break;
     const SimTime now = std::min({event_at, arrival_at, ca_next});
     if (options_.horizon > 0 && now > options_.horizon) break;
     world_->AdvanceTo(now);
@@ -369,7 +371,7 @@ ReplayResult Replayer::Result() const {
   }
   for (const SimNode& node : world_->nodes()) {
     result.nodes.push_back({node.gpus.node, world_->groups()[node.group].spec.name, node.requested,
-                            node.ready_at, node.removed_at});
+                            node.ready_at, node.removed_at, node.scale_up, node.first_pod, node.first_served});
   }
   std::vector<bool> served(world_->scale_ups().size(), false);
   for (const SimNode& node : world_->nodes()) {
@@ -394,15 +396,8 @@ ReplayResult Replayer::Result() const {
   result.failed_nodes = failed_nodes_;
   for (const SimPod& p : world_->pods()) {
     const PodClass& c = world_->classes()[p.klass];
-    if (c.gpus == 0) continue;
-    double cheapest = 0;
-    for (size_t g = 0; g < world_->groups().size(); ++g) {
-      const GroupState& group = world_->groups()[g];
-      if (!c.group_allowed[g] || group.gpus < c.gpus) continue;
-      const double per_gpu_hour = group.spec.price_per_hour / group.gpus;
-      cheapest = cheapest == 0 ? per_gpu_hour : std::min(cheapest, per_gpu_hour);
-    }
-    result.lower_bound_cost_dollars += cheapest * c.gpus * static_cast<double>(world_->workload().pods[p.spec].duration) /
+    result.lower_bound_cost_dollars += c.cheapest_gpu_hour * c.gpus *
+                                       static_cast<double>(world_->workload().pods[p.spec].duration) /
                                        static_cast<double>(kHour);
   }
   result.end = end_;

@@ -36,8 +36,12 @@ struct PodOutcome {
   int evictions = 0;
 };
 
-// How one scale-up fared: stranded when none of its nodes ran any pod it was made for within 10 minutes
-// of becoming Ready.
+// A new node is stranded when no pod it was grown for started on it within this long of becoming Ready
+// (the scale-down unneeded time: CA would start removing it then). The per-scale-up figure uses it too.
+inline constexpr SimTime kStrandedAfter = 10 * kMinute;
+
+// How one scale-up fared: stranded when none of its nodes ran any pod it was made for within
+// kStrandedAfter of becoming Ready.
 struct ScaleUpOutcome {
   std::string group;
   int nodes = 0;
@@ -52,6 +56,9 @@ struct NodeOutcome {
   SimTime requested = 0;
   SimTime ready = -1;    // -1: removed before it became Ready
   SimTime removed = -1;  // -1: still there at the end
+  int scale_up = -1;     // index into ReplayResult::scale_ups; -1 for the initial nodes
+  SimTime first_pod = -1;        // the first start of any pod on it; -1: none
+  SimTime first_own_pod = -1;    // the first start of a pod its scale-up was made for; -1: none
 };
 
 struct ReplayResult {
@@ -59,7 +66,11 @@ struct ReplayResult {
   std::vector<NodeOutcome> nodes;  // every node the replay had, initial ones first
   std::vector<PodOutcome> pods;  // in workload order
   std::vector<ScaleUpOutcome> scale_ups;
+  // Every change of the cluster's totals, from 0 until the replay stopped: after the last pod completion
+  // it goes on until scale-down has removed what it will, so that the totals can be integrated over a
+  // window longer than this replay's own (window.h); the last point holds from then on.
   std::vector<TimelinePoint> timeline;
+  // Up to `end` (the replay's own window).
   double provisioned_gpu_hours = 0;
   double allocated_gpu_hours = 0;
   double cost_dollars = 0;
@@ -69,9 +80,10 @@ struct ReplayResult {
   int vetoes = 0;
   int failed_nodes = 0;  // never became Ready; given up after the max node provision time
   // A floor under any policy's cost: every GPU pod's ideal GPU-hours at the cheapest per-GPU price of
-  // the groups it may run on (product and size), as if GPUs were bought by the GPU-hour.
+  // the groups it may run on (product and size) that can give its required topology, as if GPUs were
+  // bought by the GPU-hour.
   double lower_bound_cost_dollars = 0;
-  SimTime end = 0;
+  SimTime end = 0;  // the last pod completion (the replay's stop when no pod ever finished)
   int64_t events = 0;
 };
 

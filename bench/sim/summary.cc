@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bench/sim/window.h"
+
 namespace topofit::sim {
 namespace {
 
@@ -25,36 +27,70 @@ double Percentile(const std::vector<double>& sorted, double percentile) {
   return sorted[index];
 }
 
-PolicySummary Summarise(const ReplayResult& result) {
+MeasuringWindow CommonWindow(const std::vector<ReplayResult>& results) {
+  MeasuringWindow window;
+  for (const ReplayResult& result : results) window.end = std::max(window.end, result.end);
+  if (!results.empty() && !results.front().pods.empty()) {
+    const std::vector<PodOutcome>& pods = results.front().pods;
+    const auto rank = static_cast<size_t>(std::ceil(0.01 * static_cast<double>(pods.size())));
+    window.busy_from = std::min(pods[std::max<size_t>(rank, 1) - 1].arrival, window.end);
+  }
+  return window;
+}
+
+PolicySummary Summarise(const ReplayResult& result) { return Summarise(result, CommonWindow({result})); }
+
+PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& window) {
   PolicySummary s;
   s.policy = result.policy;
-  s.provisioned_gpu_hours = result.provisioned_gpu_hours;
-  s.allocated_gpu_hours = result.allocated_gpu_hours;
-  s.idle_gpu_hours = result.provisioned_gpu_hours - result.allocated_gpu_hours;
-  s.idle_share = result.provisioned_gpu_hours > 0 ? s.idle_gpu_hours / result.provisioned_gpu_hours : 0;
+  const WindowTotals totals = Integrate(result.timeline, 0, window.end);
+  s.provisioned_gpu_hours = totals.provisioned_gpu_hours;
+  s.allocated_gpu_hours = totals.allocated_gpu_hours;
+  s.idle_gpu_hours = totals.provisioned_gpu_hours - totals.allocated_gpu_hours;
+  s.idle_share = totals.provisioned_gpu_hours > 0 ? s.idle_gpu_hours / totals.provisioned_gpu_hours : 0;
+  s.node_hours = totals.node_hours;
+  s.cost_dollars = totals.cost_dollars;
+  const WindowTotals busy = Integrate(result.timeline, window.busy_from, window.end);
+  s.busy_idle_gpu_hours = busy.provisioned_gpu_hours - busy.allocated_gpu_hours;
+  s.busy_idle_share = busy.provisioned_gpu_hours > 0 ? s.busy_idle_gpu_hours / busy.provisioned_gpu_hours : 0;
   s.scale_ups = static_cast<int>(result.scale_ups.size());
   for (const ScaleUpOutcome& scale_up : result.scale_ups) s.stranded_scale_ups += scale_up.stranded;
+  for (const NodeOutcome& node : result.nodes) {
+    if (node.scale_up < 0 || node.ready < 0) continue;
+    ++s.new_nodes;
+    const auto within = [&](SimTime start) { return start >= 0 && start <= node.ready + kStrandedAfter; };
+    if (within(node.first_own_pod)) continue;
+    ++s.stranded_nodes;
+    s.empty_stranded_nodes += !within(node.first_pod);
+    const SimTime unused_until = std::min(
+        node.first_pod >= 0 ? node.first_pod : node.removed >= 0 ? node.removed : window.end, window.end);
+    if (unused_until > node.requested) {
+      s.stranded_node_hours += static_cast<double>(unused_until - node.requested) / static_cast<double>(kHour);
+    }
+  }
   s.nodes_created = result.nodes_created;
   s.peak_nodes = result.peak_nodes;
   s.provisioning_requests = result.provisioning_requests;
   s.vetoes = result.vetoes;
   s.failed_nodes = result.failed_nodes;
-  s.cost_dollars = result.cost_dollars;
   s.lower_bound_cost_dollars = result.lower_bound_cost_dollars;
   s.hours = static_cast<double>(result.end) / static_cast<double>(kHour);
+  s.window_hours = static_cast<double>(window.end) / static_cast<double>(kHour);
+  s.busy_from_hours = static_cast<double>(window.busy_from) / static_cast<double>(kHour);
 
-  std::vector<double> all;
+  std::vector<double> all, multi_gpu;
   std::map<int, std::vector<double>> by_gpus;
   double stretch_sum = 0;
   int best = 0;
   for (const PodOutcome& pod : result.pods) {
     ++s.pods;
     s.requested_gpu_hours += pod.gpus * static_cast<double>(pod.ideal_duration) / static_cast<double>(kHour);
-    const SimTime start = pod.first_start >= 0 ? pod.first_start : std::max(result.end, pod.arrival);
+    const SimTime start = pod.first_start >= 0 ? pod.first_start : std::max(window.end, pod.arrival);
     if (pod.first_start < 0) ++s.pods_never_started;
     const double wait = static_cast<double>(start - pod.arrival) / static_cast<double>(kSecond);
     all.push_back(wait);
     by_gpus[pod.gpus].push_back(wait);
+    if (pod.gpus >= 2) multi_gpu.push_back(wait);
     if (pod.gpus >= 2 && pod.first_start >= 0) {
       ++s.multi_gpu_pods_started;
       stretch_sum += pod.stretch;
@@ -64,6 +100,7 @@ PolicySummary Summarise(const ReplayResult& result) {
     }
   }
   s.pending = PercentilesOf(std::move(all));
+  s.pending_multi_gpu = PercentilesOf(std::move(multi_gpu));
   for (auto& [gpus, waits] : by_gpus) s.pending_by_gpus[gpus] = PercentilesOf(std::move(waits));
   if (s.multi_gpu_pods_started > 0) {
     s.mean_stretch = stretch_sum / s.multi_gpu_pods_started;

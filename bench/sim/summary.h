@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -15,15 +16,40 @@ struct PendingPercentiles {
   double p99_seconds = 0;
 };
 
-// The report's row for one policy (issue 5, "Report").
+// The window every policy of a comparison is measured over: [0, end).
+struct MeasuringWindow {
+  SimTime end = 0;  // T: the latest last-pod completion among the policies compared
+  // The busy window [busy_from, end): from the arrival of the first 1% of the pods (rank ceil(1% x n)),
+  // so that a trace's long, nearly empty lead-in (openb: months before its burst) is reported apart.
+  SimTime busy_from = 0;
+};
+
+// The common window of replays of one workload (their pods in the same order).
+MeasuringWindow CommonWindow(const std::vector<ReplayResult>& results);
+
+// The report's row for one policy (issue 5, "Report"; issue 12, one window and node-level stranding).
 struct PolicySummary {
   std::string policy;
+  uint64_t seed = 0;
+  // Over the measuring window [0, T).
   double provisioned_gpu_hours = 0;
   double allocated_gpu_hours = 0;
   double idle_gpu_hours = 0;
   double idle_share = 0;  // idle / provisioned
+  double node_hours = 0;
+  // Over the busy window [busy_from, T).
+  double busy_idle_gpu_hours = 0;
+  double busy_idle_share = 0;
   int scale_ups = 0;
-  int stranded_scale_ups = 0;
+  int stranded_scale_ups = 0;  // none of their nodes ran a pod they were made for within kStrandedAfter
+  // Nodes a scale-up created that became Ready; of them, those on which no pod they were grown for started
+  // within kStrandedAfter of Ready (stranded), and those on which no pod at all did (empty).
+  int new_nodes = 0;
+  int stranded_nodes = 0;
+  int empty_stranded_nodes = 0;
+  // Of the stranded nodes, the hours in the window from their request until the first pod of any kind
+  // started on them (or their removal, or T): paid for before they served anything.
+  double stranded_node_hours = 0;
   int nodes_created = 0;
   int peak_nodes = 0;
   int provisioning_requests = 0;
@@ -34,6 +60,7 @@ struct PolicySummary {
   // Time from creation to first start. Pods that never started count with the replay's end as their
   // start: a floor on their wait.
   PendingPercentiles pending;
+  PendingPercentiles pending_multi_gpu;              // pods of two GPUs or more
   std::map<int, PendingPercentiles> pending_by_gpus;  // GPUs requested -> percentiles
   int multi_gpu_pods_started = 0;
   double best_topology_share = 0;  // of multi-GPU pods started: their set had the shape's best bandwidth
@@ -42,9 +69,14 @@ struct PolicySummary {
   double cost_dollars = 0;
   double lower_bound_cost_dollars = 0;
   double requested_gpu_hours = 0;  // the pods' ideal GPU-hours: a floor under allocated
-  double hours = 0;                // the replay's length (to the last pod completion)
+  double hours = 0;                // the policy's own last pod completion
+  double window_hours = 0;         // T
+  double busy_from_hours = 0;      // the busy window's start
 };
 
+// The summary over `window`. Pods that never started count with the window's end as their start.
+PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& window);
+// Over the replay's own window [0, its last pod completion), the busy window from 1% of the arrivals.
 PolicySummary Summarise(const ReplayResult& result);
 
 // Nearest-rank percentile of `values` (sorted ascending), 0 for none.

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "bench/sim/operator_tuning.h"
 #include "bench/sim/slowdown.h"
 #include "codec/node_topology.h"
 #include "decision/node_topology.h"
@@ -121,17 +122,25 @@ std::string ClassKey(const PodSpec& spec) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<GroupState>> BuildGroups(const std::vector<NodeGroupSpec>& specs) {
+  std::vector<GroupState> groups;
+  codec::TopologyResolver resolver;
+  for (const NodeGroupSpec& spec : specs) {
+    absl::StatusOr<GroupState> group = BuildGroup(spec, resolver);
+    if (!group.ok()) return group.status();
+    groups.push_back(*std::move(group));
+  }
+  return groups;
+}
+
 World::World(const Workload& workload, const Policy& policy, uint64_t seed)
     : workload_(workload), policy_(policy), rng_(seed) {}
 
 absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, const Policy& policy, uint64_t seed) {
   std::unique_ptr<World> world(new World(workload, policy, seed));
-  codec::TopologyResolver resolver;
-  for (const NodeGroupSpec& spec : workload.groups) {
-    absl::StatusOr<GroupState> group = BuildGroup(spec, resolver);
-    if (!group.ok()) return group.status();
-    world->groups_.push_back(*std::move(group));
-  }
+  absl::StatusOr<std::vector<GroupState>> groups = BuildGroups(workload.groups);
+  if (!groups.ok()) return groups.status();
+  world->groups_ = *std::move(groups);
   std::map<std::string, int> class_of;
   world->pods_.resize(workload.pods.size());
   for (size_t i = 0; i < workload.pods.size(); ++i) {
@@ -149,13 +158,30 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
         return absl::InvalidArgumentError(absl::StrCat("pod ", spec.name, ": ", demand.status().message()));
       }
       klass.demand = *demand;
+      // The slowdown's reference is the pod's own: the best of the groups its spec allows, before any
+      // operator affinity, so that every world measures a pod against the same best set.
       for (const GroupState& group : world->groups_) {
         const bool allowed = kube::MatchesNodeSelector(klass.prototype, group.template_node) &&
                              kube::ToleratesTaints(klass.prototype, group.template_node);
-        klass.group_allowed.push_back(allowed);
         if (allowed && klass.gpus >= 2 && group.gpus >= klass.gpus) {
           klass.best_mbps = std::max(klass.best_mbps, group.topology->quality().BestBandwidth(klass.gpus));
         }
+        if (allowed && klass.gpus > 0 && CanGiveTopology(group, scheduler::EnforcedRequest(klass.demand))) {
+          const double per_gpu_hour = group.spec.price_per_hour / group.gpus;
+          if (klass.cheapest_gpu_hour == 0 || per_gpu_hour < klass.cheapest_gpu_hour) {
+            klass.cheapest_gpu_hour = per_gpu_hour;
+          }
+        }
+      }
+      if (policy.operator_affinity && klass.gpus > 0 && klass.demand.constraints_required()) {
+        if (std::optional<kube::NodeSelector> affinity =
+                OperatorAffinity(klass.prototype, klass.demand.request, world->groups_)) {
+          klass.prototype.spec.required_node_affinity = *std::move(affinity);
+        }
+      }
+      for (const GroupState& group : world->groups_) {
+        klass.group_allowed.push_back(kube::MatchesNodeSelector(klass.prototype, group.template_node) &&
+                                      kube::ToleratesTaints(klass.prototype, group.template_node));
       }
       world->classes_.push_back(std::move(klass));
     }
@@ -215,7 +241,7 @@ void World::AdvanceTo(SimTime t) {
 
 void World::RecordTimeline() {
   TimelinePoint point{now_, provisioned_gpus_, allocated_gpus_, static_cast<int>(pending_.size()),
-                      static_cast<int>(live_nodes_.size())};
+                      static_cast<int>(live_nodes_.size()), price_per_ms_ * static_cast<double>(kHour)};
   if (!timeline_.empty() && timeline_.back().at == now_) {
     timeline_.back() = point;
   } else {
@@ -291,6 +317,7 @@ SimTime World::StartPod(int pod, int node, topology::GpuSet gpus) {
   n.gpus.ours = n.gpus.ours | gpus;
   n.pods.push_back(pod);
   if (n.scale_up >= 0 && n.scale_up == p.scale_up && n.first_served < 0) n.first_served = now_;
+  if (n.first_pod < 0) n.first_pod = now_;
   allocated_gpus_ += gpus.size();
   pending_.erase(pod);
   ++running_count_;

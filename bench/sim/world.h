@@ -48,6 +48,7 @@ struct SimNode {
   int scale_up = -1;            // the scale-up that created it
   SimTime booked_until = -1;    // CA's simulation holds it for a ProvisioningRequest until then
   SimTime first_served = -1;    // when a pod of its scale-up first started on it
+  SimTime first_pod = -1;       // when any pod first started on it
   int used_gpus() const { return gpus.ours.size(); }
   int free_gpus() const { return gpus.topology ? gpus.topology->gpu_count() - used_gpus() : 0; }
 };
@@ -65,6 +66,9 @@ struct PodClass {
   // For multi-GPU classes: the best estimated bandwidth a set of `gpus` reaches on any group the class
   // may run on — its best possible topology, the slowdown model's reference.
   int64_t best_mbps = 0;
+  // The cheapest per-GPU price of the groups the class may run on (its spec's selector and tolerations)
+  // that can give its required topology: the cost lower bound's rate, the same in every world.
+  double cheapest_gpu_hour = 0;
 };
 
 enum class PodPhase { kFuture, kPending, kRunning, kDone };
@@ -118,7 +122,12 @@ struct TimelinePoint {
   int allocated_gpus = 0;    // held by running pods
   int pending_pods = 0;
   int nodes = 0;
+  double price_per_hour = 0;  // of the nodes requested and not removed
 };
+
+// Builds the replay's view of each node group: its template node and the topology that resolves to.
+// InvalidArgument for a group whose taints or shape do not parse or resolve.
+absl::StatusOr<std::vector<GroupState>> BuildGroups(const std::vector<NodeGroupSpec>& specs);
 
 // The whole state of one replay, mutated only through its methods so that the running totals (GPU-hours,
 // cost, the timeline) stay exact.

@@ -20,8 +20,9 @@ BenchOptions Small() {
 TEST_CASE("topofit bench replays the synthetic default under every policy and prints the table", "[bench]") {
   std::ostringstream out, err;
   REQUIRE(RunBench(Small(), out, err) == 0);
-  for (const char* row : {"baseline", "extender-only", "expander-only", "topofit", "GPU-hours provisioned",
-                          "stranded scale-ups", "pending p95, all pods", "vs baseline"}) {
+  for (const char* row : {"stock", "tuned", "extender-only", "expander-only", "topofit", "GPU-hours provisioned",
+                          "stranded scale-ups", "stranded nodes", "pending p95, all pods", "vs tuned", "vs stock",
+                          "measuring window: [0, T)", "legend"}) {
     CHECK(out.str().find(row) != std::string::npos);
   }
   CHECK(err.str().find("synthetic") != std::string::npos);
@@ -40,7 +41,8 @@ TEST_CASE("topofit bench is deterministic for a seed", "[bench]") {
 TEST_CASE("topofit bench --out writes the report files", "[bench]") {
   testing::ScratchDir scratch("topofit-bench-test");
   BenchOptions options = Small();
-  options.policies = "baseline,topofit";
+  options.baselines = "stock";
+  options.policies = "topofit";
   options.out = scratch.path("report");
   std::ostringstream out, err;
   REQUIRE(RunBench(options, out, err) == 0);
@@ -64,7 +66,8 @@ std::string FirstFigure(const std::string& table, const std::string& row) {
 
 TEST_CASE("topofit bench --provision-failure-rate: nodes that never come up are counted", "[bench]") {
   BenchOptions options = Small();
-  options.policies = "baseline";
+  options.baselines = "stock";
+  options.policies = "";
   std::ostringstream healthy, failing, err;
   REQUIRE(RunBench(options, healthy, err) == 0);
   CHECK(FirstFigure(healthy.str(), "nodes that never came up") == "0");
@@ -78,9 +81,19 @@ TEST_CASE("topofit bench --provision-failure-rate: nodes that never come up are 
 TEST_CASE("topofit bench refuses bad input with a clear error", "[bench]") {
   std::ostringstream out, err;
   BenchOptions policy = Small();
-  policy.policies = "baseline,magic";
+  policy.policies = "topofit,magic";
   CHECK(RunBench(policy, out, err) == 1);
   CHECK(err.str().find("unknown policy \"magic\"") != std::string::npos);
+
+  BenchOptions baseline = Small();
+  baseline.baselines = "stock,magic";
+  CHECK(RunBench(baseline, out, err) == 1);
+  CHECK(err.str().find("unknown baseline \"magic\"") != std::string::npos);
+
+  BenchOptions seeds = Small();
+  seeds.seeds = "5-1";
+  CHECK(RunBench(seeds, out, err) == 1);
+  CHECK(err.str().find("--seeds") != std::string::npos);
 
   BenchOptions chain = Small();
   chain.expander_chain = "least-waste,magic";
@@ -99,7 +112,8 @@ TEST_CASE("topofit bench --expander-priorities feeds the priority expander", "[b
   testing::ScratchDir scratch("topofit-bench-priorities-test");
   scratch.Write("priorities.yaml", "10:\n  - .*\n50:\n  - h100\n");
   BenchOptions options = Small();
-  options.policies = "baseline,topofit";
+  options.baselines = "stock";
+  options.policies = "topofit";
   options.expander_chain = "priority,least-waste";
   options.expander_priorities = scratch.path("priorities.yaml");
   std::ostringstream out, err;
@@ -116,9 +130,6 @@ TEST_CASE("topofit bench --expander-priorities: missing, unreadable or malformed
   options.expander_chain = "priority";
 
   std::ostringstream out, err;
-  CHECK(RunBench(options, out, err) == 1);  // the chain names priority, no file given
-  CHECK(err.str().find("--expander-priorities FILE is required") != std::string::npos);
-
   for (const char* name : {"missing.yaml", "bad-regex.yaml", "bad-yaml.yaml"}) {
     CAPTURE(name);
     options.expander_priorities = scratch.path(name);
@@ -136,7 +147,57 @@ TEST_CASE("topofit bench --expander-priorities: missing, unreadable or malformed
   unused.expander_priorities = scratch.path("bad-yaml.yaml");
   std::ostringstream unused_err;
   CHECK(RunBench(unused, out, unused_err) == 1);
-  CHECK(unused_err.str().find("only read when --expander-chain names priority") != std::string::npos);
+  CHECK(unused_err.str().find("only read when an expander chain names priority") != std::string::npos);
+}
+
+TEST_CASE("topofit bench without --expander-priorities prefers the NVLink groups, and says so", "[bench]") {
+  BenchOptions options = Small();
+  options.baselines = "sweep";
+  options.policies = "";
+  std::ostringstream out, err;
+  REQUIRE(RunBench(options, out, err) == 0);
+  // The cloud fleet's NVSwitch groups, from the catalog: p5 (H100) and p4d (A100).
+  CHECK(err.str().find("20:\n  - '^p5\\.48xlarge$'\n  - '^p4d\\.24xlarge$'\n") != std::string::npos);
+  for (const char* column : {"tuned:random", "tuned", "tuned:price", "tuned:priority,least-waste"}) {
+    CHECK(out.str().find(column) != std::string::npos);
+  }
+}
+
+TEST_CASE("topofit bench --seeds: mean ± sd per cell; one seed is exactly --seed", "[bench]") {
+  BenchOptions options = Small();
+  options.baselines = "tuned";
+  options.policies = "topofit";
+  options.seeds = "3";
+  std::ostringstream listed, err;
+  REQUIRE(RunBench(options, listed, err) == 0);
+  options.seeds.clear();
+  options.seed = 3;
+  std::ostringstream single;
+  REQUIRE(RunBench(options, single, err) == 0);
+  CHECK(listed.str() == single.str());
+
+  options.seeds = "1-2";
+  std::ostringstream two, again;
+  REQUIRE(RunBench(options, two, err) == 0);
+  CHECK(two.str().find("seeds: 1, 2; each cell is the mean ± the sample standard deviation") != std::string::npos);
+  CHECK(two.str().find(" ± ") != std::string::npos);
+  REQUIRE(RunBench(options, again, err) == 0);
+  CHECK(two.str() == again.str());
+}
+
+TEST_CASE("topofit bench --comm-fraction weighs the slowdown model", "[bench]") {
+  BenchOptions options = Small();
+  options.baselines = "stock";
+  options.policies = "";
+  options.comm_fraction = 0;
+  std::ostringstream none, err;
+  REQUIRE(RunBench(options, none, err) == 0);
+  CHECK(FirstFigure(none.str(), "slowdown GPU-hours") == "0.00");
+  CHECK(FirstFigure(none.str(), "mean stretch, multi-GPU pods") == "1.000x");
+  options.comm_fraction = 0.5;
+  std::ostringstream half;
+  REQUIRE(RunBench(options, half, err) == 0);
+  CHECK(FirstFigure(half.str(), "slowdown GPU-hours") != "0.00");
 }
 
 }  // namespace

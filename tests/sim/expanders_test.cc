@@ -12,7 +12,7 @@ using testing::NvPod;
 using testing::Pod;
 
 std::unique_ptr<World> MakeWorld(const Workload& workload, bool topofit_expander = false) {
-  Policy policy = StandardPolicies({StockExpander::kLeastWaste})[topofit_expander ? 2 : 0];
+  Policy policy = StandardPolicies({StockExpander::kLeastWaste})[topofit_expander ? 3 : 0];
   absl::StatusOr<std::unique_ptr<World>> world = World::Create(workload, policy, 1);
   REQUIRE(world.ok());
   return *std::move(world);

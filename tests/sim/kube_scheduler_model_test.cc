@@ -36,7 +36,7 @@ TEST_CASE("LeastAllocated sends a pod to the emptier node", "[kube-scheduler]") 
   workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2, 2)};
   workload.pods = {Pod("busy", 0, kHour, 1), Pod("next", 0, kHour, 1)};
   workload.pods[0].cpu_milli = 64000;
-  std::unique_ptr<World> world = MakeWorld(workload, "baseline");
+  std::unique_ptr<World> world = MakeWorld(workload, "stock");
   world->SetPending(0);
   world->StartPod(0, 0, topology::GpuSet::FirstN(1));
   world->SetPending(1);
@@ -44,6 +44,29 @@ TEST_CASE("LeastAllocated sends a pod to the emptier node", "[kube-scheduler]") 
   const PlacementDecision decision = scheduler.Schedule(1);
   CHECK(decision.node == 1);
   CHECK(decision.gpus.size() == 1);
+}
+
+// Two Ready g5 nodes (96 CPU, 768 GiB, 8 GPUs); one runs a pod of 16 CPU, 64 GiB and 4 GPUs. For the next
+// pod (4 CPU, 16 GiB, 1 GPU), the tuned profile's MostAllocated (cpu 1, memory 1, nvidia.com/gpu 3):
+//   busy node:  cpu 20000 x 100 / 96000 = 20, memory 80 x 100 / 768 = 10, GPUs 5 x 100 / 8 = 62
+//               -> (20 + 10 + 3 x 62) / 5 = 43
+//   empty node: cpu 4, memory 2, GPUs 12 -> (4 + 2 + 36) / 5 = 8
+// so it packs onto the busy node, where the stock profile's LeastAllocated spreads to the empty one.
+TEST_CASE("MostAllocated with GPUs packs a pod onto the fuller node; LeastAllocated spreads", "[kube-scheduler]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2, 2)};
+  workload.pods = {Pod("busy", 0, kHour, 4), Pod("next", 0, kHour, 1)};
+  workload.pods[0].cpu_milli = 16000;
+  workload.pods[0].memory_mib = 64 * 1024;
+  for (const auto& [policy, node] : {std::pair{"tuned", 0}, std::pair{"stock", 1}}) {
+    INFO(policy);
+    std::unique_ptr<World> world = MakeWorld(workload, policy);
+    world->SetPending(0);
+    world->StartPod(0, 0, topology::GpuSet::FirstN(4));
+    world->SetPending(1);
+    KubeSchedulerModel scheduler(*world);
+    CHECK(scheduler.Schedule(1).node == node);
+  }
 }
 
 TEST_CASE("With topofit's extender a 4-GPU NVLink pod gets an NVLink quad; without, the device plugin picks",
@@ -89,7 +112,7 @@ TEST_CASE("Tainted GPU nodes take GPU pods (which tolerate the taint) and keep t
   gpu.taints = {"nvidia.com/gpu=present:NoSchedule"};
   workload.groups = {gpu};
   workload.pods = {testing::Pod("web", 0, kHour, 0), testing::Pod("train", 0, kHour, 1)};
-  std::unique_ptr<World> world = MakeWorld(workload, "baseline");
+  std::unique_ptr<World> world = MakeWorld(workload, "stock");
   world->SetPending(0);
   world->SetPending(1);
   KubeSchedulerModel scheduler(*world);

@@ -32,7 +32,9 @@ Workload SmallWorkload() {
 
 PolicySummary BaselineSummary() {
   PolicySummary s;
-  s.policy = "baseline";
+  s.policy = "tuned";
+  s.seed = 1;
+  s.window_hours = 10;
   s.provisioned_gpu_hours = 100;
   s.allocated_gpu_hours = 75;
   s.idle_gpu_hours = 25;
@@ -136,11 +138,29 @@ ReplayResult SmallReplay(const std::string& policy, int points) {
   return result;
 }
 
+// One seed's summaries, in policy order.
+std::vector<std::vector<PolicySummary>> OneSeed(std::vector<PolicySummary> summaries) { return {std::move(summaries)}; }
+
+// A comparison of one seed whose replays are `results`, measured over [0, end).
+Comparison ComparisonOf(std::vector<ReplayResult> results, std::vector<PolicySummary> summaries, SimTime end) {
+  Comparison comparison;
+  comparison.workload = SmallWorkload();
+  SeedComparison seed;
+  seed.seed = 1;
+  seed.window.end = end;
+  seed.summaries = std::move(summaries);
+  seed.results = std::move(results);
+  comparison.seeds.push_back(std::move(seed));
+  return comparison;
+}
+
 TEST_CASE("the table has a column per policy, in order, with its figures") {
-  const std::string table = FormatTable(SmallWorkload(), {BaselineSummary(), TopofitSummary()});
+  const std::string table = FormatTable(SmallWorkload(), OneSeed({BaselineSummary(), TopofitSummary()}), false);
   INFO(table);
 
-  CHECK(absl::StartsWith(table, "workload: synthetic:report_test (4 pods, 2 node groups)\n"));
+  CHECK(absl::StartsWith(table, "workload: synthetic:report_test (4 pods, 2 node groups)\nseed: 1\n"
+                                "measuring window: [0, T), T = the latest last-pod completion among the policies = "
+                                "10.0 h; busy window: from the arrival of the first 1% of the pods (0.00 h) to T\n"));
   CHECK(CellsOf(LineOf(table, "GPU-hours provisioned"), "GPU-hours provisioned") ==
         std::vector<std::string>{"100.0 h", "80.0 h"});
   CHECK(CellsOf(LineOf(table, "GPU-hours idle"), "GPU-hours idle") == std::vector<std::string>{"25.0 h", "4.00 h"});
@@ -161,22 +181,32 @@ TEST_CASE("the table has a column per policy, in order, with its figures") {
   CHECK(CellsOf(LineOf(table, "mean stretch, multi-GPU pods"), "mean stretch, multi-GPU pods") ==
         std::vector<std::string>{"1.250x", "1.000x"});
 
-  // Line 0 names the workload, line 1 is blank, line 2 names the policies in the order given.
+  // Lines 0-2 name the workload, the seed and the window, line 3 is blank, line 4 names the policies.
   const std::vector<std::string> lines = absl::StrSplit(table, '\n');
-  const std::string& header = lines[2];
-  CHECK(header.find("baseline") < header.find("topofit"));
+  const std::string& header = lines[4];
+  CHECK(header.find("tuned") < header.find("topofit"));
   // Cells are right-aligned, so every row with cells ends where the header does.
-  for (const std::string& line : lines) {
-    if (line.find("  ") != std::string::npos && !absl::StartsWith(line, "workload:")) {
-      CHECK(line.size() == header.size());
-    }
+  for (size_t i = 4; i < lines.size(); ++i) {
+    if (lines[i].find("  ") != std::string::npos) CHECK(lines[i].size() == header.size());
   }
 }
 
-TEST_CASE("the table sets each policy against the baseline on idle GPU-hours, cost and pending p95") {
-  const std::string table = FormatTable(SmallWorkload(), {BaselineSummary(), TopofitSummary()});
+TEST_CASE("the table's legend has a line per row it explains") {
+  const std::string table = FormatTable(SmallWorkload(), OneSeed({BaselineSummary(), TopofitSummary()}));
+  const std::string legend = table.substr(table.find("\nlegend"));
+  for (const char* line : {"\n  GPU-hours idle: provisioned - allocated\n",
+                           "\n  stranded nodes: new nodes that ran none of the pods they were grown for within 10 min "
+                           "of Ready\n",
+                           "\n  pending pNN, <pods>: time from a pod's creation to its first start"}) {
+    CHECK(legend.find(line) != std::string::npos);
+  }
+  CHECK(FormatTable(SmallWorkload(), OneSeed({BaselineSummary()}), false).find("legend") == std::string::npos);
+}
+
+TEST_CASE("the table sets each policy against the tuned baseline on idle GPU-hours, cost and pending p95") {
+  const std::string table = FormatTable(SmallWorkload(), OneSeed({BaselineSummary(), TopofitSummary()}), false);
   INFO(table);
-  const std::string deltas = table.substr(table.find("vs baseline\n"));
+  const std::string deltas = table.substr(table.find("vs tuned\n"));
   // idle 4 - 25 = -21 h, -21 / 25 = -84%; cost 240 - 300 = -$60, -20%; p95 30 - 120 = -90 s = -1.5 min, -75%.
   CHECK(CellsOf(LineOf(deltas, "idle GPU-hours"), "idle GPU-hours") == std::vector<std::string>{"-21.0 h (-84.0%)"});
   CHECK(CellsOf(LineOf(deltas, "cost"), "cost") == std::vector<std::string>{"-$60.00 (-20.0%)"});
@@ -184,19 +214,45 @@ TEST_CASE("the table sets each policy against the baseline on idle GPU-hours, co
         std::vector<std::string>{"-1.5 min (-75.0%)"});
 }
 
-TEST_CASE("without a policy named baseline there is no comparison") {
+TEST_CASE("without a policy named tuned or stock there is no comparison") {
   PolicySummary extender = TopofitSummary();
   extender.policy = "extender-only";
-  const std::string table = FormatTable(SmallWorkload(), {extender, TopofitSummary()});
-  CHECK(table.find("vs baseline") == std::string::npos);
+  const std::string table = FormatTable(SmallWorkload(), OneSeed({extender, TopofitSummary()}));
+  CHECK(table.find("vs tuned") == std::string::npos);
+  CHECK(table.find("vs stock") == std::string::npos);
   CHECK(table.find("extender-only") != std::string::npos);
+}
+
+// Two seeds worked by hand: provisioned 100 and 120 h -> mean 110, sample sd sqrt((10^2 + 10^2) / 1)
+// = 14.14; topofit's idle 4 and 6 h against 25 and 30 h -> changes -21 and -24 h (mean -22.5 h), relative
+// -84% and -80% (mean -82%, sd sqrt((2^2 + 2^2) / 1) = 2.83%).
+TEST_CASE("several seeds: each cell is the mean ± the sample standard deviation, changes are per seed") {
+  PolicySummary tuned2 = BaselineSummary(), topofit2 = TopofitSummary();
+  tuned2.seed = topofit2.seed = 2;
+  tuned2.provisioned_gpu_hours = 120;
+  tuned2.idle_gpu_hours = 30;
+  topofit2.idle_gpu_hours = 6;
+  tuned2.window_hours = topofit2.window_hours = 12;
+  PolicySummary topofit1 = TopofitSummary();
+  const std::string table =
+      FormatTable(SmallWorkload(), {{BaselineSummary(), topofit1}, {tuned2, topofit2}}, false);
+  INFO(table);
+  CHECK(table.find("seeds: 1, 2; each cell is the mean ± the sample standard deviation over them\n") !=
+        std::string::npos);
+  CHECK(table.find("T = the latest last-pod completion among the policies = 11.0 h ± 1.41 h") != std::string::npos);
+  CHECK(CellsOf(LineOf(table, "GPU-hours provisioned"), "GPU-hours provisioned") ==
+        std::vector<std::string>{"110.0 h ± 14.1 h", "80.0 h ± 0.00 h"});
+  const std::string deltas = table.substr(table.find("vs tuned\n"));
+  CHECK(CellsOf(LineOf(deltas, "idle GPU-hours"), "idle GPU-hours") ==
+        std::vector<std::string>{"-22.5 h (-82.0% ± 2.8%)"});
 }
 
 TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scripts") {
   const ScratchDir scratch("topofit-report-test");
   const std::filesystem::path dir = std::filesystem::path(scratch.path()) / "out" / "nested";
-  const std::vector<ReplayResult> results = {SmallReplay("baseline", 30), SmallReplay("topofit", 20)};
-  const auto written = WriteReport(dir.string(), SmallWorkload(), results, {BaselineSummary(), TopofitSummary()});
+  // tuned's last point is at minute 29 of a 30-minute window, topofit's at minute 19.
+  const auto written = WriteReport(dir.string(), ComparisonOf({SmallReplay("tuned", 30), SmallReplay("topofit", 20)},
+                                                              {BaselineSummary(), TopofitSummary()}, 30 * kMinute));
   REQUIRE_OK(written);
   for (const char* name :
        {"summary.csv", "summary.json", "timeline.csv", "pending_cdf.csv", "gpus_over_time.gp", "pending_cdf.gp"}) {
@@ -205,50 +261,69 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
     CHECK(std::filesystem::file_size(dir / name) > 0);
   }
 
-  SECTION("summary.csv: a row per policy, a column per field, pending per GPU count") {
+  SECTION("summary.csv: a row per policy and seed, a column per field, pending per GPU count") {
     const std::vector<std::string> lines = LinesOf(dir / "summary.csv");
     REQUIRE(lines.size() == 3);
     const std::vector<std::string> header = absl::StrSplit(lines[0], ',');
-    CHECK(header.front() == "policy");
-    for (const char* column : {"provisioned_gpu_hours", "idle_share", "stranded_scale_ups", "pending_p95_seconds",
-                               "pending_8gpu_p95_seconds", "pending_1gpu_pods", "lower_bound_cost_dollars", "hours"}) {
+    CHECK(header[0] == "policy");
+    CHECK(header[1] == "seed");
+    for (const char* column : {"provisioned_gpu_hours", "idle_share", "stranded_scale_ups", "stranded_nodes",
+                               "stranded_node_hours", "window_hours", "pending_p95_seconds",
+                               "pending_multi_gpu_p95_seconds", "pending_8gpu_p95_seconds", "pending_1gpu_pods",
+                               "lower_bound_cost_dollars", "hours"}) {
       INFO(column);
       CHECK(std::count(header.begin(), header.end(), column) == 1);
     }
-    // policy + 21 numbers + 4 pending + 2 GPU counts x 4 pending.
-    CHECK(header.size() == 34);
-    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 33);
-    CHECK(absl::StartsWith(lines[1], "baseline,100.0,75.0,25.0,0.25,5,2,"));
+    // policy, seed + 30 numbers + 4 pending + 4 multi-GPU pending + 2 GPU counts x 4 pending.
+    CHECK(header.size() == 48);
+    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 47);
+    CHECK(absl::StartsWith(lines[1], "tuned,1,100.0,75.0,25.0,0.25,"));
   }
 
-  SECTION("summary.json: the workload and each policy's summary") {
+  SECTION("summary.json: the workload, the seeds, and each policy's mean, sd and runs") {
     const nlohmann::json json = nlohmann::json::parse(ReadAll(dir / "summary.json"));
     CHECK(json["workload"]["name"] == "synthetic:report_test");
     CHECK(json["workload"]["description"] == "hand-built summaries; no replay runs");
+    CHECK(json["seeds"] == nlohmann::json::array({1}));
     REQUIRE(json["policies"].size() == 2);
-    CHECK(json["policies"][0]["policy"] == "baseline");
-    CHECK(json["policies"][0]["idle_share"] == 0.25);
-    CHECK(json["policies"][1]["provisioning_requests"] == 3);
-    CHECK(json["policies"][1]["pending"]["p95_seconds"] == 30.0);
-    CHECK(json["policies"][1]["pending_by_gpus"]["8"]["p99_seconds"] == 90.0);
+    CHECK(json["policies"][0]["policy"] == "tuned");
+    CHECK(json["policies"][0]["mean"]["idle_share"] == 0.25);
+    CHECK(json["policies"][0]["sd"]["idle_share"] == 0.0);
+    CHECK(json["policies"][1]["runs"][0]["provisioning_requests"] == 3);
+    CHECK(json["policies"][1]["runs"][0]["pending"]["p95_seconds"] == 30.0);
+    CHECK(json["policies"][1]["runs"][0]["pending_by_gpus"]["8"]["p99_seconds"] == 90.0);
   }
 
-  SECTION("timeline.csv: every point of a short timeline") {
+  SECTION("timeline.csv: every point of a short timeline, the last state held to the window's end") {
     const std::vector<std::string> lines = LinesOf(dir / "timeline.csv");
-    CHECK(lines[0] == "policy,time_hours,provisioned_gpus,allocated_gpus,pending_pods,nodes");
-    CHECK(RowsOfPolicy(lines, "baseline") == 30);
-    CHECK(RowsOfPolicy(lines, "topofit") == 20);
-    // The point at minute 29: 29 % 16 = 13 allocated, 29 % 3 = 2 pending.
-    CHECK(lines[30] == "baseline,0.4833,16,13,2,2");
+    CHECK(lines[0] ==
+          "policy,time_hours,provisioned_gpus,allocated_gpus,idle_gpus,idle_gpu_hours_so_far,pending_pods,nodes");
+    CHECK(RowsOfPolicy(lines, "tuned") == 31);
+    CHECK(RowsOfPolicy(lines, "topofit") == 21);
+    // The point at minute 29: 29 % 16 = 13 allocated, 3 idle, 29 % 3 = 2 pending. Idle so far: minutes
+    // 0..28 each had 16 - (i % 16) idle GPUs: 464 - (120 + 78) = 266 GPU-minutes = 4.433 h.
+    CHECK(lines[30] == "tuned,0.4833,16,13,3,4.433,2,2");
+    // Held to 30 minutes: one more minute of 3 idle GPUs.
+    CHECK(lines[31] == "tuned,0.5000,16,13,3,4.483,2,2");
+    CHECK(absl::StartsWith(lines.back(), "topofit,0.5000,16,3,13,"));
   }
 
   SECTION("pending_cdf.csv: a step per distinct wait, over all pods, never-started ones included") {
     const std::vector<std::string> lines = LinesOf(dir / "pending_cdf.csv");
     // Of 5 pods: 1 started at once, 3 within 10 s, 4 within 60 s; the fifth never did.
-    CHECK(lines == std::vector<std::string>{"policy,wait_seconds,fraction", "baseline,0.000,0.200000",
-                                            "baseline,10.000,0.600000", "baseline,60.000,0.800000",
+    CHECK(lines == std::vector<std::string>{"policy,wait_seconds,fraction", "tuned,0.000,0.200000",
+                                            "tuned,10.000,0.600000", "tuned,60.000,0.800000",
                                             "topofit,0.000,0.200000", "topofit,10.000,0.600000",
                                             "topofit,60.000,0.800000"});
+  }
+
+  SECTION("the plots say what they draw: idle GPUs, and where zero waits go") {
+    const std::string gpus = ReadAll(dir / "gpus_over_time.gp");
+    CHECK(gpus.find("idle GPU-hours accrued since 0") != std::string::npos);
+    CHECK(gpus.find("idle GPUs at each moment") != std::string::npos);
+    const std::string cdf = ReadAll(dir / "pending_cdf.gp");
+    CHECK(cdf.find("pods that started at once are drawn at 0.1 s") != std::string::npos);
+    CHECK(cdf.find("($2 > 0 ? $2 : 0.1)") != std::string::npos);
   }
 
   SECTION("the SVGs when gnuplot is on PATH") {
@@ -270,7 +345,7 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
 
 TEST_CASE("WriteReport caps the plot data of a long replay") {
   const ScratchDir scratch("topofit-report-cap-test");
-  ReplayResult long_replay = SmallReplay("baseline", 10'000);
+  ReplayResult long_replay = SmallReplay("tuned", 10'000);
   long_replay.pods.clear();
   for (int i = 0; i < 10'000; ++i) {
     PodOutcome pod;
@@ -278,33 +353,34 @@ TEST_CASE("WriteReport caps the plot data of a long replay") {
     pod.first_start = i * kSecond;  // every wait distinct: 0 s .. 9,999 s
     long_replay.pods.push_back(pod);
   }
-  const auto written = WriteReport(scratch.path(), SmallWorkload(), {long_replay}, {BaselineSummary()});
+  const auto written =
+      WriteReport(scratch.path(), ComparisonOf({long_replay}, {BaselineSummary()}, 10'000 * kMinute));
   REQUIRE_OK(written);
 
   const std::vector<std::string> timeline = LinesOf(std::filesystem::path(scratch.path()) / "timeline.csv");
   CHECK(timeline.size() - 1 <= kMaxTimelinePoints);
   CHECK(timeline.size() - 1 >= kMaxTimelinePoints / 2);
-  // The last point of the last bucket is the replay's last: minute 9,999 = 166.65 h.
-  CHECK(absl::StartsWith(timeline.back(), "baseline,166.6500,"));
+  // The last point is the window's end: minute 10,000 = 166.67 h.
+  CHECK(absl::StartsWith(timeline.back(), "tuned,166.6667,"));
 
   const std::vector<std::string> cdf = LinesOf(std::filesystem::path(scratch.path()) / "pending_cdf.csv");
   CHECK(cdf.size() - 1 <= kMaxPendingCdfPoints);
   CHECK(cdf.size() - 1 >= kMaxPendingCdfPoints / 2);
-  CHECK(cdf.back() == "baseline,9999.000,1.000000");
+  CHECK(cdf.back() == "tuned,9999.000,1.000000");
 }
 
 TEST_CASE("WriteReport names the path it cannot create") {
   const ScratchDir scratch("topofit-report-error-test");
   scratch.Write("plain-file", "not a directory\n");
   const std::string dir = (std::filesystem::path(scratch.path()) / "plain-file" / "report").string();
-  const auto written = WriteReport(dir, SmallWorkload(), {SmallReplay("baseline", 3)}, {BaselineSummary()});
+  const auto written = WriteReport(dir, ComparisonOf({SmallReplay("tuned", 3)}, {BaselineSummary()}, 3 * kMinute));
   CHECK_STATUS(written, absl::StatusCode::kFailedPrecondition, dir);  // ENOTDIR
 }
 
-TEST_CASE("WriteReport wants a summary for each replay") {
+TEST_CASE("WriteReport wants the first seed's replays beside their summaries") {
   const ScratchDir scratch("topofit-report-mismatch-test");
-  CHECK_STATUS(WriteReport(scratch.path(), SmallWorkload(), {SmallReplay("baseline", 3)}, {}),
-               absl::StatusCode::kInvalidArgument, "got 1 replays and 0 summaries");
+  CHECK_STATUS(WriteReport(scratch.path(), ComparisonOf({SmallReplay("tuned", 3)}, {}, 3 * kMinute)),
+               absl::StatusCode::kInvalidArgument, "the first seed's replays beside their summaries");
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ Workload FitsByCountOnly() {
 }
 
 TEST_CASE("Baseline: a pod that fits an existing node by count runs there, and CA grows nothing", "[replay]") {
-  const ReplayResult result = Run(FitsByCountOnly(), "baseline");
+  const ReplayResult result = Run(FitsByCountOnly(), "stock");
   CHECK(result.scale_ups.empty());
   CHECK(result.pods[0].first_start == 0);
   CHECK(result.provisioning_requests == 0);
@@ -64,7 +64,7 @@ TEST_CASE("Scale-down removes a node unneeded for 10 minutes, and CA grows one f
   Workload workload;
   workload.groups = {Group("nvlink", "p4d.24xlarge", 8, 32.77, 2, 1)};
   workload.pods = {Pod("short", 0, 5 * kMinute, 1), Pod("later", kHour, 10 * kMinute, 1)};
-  const ReplayResult result = Run(workload, "baseline");
+  const ReplayResult result = Run(workload, "stock");
   REQUIRE(result.nodes.size() == 2);
   // Empty from 5:00, the loop at 5:00 marks it unneeded; removed by the loop at 15:00.
   CHECK(result.nodes[0].removed == 15 * kMinute);
@@ -82,7 +82,7 @@ TEST_CASE("Stock expanders are blind to NVLink; topofit's expander grows the NVL
   workload.pods = {NvPod("train", 0, kHour, 8)};
   int baseline_pcie = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
-    const ReplayResult baseline = Run(workload, "baseline", seed);
+    const ReplayResult baseline = Run(workload, "stock", seed);
     REQUIRE(baseline.scale_ups.size() == 1);
     baseline_pcie += baseline.scale_ups[0].group == "pcie";
     const ReplayResult ours = Run(workload, "expander-only", seed);
@@ -133,14 +133,14 @@ TEST_CASE("A poor set stretches a batch pod's run time, and a service replica's 
   PodSpec batch = Pod("batch", 0, kHour, 8);
   batch.comm_fraction = 0.3;
   workload.pods = {batch};
-  const ReplayResult stretched = Run(workload, "baseline");
+  const ReplayResult stretched = Run(workload, "stock");
   CHECK(stretched.pods[0].first_start == 0);
   CHECK(stretched.pods[0].stretch > 1.5);
   CHECK_FALSE(stretched.pods[0].best_topology);
   CHECK(stretched.end == static_cast<SimTime>(kHour * stretched.pods[0].stretch));
 
   workload.pods[0].runs_until_deleted = true;
-  const ReplayResult replica = Run(workload, "baseline");
+  const ReplayResult replica = Run(workload, "stock");
   CHECK(replica.pods[0].stretch == stretched.pods[0].stretch);
   CHECK(replica.end == kHour);
   CHECK(Summarise(replica).slowdown_gpu_hours == Approx(8 * (replica.pods[0].stretch - 1)));
@@ -154,7 +154,7 @@ TEST_CASE("A node that never comes up is given up after 15 minutes and its group
   solid.cpu_milli = 192000;  // more CPU waste: least-waste grows the flaky group first
   workload.groups = {flaky, solid};
   workload.pods = {Pod("train", 0, kHour, 8)};
-  const ReplayResult result = Run(workload, "baseline");
+  const ReplayResult result = Run(workload, "stock");
   CHECK(result.failed_nodes == 1);
   REQUIRE(result.scale_ups.size() == 2);
   CHECK(result.scale_ups[0].group == "flaky");
@@ -193,7 +193,7 @@ TEST_CASE("A replay is identical for the same seed", "[replay]") {
     PodSpec pod = gpus >= 4 && next(2) ? NvPod(name, i * 20 * kSecond, duration, gpus) : Pod(name, i * 20 * kSecond, duration, gpus);
     workload.pods.push_back(pod);
   }
-  for (const std::string policy : {"baseline", "topofit"}) {
+  for (const std::string policy : {"stock", "topofit"}) {
     INFO(policy);
     const ReplayResult a = Run(workload, policy, 42);
     const ReplayResult b = Run(workload, policy, 42);

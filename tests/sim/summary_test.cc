@@ -1,0 +1,110 @@
+#include "bench/sim/summary.h"
+
+#include <catch2/catch.hpp>
+
+#include "bench/sim/policy.h"
+#include "tests/sim/scenario.h"
+
+namespace topofit::sim {
+namespace {
+
+using testing::Group;
+using testing::Pod;
+
+ReplayResult Stock(const Workload& workload) {
+  absl::StatusOr<ReplayResult> result = Replay(workload, StockPolicy({StockExpander::kLeastWaste}), {});
+  REQUIRE(result.ok());
+  return *std::move(result);
+}
+
+// Two nodes of one group at $10/h, Ready 5 minutes after CA asks: one is up at 0 and busy with `filler`
+// (8 GPUs, 2 minutes); `late` (8 GPUs, 1 hour) arrives with it and waits. CA, 30 s in (its wait for GPU
+// pods), grows a second node for `late` — but `late` takes the first node when `filler` ends at 2:00,
+// and the new node, Ready at 5:30, never runs anything.
+Workload StrandedNode() {
+  Workload workload;
+  workload.groups = {Group("nvlink", "p4d.24xlarge", 8, 10, 2, 1)};
+  workload.pods = {Pod("filler", 0, 2 * kMinute, 8), Pod("late", 0, kHour, 8)};
+  return workload;
+}
+
+TEST_CASE("Two nodes by hand: the replay runs on until scale-down removed what it will", "[summary]") {
+  const ReplayResult result = Stock(StrandedNode());
+  REQUIRE(result.nodes.size() == 2);
+  CHECK(result.pods[1].first_start == 2 * kMinute);
+  CHECK(result.end == 62 * kMinute);  // late's completion: the replay's own end
+  CHECK(result.nodes[1].requested == 30 * kSecond);
+  CHECK(result.nodes[1].ready == 5 * kMinute + 30 * kSecond);
+  // Unneeded from 5:30; CA waits 10 minutes after its scale-up (0:30) and 10 minutes unneeded: 15:30.
+  CHECK(result.nodes[1].removed == 15 * kMinute + 30 * kSecond);
+  // The first node, empty from 62:00, is removed at 72:00, after the last pod: the replay went on for it.
+  CHECK(result.nodes[0].removed == 72 * kMinute);
+}
+
+TEST_CASE("Two nodes by hand: the window, over the replay's own end and over a longer one", "[summary]") {
+  const ReplayResult result = Stock(StrandedNode());
+  // [0, T = 62:00): node 0 for 62 minutes, node 1 for 15 minutes (0:30 to 15:30): 77 node-minutes.
+  // Provisioned 8 x 77 / 60 = 10.267 GPU-hours; allocated 8 x (2 + 60) / 60 = 8.267; idle exactly 2.
+  const PolicySummary own = Summarise(result);
+  CHECK(own.window_hours == Approx(62.0 / 60));
+  CHECK(own.provisioned_gpu_hours == Approx(8.0 * 77 / 60));
+  CHECK(own.allocated_gpu_hours == Approx(8.0 * 62 / 60));
+  CHECK(own.idle_gpu_hours == Approx(2.0));
+  CHECK(own.node_hours == Approx(77.0 / 60));
+  CHECK(own.cost_dollars == Approx(10.0 * 77 / 60));
+  // Over [0, 2 h), as when another policy ran until then: node 0's 10 empty minutes before its removal
+  // (62:00 to 72:00) add 8 x 10 / 60 = 1.333 idle GPU-hours, and nothing after.
+  const PolicySummary longer = Summarise(result, MeasuringWindow{.end = 2 * kHour});
+  CHECK(longer.window_hours == 2);
+  CHECK(longer.idle_gpu_hours == Approx(2.0 + 8.0 * 10 / 60));
+  CHECK(longer.cost_dollars == Approx(10.0 * 87 / 60));
+  CHECK(longer.hours == Approx(62.0 / 60));  // the policy's own last pod, unchanged
+}
+
+TEST_CASE("Two nodes by hand: node-level stranding", "[summary]") {
+  const PolicySummary empty = Summarise(Stock(StrandedNode()));
+  CHECK(empty.scale_ups == 1);
+  CHECK(empty.stranded_scale_ups == 1);
+  CHECK(empty.new_nodes == 1);
+  CHECK(empty.stranded_nodes == 1);
+  CHECK(empty.empty_stranded_nodes == 1);
+  // From its request (0:30) to its removal (15:30): no pod ever ran on it.
+  CHECK(empty.stranded_node_hours == Approx(0.25));
+
+  // A 1-GPU pod arriving at 5:40 finds room only on the new node: the node served a pod, but not the one it
+  // was grown for — still stranded, no longer empty; paid for from 0:30 until 5:40 before serving anything.
+  Workload other = StrandedNode();
+  other.pods.push_back(Pod("other", 5 * kMinute + 40 * kSecond, 10 * kMinute, 1));
+  const PolicySummary used = Summarise(Stock(other));
+  CHECK(used.stranded_nodes == 1);
+  CHECK(used.empty_stranded_nodes == 0);
+  CHECK(used.stranded_node_hours == Approx((5 * 60 + 10) / 3600.0));
+}
+
+TEST_CASE("A node that served the pod it was grown for is not stranded", "[summary]") {
+  Workload workload;
+  workload.groups = {Group("nvlink", "p4d.24xlarge", 8, 10, 2)};
+  workload.pods = {Pod("train", 0, kHour, 8)};
+  const PolicySummary summary = Summarise(Stock(workload));
+  CHECK(summary.new_nodes == 1);
+  CHECK(summary.stranded_nodes == 0);
+  CHECK(summary.stranded_node_hours == 0);
+}
+
+TEST_CASE("The common window is the latest end; the busy window starts at 1% of the arrivals", "[summary]") {
+  ReplayResult early, late;
+  early.end = kHour;
+  late.end = 3 * kHour;
+  for (int i = 0; i < 200; ++i) {
+    PodOutcome pod;
+    pod.arrival = i * kMinute;
+    early.pods.push_back(pod);
+  }
+  late.pods = early.pods;
+  const MeasuringWindow window = CommonWindow({early, late});
+  CHECK(window.end == 3 * kHour);
+  CHECK(window.busy_from == kMinute);  // rank ceil(1% x 200) = 2: the second pod, at 1 minute
+}
+
+}  // namespace
+}  // namespace topofit::sim
