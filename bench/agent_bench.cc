@@ -30,7 +30,7 @@
 namespace topofit::agent {
 namespace {
 
-constexpr int kPodsOnNode = 110;
+constexpr int kPodsOnNode = 110;  // the kubelet's default maximum
 
 std::string Uuid(int i) { return absl::StrCat("GPU-5a170000-0000-4000-8000-00000000000", i); }
 
@@ -62,7 +62,7 @@ struct Node {
     for (int i = 0; i < 8; ++i) gpus.queried.push_back({i, Uuid(i), "Tesla V100-SXM2-16GB", "", 16384, false});
     devices.SetDiscovered(gpus);
     std::vector<kube::Pod> all;
-    for (int i = 0; i < 104; ++i) all.push_back(NodePod(i, "Running", "", false));
+    for (int i = 0; i < kPodsOnNode - 6; ++i) all.push_back(NodePod(i, "Running", "", false));
     for (int i = 0; i < 2; ++i) all.push_back(NodePod(104 + i, "Running", std::to_string(6 + i), true));
     // Waiting, in bind order: three single GPUs, then the pod the request is for.
     const char* choices[] = {"4", "5", "4", "0,1,2,3"};

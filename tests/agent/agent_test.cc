@@ -15,6 +15,7 @@
 #include "kubeclient/gpu_state_sync.h"
 #include "server/logging.h"
 #include "tests/agent/fake_kubelet.h"
+#include "tests/agent/node_dir.h"
 #include "tests/agent/test_node.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/kubeclient/eventually.h"
@@ -31,33 +32,14 @@ using kubeclient::testing::PodJson;
 using kubeclient::testing::Resource;
 using testing::FakeKubelet;
 using testing::FakePodResources;
+using testing::Admit;
+using testing::Allocate;
+using testing::Preferred;
 using testing::G5Query;
-using testing::G5Topo;
 using testing::Uuids;
 
 constexpr char kNode[] = "gpu-node-1";
 constexpr char kEndpoint[] = "topofit-gpu.sock";
-
-// Prints query.csv or topo.txt from its folder; fails as a driver-less nvidia-smi does when `broken` exists.
-constexpr char kNvidiaSmiScript[] = R"(#!/bin/sh
-d=$(dirname "$0")
-if [ -e "$d/broken" ]; then
-  echo "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver." >&2
-  exit 9
-fi
-if [ "$1" = "topo" ]; then cat "$d/topo.txt"; else cat "$d/query.csv"; fi
-)";
-
-std::filesystem::path NewTempDir() {
-  static int counter = 0;
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("topofit-agent-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir / "device-plugins");
-  std::filesystem::create_directories(dir / "pod-resources");
-  std::filesystem::create_directories(dir / "bin");
-  return dir;
-}
 
 // A pod bound here by the extender: Pending (being admitted), `gpus` requested, its chosen ids and bind time.
 nlohmann::json ChosenPodJson(const std::string& name, const std::string& ids, int gpus, int bound_second,
@@ -74,13 +56,13 @@ nlohmann::json ChosenPodJson(const std::string& name, const std::string& ids, in
 }
 
 struct Harness {
-  std::filesystem::path dir = NewTempDir();
-  std::string plugins = (dir / "device-plugins").string();
+  testing::NodeDir dir;
+  std::string plugins = dir.plugins();
   std::unique_ptr<topofit::testing::TestCerts> certs = *topofit::testing::TestCerts::Create();
   std::unique_ptr<FakeApiServer> api = std::make_unique<FakeApiServer>(*certs);
   std::unique_ptr<kubeclient::RestClient> rest = DirectClientFor(*api, *certs);
   FakeKubelet kubelet{plugins};
-  FakePodResources pod_resources{(dir / "pod-resources" / "kubelet.sock").string()};
+  FakePodResources pod_resources{dir.pod_resources_socket()};
   server::MetricsRegistry registry;
   std::ostringstream logs;
   std::shared_ptr<spdlog::logger> log = server::MakeLogger(
@@ -88,38 +70,10 @@ struct Harness {
   ProcessRunner runner{absl::Seconds(5)};
   std::unique_ptr<Agent> agent;  // last: stopped before what it uses goes
 
-  Harness() {
-    WriteFile("bin/nvidia-smi", kNvidiaSmiScript);
-    std::filesystem::permissions(dir / "bin" / "nvidia-smi", std::filesystem::perms::owner_all);
-    WriteFile("bin/query.csv", G5Query());
-    WriteFile("bin/topo.txt", G5Topo());
-    api->Upsert(Resource::kNodes, NodeJson(kNode));
-  }
-  ~Harness() {
-    agent.reset();
-    std::filesystem::remove_all(dir);
-  }
+  Harness() { api->Upsert(Resource::kNodes, NodeJson(kNode)); }
 
-  // Written whole and renamed into place, so the script never prints half a file.
-  void WriteFile(const std::string& name, const std::string& content) {
-    const std::filesystem::path path = dir / name;
-    std::ofstream(path.string() + ".tmp") << content;
-    std::filesystem::rename(path.string() + ".tmp", path);
-  }
-
-  AgentOptions Options() const {
-    AgentOptions options;
-    options.node_name = kNode;
-    options.nvidia_smi = (dir / "bin" / "nvidia-smi").string();
-    options.health_interval = absl::Milliseconds(50);
-    options.device_plugin_dir = plugins;
-    options.pod_resources_socket = (dir / "pod-resources" / "kubelet.sock").string();
-    options.correction_interval = absl::Milliseconds(100);
-    options.kubelet_poll = absl::Milliseconds(50);
-    options.pod_watch.initial_backoff = absl::Milliseconds(20);
-    options.pod_watch.max_backoff = absl::Milliseconds(100);
-    return options;
-  }
+  void WriteFile(const std::string& name, const std::string& content) { dir.Write(name, content); }
+  AgentOptions Options() const { return dir.Options(kNode); }
   void Start(AgentOptions options) {
     absl::StatusOr<std::unique_ptr<Agent>> created = Agent::Create(std::move(options), runner, *rest, registry, *log);
     REQUIRE_OK(created);
@@ -140,46 +94,6 @@ struct Harness {
     return pod["metadata"].value("annotations", nlohmann::json::object()).value(key, "");
   }
 };
-
-grpc::Status Preferred(v1beta1::DevicePlugin::Stub& plugin, const std::vector<std::string>& available, int size,
-                       std::vector<std::string>* devices) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  v1beta1::PreferredAllocationRequest request;
-  v1beta1::ContainerPreferredAllocationRequest* container = request.add_container_requests();
-  for (const std::string& id : available) container->add_available_deviceids(id);
-  container->set_allocation_size(size);
-  v1beta1::PreferredAllocationResponse response;
-  grpc::Status status = plugin.GetPreferredAllocation(&context, request, &response);
-  if (status.ok()) {
-    REQUIRE(response.container_responses_size() == 1);
-    devices->assign(response.container_responses(0).deviceids().begin(), response.container_responses(0).deviceids().end());
-  }
-  return status;
-}
-
-grpc::Status Allocate(v1beta1::DevicePlugin::Stub& plugin, const std::vector<std::vector<std::string>>& containers,
-                      v1beta1::AllocateResponse* response) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  v1beta1::AllocateRequest request;
-  for (const std::vector<std::string>& ids : containers) {
-    v1beta1::ContainerAllocateRequest* container = request.add_container_requests();
-    for (const std::string& id : ids) container->add_devices_ids(id);
-  }
-  return plugin.Allocate(&context, request, response);
-}
-
-// The kubelet admitting one pod's one container: the preferred devices among `available`, then Allocate.
-std::vector<std::string> Admit(v1beta1::DevicePlugin::Stub& plugin, const std::vector<std::string>& available, int size) {
-  std::vector<std::string> preferred;
-  const grpc::Status status = Preferred(plugin, available, size, &preferred);
-  INFO(status.error_message());
-  REQUIRE(status.ok());
-  v1beta1::AllocateResponse response;
-  REQUIRE(Allocate(plugin, {preferred}, &response).ok());
-  return preferred;
-}
 
 TEST_CASE("agent: registers, lists the GPUs by UUID with NUMA nodes, publishes the topology once", "[agent][e2e]") {
   Harness h;
@@ -382,7 +296,7 @@ TEST_CASE("agent: a missing or garbled nvidia-smi is a readiness reason, and not
   Harness h;
   SECTION("missing") {
     AgentOptions options = h.Options();
-    options.nvidia_smi = (h.dir / "bin" / "no-such-nvidia-smi").string();
+    options.nvidia_smi = (h.dir.path() / "bin" / "no-such-nvidia-smi").string();
     h.Start(options);
     REQUIRE(Eventually([&] { return h.agent->NotReadyReason().find("cannot run") != std::string::npos; }));
     CHECK_THAT(h.agent->NotReadyReason(), Catch::StartsWith("GPUs not discovered: nvidia-smi --query-gpu: cannot run"));

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "absl/synchronization/mutex.h"
 #include "proto/deviceplugin_v1beta1.grpc.pb.h"
 #include "proto/podresources_v1.grpc.pb.h"
@@ -113,5 +115,46 @@ class FakePodResources final : public v1::PodResourcesLister::Service {
   v1::ListPodResourcesResponse list_ ABSL_GUARDED_BY(mu_);
   int lists_ ABSL_GUARDED_BY(mu_) = 0;
 };
+
+// The kubelet's calls for one container, each within 5 s; `devices` gets the one container's answer.
+inline grpc::Status Preferred(v1beta1::DevicePlugin::Stub& plugin, const std::vector<std::string>& available, int size,
+                       std::vector<std::string>* devices) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1beta1::PreferredAllocationRequest request;
+  v1beta1::ContainerPreferredAllocationRequest* container = request.add_container_requests();
+  for (const std::string& id : available) container->add_available_deviceids(id);
+  container->set_allocation_size(size);
+  v1beta1::PreferredAllocationResponse response;
+  grpc::Status status = plugin.GetPreferredAllocation(&context, request, &response);
+  if (status.ok()) {
+    REQUIRE(response.container_responses_size() == 1);
+    devices->assign(response.container_responses(0).deviceids().begin(), response.container_responses(0).deviceids().end());
+  }
+  return status;
+}
+
+inline grpc::Status Allocate(v1beta1::DevicePlugin::Stub& plugin, const std::vector<std::vector<std::string>>& containers,
+                      v1beta1::AllocateResponse* response) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1beta1::AllocateRequest request;
+  for (const std::vector<std::string>& ids : containers) {
+    v1beta1::ContainerAllocateRequest* container = request.add_container_requests();
+    for (const std::string& id : ids) container->add_devices_ids(id);
+  }
+  return plugin.Allocate(&context, request, response);
+}
+
+// The kubelet admitting one pod's one container: the preferred devices among `available`, then Allocate.
+inline std::vector<std::string> Admit(v1beta1::DevicePlugin::Stub& plugin, const std::vector<std::string>& available, int size) {
+  std::vector<std::string> preferred;
+  const grpc::Status status = Preferred(plugin, available, size, &preferred);
+  INFO(status.error_message());
+  REQUIRE(status.ok());
+  v1beta1::AllocateResponse response;
+  REQUIRE(Allocate(plugin, {preferred}, &response).ok());
+  return preferred;
+}
 
 }  // namespace topofit::agent::testing
