@@ -510,7 +510,7 @@ class SucceedingKubeClient final : public scheduler::KubeClient {
   absl::StatusOr<kube::Pod> GetPod(const std::string&, const std::string& name) override {
     return absl::NotFoundError(absl::StrCat("pods \"", name, "\" not found"));
   }
-  absl::Status AnnotatePod(const std::string&, const std::string&, const std::string&, const std::string&) override {
+  absl::Status AnnotatePod(const std::string&, const std::string&, const kube::StringMap&) override {
     return absl::OkStatus();
   }
   absl::Status BindPod(const std::string&, const std::string&, const std::string&, const std::string&) override {
@@ -527,7 +527,7 @@ struct Server {
   SucceedingKubeClient kube;
   scheduler::ExtenderMetrics metrics = scheduler::ExtenderMetrics::Create(registry);
   spdlog::logger log{"extender", std::make_shared<spdlog::sinks::null_sink_mt>()};
-  scheduler::Extender extender{*state, *ledger, kube, metrics, log};
+  scheduler::Extender extender{*state, *ledger, kube, metrics, log, clock};
   std::unique_ptr<server::HttpServer> http;
   int port = 0;
 

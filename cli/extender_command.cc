@@ -134,7 +134,7 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   const scheduler::Leadership& leadership =
       parts.elector != nullptr ? static_cast<const scheduler::Leadership&>(*parts.elector) : scheduler::SoleReplica();
   parts.extender = std::make_unique<scheduler::Extender>(*parts.state, *process.ledger, *parts.kube, *parts.metrics,
-                                                         log, parts.provisioner.get(), leadership);
+                                                         log, process.clock, parts.provisioner.get(), leadership);
 
   server::HttpServerOptions api_options;
   api_options.address = options.address;

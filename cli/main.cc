@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/agent_command.h"
 #include "cli/bench_command.h"
 #include "cli/expander_command.h"
 #include "cli/extender_command.h"
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   topofit::cli::AddExpanderCommand(app, exit_code);
   topofit::cli::AddServeCommand(app, exit_code);
   topofit::cli::AddBenchCommand(app, exit_code);
+  topofit::cli::AddAgentCommand(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -14,6 +14,11 @@ inline constexpr absl::string_view kTopologyPolicyAnnotation = "topofit.io/topol
 
 // Written at bind: the GPU ids topofit chose, "0,1,4".
 inline constexpr absl::string_view kGpuIdsAnnotation = "topofit.io/gpu-ids";
+// Written at bind with the GPU ids: when the extender bound the pod (RFC 3339, microseconds, UTC). The node
+// agent gives pods their chosen GPUs in this order, the order the kubelet admits them in.
+inline constexpr absl::string_view kBoundAtAnnotation = "topofit.io/bound-at";
+// Written by the node agent when the kubelet allocates a pod's devices: the GPU ids it gave, "0,1,4".
+inline constexpr absl::string_view kGpuAllocatedAnnotation = "topofit.io/gpu-allocated";
 
 // On a ProvisioningRequest's PodTemplate: the uid of the pending pod it asks capacity for. The pods CA
 // makes from the template carry it, so the expander attributes their scale-up to the real pod.

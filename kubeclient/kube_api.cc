@@ -87,6 +87,11 @@ absl::Status KubeApi::AnnotatePod(const std::string& namespace_name, const std::
   return MergePodAnnotations(namespace_name, name, {{key, value}}).status();
 }
 
+absl::Status KubeApi::AnnotatePod(const std::string& namespace_name, const std::string& name,
+                                 const kube::StringMap& annotations) {
+  return MergePodAnnotations(namespace_name, name, annotations).status();
+}
+
 absl::StatusOr<std::string> KubeApi::MergePodAnnotations(const std::string& namespace_name, const std::string& name,
                                                          const kube::StringMap& annotations) {
   // A merge patch replaces only the keys it names, so other writers' annotations survive without a

@@ -24,7 +24,10 @@ class KubeApi final : public scheduler::KubeClient {
   absl::StatusOr<nlohmann::json> GetPodObject(const std::string& namespace_name, const std::string& name);
   // PATCH the pod with a JSON merge patch touching only metadata.annotations[key].
   absl::Status AnnotatePod(const std::string& namespace_name, const std::string& name, const std::string& key,
-                           const std::string& value) override;
+                           const std::string& value);
+  // The same for the given annotations (MergePodAnnotations without the resourceVersion).
+  absl::Status AnnotatePod(const std::string& namespace_name, const std::string& name,
+                           const kube::StringMap& annotations) override;
   // The same for several annotations in one patch; returns the patched pod's resourceVersion.
   absl::StatusOr<std::string> MergePodAnnotations(const std::string& namespace_name, const std::string& name,
                                                   const kube::StringMap& annotations);

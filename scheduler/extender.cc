@@ -3,12 +3,14 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "decision/capacity_hold.h"
 #include "decision/filter.h"
 #include "decision/filter_memo.h"
 #include "decision/preempt.h"
 #include "decision/preference.h"
 #include "decision/prioritize.h"
+#include "kube/topofit_annotations.h"
 #include "server/logging.h"
 
 namespace topofit::scheduler {
@@ -28,12 +30,14 @@ constexpr int kBindAttempts = 3;
 }  // namespace
 
 Extender::Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube, ExtenderMetrics& metrics,
-                   spdlog::logger& log, CapacityRequests* capacity, const Leadership& leadership)
+                   spdlog::logger& log, const server::Clock& clock, CapacityRequests* capacity,
+                   const Leadership& leadership)
     : state_(state),
       ledger_(ledger),
       kube_(kube),
       metrics_(metrics),
       log_(log),
+      clock_(clock),
       capacity_(capacity),
       leadership_(leadership) {}
 
@@ -298,8 +302,14 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
       claimed = true;
     }
     gpu_ids = gpus.ToString();
-    if (absl::Status annotated = kube_.AnnotatePod(args.pod_namespace, args.pod_name,
-                                                   std::string(kube::kGpuIdsAnnotation), gpu_ids);
+    // The bind time orders the pods the node agent gives their chosen GPUs (the kubelet admits them in
+    // bind order); microseconds, since one extender binds many pods a second. A repeat leaves both as the
+    // first bind wrote them.
+    const kube::StringMap annotations = {
+        {std::string(kube::kGpuIdsAnnotation), gpu_ids},
+        {std::string(kube::kBoundAtAnnotation), absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", clock_.Now(), absl::UTCTimeZone())}};
+    if (absl::Status annotated = repeat ? absl::OkStatus()
+                                        : kube_.AnnotatePod(args.pod_namespace, args.pod_name, annotations);
         !annotated.ok()) {
       if (claimed) state_.Forget(args.pod_uid);
       return absl::StrCat("topofit: annotating ", pod.key(), ": ", annotated.message());

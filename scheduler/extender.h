@@ -11,14 +11,15 @@
 
 #include "absl/status/statusor.h"
 #include "codec/extender_json.h"
-#include "ledger/ledger.h"
 #include "decision/capacity_hold.h"
+#include "decision/pod_demand.h"
+#include "ledger/ledger.h"
 #include "scheduler/capacity_requests.h"
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
 #include "scheduler/kube_client.h"
 #include "scheduler/leadership.h"
-#include "decision/pod_demand.h"
+#include "server/clock.h"
 
 namespace topofit::scheduler {
 
@@ -33,8 +34,10 @@ class Extender {
  public:
   // `capacity` may be null: no capacity is requested for refused pods (a single process without CA). Only
   // while `leadership` says this replica leads does it bind or request capacity.
+  // `clock` stamps the bind time on the pods it binds (`topofit.io/bound-at`).
   Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube, ExtenderMetrics& metrics,
-           spdlog::logger& log, CapacityRequests* capacity = nullptr, const Leadership& leadership = SoleReplica());
+           spdlog::logger& log, const server::Clock& clock, CapacityRequests* capacity = nullptr,
+           const Leadership& leadership = SoleReplica());
 
   // Decodes the body of a filter or prioritize request; nodes the state holds at the same resourceVersion
   // are located but not decoded (codec::ParseExtenderArgs). The result views into `body`.
@@ -95,6 +98,7 @@ class Extender {
   KubeClient& kube_;
   ExtenderMetrics& metrics_;
   spdlog::logger& log_;
+  const server::Clock& clock_;
   CapacityRequests* capacity_;
   const Leadership& leadership_;
 

@@ -14,9 +14,9 @@ class KubeClient {
  public:
   virtual ~KubeClient() = default;
   virtual absl::StatusOr<kube::Pod> GetPod(const std::string& namespace_name, const std::string& name) = 0;
-  // Sets one annotation on a pod (JSON merge patch).
+  // Sets annotations on a pod, in one JSON merge patch.
   virtual absl::Status AnnotatePod(const std::string& namespace_name, const std::string& name,
-                                   const std::string& key, const std::string& value) = 0;
+                                   const kube::StringMap& annotations) = 0;
   // Creates the pod's Binding to `node` (POST .../pods/{name}/binding); `uid` guards against a pod that
   // was deleted and recreated under the same name.
   virtual absl::Status BindPod(const std::string& namespace_name, const std::string& name, const std::string& uid,

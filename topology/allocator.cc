@@ -44,6 +44,10 @@ absl::StatusOr<FitResult> Fit(const Topology& topology, GpuSet free, const Alloc
     return absl::InvalidArgumentError(absl::StrCat("free GPUs {", free.ToString(), "} are not all on this node (GPUs 0..",
                                                    topology.gpu_count() - 1, ")"));
   }
+  if (!free.contains(request.required) || request.required.size() > k) {
+    return absl::InvalidArgumentError(absl::StrCat("required GPUs {", request.required.ToString(),
+                                                   "} are not all free, or more than ", k));
+  }
   FitResult result;
   if (free.size() < k) {
     result.insufficient.push_back(
@@ -54,7 +58,8 @@ absl::StatusOr<FitResult> Fit(const Topology& topology, GpuSet free, const Alloc
   const SetQualityTable& table = topology.quality();
   LinkClass best_weakest = LinkClass::kSys, best_weakest_meeting_bandwidth = LinkClass::kSys;
   bool any_meets_bandwidth = false;
-  ForEachSubsetOfSize(free, k, [&](GpuSet set) {
+  ForEachSubsetOfSize(free.without(request.required), k - request.required.size(), [&](GpuSet rest) {
+    const GpuSet set = rest | request.required;
     const GpuSet leftover = free.without(set);
     const Allocation candidate{set, table.Of(set), leftover, table.Cohesion(leftover)};
     if (!result.best_reachable || Better(candidate, *result.best_reachable)) result.best_reachable = candidate;

@@ -19,6 +19,9 @@ struct AllocationRequest {
   int gpus = 1;
   LinkClass min_link = LinkClass::kSys;  // weakest link allowed between any two chosen GPUs
   int64_t min_bandwidth_mbps = 0;        // lowest acceptable estimated collective bandwidth
+  // GPUs the set must include (the kubelet's must-include devices, reused from an init container); they
+  // must be free. The rest of the set is chosen by the same objective.
+  GpuSet required{};
 };
 
 // A chosen set of GPUs and what it leaves free.
@@ -54,7 +57,8 @@ struct FitResult {
 // leftover (least fragmentation), then the lexicographically smallest GPU ids. Exhaustive over the
 // C(free, k) candidate sets with O(1) table reads each: optimal by construction, and fast for <= 16 GPUs.
 //
-// Errors (InvalidArgument): k <= 0, k larger than the node, `free` naming GPUs the node does not have.
+// Errors (InvalidArgument): k <= 0, k larger than the node, `free` naming GPUs the node does not have,
+// `required` not all free or larger than k.
 // A node with too few free GPUs, or none meeting the constraints, is not an error: the result says why.
 absl::StatusOr<FitResult> Fit(const Topology& topology, GpuSet free, const AllocationRequest& request);
 

@@ -185,7 +185,7 @@ TEST_CASE("The extender's bind through KubeApi: a 409 from the API server is the
   std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
   scheduler::ExtenderMetrics metrics = scheduler::ExtenderMetrics::Create(registry);
   spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
-  scheduler::Extender extender(*state, *ledger, api, metrics, log);
+  scheduler::Extender extender(*state, *ledger, api, metrics, log, clock);
   REQUIRE_OK(state->UpsertNode(*codec::NodeFromJson(testing::NodeJson("gpu-node-7"))));
 
   json pod = testing::PodJson("ml", "train-0");  // one GPU

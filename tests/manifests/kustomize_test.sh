@@ -381,6 +381,41 @@ else
   fail "kubectl kustomize with components/cluster-autoscaler failed"
 fi
 
+# The node-agent component on the base: the DaemonSet on GPU nodes with the kubelet's two folders, its node
+# name from the downward API, nvidia-smi through the NVIDIA runtime class, and RBAC limited to what it calls.
+na=$tmp/node-agent-overlay
+mkdir -p "$na"
+cat >"$na/kustomization.yaml" <<'YAML'
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [../manifests/base]
+components: [../manifests/components/node-agent]
+YAML
+if kubectl kustomize "$na" >"$tmp/na.yaml" 2>"$tmp/err"; then
+  missing=""
+  for line in "kind: DaemonSet" "name: topofit-node-agent" "nvidia.com/gpu.present: \"true\"" "runtimeClassName: nvidia" \
+    "fieldPath: spec.nodeName" "path: /var/lib/kubelet/device-plugins" "path: /var/lib/kubelet/pod-resources" \
+    "- agent" "path: /readyz" "priorityClassName: system-node-critical" "key: nvidia.com/gpu"; do
+    grep -qF -- "$line" "$tmp/na.yaml" || missing+=" '$line'"
+  done
+  [[ $(grep -c '^kind: DaemonSet$' "$tmp/na.yaml") == 1 ]] || missing+=" (one DaemonSet)"
+  if [[ -z $missing ]]; then ok "components/node-agent adds the DaemonSet"; else fail "components/node-agent lacks:$missing"; fi
+  if command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/null; then
+    if python3 - "$tmp/na.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+role = next(d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "topofit-node-agent")
+rules = sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(sorted(r["verbs"]))) for r in role["rules"])
+want = [(("",), ("nodes",), ("get", "patch")), (("",), ("pods",), ("list", "patch", "watch"))]
+sys.exit(0 if rules == want else f"node agent RBAC is {rules}, want {want}")
+PY
+    then ok "node agent RBAC: pods list/watch/patch, nodes get/patch, nothing else"; else fail "node agent RBAC"; fi
+  fi
+else
+  cat "$tmp/err"
+  fail "kubectl kustomize with components/node-agent failed"
+fi
+
 # scripts/make-tls.sh into a temporary directory, then the overlay it writes.
 if ! command -v openssl >/dev/null 2>&1; then
   echo "skipped (part): openssl not found; scripts/make-tls.sh not exercised"

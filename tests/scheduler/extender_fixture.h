@@ -48,7 +48,7 @@ struct ExtenderFixture {
   ExtenderMetrics metrics = ExtenderMetrics::Create(registry);
   spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
   RecordingCapacityRequests capacity;
-  Extender extender{*state, *ledger, kube, metrics, log, &capacity};
+  Extender extender{*state, *ledger, kube, metrics, log, clock, &capacity};
 };
 
 }  // namespace topofit::scheduler::testing

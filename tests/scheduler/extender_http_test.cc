@@ -180,16 +180,20 @@ TEST_CASE("extender verbs over HTTP with the upstream fixtures", "[extender_http
   }
   SECTION("bind records the GPU ids, then binds; a full node refuses the next pod") {
     h.Post("/filter", json{{"Pod", nv_pod}, {"Nodes", nodes}}.dump());
+    h.clock.Advance(absl::Microseconds(250));  // the stamp keeps microseconds
     auto [status, reply] = h.Post(
         "/bind", json{{"PodName", "trainer"}, {"PodNamespace", "ml"}, {"PodUID", "uid-trainer"}, {"Node", "p4d-1"}}.dump());
     REQUIRE(status == 200);
     CHECK(reply == json{{"Error", ""}});
     const auto calls = h.kube.calls();
-    REQUIRE(calls.size() == 2);
+    // One merge patch with both annotations (the fake lists them in key order), then the Binding.
+    REQUIRE(calls.size() == 3);
     CHECK(calls[0].verb == "annotate");
-    CHECK(calls[0].detail == "topofit.io/gpu-ids=0,1,2,3");
-    CHECK(calls[1].verb == "bind");
-    CHECK(calls[1].detail == "p4d-1");
+    CHECK(calls[0].detail == "topofit.io/bound-at=2023-11-14T22:13:20.000250Z");  // the fake clock's start + 250 us
+    CHECK(calls[1].verb == "annotate");
+    CHECK(calls[1].detail == "topofit.io/gpu-ids=0,1,2,3");
+    CHECK(calls[2].verb == "bind");
+    CHECK(calls[2].detail == "p4d-1");
 
     const json big = GpuPod(*pod_fixture, "big", 8, false);
     h.kube.PutPod(*codec::PodFromJson(big));  // bind looks it up: no filter call saw it
@@ -241,7 +245,7 @@ struct Replica : testing::ExtenderFixture {
     bool IsLeader() const override { return leader; }
     std::atomic<bool> leader{true};
   } leadership;
-  Extender replica{*state, *ledger, kube, metrics, log, &capacity, leadership};
+  Extender replica{*state, *ledger, kube, metrics, log, clock, &capacity, leadership};
 };
 
 TEST_CASE("Only the leader binds: a follower answers with an error kube-scheduler retries, and touches nothing",

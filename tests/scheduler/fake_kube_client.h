@@ -40,10 +40,11 @@ class FakeKubeClient final : public KubeClient {
     if (it == pods_.end()) return absl::NotFoundError("pods \"" + name + "\" not found");
     return it->second;
   }
-  absl::Status AnnotatePod(const std::string& ns, const std::string& name, const std::string& key,
-                           const std::string& value) override {
+  // One call per annotation, in key order.
+  absl::Status AnnotatePod(const std::string& ns, const std::string& name,
+                           const kube::StringMap& annotations) override {
     std::lock_guard<std::mutex> lock(mu_);
-    calls_.push_back({"annotate", ns + "/" + name, key + "=" + value});
+    for (const auto& [key, value] : annotations) calls_.push_back({"annotate", ns + "/" + name, key + "=" + value});
     return absl::OkStatus();
   }
   // As the API server: a pod already assigned to a node gets 409 Conflict (Aborted here, as RestClient

@@ -123,7 +123,7 @@ std::optional<GpuSet> BruteForceBest(const Topology& topology, GpuSet free, cons
   std::optional<Scored> best;
   for (uint32_t mask = 1; mask < (1u << topology.gpu_count()); ++mask) {
     const GpuSet set = GpuSet::FromMask(mask);
-    if (set.size() != request.gpus || !free.contains(set)) continue;
+    if (set.size() != request.gpus || !free.contains(set) || !set.contains(request.required)) continue;
     const Scored s{set, ring.Bandwidth(set), testing::BruteForceWeakest(topology, set),
                    testing::BruteForceCohesion(topology, free.without(set))};
     if (s.weakest > request.min_link) continue;
@@ -149,7 +149,12 @@ void CheckAgainstBruteForce(const Topology& topology, std::mt19937& rng, int cas
     request.gpus = std::uniform_int_distribution<int>(1, free.size())(rng);
     if (c % 3 == 1) request.min_link = static_cast<LinkClass>(std::uniform_int_distribution<int>(1, 6)(rng));
     if (c % 3 == 2) request.min_bandwidth_mbps = std::uniform_int_distribution<int>(0, 60)(rng) * 1000;
-    INFO("free {" << free.ToString() << "} k=" << request.gpus << " min-link "
+    if (c % 4 == 3) {  // must include a random part of the set (the kubelet's must-include devices)
+      for (GpuId id : free.ids()) {
+        if (request.required.size() < request.gpus && rng() % 2 == 0) request.required = request.required.with(id);
+      }
+    }
+    INFO("free {" << free.ToString() << "} k=" << request.gpus << " required {" << request.required.ToString() << "} min-link "
                   << LinkClassName(request.min_link) << " min-bw " << request.min_bandwidth_mbps);
     absl::StatusOr<FitResult> fit = Fit(topology, free, request);
     REQUIRE(fit.ok());

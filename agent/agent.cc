@@ -1,0 +1,276 @@
+#include "agent/agent.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "codec/topology_json.h"
+#include "kube/topofit_annotations.h"
+#include "server/logging.h"
+
+namespace topofit::agent {
+namespace {
+
+// Before the first successful discovery, nvidia-smi is tried again this often (or at the health
+// interval, when that is shorter).
+constexpr absl::Duration kDiscoveryRetry = absl::Seconds(5);
+constexpr absl::Duration kRegisterTimeout = absl::Seconds(5);
+// After a refused registration, the next try waits this long (doubling up to the maximum).
+constexpr absl::Duration kRegisterBackoff = absl::Milliseconds(500);
+constexpr absl::Duration kRegisterMaxBackoff = absl::Seconds(10);
+constexpr absl::Duration kPodResourcesTimeout = absl::Seconds(5);
+// How often the correction loop looks for pod events between its periodic rounds.
+constexpr absl::Duration kCorrectionPoll = absl::Milliseconds(200);
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions options, CommandRunner& runner,
+                                                     kubeclient::RestClient& rest, server::MetricsRegistry& registry,
+                                                     spdlog::logger& log) {
+  if (options.node_name.empty()) return absl::InvalidArgumentError("the node name is required (--node-name or $NODE_NAME)");
+  if (options.resource_name.find('/') == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("resource name \"", options.resource_name,
+                                                   "\" is not an extended resource name (vendor-domain/name)"));
+  }
+  if (options.health_interval <= absl::ZeroDuration() || options.correction_interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("the health and correction intervals must be positive");
+  }
+  return std::unique_ptr<Agent>(new Agent(std::move(options), runner, rest, registry, log));
+}
+
+Agent::Agent(AgentOptions options, CommandRunner& runner, kubeclient::RestClient& rest,
+             server::MetricsRegistry& registry, spdlog::logger& log)
+    : options_(std::move(options)),
+      log_(log),
+      rest_(rest),
+      metrics_(AgentMetrics::Create(registry)),
+      discovery_(runner, options_.nvidia_smi),
+      kube_(rest),
+      annotator_(kube_, log),
+      service_(devices_, pods_, metrics_, log, options_.strategies,
+               [this](const ChosenPod& pod, topology::GpuSet given) {
+                 const std::pair<std::string, std::string> name = absl::StrSplit(pod.key, absl::MaxSplits('/', 1));
+                 annotator_.Set(name.first, name.second, std::string(kube::kGpuAllocatedAnnotation), given.ToString());
+               }),
+      socket_(service_, absl::StrCat(options_.device_plugin_dir, "/", options_.endpoint)),
+      pod_resources_(options_.pod_resources_socket, kPodResourcesTimeout) {
+  kubeclient::ListWatchOptions watch = options_.pod_watch;
+  watch.field_selector = absl::StrCat("spec.nodeName=", options_.node_name);
+  kubeclient::WatchHandler<kube::Pod> handler = pods_.Handler();
+  handler.on_sync = [this, sync = handler.on_sync](std::vector<kube::Pod> pods) {
+    sync(std::move(pods));
+    absl::MutexLock lock(&mu_);
+    pods_changed_ = true;
+  };
+  handler.on_event = [this, changed = handler.on_event](kubeclient::WatchEventType type, kube::Pod pod) {
+    changed(type, std::move(pod));
+    absl::MutexLock lock(&mu_);
+    pods_changed_ = true;
+  };
+  pod_watch_ = kubeclient::ListWatcher::ForPods(rest_, watch, std::move(handler));
+}
+
+Agent::~Agent() { Stop(); }
+
+void Agent::Start() {
+  if (started_) return;
+  started_ = true;
+  server::LogEvent(log_, "agent-start", {{"node", options_.node_name},
+                                         {"resource", options_.resource_name},
+                                         {"socket", absl::StrCat(options_.device_plugin_dir, "/", options_.endpoint)}});
+  pod_watch_->Start();
+  gpu_thread_ = std::thread([this] { GpuLoop(); });
+  kubelet_thread_ = std::thread([this] { KubeletLoop(); });
+  correction_thread_ = std::thread([this] { CorrectionLoop(); });
+}
+
+void Agent::Stop() {
+  if (!started_ || stopped_) return;
+  stopped_ = true;
+  stop_.Notify();
+  service_.Stop();
+  for (std::thread* thread : {&gpu_thread_, &kubelet_thread_, &correction_thread_}) {
+    if (thread->joinable()) thread->join();
+  }
+  socket_.Stop();
+  pod_watch_->Stop();
+  annotator_.Stop();
+}
+
+std::string Agent::NotReadyReason() const {
+  {
+    absl::MutexLock lock(&mu_);
+    if (devices_.Snapshot().version == 0) return absl::StrCat("GPUs not discovered: ", discovery_error_);
+    if (!registration_error_.empty()) return absl::StrCat("not registered with the kubelet: ", registration_error_);
+  }
+  if (!pod_watch_->synced()) {
+    return absl::StrCat("the pods of node ", options_.node_name, " are not listed yet (is the API server reachable?)");
+  }
+  return "";
+}
+
+void Agent::GpuLoop() {
+  const absl::Duration retry = std::min(kDiscoveryRetry, options_.health_interval);
+  do {
+    CheckGpus();
+    PublishTopology();
+  } while (!stop_.WaitForNotificationWithTimeout(devices_.Snapshot().version == 0 ? retry : options_.health_interval));
+}
+
+void Agent::CheckGpus() {
+  if (devices_.Snapshot().version == 0) {
+    absl::StatusOr<NodeGpus> found = discovery_.Discover();
+    absl::MutexLock lock(&mu_);
+    if (!found.ok()) {
+      metrics_.discovery_errors.Inc();
+      discovery_error_ = std::string(found.status().message());
+      server::LogEvent(log_, "gpu-discovery", {{"error", discovery_error_}}, spdlog::level::err);
+      return;
+    }
+    known_ = found->queried;
+    discovery_error_.clear();
+    devices_.SetDiscovered(*found);
+    server::LogEvent(log_, "gpu-discovery",
+                     {{"gpus", std::to_string(found->queried.size())}, {"product", found->queried.front().name}});
+  } else {
+    absl::StatusOr<std::vector<QueriedGpu>> now = discovery_.Query();
+    if (!now.ok()) {
+      metrics_.discovery_errors.Inc();
+      server::LogEvent(log_, "gpu-health", {{"error", std::string(now.status().message())}}, spdlog::level::err);
+    }
+    std::vector<bool> healthy;
+    {
+      absl::MutexLock lock(&mu_);
+      healthy = HealthAfterCheck(known_, now);
+    }
+    if (devices_.SetHealth(healthy)) {
+      const DeviceSnapshot snapshot = devices_.Snapshot();
+      server::LogEvent(log_, "gpu-health",
+                       {{"healthy", snapshot.Healthy().ToString()}, {"of", std::to_string(snapshot.devices.size())}},
+                       spdlog::level::warn);
+    }
+  }
+  UpdateDeviceGauge();
+}
+
+void Agent::UpdateDeviceGauge() {
+  const DeviceSnapshot snapshot = devices_.Snapshot();
+  const int healthy = snapshot.Healthy().size();
+  metrics_.devices.Set(healthy, {kHealthy});
+  metrics_.devices.Set(static_cast<double>(snapshot.devices.size()) - healthy, {kUnhealthy});
+}
+
+void Agent::PublishTopology() {
+  const DeviceSnapshot snapshot = devices_.Snapshot();
+  if (!snapshot.topology) return;
+  const std::string descriptor = codec::TopologyToJson(*snapshot.topology).dump();
+  {
+    absl::MutexLock lock(&mu_);
+    if (published_ == descriptor) return;
+  }
+  const std::string path = absl::StrCat("/api/v1/nodes/", kubeclient::EscapePathSegment(options_.node_name));
+  absl::StatusOr<nlohmann::json> node = rest_.Get(path);
+  absl::Status status = node.status();
+  if (node.ok()) {
+    const nlohmann::json annotations = (*node)["metadata"].value("annotations", nlohmann::json::object());
+    const bool same = annotations.value(std::string(kube::kGpuTopologyAnnotation), "") == descriptor;
+    if (!same) {
+      nlohmann::json patch = {{"metadata", {{"annotations", {{std::string(kube::kGpuTopologyAnnotation), descriptor}}}}}};
+      status = rest_.Patch(path, patch, "application/merge-patch+json").status();
+      metrics_.topology_published.Inc({status.ok() ? "ok" : "error"});
+      server::LogEvent(log_, "publish-topology",
+                       {{"node", options_.node_name}, {"result", status.ok() ? "ok" : std::string(status.message())}},
+                       status.ok() ? spdlog::level::info : spdlog::level::warn);
+    }
+  } else {
+    server::LogEvent(log_, "publish-topology", {{"node", options_.node_name}, {"result", std::string(status.message())}},
+                     spdlog::level::warn);
+  }
+  if (status.ok()) {
+    absl::MutexLock lock(&mu_);
+    published_ = descriptor;
+  }
+}
+
+void Agent::KubeletLoop() {
+  const std::string kubelet_socket = absl::StrCat(options_.device_plugin_dir, "/kubelet.sock");
+  const std::string own_socket = absl::StrCat(options_.device_plugin_dir, "/", options_.endpoint);
+  FileIdentity registered_with;
+  absl::Time next_attempt = absl::InfinitePast();
+  absl::Duration backoff = kRegisterBackoff;
+  do {
+    if (devices_.Snapshot().version == 0) continue;  // nothing to list yet
+    const FileIdentity kubelet = IdentityOf(kubelet_socket);
+    if (!kubelet.exists) {
+      if (registered_with.exists) {
+        server::LogEvent(log_, "kubelet-gone", {{"socket", kubelet_socket}}, spdlog::level::warn);
+        registered_with = {};
+      }
+      absl::MutexLock lock(&mu_);
+      registration_error_ = absl::StrCat("no kubelet socket at ", kubelet_socket);
+      continue;
+    }
+    // A new kubelet (its socket recreated), or our socket deleted under us: serve afresh and register.
+    if (kubelet == registered_with && IdentityOf(own_socket).exists) continue;
+    if (absl::Now() < next_attempt) continue;
+    absl::Status status = socket_.Start();
+    if (status.ok()) {
+      status = RegisterWithKubelet(kubelet_socket, RegisterRequestFor(options_.endpoint, options_.resource_name),
+                                   kRegisterTimeout);
+    }
+    metrics_.registrations.Inc({status.ok() ? "ok" : "error"});
+    server::LogEvent(log_, "register",
+                     {{"resource", options_.resource_name},
+                      {"endpoint", options_.endpoint},
+                      {"result", status.ok() ? "ok" : std::string(status.message())}},
+                     status.ok() ? spdlog::level::info : spdlog::level::err);
+    absl::MutexLock lock(&mu_);
+    if (status.ok()) {
+      registered_with = kubelet;
+      registration_error_.clear();
+      backoff = kRegisterBackoff;
+    } else {
+      registered_with = {};
+      registration_error_ = std::string(status.message());
+      next_attempt = absl::Now() + backoff;
+      backoff = std::min(backoff * 2, kRegisterMaxBackoff);
+    }
+  } while (!stop_.WaitForNotificationWithTimeout(options_.kubelet_poll));
+}
+
+void Agent::CorrectionLoop() {
+  absl::Time next_round = absl::InfinitePast();
+  do {
+    bool due = absl::Now() >= next_round;
+    {
+      absl::MutexLock lock(&mu_);
+      due = due || pods_changed_;
+      pods_changed_ = false;
+    }
+    if (!due || !pod_watch_->synced() || devices_.Snapshot().version == 0) continue;
+    CorrectOnce();
+    next_round = absl::Now() + options_.correction_interval;
+  } while (!stop_.WaitForNotificationWithTimeout(kCorrectionPoll));
+}
+
+void Agent::CorrectOnce() {
+  absl::StatusOr<v1::ListPodResourcesResponse> list = pod_resources_.List();
+  if (!list.ok()) {
+    server::LogEvent(log_, "gpu-ids-correction", {{"error", std::string(list.status().message())}}, spdlog::level::warn);
+    return;
+  }
+  int skipped = 0;
+  const std::vector<GpuIdsCorrection> corrections = CorrectionsFor(
+      HeldByPods(*list, options_.resource_name), devices_.Snapshot(),
+      [this](const std::string& namespace_name, const std::string& name) { return pods_.Find(namespace_name, name); },
+      &skipped);
+  for (const GpuIdsCorrection& correction : corrections) {
+    metrics_.mismatches_corrected.Inc();
+    server::LogEvent(log_, "gpu-ids-correction",
+                     {{"pod", absl::StrCat(correction.namespace_name, "/", correction.name)},
+                      {"was", correction.was},
+                      {"holds", correction.gpu_ids}},
+                     spdlog::level::warn);
+    annotator_.Set(correction.namespace_name, correction.name, std::string(kube::kGpuIdsAnnotation), correction.gpu_ids);
+  }
+}
+
+}  // namespace topofit::agent

@@ -1,0 +1,66 @@
+#pragma once
+
+// v1beta1.DevicePlugin for the GPU resource: a thin adapter between the kubelet's calls and pod_choice.h.
+//
+//   GetDevicePluginOptions  get_preferred_allocation_available
+//   ListAndWatch            every device at once, then the whole list again on each health change
+//   GetPreferredAllocation  the extender's choice for the pod being admitted, else topofit's allocator
+//   Allocate                the devices the kubelet chose, as --device-list-strategy says; the pod they
+//                           are for is marked given and recorded (`topofit.io/gpu-allocated`)
+//   PreStartContainer       nothing to do (not asked for)
+//
+// Bad requests (unknown or repeated device IDs, sizes the node cannot meet) are INVALID_ARGUMENT with the
+// reason, logged, and change nothing.
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+
+#include <spdlog/logger.h>
+
+#include "agent/agent_metrics.h"
+#include "agent/device_plugin_wire.h"
+#include "agent/device_table.h"
+#include "agent/node_pods.h"
+#include "proto/deviceplugin_v1beta1.grpc.pb.h"
+
+namespace topofit::agent {
+
+// Called once per Allocate matched to a pod, with the GPUs given (to write `topofit.io/gpu-allocated`).
+using AllocationRecorder = std::function<void(const ChosenPod& pod, topology::GpuSet given)>;
+
+class DevicePluginService final : public v1beta1::DevicePlugin::Service {
+ public:
+  // Every reference must outlive the service.
+  DevicePluginService(const DeviceTable& devices, NodePods& pods, AgentMetrics& metrics, spdlog::logger& log,
+                      DeviceListStrategies strategies, AllocationRecorder record);
+
+  // Ends the ListAndWatch streams (before the gRPC server shuts down, which waits for them).
+  void Stop() { stopping_ = true; }
+
+  grpc::Status GetDevicePluginOptions(grpc::ServerContext* context, const v1beta1::Empty* request,
+                                      v1beta1::DevicePluginOptions* response) override;
+  grpc::Status ListAndWatch(grpc::ServerContext* context, const v1beta1::Empty* request,
+                            grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) override;
+  grpc::Status GetPreferredAllocation(grpc::ServerContext* context, const v1beta1::PreferredAllocationRequest* request,
+                                      v1beta1::PreferredAllocationResponse* response) override;
+  grpc::Status Allocate(grpc::ServerContext* context, const v1beta1::AllocateRequest* request,
+                        v1beta1::AllocateResponse* response) override;
+  grpc::Status PreStartContainer(grpc::ServerContext* context, const v1beta1::PreStartContainerRequest* request,
+                                 v1beta1::PreStartContainerResponse* response) override;
+
+ private:
+  const DeviceTable& devices_;
+  NodePods& pods_;
+  AgentMetrics& metrics_;
+  spdlog::logger& log_;
+  const DeviceListStrategies strategies_;
+  const AllocationRecorder record_;
+  std::atomic<bool> stopping_{false};
+  std::mutex allocate_mu_;  // one Allocate at a time: a pod is matched and marked given in one step
+};
+
+// absl's codes are gRPC's codes, number for number.
+grpc::Status ToGrpc(const absl::Status& status);
+
+}  // namespace topofit::agent
