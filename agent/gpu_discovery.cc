@@ -88,10 +88,9 @@ absl::StatusOr<NodeGpus> BuildNodeGpus(absl::string_view query_csv, absl::string
     if (!gpu.error) entry["pciBusId"] = gpu.pci_bus_id;
     if (gpu.memory_mib > 0) entry["memoryMiB"] = gpu.memory_mib;
   }
-  std::string text = descriptor.dump();
-  absl::StatusOr<topology::Topology> topology = codec::ParseTopologyDescriptor(text);
+  absl::StatusOr<topology::Topology> topology = codec::ParseTopologyDescriptor(descriptor.dump());
   if (!topology.ok()) return topology.status();
-  return NodeGpus{*std::move(queried), *std::move(topology), std::move(text)};
+  return NodeGpus{*std::move(queried), *std::move(topology)};
 }
 
 absl::StatusOr<std::string> GpuDiscovery::RunQuery() {

@@ -41,7 +41,6 @@ absl::StatusOr<std::vector<QueriedGpu>> ParseGpuQuery(absl::string_view csv);
 struct NodeGpus {
   std::vector<QueriedGpu> queried;
   topology::Topology topology;  // GPU i is nvidia-smi's index i, its uuid set
-  std::string descriptor;       // TopologyToJson(topology), compact: the node annotation's value
 };
 
 // Joins the two outputs. InvalidArgument when either does not parse, the query's indices are not 0..n-1,

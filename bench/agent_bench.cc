@@ -58,7 +58,7 @@ struct Node {
                               [](const ChosenPod&, topology::GpuSet) {}};
 
   explicit Node(bool waiting) {
-    NodeGpus gpus{{}, topology::CatalogShape("dgx1-v100").value(), ""};
+    NodeGpus gpus{{}, topology::CatalogShape("dgx1-v100").value()};
     for (int i = 0; i < 8; ++i) gpus.queried.push_back({i, Uuid(i), "Tesla V100-SXM2-16GB", "", 16384, false});
     devices.SetDiscovered(gpus);
     std::vector<kube::Pod> all;

@@ -84,11 +84,12 @@ TEST_CASE("BuildNodeGpus joins the query and topo -m into the published descript
   CHECK(node->topology.gpu(topology::GpuId{0}).memory_mib == 81920);
   CHECK(node->topology.has_nvswitch());
 
-  // The annotation value reads back as the same topology, UUIDs and NUMA nodes included.
-  absl::StatusOr<topology::Topology> back = codec::ParseTopologyAnnotation(node->descriptor, {});
+  // What the agent publishes reads back as the same topology, UUIDs and NUMA nodes included.
+  const std::string annotation = codec::TopologyToJson(node->topology).dump();
+  absl::StatusOr<topology::Topology> back = codec::ParseTopologyAnnotation(annotation, {});
   REQUIRE_OK(back);
   CHECK(codec::TopologyToJson(*back) == codec::TopologyToJson(node->topology));
-  const nlohmann::json published = nlohmann::json::parse(node->descriptor);
+  const nlohmann::json published = nlohmann::json::parse(annotation);
   CHECK(published["gpus"][2]["uuid"] == "GPU-0a000000-0000-4000-8000-000000000002");
   CHECK(published["gpus"][2]["numaNode"] == 1);
 
