@@ -166,7 +166,7 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
         if (allowed && klass.gpus >= 2 && group.gpus >= klass.gpus) {
           klass.best_mbps = std::max(klass.best_mbps, group.topology->quality().BestBandwidth(klass.gpus));
         }
-        if (allowed && klass.gpus > 0 && CanGiveTopology(group, scheduler::EnforcedRequest(klass.demand))) {
+        if (allowed && klass.gpus > 0 && CanGiveTopology(group, decision::EnforcedRequest(klass.demand))) {
           const double per_gpu_hour = group.spec.price_per_hour / group.gpus;
           if (klass.cheapest_gpu_hour == 0 || per_gpu_hour < klass.cheapest_gpu_hour) {
             klass.cheapest_gpu_hour = per_gpu_hour;
