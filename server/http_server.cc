@@ -18,6 +18,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -302,10 +303,34 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
 
   void ReadBody() {
     if (parser_->is_done()) return Dispatch();
+    if (const boost::optional<std::uint64_t> remaining = parser_->content_length_remaining();
+        remaining && !parser_->chunked()) {
+      return ReadBodyDirect(static_cast<size_t>(*remaining));
+    }
+    // Chunked: through the parser, which counts each chunk against the limit.
     http::async_read(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return self->ReadFailed(ec);
       self->Dispatch();
     });
+  }
+
+  // The rest of a Content-Length body (already checked against the limit, its buffer reserved) read straight
+  // into the request's body, in reads as large as the socket allows: the parser's way copies every byte
+  // through its buffer in 64 KiB reads, which doubled the server's CPU for a 900 KiB filter body.
+  void ReadBodyDirect(size_t remaining) {
+    std::string& body = request_->body;
+    const size_t buffered = std::min(buffer_.size(), remaining);  // read with the header
+    body.append(static_cast<const char*>(buffer_.data().data()), buffered);
+    buffer_.consume(buffered);
+    remaining -= buffered;
+    if (remaining == 0) return Dispatch();
+    const size_t at = body.size();
+    body.resize(at + remaining);  // within the reserved capacity
+    asio::async_read(stream_, asio::buffer(body.data() + at, remaining),
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                       if (ec) return self->ReadFailed(ec);
+                       self->Dispatch();
+                     });
   }
 
   void ReadFailed(const beast::error_code& ec) {
