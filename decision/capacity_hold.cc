@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -9,11 +10,33 @@
 
 namespace topofit::decision {
 
-CapacityHolds::CapacityHolds(const std::vector<Intent>& intents, const std::vector<Preference>& preferences) {
+CapacityHolds::CapacityHolds(const std::vector<Intent>& intents, const std::vector<Preference>& preferences,
+                             const std::vector<const NodeGpuSnapshot*>& nodes) {
   std::map<absl::string_view, const Preference*> pending;
   for (const Preference& preference : preferences) pending.emplace(preference.pod_uid, &preference);
-  for (const Intent& intent : intents) {
-    Held held{intent, 0, {}};
+  // Nodes in creation order (then by name), each brought by at most one intent: the oldest that wants it.
+  std::vector<const NodeGpuSnapshot*> by_creation;
+  for (const NodeGpuSnapshot* node : nodes) {
+    if (node != nullptr && node->origin != nullptr) by_creation.push_back(node);
+  }
+  std::sort(by_creation.begin(), by_creation.end(), [](const NodeGpuSnapshot* a, const NodeGpuSnapshot* b) {
+    return std::tie(a->origin->created_seconds, a->node) < std::tie(b->origin->created_seconds, b->node);
+  });
+  std::vector<bool> taken(by_creation.size(), false);
+  std::vector<const Intent*> oldest_first;
+  for (const Intent& intent : intents) oldest_first.push_back(&intent);
+  std::stable_sort(oldest_first.begin(), oldest_first.end(),
+                   [](const Intent* a, const Intent* b) { return a->recorded < b->recorded; });
+  for (const Intent* intent_ptr : oldest_first) {
+    const Intent& intent = *intent_ptr;
+    Held held{intent, 0, {}, {}};
+    for (size_t i = 0; i < by_creation.size() && static_cast<int>(held.nodes.size()) < intent.node_count; ++i) {
+      if (taken[i] || !BroughtBy(intent, by_creation[i]->origin->labels, by_creation[i]->origin->created_seconds)) {
+        continue;
+      }
+      taken[i] = true;
+      held.nodes.push_back(by_creation[i]->node);
+    }
     for (const std::string& uid : intent.pod_uids) {
       auto gpus = intent.pod_gpus.find(uid);
       if (gpus == intent.pod_gpus.end() || gpus->second <= 0) continue;  // not held for
@@ -21,7 +44,7 @@ CapacityHolds::CapacityHolds(const std::vector<Intent>& intents, const std::vect
       held.gpus += gpus->second;
       held.pods.push_back(preference != pending.end() ? preference->second->pod_key : uid);
     }
-    if (held.gpus > 0) held_.push_back(std::move(held));
+    if (held.gpus > 0 && !held.nodes.empty()) held_.push_back(std::move(held));
   }
 }
 
@@ -32,15 +55,17 @@ std::vector<const CapacityHolds::Held*> CapacityHolds::Holding(absl::string_view
   for (const Held& held : held_) {
     const std::vector<std::string>& uids = held.intent.pod_uids;
     if (std::find(uids.begin(), uids.end(), pod_uid) != uids.end()) continue;  // bought for this pod
-    if (!BroughtBy(held.intent, node.origin->labels, node.origin->created_seconds)) continue;
+    if (std::find(held.nodes.begin(), held.nodes.end(), node.node) == held.nodes.end()) continue;
     holding.push_back(&held);
   }
   return holding;
 }
 
 int CapacityHolds::HeldAgainst(absl::string_view pod_uid, const NodeGpuSnapshot& node) const {
+  // A pod takes GPUs of one node: a node is held for at most its own GPUs of an intent's pending demand,
+  // however many nodes that demand spans.
   int held_gpus = 0;
-  for (const Held* held : Holding(pod_uid, node)) held_gpus += held->gpus;
+  for (const Held* held : Holding(pod_uid, node)) held_gpus += std::min(held->gpus, node.topology->gpu_count());
   return held_gpus;
 }
 

@@ -15,18 +15,26 @@ namespace topofit::decision {
 
 // New capacity a scale-up brought for some pods is held for them, so that a node bought for an 8-GPU
 // NVLink job is not fragmented by 1-GPU pods before the job lands (DESIGN.md, "The ledger"). On a node an
-// intent brought (node_group_identity.h), a GPU pod the intent is not for may take GPUs only while
-// enough stay free for the intent's pods that are still pending (those with a live preference: a pod
-// leaves the intent when it binds or goes). The hold ends with the intent's pods or its expiry.
+// intent brought, a GPU pod the intent is not for may take GPUs only while enough stay free for the
+// intent's pods that are still pending (those with a live preference: a pod leaves the intent when it
+// binds or goes). The hold ends with the intent's pods or its expiry.
+//
+// Which nodes an intent brought: a scale-up of `node_count` nodes brings that many, so an intent holds at
+// most `node_count` nodes — the first ones, in creation order, that carry its group's labels and were
+// created after it was recorded (node_group_identity.h), and that an older intent of the group has not
+// taken. Later scale-ups of the same group (for other pods) bring nodes no intent holds: holding them too
+// kept whole nodes empty while the pods they were grown for waited (Azure LLM, issue 13).
 //
 // Built once per request from the ledger's intents (the GPUs held: Intent::pod_gpus of the pods still in
-// it) and preferences (the pods' names, for the reason); pure and cheap to query per node.
+// it), preferences (the pods' names, for the reason) and the nodes known; pure and cheap to query per node.
 class CapacityHolds {
  public:
   CapacityHolds() = default;  // holds nothing
-  CapacityHolds(const std::vector<Intent>& intents, const std::vector<Preference>& preferences);
+  CapacityHolds(const std::vector<Intent>& intents, const std::vector<Preference>& preferences,
+                const std::vector<const NodeGpuSnapshot*>& nodes);
 
-  // GPUs of `node` held for pods other than `pod_uid`; 0 when none.
+  // GPUs of `node` held for pods other than `pod_uid` (of each intent holding it, its pending demand up to
+  // the node's GPU count); 0 when none.
   int HeldAgainst(absl::string_view pod_uid, const NodeGpuSnapshot& node) const;
 
   // The words for a kHeldForScaleUp verdict of `pod_uid` on `node`: which scale-ups hold it for whom.
@@ -37,6 +45,7 @@ class CapacityHolds {
     Intent intent;
     int gpus = 0;                   // the pending demand of its pods
     std::vector<std::string> pods;  // their namespace/name where known, else uid
+    std::vector<std::string> nodes;  // the nodes its scale-up brought (at most intent.node_count)
   };
   // The holds on `node` that bind `pod_uid`.
   std::vector<const Held*> Holding(absl::string_view pod_uid, const NodeGpuSnapshot& node) const;

@@ -155,7 +155,11 @@ CapacityHolds Extender::HoldsNow(const GpuDemand& demand) const {
   if (!demand.wants_gpus()) return CapacityHolds();
   std::vector<decision::Intent> intents = ledger_.Intents();
   if (intents.empty()) return CapacityHolds();
-  return CapacityHolds(intents, ledger_.Preferences());
+  const std::vector<std::shared_ptr<const NodeGpuSnapshot>> snapshots = state_.Snapshots();
+  std::vector<const NodeGpuSnapshot*> nodes;
+  nodes.reserve(snapshots.size());
+  for (const auto& snapshot : snapshots) nodes.push_back(snapshot.get());
+  return CapacityHolds(intents, ledger_.Preferences(), nodes);
 }
 
 void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,

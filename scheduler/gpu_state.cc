@@ -73,6 +73,14 @@ class InMemoryGpuState final : public GpuState {
     return it == nodes_.end() ? nullptr : it->second.snapshot;
   }
 
+  std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> Snapshots() const override {
+    std::shared_lock<std::shared_mutex> read(mu_);
+    std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> out;
+    out.reserve(nodes_.size());
+    for (const auto& [name, record] : nodes_) out.push_back(record.snapshot);
+    return out;
+  }
+
   absl::Status Assume(const PodRef& pod, absl::string_view node, GpuSet gpus) override {
     std::unique_lock<std::shared_mutex> write(mu_);
     auto it = nodes_.find(node);

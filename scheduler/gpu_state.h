@@ -37,6 +37,8 @@ class GpuState {
 
   // nullptr for a node never seen.
   virtual std::shared_ptr<const decision::NodeGpuSnapshot> Snapshot(absl::string_view node) const = 0;
+  // Every node's snapshot, in no particular order.
+  virtual std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> Snapshots() const = 0;
 
   // Records that `pod` holds `gpus` on `node`, which topofit chose. FailedPrecondition when any of them
   // is not free or the pod already holds other GPUs; NotFound for an unknown node. Idempotent for the

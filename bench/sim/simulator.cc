@@ -88,10 +88,10 @@ class Replayer {
   std::vector<std::set<int>> waiting_;
   std::set<int> waiting_classes_;
   std::unordered_map<int, SimTime> preference_refreshed_;
-  // The holds (Holds()), the time they were built at, and whether the ledger changed since.
+  // The holds (Holds()), the time they were built at, and whether the ledger or the nodes changed since.
   std::optional<decision::CapacityHolds> holds_;
   SimTime holds_at_ = -1;
-  bool ledger_changed_ = true;
+  bool holds_stale_ = true;
   // Scale-ups with an intent: the pods their nodes are held for, offered such a node first.
   std::unordered_map<int, std::vector<int>> intended_pods_;
   bool dirty_ = true;
@@ -117,7 +117,7 @@ void Replayer::Place(int pod, const PlacementDecision& decision) {
   if (p.provisioning_request >= 0) world_->DeleteRequest(p.provisioning_request);  // topofit cleans it up
   if (world_->policy().topofit_extender) {
     ledger_->ForgetPod(world_->PodUid(pod));
-    ledger_changed_ = true;
+    holds_stale_ = true;
     preference_refreshed_.erase(pod);
   }
   const SimTime finish = world_->StartPod(pod, decision.node, decision.gpus);
@@ -131,7 +131,7 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
   std::vector<std::string> refused;
   for (int node : decision.refused_nodes) refused.push_back(world_->nodes()[node].gpus.node);
   ledger_->RecordPreference(decision::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, refused));
-  ledger_changed_ = true;
+  holds_stale_ = true;
   preference_refreshed_[pod] = world_->now();
   if (p.provisioning_request < 0 && !decision.held_back) {
     // topofit asks CA for capacity the scheduler will accept: the pod's template without the refused nodes.
@@ -146,12 +146,16 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
 
 const decision::CapacityHolds* Replayer::Holds() {
   if (!world_->policy().topofit_extender) return nullptr;
-  if (ledger_changed_ || holds_at_ != world_->now()) {
+  if (holds_stale_ || holds_at_ != world_->now()) {
     std::vector<decision::Intent> intents = ledger_->Intents();
     holds_.reset();
-    if (!intents.empty()) holds_.emplace(intents, ledger_->Preferences());
+    if (!intents.empty()) {
+      std::vector<const decision::NodeGpuSnapshot*> nodes;
+      for (int node : world_->live_nodes()) nodes.push_back(&world_->nodes()[node].gpus);
+      holds_.emplace(intents, ledger_->Preferences(), nodes);
+    }
     holds_at_ = world_->now();
-    ledger_changed_ = false;
+    holds_stale_ = false;
   }
   return holds_ ? &*holds_ : nullptr;
 }
@@ -222,7 +226,7 @@ void Replayer::RunTopofitRequestController() {
     if (p.phase != PodPhase::kPending || !p.refused_for_topology) continue;
     decision::Preference preference = decision::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, {});
     ledger_->RecordPreference(std::move(preference));
-    ledger_changed_ = true;
+    holds_stale_ = true;
     refreshed = world_->now();
   }
 }
@@ -237,6 +241,7 @@ void Replayer::Apply(const AutoscalerActions& actions) {
       const SimTime delay = std::uniform_int_distribution<SimTime>(
           spec.provision_delay_min, std::max(spec.provision_delay_min, spec.provision_delay_max))(world_->rng());
       const int node = world_->AddNode(option.group, id);
+      holds_stale_ = true;  // which nodes an intent holds depends on the nodes there are
       if (actions.provisioning_request >= 0) {
         world_->nodes()[node].booked_until = world_->now() + autoscaler_.config().booking;
       }
@@ -247,7 +252,7 @@ void Replayer::Apply(const AutoscalerActions& actions) {
     for (int pod : option.pods) world_->pods()[pod].scale_up = id;
     if (option.intent && world_->policy().topofit_extender) {  // only the extender reads intents
       ledger_->RecordIntent(*option.intent);
-      ledger_changed_ = true;
+      holds_stale_ = true;
       for (int pod : option.pods) {
         if (option.intent->pod_gpus.count(world_->PodUid(pod)) > 0) intended_pods_[id].push_back(pod);
       }

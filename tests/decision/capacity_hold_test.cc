@@ -30,8 +30,11 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
   std::unique_ptr<GpuState> state = NewInMemoryGpuState();
   REQUIRE(state->UpsertNode(P4d("new", kIntentSeconds + 300)).ok());
   REQUIRE(state->UpsertNode(P4d("old", kIntentSeconds - 3600)).ok());
-  const CapacityHolds holds({P4dIntentFor({{"uid-trainer", 8}})}, {PendingPod("trainer", 8)});
+  REQUIRE(state->UpsertNode(P4d("newer", kIntentSeconds + 400)).ok());
   const NodeGpuSnapshot& fresh = *state->Snapshot("new");
+  const NodeGpuSnapshot& newer = *state->Snapshot("newer");
+  const std::vector<const NodeGpuSnapshot*> nodes = {state->Snapshot("old").get(), &newer, &fresh};
+  const CapacityHolds holds({P4dIntentFor({{"uid-trainer", 8}})}, {PendingPod("trainer", 8)}, nodes);
 
   FilterMemo memo;
   // JudgeNode's verdict for a pod wanting `gpus` on `node`: refused by a hold, or not.
@@ -51,32 +54,48 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
   CHECK_FALSE(held(holds, "uid-trainer", 8, fresh));              // the pod it was bought for
   CHECK(JudgeNode(*DemandOf(MakePod()), "uid-web", fresh, holds, memo).fits);  // no GPUs asked, none taken
   CHECK_FALSE(held(holds, "uid-web", 1, *state->Snapshot("old")));  // existed before the intent
+  // A one-node scale-up brought one node, its first: a later node of the group came with another
+  // scale-up, for other pods.
+  CHECK_FALSE(held(holds, "uid-web", 1, newer));
 
   SECTION("only the pending demand is held: a 2-GPU intent leaves room for others") {
-    const CapacityHolds small({P4dIntentFor({{"uid-trainer", 2}})}, {PendingPod("trainer", 2)});
+    const CapacityHolds small({P4dIntentFor({{"uid-trainer", 2}})}, {PendingPod("trainer", 2)}, nodes);
     CHECK_FALSE(held(small, "uid-web", 6, fresh));
     CHECK(held(small, "uid-web", 7, fresh));
   }
   SECTION("without a preference the reason names the pod by uid") {
-    const CapacityHolds by_uid({P4dIntentFor({{"uid-trainer", 8}})}, {});
+    const CapacityHolds by_uid({P4dIntentFor({{"uid-trainer", 8}})}, {}, nodes);
     const NodeVerdict verdict = JudgeNode(*DemandOf(MakePod().gpus(1)), "uid-web", fresh, by_uid, memo);
     CHECK_THAT(JudgedReasonText(verdict, "uid-web", fresh, by_uid), Catch::Contains("scaled up for uid-trainer"));
   }
   SECTION("pods that left the intent (bound or gone), or are not held for, hold nothing") {
     Intent intent = P4dIntentFor({{"uid-trainer", 8}});
     intent.pod_uids.clear();
-    CHECK_FALSE(held(CapacityHolds({intent}, {PendingPod("trainer", 8)}), "uid-web", 1, fresh));
+    CHECK_FALSE(held(CapacityHolds({intent}, {PendingPod("trainer", 8)}, nodes), "uid-web", 1, fresh));
     Intent by_count = P4dIntentFor({});
     by_count.pod_uids = {"uid-trainer"};  // CA packed it, but it requires no topology
-    CHECK_FALSE(held(CapacityHolds({by_count}, {PendingPod("trainer", 8)}), "uid-web", 1, fresh));
+    CHECK_FALSE(held(CapacityHolds({by_count}, {PendingPod("trainer", 8)}, nodes), "uid-web", 1, fresh));
   }
-  SECTION("several intents on the same group add up") {
+  SECTION("two one-node scale-ups of the group hold one node each, in the order they were chosen") {
     const CapacityHolds two({P4dIntentFor({{"uid-a", 4}}), P4dIntentFor({{"uid-b", 2}})},
-                            {PendingPod("a", 4), PendingPod("b", 2)});
-    CHECK_FALSE(held(two, "uid-web", 2, fresh));
-    CHECK(held(two, "uid-web", 3, fresh));
-    CHECK_FALSE(held(two, "uid-a", 4, fresh));  // b's 2 stay free after a's 4
-    CHECK(held(two, "uid-a", 7, fresh));
+                            {PendingPod("a", 4), PendingPod("b", 2)}, nodes);
+    // new (created first) is a's: 4 held; newer is b's: 2 held.
+    CHECK_FALSE(held(two, "uid-web", 4, fresh));
+    CHECK(held(two, "uid-web", 5, fresh));
+    CHECK_FALSE(held(two, "uid-web", 6, newer));
+    CHECK(held(two, "uid-web", 7, newer));
+    CHECK_FALSE(held(two, "uid-a", 8, fresh));  // a's own node
+    CHECK(held(two, "uid-a", 7, newer));        // b's node keeps b's 2
+  }
+  SECTION("a two-node scale-up holds both nodes, each for at most its own GPUs") {
+    Intent big = P4dIntentFor({{"uid-x", 8}, {"uid-y", 8}});
+    big.node_count = 2;
+    const CapacityHolds both({big}, {PendingPod("x", 8), PendingPod("y", 8)}, nodes);
+    CHECK(held(both, "uid-web", 1, fresh));
+    CHECK(held(both, "uid-web", 1, newer));
+    const NodeVerdict verdict = JudgeNode(*DemandOf(MakePod().gpus(1)), "uid-web", newer, both, memo);
+    CHECK(verdict.held_gpus == 8);  // 16 pending, but one node serves at most 8 of them
+    CHECK_FALSE(held(both, "uid-x", 8, newer));
   }
   SECTION("a node the pod does not fit is refused by the filter, whatever the holds") {
     const NodeVerdict too_big = JudgeNode(*DemandOf(MakePod().gpus(16)), "uid-web", fresh, holds, memo);

@@ -177,8 +177,8 @@ TEST_CASE("ApiLedger: an extender and an expander on one API server agree on pre
                                      .label("node.kubernetes.io/instance-type", kP4dType)
                                      .gpus(8)
                                      .created(kStartSeconds + 300)));
-    const decision::CapacityHolds holds(extender.ledger->Intents(), extender.ledger->Preferences());
     const decision::NodeGpuSnapshot& fresh = *state->Snapshot("p4d-new");
+    const decision::CapacityHolds holds(extender.ledger->Intents(), extender.ledger->Preferences(), {&fresh});
     CHECK(holds.HeldAgainst("uid-web", fresh) == 8);
     CHECK(holds.HeldAgainst("uid-trainer", fresh) == 0);
   }
