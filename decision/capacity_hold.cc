@@ -1,11 +1,14 @@
 #include "decision/capacity_hold.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "decision/node_group_identity.h"
 
 namespace topofit::decision {
@@ -15,9 +18,14 @@ CapacityHolds::CapacityHolds(const std::vector<Intent>& intents, const std::vect
   std::map<absl::string_view, const Preference*> pending;
   for (const Preference& preference : preferences) pending.emplace(preference.pod_uid, &preference);
   // Nodes in creation order (then by name), each brought by at most one intent: the oldest that wants it.
+  // Nodes older than every intent were brought by none (BroughtBy): they are left out before sorting.
+  int64_t oldest_intent = std::numeric_limits<int64_t>::max();
+  for (const Intent& intent : intents) oldest_intent = std::min(oldest_intent, absl::ToUnixSeconds(intent.recorded));
   std::vector<const NodeGpuSnapshot*> by_creation;
   for (const NodeGpuSnapshot* node : nodes) {
-    if (node != nullptr && node->origin != nullptr) by_creation.push_back(node);
+    if (node != nullptr && node->origin != nullptr && node->origin->created_seconds >= oldest_intent) {
+      by_creation.push_back(node);
+    }
   }
   std::sort(by_creation.begin(), by_creation.end(), [](const NodeGpuSnapshot* a, const NodeGpuSnapshot* b) {
     return std::tie(a->origin->created_seconds, a->node) < std::tie(b->origin->created_seconds, b->node);

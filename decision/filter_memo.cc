@@ -5,8 +5,10 @@
 namespace topofit::decision {
 
 const FilterMemo::Entry& FilterMemo::Judge(const GpuDemand& demand, const NodeGpuSnapshot& node) {
-  const Key key{node.topology.get(),        node.free().mask(), demand.request.gpus, demand.request.min_link,
-                demand.request.min_bandwidth_mbps, demand.policy};
+  // Every input of FilterNode but the node's name and origin, which it does not read.
+  const Key key{node.topology.get(),     node.free().mask(),      demand.request.required.mask(),
+                demand.request.gpus,     demand.request.min_link, demand.request.min_bandwidth_mbps,
+                demand.policy};
   auto it = entries_.find(key);
   if (it != entries_.end()) return *it->second;
   if (entries_.size() >= max_entries_) {

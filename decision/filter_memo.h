@@ -34,6 +34,7 @@ class FilterMemo {
   struct Key {
     const topology::Topology* topology;
     uint32_t free_mask;
+    uint32_t required_mask;  // GPUs the set must include (AllocationRequest::required)
     int gpus;
     topology::LinkClass min_link;
     int64_t min_bandwidth_mbps;
@@ -41,7 +42,8 @@ class FilterMemo {
     friend bool operator==(const Key&, const Key&) = default;
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.topology, k.free_mask, k.gpus, k.min_link, k.min_bandwidth_mbps, k.policy);
+      return H::combine(std::move(h), k.topology, k.free_mask, k.required_mask, k.gpus, k.min_link,
+                        k.min_bandwidth_mbps, k.policy);
     }
   };
 

@@ -62,6 +62,11 @@ TEST_CASE("FilterMemo works a repeated case out once", "[filter_memo]") {
   REQUIRE(state->Assume(scheduler::PodRef{"x", "default", "x"}, "b", topology::GpuSet::FromMask(0b1)).ok());
   memo.Judge(four, *state->Snapshot("b"));
   CHECK(memo.size() == 3);
+  // A set that must include GPU 0 (the kubelet's must-include devices) is another case too.
+  GpuDemand with_gpu0 = four;
+  with_gpu0.request.required = topology::GpuSet::FromMask(0b1);
+  CHECK(memo.Judge(with_gpu0, *state->Snapshot("a")).verdict.chosen->gpus.contains(with_gpu0.request.required));
+  CHECK(memo.size() == 4);
 }
 
 }  // namespace
