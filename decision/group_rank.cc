@@ -1,6 +1,9 @@
 #include "decision/group_rank.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -15,6 +18,7 @@
 #include "decision/node_topology.h"
 #include "decision/pod_demand.h"
 #include "decision/pod_uid.h"
+#include "decision/slowdown.h"
 
 namespace topofit::decision {
 namespace {
@@ -30,18 +34,20 @@ double PriceOf(const RankInput& input, const std::string& group, const kube::Nod
   return 0;
 }
 
-// Topology quality is judged against what pods ask for: a pod annotated with min-link or min-bandwidth
-// (binding or only preferred) is served well by a set that meets them; pods that ask nothing are served
-// equally well by any group, so price can decide for them.
-bool AsksForTopology(const GpuDemand& demand) {
-  return demand.request.gpus >= 2 &&
-         (demand.request.min_link != topology::LinkClass::kSys || demand.request.min_bandwidth_mbps > 0);
-}
+// The best bandwidth a set of each size reaches on any group of the call: what a pod that lands on a
+// poorer set is slowed down against (slowdown.h).
+class BestBandwidths {
+ public:
+  void Add(const topology::Topology& topology) {
+    for (int k = 2; k <= topology.gpu_count() && k < static_cast<int>(best_.size()); ++k) {
+      best_[k] = std::max(best_[k], topology.quality().BestBandwidth(k));
+    }
+  }
+  int64_t For(int gpus) const { return gpus >= 0 && gpus < static_cast<int>(best_.size()) ? best_[gpus] : 0; }
 
-bool MeetsAsked(const GpuDemand& demand, const topology::Allocation& chosen) {
-  return topology::IsAtLeast(chosen.quality.weakest, demand.request.min_link) &&
-         chosen.quality.bandwidth_mbps >= demand.request.min_bandwidth_mbps;
-}
+ private:
+  std::array<int64_t, topology::kMaxGpusPerNode + 1> best_{};
+};
 
 struct PlacedPod {
   const kube::Pod* pod;
@@ -76,7 +82,7 @@ class CallMemo {
 // as CA's binpacking estimator orders them, each placement checked with the extender's filter.
 void Simulate(const GroupOption& option, const std::shared_ptr<const topology::Topology>& topology,
               const std::string& origin, std::vector<PlacedPod>& gpu_pods, const std::set<std::string>& preferred,
-              CallMemo& memo, OptionVerdict& verdict) {
+              const BestBandwidths& best, CallMemo& memo, OptionVerdict& verdict) {
   std::stable_sort(gpu_pods.begin(), gpu_pods.end(), [](const PlacedPod& a, const PlacedPod& b) {
     return a.demand.request.gpus > b.demand.request.gpus;
   });
@@ -88,6 +94,7 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
   }
   int asked = 0, met = 0;
   int64_t placed_gpus = 0;
+  double useful_gpus = 0;
   size_t first_open = 0;  // the nodes before it have no GPU left, so no GPU pod fits them
   for (const PlacedPod& pod : gpu_pods) {
     while (first_open < nodes.size() && nodes[first_open].free().empty()) ++first_open;
@@ -98,10 +105,13 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
       nodes[i].ours = nodes[i].ours | v.chosen->gpus;
       placed = true;
       placed_gpus += pod.demand.request.gpus;
-      if (AsksForTopology(pod.demand)) {
+      if (pod.demand.asks_for_topology()) {
         ++asked;
-        met += MeetsAsked(pod.demand, *v.chosen);
+        met += topology::MeetsLinkAndBandwidth(v.chosen->quality, pod.demand.request);
       }
+      useful_gpus += pod.demand.request.gpus / Stretch(best.For(pod.demand.request.gpus),
+                                                      v.chosen->quality.bandwidth_mbps,
+                                                      AssumedCommFraction(pod.demand));
       if (preferred.count(LedgerPodUid(*pod.pod))) ++verdict.preferences_satisfied;
     }
     const std::string key = absl::StrCat(pod.pod->metadata.namespace_name, "/", pod.pod->metadata.name);
@@ -119,13 +129,14 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
   }
   if (verdict.strands) return;
   verdict.quality_per_mille = asked > 0 ? met * 1000 / asked : 1000;
-  verdict.idle_gpus = static_cast<int>(
-      std::max<int64_t>(0, int64_t{option.node_count} * topology->gpu_count() - placed_gpus));
+  verdict.provisioned_gpus = option.node_count * topology->gpu_count();
+  verdict.idle_gpus = static_cast<int>(std::max<int64_t>(0, verdict.provisioned_gpus - placed_gpus));
+  verdict.useful_gpus = useful_gpus;
   verdict.reason = absl::StrCat("placed ", verdict.placed_pods, " GPU pods on ", option.node_count, " x ", origin);
 }
 
-OptionVerdict Judge(const RankInput& input, const GroupOption& option, TopologySource& topologies,
-                    const std::set<std::string>& preferred, CallMemo& memo) {
+OptionVerdict Judge(const RankInput& input, const GroupOption& option, const absl::StatusOr<NodeTopology>* topology,
+                    const std::set<std::string>& preferred, const BestBandwidths& best, CallMemo& memo) {
   OptionVerdict verdict;
   verdict.node_group_id = option.node_group_id;
   std::vector<PlacedPod> gpu_pods;
@@ -145,26 +156,34 @@ OptionVerdict Judge(const RankInput& input, const GroupOption& option, TopologyS
     verdict.reason = "no GPU pods: passed through";
     return verdict;
   }
-  auto template_node = input.templates.find(option.node_group_id);
-  if (template_node == input.templates.end()) {
+  if (topology == nullptr) {
     verdict.strands = true;
     verdict.reason = "no template node for this group";
     return verdict;
   }
-  absl::StatusOr<NodeTopology> topology = topologies.Resolve(template_node->second);
-  if (!topology.ok()) {
+  if (!topology->ok()) {
     verdict.strands = true;
-    verdict.reason = std::string(topology.status().message());
+    verdict.reason = std::string(topology->status().message());
     return verdict;
   }
-  verdict.price = option.node_count * PriceOf(input, option.node_group_id, template_node->second);
-  Simulate(option, topology->topology, topology->origin, gpu_pods, preferred, memo, verdict);
+  verdict.price = option.node_count * PriceOf(input, option.node_group_id, input.templates.at(option.node_group_id));
+  Simulate(option, (*topology)->topology, (*topology)->origin, gpu_pods, preferred, best, memo, verdict);
   return verdict;
 }
 
-// Smaller is better: more preferences, better quality, fewer idle GPUs, lower price.
-auto RankKey(const OptionVerdict& v) {
-  return std::make_tuple(-v.preferences_satisfied, -v.quality_per_mille, v.idle_gpus, v.price);
+// What an option costs per GPU-hour of useful work: its price (or, when some option's price is unknown,
+// its GPUs) over the GPUs its pods use, each discounted by the slowdown its set is expected to cause. Idle
+// GPUs and slow sets both raise it; per mille, so that options equal to a thousandth tie and CA's own
+// expanders break the tie.
+int64_t CostPerUsefulGpu(const OptionVerdict& v, bool by_price) {
+  const double cost = by_price ? v.price : static_cast<double>(v.provisioned_gpus);
+  return v.useful_gpus > 0 ? std::llround(cost / v.useful_gpus * 1000) : std::numeric_limits<int64_t>::max();
+}
+
+// Smaller is better: the ledger's preferences first (pods refused for a required topology: the scale-up
+// exists for them), then the least cost per useful GPU-hour, then the most pods placed.
+auto RankKey(const OptionVerdict& v, bool by_price) {
+  return std::make_tuple(-v.preferences_satisfied, CostPerUsefulGpu(v, by_price), -v.placed_pods);
 }
 
 }  // namespace
@@ -178,10 +197,22 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
 
   std::vector<const OptionVerdict*> viable;
   std::vector<std::string> passed_through;
+  // Each group's template topology, resolved once; the best set of each size across them.
+  std::map<std::string, absl::StatusOr<NodeTopology>> resolved;
+  BestBandwidths best;
+  for (const GroupOption& option : input.options) {
+    auto template_node = input.templates.find(option.node_group_id);
+    if (template_node == input.templates.end() || resolved.count(option.node_group_id) > 0) continue;
+    absl::StatusOr<NodeTopology> topology = topologies.Resolve(template_node->second);
+    if (topology.ok()) best.Add(*topology->topology);
+    resolved.emplace(option.node_group_id, std::move(topology));
+  }
   ranking.verdicts.reserve(input.options.size());
   for (const GroupOption& option : input.options) {
     if (stop && stop()) return ranking;
-    ranking.verdicts.push_back(Judge(input, option, topologies, preferred, memo));
+    auto topology = resolved.find(option.node_group_id);
+    ranking.verdicts.push_back(Judge(input, option, topology == resolved.end() ? nullptr : &topology->second,
+                                     preferred, best, memo));
   }
   // A pod no option's new nodes take is stranded whichever group grows: it does not disqualify options
   // that serve the rest (it would otherwise veto every scale-up, for every other pod, on every loop).
@@ -201,11 +232,12 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
     }
   }
   if (!viable.empty()) {
-    const auto best = RankKey(**std::min_element(viable.begin(), viable.end(), [](const auto* a, const auto* b) {
-      return RankKey(*a) < RankKey(*b);
-    }));
+    const bool by_price = std::all_of(viable.begin(), viable.end(), [](const OptionVerdict* v) { return v->price > 0; });
+    const auto best_key = RankKey(**std::min_element(viable.begin(), viable.end(), [by_price](const auto* a, const auto* b) {
+      return RankKey(*a, by_price) < RankKey(*b, by_price);
+    }), by_price);
     for (const OptionVerdict* v : viable) {
-      if (RankKey(*v) == best) ranking.chosen.push_back(v->node_group_id);
+      if (RankKey(*v, by_price) == best_key) ranking.chosen.push_back(v->node_group_id);
     }
   } else if (any_gpu && !policy.veto_when_all_strand) {
     // Fail open: let CA's next expander decide among everything.

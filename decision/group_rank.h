@@ -42,7 +42,11 @@ struct OptionVerdict {
   // Of the placed pods that ask for a topology (min-link / min-bandwidth, binding or preferred), the share
   // whose GPU set meets it, per mille; 1000 when none asks.
   int64_t quality_per_mille = 0;
+  int provisioned_gpus = 0;       // GPUs of the new nodes
   int idle_gpus = 0;              // GPUs of the new nodes no pod of the option takes
+  // The GPUs the option's placed pods use, each divided by the slowdown its set is expected to cause
+  // against the best set of its size on any group of the call (slowdown.h, AssumedCommFraction).
+  double useful_gpus = 0;
   int placed_pods = 0;            // GPU pods of the option the new nodes take
   // GPU pods the new nodes would refuse (namespace/name), when the option was simulated.
   std::vector<std::string> unplaced_pods;
@@ -63,7 +67,10 @@ inline constexpr char kPriceAnnotation[] = "topofit.io/price-per-node-hour";
 // Judges each option by placing its pods on `node_count` fresh nodes of the group's template with the
 // extender's own filter rules (decision::FilterNode: same code, so a group the expander picks is one the
 // scheduler accepts), drops options that would strand a GPU pod, and ranks the rest by, in order: ledger
-// preferences satisfied, topology quality, fewest idle GPUs, lowest price. Pure: no I/O, no clock.
+// preferences satisfied (pods refused for a required topology: topology first for them), the lowest cost
+// per useful GPU-hour (price over the GPUs the pods use, each discounted by its set's expected slowdown:
+// price weighed against topology for pods that only prefer one), the most pods placed. Pure: no I/O, no
+// clock.
 // Within a call, a pod object shared by several options has its demand read once, and each distinct
 // (template shape, pod demand, GPUs already taken) case goes through the filter once. Templates' topologies
 // come from `topologies`. `stop`, when given, is asked between options; once it answers true the ranking

@@ -20,6 +20,12 @@ struct GpuDemand {
   bool wants_gpus() const { return request.gpus > 0; }
   // Whether min-link / min-bandwidth are binding: only under kRequired; kPreferred only ranks by them.
   bool constraints_required() const { return policy == TopologyPolicy::kRequired; }
+  // A multi-GPU pod annotated with min-link or min-bandwidth (binding or only preferred): topology quality
+  // is judged against that ask. Pods that ask nothing are served equally well by any set, so price and
+  // packing decide for them.
+  bool asks_for_topology() const {
+    return request.gpus >= 2 && (request.min_link != topology::LinkClass::kSys || request.min_bandwidth_mbps > 0);
+  }
 };
 
 // Reads the pod's whole-GPU request (Kubernetes' effective-request rules, kube/pod_resources.h) and its

@@ -6,7 +6,7 @@ namespace topofit::decision {
 
 int64_t PrioritizeScore(const GpuDemand& demand, const NodeVerdict& filtered, const topology::Topology& topology) {
   if (!demand.wants_gpus() || !filtered.fits || !filtered.chosen) return kMinExtenderScore;
-  const int score = topology::NodeFitScore(topology, *filtered.chosen);
+  const int score = topology::NodeFitScore(topology, *filtered.chosen, demand.request);
   return kMinExtenderScore +
          score * (kMaxExtenderScore - kMinExtenderScore) / (topology::kMaxNodeScore - topology::kMinNodeScore);
 }

@@ -24,6 +24,11 @@ struct AllocationRequest {
   GpuSet required{};
 };
 
+// Whether a set of quality `quality` meets the request's min-link and min-bandwidth.
+constexpr bool MeetsLinkAndBandwidth(const SetQuality& quality, const AllocationRequest& request) {
+  return IsAtLeast(quality.weakest, request.min_link) && quality.bandwidth_mbps >= request.min_bandwidth_mbps;
+}
+
 // A chosen set of GPUs and what it leaves free.
 struct Allocation {
   GpuSet gpus;

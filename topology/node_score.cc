@@ -10,11 +10,12 @@ int64_t PerMille(int64_t part, int64_t whole) { return whole <= 0 ? kWhole : par
 
 }  // namespace
 
-int NodeFitScore(const Topology& topology, const Allocation& allocation) {
+int NodeFitScore(const Topology& topology, const Allocation& allocation, const AllocationRequest& asked) {
   const SetQualityTable& table = topology.quality();
   const int k = allocation.gpus.size();
-  const int64_t quality =
-      k == 1 ? kWhole : PerMille(allocation.quality.bandwidth_mbps, table.BestBandwidth(k));
+  const int64_t quality = !MeetsLinkAndBandwidth(allocation.quality, asked) ? 0
+                          : k == 1                                          ? kWhole
+                                    : PerMille(allocation.quality.bandwidth_mbps, table.BestBandwidth(k));
   const int64_t packing = PerMille(topology.gpu_count() - allocation.leftover.size(), topology.gpu_count());
   const int64_t left = allocation.leftover.size();
   const int64_t cohesion =

@@ -659,6 +659,16 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
     add_change("cost", [](const PolicySummary& s) { return s.cost_dollars; }, FormatDollars);
     add_change("pending p95, all pods", [](const PolicySummary& s) { return s.pending.p95_seconds; }, FormatWait);
     add_change("pending p95, multi-GPU pods", MultiGpuP95, FormatWait);
+    // The rest of issue 13's goal: each multi-GPU size on its own, and the slowdown.
+    for (int gpus : GpuCounts(runs)) {
+      if (gpus < 2) continue;
+      add_change(absl::StrCat("pending p95, ", PodsLabel(gpus)), [gpus](const PolicySummary& s) -> std::optional<double> {
+        const auto pending = s.pending_by_gpus.find(gpus);
+        if (pending == s.pending_by_gpus.end()) return std::nullopt;
+        return pending->second.p95_seconds;
+      }, FormatWait);
+    }
+    add_change("slowdown GPU-hours", [](const PolicySummary& s) { return s.slowdown_gpu_hours; }, FormatHours);
   }
   std::string text = absl::StrCat(TableHeader(workload, runs), Render(rows));
   if (legend) {

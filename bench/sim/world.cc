@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "bench/sim/operator_tuning.h"
-#include "bench/sim/slowdown.h"
+#include "decision/slowdown.h"
 #include "codec/node_topology.h"
 #include "decision/node_topology.h"
 #include "kube/node_affinity.h"
@@ -306,7 +306,7 @@ SimTime World::StartPod(int pod, int node, topology::GpuSet gpus) {
   p.node = node;
   p.gpus = gpus;
   const int64_t set_mbps = gpus.size() > 1 ? n.gpus.topology->quality().Of(gpus).bandwidth_mbps : 0;
-  p.stretch = gpus.size() > 1 ? Stretch(c.best_mbps, set_mbps, spec(pod).comm_fraction) : 1;
+  p.stretch = gpus.size() > 1 ? decision::Stretch(c.best_mbps, set_mbps, spec(pod).comm_fraction) : 1;
   if (p.first_start < 0) {
     p.first_start = now_;
     p.best_topology = gpus.size() > 1 && set_mbps >= c.best_mbps;

@@ -157,8 +157,9 @@ TEST_CASE("CPU-only options pass through; a stranding-only answer is a veto", "[
 // The four realistic templates side by side, each option carrying the same one pod, at AWS on-demand
 // prices (USD per node-hour): p4d.24xlarge 32.77 and p5.48xlarge 98.32 (NVSwitch, 8 GPUs),
 // g5.48xlarge 16.29 (8 A10G, PCIe: PHB within a NUMA half, SYS across), g4dn.12xlarge 3.91 (4 T4, PCIe,
-// all pairs PHB); plus a CPU-only option. Rank key, in order: preferences (none here), quality, idle GPUs
-// (1 node x GPUs per node - the pod's GPUs), price.
+// all pairs PHB); plus a CPU-only option. Rank key, in order: preferences (none here), then the price over
+// the useful GPUs: the pod's GPUs, divided by its set's expected stretch when it asks for a topology
+// (comm_fraction 0.2 against the best set of its size among the options, p5's).
 TEST_CASE("realistic templates and pods of 1 to 8 GPUs with and without min-link NV", "[rank]") {
   enum class Nv { kNone, kPreferred, kRequired };
   struct Row {
@@ -169,24 +170,25 @@ TEST_CASE("realistic templates and pods of 1 to 8 GPUs with and without min-link
     const char* chosen;                  // the one GPU group returned (then "cpu", passed through)
   };
   const Row rows[] = {
-      // 1 GPU asks no topology (no pair of GPUs to link), so quality ties at 1000 and idle decides:
-      // g4dn 4-1 = 3 idle, every 8-GPU group 8-1 = 7.
+      // 1 GPU asks no topology (no pair of GPUs to link): price per GPU used, g4dn's 3.91 the lowest.
       {"1 GPU", 1, Nv::kNone, {}, "g4dn"},
       {"1 GPU, NV preferred", 1, Nv::kPreferred, {}, "g4dn"},
       {"1 GPU, NV required", 1, Nv::kRequired, {}, "g4dn"},
-      // No topology asked: idle decides, g4dn 4-2 = 2 against 8-2 = 6.
+      // No topology asked: g4dn 3.91 / 2 against p4d's 32.77 / 2 and g5's 16.29 / 2.
       {"2 GPUs", 2, Nv::kNone, {}, "g4dn"},
-      // NV asked: p4d, p5 quality 1000; g5, g4dn 0 (PHB pairs). p4d and p5 tie on idle (6): price, 32.77 < 98.32.
+      // NV asked: g5's and g4dn's PHB pairs run collectives far slower than p5's NV18 pair, stretching the
+      // pod so much that even g4dn's 3.91 buys less useful work than p4d's 32.77 (its NV12 pair barely
+      // slower than p5's); p5's 98.32 is three times p4d's for a pair barely faster.
       {"2 GPUs, NV preferred", 2, Nv::kPreferred, {}, "p4d"},
       {"2 GPUs, NV required", 2, Nv::kRequired, {"g5", "g4dn"}, "p4d"},
-      // g4dn is filled exactly: idle 4-4 = 0 against 8-4 = 4.
+      // No topology asked: g4dn's 3.91 for 4 GPUs.
       {"4 GPUs", 4, Nv::kNone, {}, "g4dn"},
       {"4 GPUs, NV preferred", 4, Nv::kPreferred, {}, "p4d"},
       // The PCIe groups strand: g5's best 4 are PHB, g4dn's 4 are PHB.
       {"4 GPUs, NV required", 4, Nv::kRequired, {"g5", "g4dn"}, "p4d"},
-      // g4dn has only 4 GPUs. p4d, p5, g5 all idle 0 with no topology asked: price, g5 16.29 the lowest.
+      // g4dn has only 4 GPUs. No topology asked: price, g5 16.29 the lowest.
       {"8 GPUs", 8, Nv::kNone, {"g4dn"}, "g5"},
-      // g5's 8 reach only SYS: quality 0 against p4d's and p5's 1000; p4d cheaper.
+      // g5's 8 reach only SYS: its collectives stretch the pod past what its lower price saves; p4d.
       {"8 GPUs, NV preferred", 8, Nv::kPreferred, {"g4dn"}, "p4d"},
       {"8 GPUs, NV required", 8, Nv::kRequired, {"g5", "g4dn"}, "p4d"},
   };
@@ -222,11 +224,39 @@ TEST_CASE("realistic templates and pods of 1 to 8 GPUs with and without min-link
         CHECK_THAT(VerdictOf(r, "g5").reason, Catch::Contains("needs min-link NV"));
       }
 
-      // When p4d and p5 tie, it is the price that decides: make p5 the cheaper and it is chosen.
+      // Price weighs against the topology: make p5 the cheaper and it is chosen.
       if (std::string(row.chosen) == "p4d") {
         input.price_per_node_hour["p5"] = 30.0;
         CHECK(Rank(input).chosen == std::vector<std::string>{"p5", "cpu"});
       }
+    }
+  }
+}
+
+// Issue 13: a pod that only prefers NVLink goes where its useful GPU-hour is cheapest — NVLink while it
+// is worth its price, PCIe once NVLink costs more than the slowdown it saves — while one that requires
+// NVLink never leaves it, whatever the price.
+TEST_CASE("a preferred topology is weighed against price, a required one is not", "[rank]") {
+  for (const bool required : {false, true}) {
+    DYNAMIC_SECTION((required ? "required" : "preferred")) {
+      kube::testing::PodBuilder builder = MakePod();
+      builder.name("trainer").gpus(8).annotation("topofit.io/min-link", "NV");
+      if (required) builder.annotation("topofit.io/topology-policy", "required");
+      const kube::Pod pod = builder;
+      RankInput input;
+      input.options = {{"p4d", 1, {pod}}, {"g5", 1, {pod}}};
+      input.templates["p4d"] = Template("p4d", "p4d.24xlarge", 8);
+      input.templates["g5"] = Template("g5", "g5.48xlarge", 8);
+      // At list prices NVLink is worth it.
+      input.price_per_node_hour = {{"p4d", 32.77}, {"g5", 16.29}};
+      CHECK(Rank(input).chosen == std::vector<std::string>{"p4d"});
+      // At ten times its price it is not, for a pod that merely prefers it.
+      input.price_per_node_hour["p4d"] = 327.7;
+      const Ranking r = Rank(input);
+      CHECK(r.chosen == std::vector<std::string>{required ? "p4d" : "g5"});
+      // The figures behind it: the same 8 GPUs, g5's discounted by the stretch of its SYS set.
+      CHECK(VerdictOf(r, "p4d").useful_gpus == Approx(8));
+      if (!required) CHECK(VerdictOf(r, "g5").useful_gpus < 8.0 / 2);
     }
   }
 }

@@ -1,11 +1,12 @@
-#include "bench/sim/slowdown.h"
+#include "decision/slowdown.h"
 
 #include <catch2/catch.hpp>
 
+#include "tests/kube/builders.h"
 #include "topology/catalog.h"
 #include "topology/set_quality.h"
 
-namespace topofit::sim {
+namespace topofit::decision {
 namespace {
 
 TEST_CASE("Stretch is 1 on the best set, for single GPUs and without collectives", "[slowdown]") {
@@ -26,5 +27,14 @@ TEST_CASE("Stretch charges the collective share by the bandwidth ratio", "[slowd
   CHECK(Stretch(best, pcie, 1.5) == Approx(static_cast<double>(best) / static_cast<double>(pcie)));  // clamped to 1
 }
 
+TEST_CASE("AssumedCommFraction charges only multi-GPU pods that ask for a topology", "[slowdown]") {
+  CHECK(AssumedCommFraction(*DemandOf(kube::testing::MakePod().gpus(4).annotation("topofit.io/min-link", "NV"))) ==
+        kAssumedCommFraction);
+  CHECK(AssumedCommFraction(*DemandOf(kube::testing::MakePod().gpus(4).annotation("topofit.io/min-bandwidth", "100GB/s"))) ==
+        kAssumedCommFraction);
+  CHECK(AssumedCommFraction(*DemandOf(kube::testing::MakePod().gpus(4))) == 0);
+  CHECK(AssumedCommFraction(*DemandOf(kube::testing::MakePod().gpus(1).annotation("topofit.io/min-link", "NV"))) == 0);
+}
+
 }  // namespace
-}  // namespace topofit::sim
+}  // namespace topofit::decision

@@ -1,8 +1,8 @@
-#include "bench/sim/slowdown.h"
+#include "decision/slowdown.h"
 
 #include <algorithm>
 
-namespace topofit::sim {
+namespace topofit::decision {
 
 double Stretch(int64_t best_mbps, int64_t set_mbps, double comm_fraction) {
   if (best_mbps <= 0 || comm_fraction <= 0) return 1;
@@ -11,4 +11,8 @@ double Stretch(int64_t best_mbps, int64_t set_mbps, double comm_fraction) {
   return (1 - c) + c * std::max(ratio, 1.0);
 }
 
-}  // namespace topofit::sim
+double AssumedCommFraction(const GpuDemand& demand) {
+  return demand.asks_for_topology() ? kAssumedCommFraction : 0;
+}
+
+}  // namespace topofit::decision
