@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -37,22 +38,45 @@ CapacityHolds::CapacityHolds(const std::vector<Intent>& intents, const std::vect
                    [](const Intent* a, const Intent* b) { return a->recorded < b->recorded; });
   for (const Intent* intent_ptr : oldest_first) {
     const Intent& intent = *intent_ptr;
-    Held held{intent, 0, {}, {}};
-    for (size_t i = 0; i < by_creation.size() && static_cast<int>(held.nodes.size()) < intent.node_count; ++i) {
+    Held held{intent, {}, {}, {}};
+    std::vector<const NodeGpuSnapshot*> brought;
+    for (size_t i = 0; i < by_creation.size() && static_cast<int>(brought.size()) < intent.node_count; ++i) {
       if (taken[i] || !BroughtBy(intent, by_creation[i]->origin->labels, by_creation[i]->origin->created_seconds)) {
         continue;
       }
       taken[i] = true;
-      held.nodes.push_back(by_creation[i]->node);
+      brought.push_back(by_creation[i]);
     }
+    std::vector<int> pending_gpus;
     for (const std::string& uid : intent.pod_uids) {
       auto gpus = intent.pod_gpus.find(uid);
       if (gpus == intent.pod_gpus.end() || gpus->second <= 0) continue;  // not held for
       auto preference = pending.find(uid);
-      held.gpus += gpus->second;
+      pending_gpus.push_back(gpus->second);
       held.pods.push_back(preference != pending.end() ? preference->second->pod_key : uid);
     }
-    if (held.gpus > 0 && !held.nodes.empty()) held_.push_back(std::move(held));
+    // Each node holds what the pods would take of it, not the intent's whole demand: the pods packed
+    // first-fit decreasing over the nodes' free GPUs, as the expander placed them on the empty template
+    // nodes (free, so that a pod of the intent that already landed is not held for again). A pod whose GPUs
+    // fit no node's remaining count is held on the node with most left, up to what it has.
+    std::sort(pending_gpus.begin(), pending_gpus.end(), std::greater<>());
+    std::vector<int> left;
+    for (const NodeGpuSnapshot* node : brought) left.push_back(node->free().size());
+    std::vector<int> on_node(brought.size(), 0);
+    for (int gpus : pending_gpus) {
+      if (brought.empty()) break;
+      auto fit = std::find_if(left.begin(), left.end(), [gpus](int l) { return l >= gpus; });
+      if (fit == left.end()) fit = std::max_element(left.begin(), left.end());
+      const size_t i = static_cast<size_t>(fit - left.begin());
+      const int take = std::min(gpus, left[i]);
+      left[i] -= take;
+      on_node[i] += take;
+    }
+    for (size_t i = 0; i < brought.size(); ++i) {
+      if (on_node[i] > 0) held.gpus_on.emplace(brought[i]->node, on_node[i]);
+      held.nodes.push_back(brought[i]->node);
+    }
+    if (!held.gpus_on.empty()) held_.push_back(std::move(held));
   }
 }
 
@@ -70,10 +94,11 @@ std::vector<const CapacityHolds::Held*> CapacityHolds::Holding(absl::string_view
 }
 
 int CapacityHolds::HeldAgainst(absl::string_view pod_uid, const NodeGpuSnapshot& node) const {
-  // A pod takes GPUs of one node: a node is held for at most its own GPUs of an intent's pending demand,
-  // however many nodes that demand spans.
   int held_gpus = 0;
-  for (const Held* held : Holding(pod_uid, node)) held_gpus += std::min(held->gpus, node.topology->gpu_count());
+  for (const Held* held : Holding(pod_uid, node)) {
+    auto on = held->gpus_on.find(node.node);
+    if (on != held->gpus_on.end()) held_gpus += on->second;
+  }
   return held_gpus;
 }
 

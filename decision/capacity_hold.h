@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,8 @@ class CapacityHolds {
   CapacityHolds(const std::vector<Intent>& intents, const std::vector<Preference>& preferences,
                 const std::vector<const NodeGpuSnapshot*>& nodes);
 
-  // GPUs of `node` held for pods other than `pod_uid` (of each intent holding it, its pending demand up to
-  // the node's GPU count); 0 when none.
+  // GPUs of `node` held for pods other than `pod_uid` (of each intent holding it, what its pending pods
+  // would take of this node: their GPUs packed first-fit decreasing over the intent's nodes); 0 when none.
   int HeldAgainst(absl::string_view pod_uid, const NodeGpuSnapshot& node) const;
 
   // The words for a kHeldForScaleUp verdict of `pod_uid` on `node`: which scale-ups hold it for whom.
@@ -43,7 +44,7 @@ class CapacityHolds {
  private:
   struct Held {
     Intent intent;
-    int gpus = 0;                   // the pending demand of its pods
+    std::map<std::string, int> gpus_on;  // node -> GPUs held on it for the intent's pending pods
     std::vector<std::string> pods;  // their namespace/name where known, else uid
     std::vector<std::string> nodes;  // the nodes its scale-up brought (at most intent.node_count)
   };

@@ -97,6 +97,16 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
     CHECK(verdict.held_gpus == 8);  // 16 pending, but one node serves at most 8 of them
     CHECK_FALSE(held(both, "uid-x", 8, newer));
   }
+  SECTION("a two-node scale-up holds on each node what its pods would take of it, not the whole demand") {
+    // 4 + 4 + 2 GPUs over two nodes, first-fit decreasing: new takes 4 + 4 (full), newer takes 2.
+    Intent three = P4dIntentFor({{"uid-x", 4}, {"uid-y", 4}, {"uid-z", 2}});
+    three.node_count = 2;
+    const CapacityHolds split({three}, {PendingPod("x", 4), PendingPod("y", 4), PendingPod("z", 2)}, nodes);
+    CHECK(held(split, "uid-web", 1, fresh));
+    CHECK(JudgeNode(*DemandOf(MakePod().gpus(1)), "uid-web", newer, split, memo).fits);  // 8 - 1 >= 2
+    CHECK_FALSE(held(split, "uid-web", 6, newer));  // a hold for a 2-GPU pod leaves the other 6
+    CHECK(held(split, "uid-web", 7, newer));
+  }
   SECTION("a node the pod does not fit is refused by the filter, whatever the holds") {
     const NodeVerdict too_big = JudgeNode(*DemandOf(MakePod().gpus(16)), "uid-web", fresh, holds, memo);
     CHECK(too_big.refusal == Refusal::kNodeSize);
