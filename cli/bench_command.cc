@@ -185,6 +185,9 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
     err << "topofit bench: " << policies.status().message() << "\n";
     return 1;
   }
+  for (sim::Policy& policy : *policies) {
+    policy.gpu_ids = options.gpu_ids == "device-plugin" ? sim::GpuIds::kDevicePlugin : sim::GpuIds::kAgent;
+  }
   if (!options.expander_priorities.empty() && !sim::AnyUsesPriority(*policies)) {
     err << "topofit bench: --expander-priorities is only read when an expander chain names priority "
            "(--expander-chain, or --baselines sweep)\n";
@@ -286,6 +289,11 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
                     "cluster-autoscaler-priority-expander ConfigMap (YAML: priority -> list of node group regexes); "
                     "default: 20 for the NVLink groups, 10 for the rest")
       ->option_text("FILE");
+  bench->add_option("--gpu-ids", options->gpu_ids,
+                    "who gives a pod topofit bound its GPU ids on the node: agent (topofit's node agent, the chosen "
+                    "set; default) or device-plugin (NVIDIA's plugin picks; topofit learns the real ids)")
+      ->check(CLI::IsMember({"agent", "device-plugin"}))
+      ->option_text("WHO");
   bench->add_option("--comm-fraction", options->comm_fraction,
                     "set every multi-GPU pod's share of run time in collectives (the slowdown model's weight)")
       ->check(CLI::Range(0.0, 1.0))

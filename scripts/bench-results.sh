@@ -96,6 +96,8 @@ run "Alibaba openb, the trace's own times" -25 --workload openb "${all[@]}" --no
 run "Alibaba openb, the FGD paper's mode (pods in order, one per second)" -25 --workload openb --openb-interval 1 "${all[@]}" --no-legend
 run "Alibaba openb, NVLink required for multi-GPU pods" - --workload openb --nv-required "${all[@]}" --no-legend
 run "Azure LLM inference 2023" 0 --workload azure-llm "${all[@]}" --no-legend
+run "Synthetic default without the node agent: NVIDIA's device plugin picks the GPU ids" - --gpu-ids device-plugin --baselines tuned --seeds "$seeds" --no-legend
+run "Alibaba openb, the trace's own times, without the node agent" - --workload openb --gpu-ids device-plugin --baselines tuned --seeds "$seeds" --no-legend
 
 {
   echo "### The goal (issue 13): topofit against tuned, seeds $seeds"

@@ -97,8 +97,12 @@ topology::GpuSet KubeSchedulerModel::DevicePluginChoice(const SimNode& node, int
 }
 
 topology::GpuSet KubeSchedulerModel::GpusFor(int pod, const SimNode& node) {
-  if (UsesExtender(pod)) return Extend(pod, node).verdict.chosen->gpus;
-  return DevicePluginChoice(node, world_.klass(pod).gpus);
+  if (!UsesExtender(pod)) return DevicePluginChoice(node, world_.klass(pod).gpus);
+  const topology::GpuSet chosen = Extend(pod, node).verdict.chosen->gpus;
+  if (world_.policy().gpu_ids == GpuIds::kAgent) return chosen;
+  const topology::GpuSet given = DevicePluginChoice(node, world_.klass(pod).gpus);
+  if (given != chosen) ++gpu_sets_not_as_chosen_;
+  return given;
 }
 
 PlacementDecision KubeSchedulerModel::Schedule(int pod) {

@@ -45,6 +45,9 @@ class KubeSchedulerModel {
   // The extender's holds on new capacity (decision/capacity_hold.h) for the next calls; null: none.
   void set_holds(const decision::CapacityHolds* holds) { holds_ = holds != nullptr ? holds : &kNoHolds; }
 
+  // Pods bound by the extender whose GPU ids the device plugin gave differently (Policy::gpu_ids).
+  int gpu_sets_not_as_chosen() const { return gpu_sets_not_as_chosen_; }
+
   // kube-scheduler's numFeasibleNodesToFind for `nodes` nodes (percentageOfNodesToScore unset).
   static int FeasibleNodesToFind(int nodes);
 
@@ -67,6 +70,7 @@ class KubeSchedulerModel {
   World& world_;
   const decision::CapacityHolds* holds_ = &kNoHolds;
   size_t next_start_ = 0;
+  int gpu_sets_not_as_chosen_ = 0;
   // The replay meets few distinct (shape, GPUs in use, demand) cases: a bound well above them.
   decision::FilterMemo memo_{1 << 20};
 };

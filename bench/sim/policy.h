@@ -45,6 +45,15 @@ enum class ResourceScoring {
   kMostAllocatedWithGpus,
 };
 
+// Who picks the GPU ids of a pod topofit's extender bound, on its node (issue 11).
+enum class GpuIds {
+  // topofit's node agent is the device plugin: the kubelet gets exactly the set the extender chose.
+  kAgent,
+  // NVIDIA's device plugin picks, as for any pod (go-gpuallocator's best effort, a random free GPU for one);
+  // the extender's GPU state learns the real ids through the watch, modelled as at once.
+  kDevicePlugin,
+};
+
 // Which of topofit's components a replayed world runs, and how its stock components are set up. The rest
 // of the world is always the stock one: kube-scheduler, the NVIDIA device plugin (when topofit does not
 // bind), and cluster-autoscaler with `chain` (ties left at its end are broken at random, as CA does).
@@ -62,6 +71,8 @@ struct Policy {
   // operator_tuning.h derives, and kube-scheduler scores with `scoring`.
   bool operator_affinity = false;
   ResourceScoring scoring = ResourceScoring::kLeastAllocated;
+  // With topofit_extender: who gives the bound pod its GPU ids on the node.
+  GpuIds gpu_ids = GpuIds::kAgent;
 };
 
 // The stock world as shipped: no topofit, default scoring, no affinity an operator would add. "stock".

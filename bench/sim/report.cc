@@ -140,6 +140,7 @@ constexpr Field<PolicySummary> kSummaryFields[] = {
     {"peak_nodes", &PolicySummary::peak_nodes},
     {"provisioning_requests", &PolicySummary::provisioning_requests},
     {"vetoes", &PolicySummary::vetoes},
+    {"gpu_sets_not_as_chosen", &PolicySummary::gpu_sets_not_as_chosen},
     {"failed_nodes", &PolicySummary::failed_nodes},
     {"pods", &PolicySummary::pods},
     {"pods_never_started", &PolicySummary::pods_never_started},
@@ -598,6 +599,8 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
       [](const PolicySummary& s) { return s.provisioning_requests; }, FormatCount);
   add("vetoes", "CA loops in which topofit's expander refused every option",
       [](const PolicySummary& s) { return s.vetoes; }, FormatCount);
+  add("GPU sets not as chosen", "pods topofit bound whose GPU ids the device plugin gave otherwise (--gpu-ids device-plugin)",
+      [](const PolicySummary& s) { return s.gpu_sets_not_as_chosen; }, FormatCount);
   add("nodes that never came up", "requested nodes given up after CA's max node provision time",
       [](const PolicySummary& s) { return s.failed_nodes; }, FormatCount);
   gap();

@@ -398,6 +398,7 @@ ReplayResult Replayer::Result() const {
   result.peak_nodes = world_->peak_nodes();
   result.provisioning_requests = static_cast<int>(world_->provisioning_requests().size());
   result.vetoes = autoscaler_.vetoes();
+  result.gpu_sets_not_as_chosen = scheduler_.gpu_sets_not_as_chosen();
   result.failed_nodes = failed_nodes_;
   for (const SimPod& p : world_->pods()) {
     const PodClass& c = world_->classes()[p.klass];

@@ -78,6 +78,7 @@ struct ReplayResult {
   int peak_nodes = 0;
   int provisioning_requests = 0;
   int vetoes = 0;
+  int gpu_sets_not_as_chosen = 0;  // extender-bound pods the device plugin gave other GPU ids (Policy::gpu_ids)
   int failed_nodes = 0;  // never became Ready; given up after the max node provision time
   // A floor under any policy's cost: every GPU pod's ideal GPU-hours at the cheapest per-GPU price of
   // the groups it may run on (product and size) that can give its required topology, as if GPUs were

@@ -72,6 +72,7 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   s.peak_nodes = result.peak_nodes;
   s.provisioning_requests = result.provisioning_requests;
   s.vetoes = result.vetoes;
+  s.gpu_sets_not_as_chosen = result.gpu_sets_not_as_chosen;
   s.failed_nodes = result.failed_nodes;
   s.lower_bound_cost_dollars = result.lower_bound_cost_dollars;
   s.hours = static_cast<double>(result.end) / static_cast<double>(kHour);

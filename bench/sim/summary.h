@@ -54,6 +54,7 @@ struct PolicySummary {
   int peak_nodes = 0;
   int provisioning_requests = 0;
   int vetoes = 0;
+  int gpu_sets_not_as_chosen = 0;
   int failed_nodes = 0;  // requested nodes that never became Ready
   int pods = 0;
   int pods_never_started = 0;

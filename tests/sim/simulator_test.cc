@@ -60,6 +60,31 @@ TEST_CASE("topofit: the pod refused for topology gets a ProvisioningRequest and 
   }
 }
 
+// Issue 11: with topofit's node agent the kubelet gets the ids the extender chose; without it NVIDIA's
+// plugin picks (a random free GPU for one), and the replay counts the pods whose set differs.
+TEST_CASE("--gpu-ids: the agent gives the chosen GPU ids, NVIDIA's device plugin its own", "[replay]") {
+  Workload workload;
+  workload.groups = {Group("nvlink", "p4d.24xlarge", 8, 32.77, 1, 1)};
+  for (int i = 0; i < 8; ++i) workload.pods.push_back(Pod(absl::StrCat("one-", i), i * kSecond, kHour, 1));
+  for (const GpuIds who : {GpuIds::kAgent, GpuIds::kDevicePlugin}) {
+    Policy policy = Named("topofit");
+    policy.gpu_ids = who;
+    absl::StatusOr<ReplayResult> result = Replay(workload, policy, ReplayOptions{});
+    REQUIRE(result.ok());
+    // The extender gives one GPU after another (0, 1, ...: every leftover is equally cohesive on NVSwitch);
+    // the plugin a random free one, which differs for some of the eight.
+    if (who == GpuIds::kAgent) {
+      CHECK(result->gpu_sets_not_as_chosen == 0);
+    } else {
+      CHECK(result->gpu_sets_not_as_chosen > 0);
+      CHECK(result->gpu_sets_not_as_chosen <= 8);
+    }
+    // Either way every pod runs at once on the one node: no GPU given twice, none lost.
+    for (const PodOutcome& pod : result->pods) CHECK(pod.first_start == pod.arrival);
+    CHECK(Summarise(*result).gpu_sets_not_as_chosen == result->gpu_sets_not_as_chosen);
+  }
+}
+
 TEST_CASE("Scale-down removes a node unneeded for 10 minutes, and CA grows one for a later pod", "[replay]") {
   Workload workload;
   workload.groups = {Group("nvlink", "p4d.24xlarge", 8, 32.77, 2, 1)};
