@@ -46,7 +46,12 @@ bool KeepAliveClient::Connect() {
 
 int KeepAliveClient::Post(absl::string_view path, absl::string_view body,
                           const std::vector<std::pair<std::string, std::string>>& headers) {
-  std::string head = absl::StrCat("POST ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n",
+  return Send("POST", path, body, headers);
+}
+
+int KeepAliveClient::Send(absl::string_view method, absl::string_view path, absl::string_view body,
+                          const std::vector<std::pair<std::string, std::string>>& headers) {
+  std::string head = absl::StrCat(method, " ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n",
                                   "Content-Length: ", body.size(), "\r\n");
   for (const auto& [name, value] : headers) absl::StrAppend(&head, name, ": ", value, "\r\n");
   head.append("\r\n");

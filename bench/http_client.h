@@ -30,6 +30,9 @@ class KeepAliveClient {
   // reply() holds the reply's body until the next call.
   int Post(absl::string_view path, absl::string_view body,
            const std::vector<std::pair<std::string, std::string>>& headers = {});
+  // The same with another method (the soak's DELETE).
+  int Send(absl::string_view method, absl::string_view path, absl::string_view body,
+           const std::vector<std::pair<std::string, std::string>>& headers = {});
   absl::string_view reply() const { return absl::string_view(reply_.data(), reply_size_); }
   const std::string& error() const { return error_; }
 

@@ -73,19 +73,34 @@ absl::Status StartLeaderElection(const ExtenderOptions& options, spdlog::logger&
   return absl::OkStatus();
 }
 
+// Without --live-state nodes come only from filter requests: one no request named for 10 minutes (the
+// preference TTL) and without pods topofit knows of is forgotten; counted and logged.
+scheduler::GpuStateLimits FilterFedNodeLimits(server::MetricsRegistry& registry) {
+  scheduler::GpuStateLimits limits;
+  limits.forget_unseen_after = kPreferenceTtl;
+  limits.on_forgotten = [forgotten = &registry.AddCounter("topofit_extender_nodes_forgotten_total",
+                                                          "Nodes no filter request named for 10 minutes, without "
+                                                          "pods topofit knows of, forgotten (without --live-state).",
+                                                          {})](const std::string& node) {
+    forgotten->Inc();
+    server::LogEvent(*spdlog::default_logger(), "node_forgotten", {{"node", node}}, spdlog::level::debug);
+  };
+  return limits;
+}
+
 }  // namespace
 
 ProcessState::ProcessState()
-    : ledger(ledger::NewInMemoryLedger(
-          clock, kPreferenceTtl, kIntentTtl,
-          {.on_evicted = [evicted = &registry.AddCounter("topofit_ledger_evicted_total",
-                                                          "Ledger entries evicted at the in-memory ledger's caps, "
-                                                          "by kind (preference, intent)",
-                                                          {"kind"})](absl::string_view kind, const std::string& key) {
-            evicted->Inc({std::string(kind)});
-            server::LogEvent(*spdlog::default_logger(), "ledger_evicted", {{"kind", std::string(kind)}, {"key", key}},
-                             spdlog::level::warn);
-          }})) {}
+    : ledger_limits{.on_evicted = [evicted = &registry.AddCounter("topofit_ledger_evicted_total",
+                                                                   "Ledger entries evicted at the ledger's caps, "
+                                                                   "by kind (preference, intent)",
+                                                                   {"kind"})](absl::string_view kind,
+                                                                              const std::string& key) {
+        evicted->Inc({std::string(kind)});
+        server::LogEvent(*spdlog::default_logger(), "ledger_evicted", {{"kind", std::string(kind)}, {"key", key}},
+                         spdlog::level::warn);
+      }},
+      ledger(ledger::NewInMemoryLedger(clock, kPreferenceTtl, kIntentTtl, ledger_limits)) {}
 
 absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& format, const std::string& level) {
   absl::StatusOr<server::LogFormat> parsed_format = server::ParseLogFormat(format);
@@ -110,7 +125,8 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   ExtenderServers parts;
   parts.rest = *std::move(rest);
   parts.kube = std::make_unique<kubeclient::KubeApi>(*parts.rest);
-  parts.state = scheduler::NewInMemoryGpuState();
+  parts.state = options.live_state ? scheduler::NewInMemoryGpuState()
+                                    : scheduler::NewInMemoryGpuState(process.clock, FilterFedNodeLimits(process.registry));
   if (options.live_state) {
     parts.live_state = std::make_unique<kubeclient::GpuStateSync>(*parts.state, log);
     kubeclient::ListWatchOptions node_options;

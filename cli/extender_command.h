@@ -63,6 +63,8 @@ struct ProcessState {
 
   const server::RealClock clock;  // the real clock, constructed here once and injected from here
   server::MetricsRegistry registry;
+  // Both ledgers' caps; evictions counted (topofit_ledger_evicted_total{kind}) and logged.
+  const ledger::LedgerLimits ledger_limits;
   // --ledger=api (UseLedger): the ledger's client, declared before the ledger that publishes through it.
   std::unique_ptr<kubeclient::RestClient> ledger_rest;
   std::unique_ptr<kubeclient::KubeApi> ledger_kube;

@@ -44,6 +44,7 @@ absl::Status UseLedger(const std::string& ledger, const std::string& kubeconfig,
   kubeclient::ApiLedgerOptions options;
   options.preference_ttl = kPreferenceTtl;
   options.intent_ttl = kIntentTtl;
+  options.limits = process.ledger_limits;
   auto api_ledger = std::make_unique<kubeclient::ApiLedger>(*process.ledger_kube, process.clock, log, options);
   kubeclient::ListWatchOptions pending;
   pending.field_selector = "spec.nodeName=";  // pending pods, of every scheduler (docs/kubeclient.md)

@@ -133,7 +133,7 @@ absl::StatusOr<GpuInfo> ParseGpu(const Json& value, int index, const std::string
        {ReadOptionalInt(value, path, "index", 0, topology::kMaxGpusPerNode - 1, listed_index),
         ReadOptionalString(value, path, "uuid", gpu.uuid), ReadOptionalString(value, path, "product", gpu.product),
         ReadOptionalInt(value, path, "memoryMiB", 0, int64_t{1} << 40, gpu.memory_mib),
-        ReadOptionalInt(value, path, "numaNode", -1, 4095, gpu.numa_node),
+        ReadOptionalInt(value, path, "numaNode", -1, topology::kMaxNumaNode, gpu.numa_node),
         ReadOptionalString(value, path, "pciBusId", gpu.pci_bus_id)}) {
     if (!s.ok()) return s;
   }
@@ -247,7 +247,7 @@ absl::Status ParseNic(const Json& value, int index, const std::string& path, Top
   if (absl::Status s = CheckObject(value, path, {"name", "numaNode", "links"}); !s.ok()) return s;
   NicInfo nic{NicId{index}, "", -1};
   for (absl::Status s : {ReadOptionalString(value, path, "name", nic.name),
-                         ReadOptionalInt(value, path, "numaNode", -1, 4095, nic.numa_node)}) {
+                         ReadOptionalInt(value, path, "numaNode", -1, topology::kMaxNumaNode, nic.numa_node)}) {
     if (!s.ok()) return s;
   }
   const Json* links = Find(value, "links");

@@ -1,6 +1,7 @@
 #include "expander/grpc_server.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -14,6 +15,7 @@
 #include <openssl/x509.h>
 
 #include "absl/strings/str_cat.h"
+#include "topology/quoted.h"
 
 namespace topofit::expander {
 namespace {
@@ -75,6 +77,12 @@ absl::StatusOr<std::shared_ptr<::grpc::ServerCredentials>> Credentials(const Grp
   if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
     return absl::InvalidArgumentError(
         "the expander needs --tls-cert and --tls-key (cluster-autoscaler only speaks TLS to it), or --insecure");
+  }
+  // gRPC's default TLS 1.2 suites are ECDHE with AES-GCM (forward-secret AEAD); this variable, read once
+  // per process, is the only thing that changes them.
+  if (const char* suites = std::getenv("GRPC_SSL_CIPHER_SUITES"); suites != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("GRPC_SSL_CIPHER_SUITES is set (", topology::Quoted(suites),
+                                                   "): the expander offers only forward-secret AEAD suites; unset it"));
   }
   absl::StatusOr<std::string> cert = ReadPem("--tls-cert", options.tls_cert_file);
   if (!cert.ok()) return cert.status();

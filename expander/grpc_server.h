@@ -1,7 +1,10 @@
 #pragma once
 
 // The expander's gRPC server: TLS by default (cluster-autoscaler refuses to talk to it any other way),
-// optionally requiring client certificates, plaintext only when asked for explicitly.
+// optionally requiring client certificates, plaintext only when asked for explicitly. TLS 1.2 and 1.3 with
+// forward-secret AEAD suites only, as every topofit server (server/tls_context.h): gRPC's own suite list,
+// which it takes from nowhere but the GRPC_SSL_CIPHER_SUITES environment variable, so the server refuses
+// to start with that variable set rather than serve with suites nobody reviewed.
 
 #include <memory>
 #include <string>

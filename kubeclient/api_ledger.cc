@@ -20,6 +20,7 @@ ApiLedger::ApiLedger(KubeApi& kube, const server::Clock& clock, spdlog::logger& 
       clock_(clock),
       log_(log),
       options_(std::move(options)),
+      intents_view_(options_.intent_ttl),
       publisher_(std::make_unique<CoalescingQueue>([this](const std::string& uid) { return Publish(uid); },
                                                    options_.publishing)) {}
 
@@ -36,10 +37,15 @@ void ApiLedger::SyncPods(const std::vector<kube::Pod>& pods) {
   for (const kube::Pod& pod : pods) listed.insert(pod.metadata.uid);
   // A pod missing from the list left the pending set while the watch was not looking. A guarded entry
   // stays: its write is newer than what the list may have missed, and the TTLs bound it.
-  std::erase_if(entries_, [&](const auto& entry) { return !listed.contains(entry.first) && !entry.second.guarded(); });
+  std::vector<std::string> gone;
+  for (const auto& [uid, entry] : entries_) {
+    if (!listed.contains(uid) && !entry.guarded()) gone.push_back(uid);
+  }
+  for (const std::string& uid : gone) Erase(uid);
   std::erase_if(names_, [&](const auto& name) { return !listed.contains(name.first); });
   std::erase_if(forgotten_, [&](const std::string& uid) { return !listed.contains(uid); });
   for (const kube::Pod& pod : pods) Observe(pod);
+  EnforceLimits();
 }
 
 void ApiLedger::PodChanged(WatchEventType type, const kube::Pod& pod) {
@@ -49,6 +55,7 @@ void ApiLedger::PodChanged(WatchEventType type, const kube::Pod& pod) {
     Drop(pod.metadata.uid);
   } else {
     Observe(pod);
+    EnforceLimits();
   }
 }
 
@@ -94,9 +101,9 @@ void ApiLedger::Apply(const std::string& uid, Entry& entry, const kube::Pod& pod
       observed->last_seen = std::max(observed->last_seen, entry.preference->last_seen);
     }
   }
-  entry.preference = std::move(observed);
-  entry.intent = intent.ok() ? *std::move(intent) : std::nullopt;
-  if (entry.empty() && !entry.guarded()) entries_.erase(uid);
+  SetPreference(uid, entry, std::move(observed));
+  SetIntent(uid, entry, intent.ok() ? *std::move(intent) : std::nullopt);
+  if (entry.empty() && !entry.guarded()) Erase(uid);
 }
 
 void ApiLedger::Lift(const std::string& uid, Entry& entry) {
@@ -109,7 +116,7 @@ void ApiLedger::Lift(const std::string& uid, Entry& entry) {
 }
 
 void ApiLedger::Drop(const std::string& uid) {
-  entries_.erase(uid);
+  Erase(uid);
   names_.erase(uid);
   forgotten_.erase(uid);
 }
@@ -120,11 +127,14 @@ void ApiLedger::RecordPreference(decision::Preference preference) {
   PruneExpired(now);
   const std::string uid = preference.pod_uid;
   forgotten_.erase(uid);
+  if (auto it = entries_.find(uid); it == entries_.end() || !it->second.preference) {
+    EvictPreferencesOver(MaxPreferences() - 1);  // room for this one
+  }
   Entry& entry = entries_[uid];
   preference.last_seen = now;
   preference.first_seen = entry.preference ? entry.preference->first_seen : now;
   const PreferenceAnnotation wanted = PreferenceAnnotationOf(preference);
-  entry.preference = std::move(preference);
+  SetPreference(uid, entry, std::move(preference));
   const bool fresh_in_api = entry.in_api && entry.in_api->refused_nodes == wanted.refused_nodes &&
                             entry.in_api->first_seen == wanted.first_seen &&
                             now - entry.in_api->last_seen <= options_.preference_ttl / 2;
@@ -133,7 +143,7 @@ void ApiLedger::RecordPreference(decision::Preference preference) {
 
 void ApiLedger::ForgetPod(const std::string& pod_uid) {
   absl::MutexLock lock(&mu_);
-  entries_.erase(pod_uid);
+  Erase(pod_uid);
   // Only a pod the watch still shows can deliver older events; its DELETED ends the tombstone.
   if (names_.contains(pod_uid)) forgotten_.insert(pod_uid);
 }
@@ -142,15 +152,34 @@ std::vector<decision::Preference> ApiLedger::Preferences() const {
   absl::MutexLock lock(&mu_);
   const absl::Time now = clock_.Now();
   std::vector<decision::Preference> out;
-  for (const auto& [uid, entry] : entries_) {
-    if (entry.preference && now - entry.preference->last_seen <= options_.preference_ttl) {
-      out.push_back(*entry.preference);
+  out.reserve(by_first_seen_.size());
+  for (const auto& [first_seen, uid] : by_first_seen_) {
+    const decision::Preference& preference = *entries_.at(uid).preference;
+    if (now - preference.last_seen <= options_.preference_ttl) out.push_back(preference);
+  }
+  return out;
+}
+
+std::vector<decision::Preference> ApiLedger::PreferencesOf(const std::vector<std::string>& pod_uids) const {
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = clock_.Now();
+  std::set<std::pair<absl::Time, std::string>> wanted;  // the order Preferences() gives
+  for (const std::string& uid : pod_uids) {
+    auto it = entries_.find(uid);
+    if (it == entries_.end() || !it->second.preference) continue;
+    if (now - it->second.preference->last_seen <= options_.preference_ttl) {
+      wanted.emplace(it->second.preference->first_seen, uid);
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const decision::Preference& a, const decision::Preference& b) {
-    return a.first_seen < b.first_seen;
-  });
+  std::vector<decision::Preference> out;
+  out.reserve(wanted.size());
+  for (const auto& [first_seen, uid] : wanted) out.push_back(*entries_.at(uid).preference);
   return out;
+}
+
+size_t ApiLedger::PreferenceCount() const {
+  absl::MutexLock lock(&mu_);
+  return by_last_seen_.size();
 }
 
 void ApiLedger::RecordIntent(decision::Intent intent) {
@@ -158,35 +187,36 @@ void ApiLedger::RecordIntent(decision::Intent intent) {
   const absl::Time now = clock_.Now();
   PruneExpired(now);
   intent.recorded = now;
+  if (intent.pod_uids.empty()) return;
+  if (!intents_.contains({now, intent.node_group})) EvictIntentsOver(MaxIntents() - 1);  // room for this one
   for (const std::string& uid : intent.pod_uids) {
     Entry& entry = entries_[uid];
-    entry.intent = IntentAnnotationOf(intent, uid);
+    SetIntent(uid, entry, IntentAnnotationOf(intent, uid));
     Write(uid, entry);
   }
 }
 
-std::vector<decision::Intent> ApiLedger::Intents() const {
+std::shared_ptr<const std::vector<decision::Intent>> ApiLedger::IntentsView() const {
   absl::MutexLock lock(&mu_);
-  const absl::Time now = clock_.Now();
   // An intent is the pods whose annotations name the same group at the same time: oldest first, then by
   // group; its pods in uid order.
-  std::map<std::pair<absl::Time, std::string>, decision::Intent> intents;
-  for (const auto& [uid, entry] : entries_) {
-    if (!entry.intent || now - entry.intent->recorded > options_.intent_ttl) continue;
-    const IntentAnnotation& share = *entry.intent;
-    auto [it, added] = intents.try_emplace({share.recorded, share.node_group});
-    if (added) {
-      it->second.node_group = share.node_group;
-      it->second.node_count = share.node_count;
-      it->second.node_labels = share.node_labels;
-      it->second.recorded = share.recorded;
+  return intents_view_.Get(clock_.Now(), [&] {
+    std::vector<decision::Intent> out;
+    out.reserve(intents_.size());
+    for (const auto& [key, uids] : intents_) {
+      const IntentAnnotation& first = *entries_.at(*uids.begin()).intent;
+      decision::Intent& intent = out.emplace_back();
+      intent.node_group = first.node_group;
+      intent.node_count = first.node_count;
+      intent.node_labels = first.node_labels;
+      intent.recorded = first.recorded;
+      for (const std::string& uid : uids) {
+        intent.pod_uids.push_back(uid);
+        if (const std::optional<int>& held = entries_.at(uid).intent->held_gpus) intent.pod_gpus[uid] = *held;
+      }
     }
-    it->second.pod_uids.push_back(uid);
-    if (share.held_gpus) it->second.pod_gpus[uid] = *share.held_gpus;
-  }
-  std::vector<decision::Intent> out;
-  for (auto& [key, intent] : intents) out.push_back(std::move(intent));
-  return out;
+    return out;
+  });
 }
 
 bool ApiLedger::WaitPublished(absl::Duration timeout) const { return publisher_->WaitIdle(timeout); }
@@ -202,11 +232,90 @@ void ApiLedger::Write(const std::string& uid, Entry& entry) {
 }
 
 void ApiLedger::PruneExpired(absl::Time now) {
-  for (auto& [uid, entry] : entries_) {
-    if (entry.preference && now - entry.preference->last_seen > options_.preference_ttl) entry.preference.reset();
-    if (entry.intent && now - entry.intent->recorded > options_.intent_ttl) entry.intent.reset();
+  while (!by_last_seen_.empty() && now - by_last_seen_.begin()->first > options_.preference_ttl) {
+    const std::string uid = by_last_seen_.begin()->second;
+    SetPreference(uid, entries_.at(uid), std::nullopt);
+    EraseIfEmpty(uid);
   }
-  std::erase_if(entries_, [](const auto& entry) { return entry.second.empty(); });
+  while (!intents_.empty() && now - intents_.begin()->first.first > options_.intent_ttl) {
+    const std::set<std::string> uids = intents_.begin()->second;  // a copy: SetIntent changes it
+    for (const std::string& uid : uids) {
+      SetIntent(uid, entries_.at(uid), std::nullopt);
+      EraseIfEmpty(uid);
+    }
+  }
+}
+
+void ApiLedger::SetPreference(const std::string& uid, Entry& entry, std::optional<decision::Preference> preference) {
+  if (entry.preference) {
+    by_last_seen_.erase({entry.preference->last_seen, uid});
+    by_first_seen_.erase({entry.preference->first_seen, uid});
+  }
+  entry.preference = std::move(preference);
+  if (entry.preference) {
+    by_last_seen_.emplace(entry.preference->last_seen, uid);
+    by_first_seen_.emplace(entry.preference->first_seen, uid);
+  }
+}
+
+void ApiLedger::SetIntent(const std::string& uid, Entry& entry, std::optional<IntentAnnotation> intent) {
+  if (entry.intent == intent) return;
+  if (entry.intent) {
+    auto it = intents_.find({entry.intent->recorded, entry.intent->node_group});
+    it->second.erase(uid);
+    if (it->second.empty()) intents_.erase(it);
+  }
+  entry.intent = std::move(intent);
+  if (entry.intent) intents_[{entry.intent->recorded, entry.intent->node_group}].insert(uid);
+  intents_view_.Invalidate();
+}
+
+void ApiLedger::Erase(const std::string& uid) {
+  auto it = entries_.find(uid);
+  if (it == entries_.end()) return;
+  SetPreference(uid, it->second, std::nullopt);
+  SetIntent(uid, it->second, std::nullopt);
+  entries_.erase(it);
+}
+
+void ApiLedger::EraseIfEmpty(const std::string& uid) {
+  auto it = entries_.find(uid);
+  if (it != entries_.end() && it->second.empty()) entries_.erase(it);
+}
+
+size_t ApiLedger::MaxPreferences() const { return std::max<size_t>(options_.limits.max_preferences, 1); }
+size_t ApiLedger::MaxIntents() const { return std::max<size_t>(options_.limits.max_intents, 1); }
+
+void ApiLedger::EvictPreferencesOver(size_t max) {
+  while (by_last_seen_.size() > max) {
+    const std::string uid = by_last_seen_.begin()->second;  // the least recently seen
+    SetPreference(uid, entries_.at(uid), std::nullopt);
+    EraseIfEmpty(uid);
+    Evicted("preference", uid);
+    ++stats_.evicted_preferences;
+  }
+}
+
+void ApiLedger::EvictIntentsOver(size_t max) {
+  while (intents_.size() > max) {
+    const std::string group = intents_.begin()->first.second;  // the oldest
+    const std::set<std::string> uids = intents_.begin()->second;
+    for (const std::string& uid : uids) {
+      SetIntent(uid, entries_.at(uid), std::nullopt);
+      EraseIfEmpty(uid);
+    }
+    Evicted("intent", group);
+    ++stats_.evicted_intents;
+  }
+}
+
+void ApiLedger::EnforceLimits() {
+  EvictPreferencesOver(MaxPreferences());
+  EvictIntentsOver(MaxIntents());
+}
+
+void ApiLedger::Evicted(absl::string_view kind, const std::string& key) {
+  if (options_.limits.on_evicted) options_.limits.on_evicted(kind, key);
 }
 
 std::optional<ApiLedger::PodName> ApiLedger::NameOf(const std::string& uid, const Entry& entry) const {

@@ -25,6 +25,13 @@
 // held back (a pod that binds or goes does not come back), and ForgetPod's pod ignores events until its
 // DELETED: the gpu-ids annotation the extender writes just before binding arrives after ForgetPod.
 //
+// Bounded as the in-memory ledger is (ledger::LedgerLimits): at the cap the least recently seen
+// preference, or the oldest intent (all its pods' shares), leaves memory; counted (stats().evicted_*) and
+// reported to LedgerLimits::on_evicted. Memory only: the annotation stays on the pod, whose next event
+// may bring it back (and evict again). Reads are indexed: expiry and eviction take from the front of
+// ordered indexes, Preferences() sorts nothing, and the intents are grouped once per change
+// (IntentsView), not per filter.
+//
 // Intents hold uids; publishing needs the pod's namespace and name, from the watch (every pending pod)
 // or from the pod's preference. A uid known by neither is kept in memory and published when the watch
 // names it; until then it is counted (stats().unresolved) and logged at debug.
@@ -48,6 +55,7 @@
 #include "kubeclient/kube_api.h"
 #include "kubeclient/ledger_annotations.h"
 #include "kubeclient/list_watcher.h"
+#include "ledger/intents_view.h"
 #include "ledger/ledger.h"
 #include "server/clock.h"
 
@@ -60,6 +68,7 @@ struct ApiLedgerOptions {
   // At destruction, writes not yet published get this long to reach the API: a graceful restart loses
   // nothing.
   absl::Duration shutdown_grace = absl::Seconds(5);
+  ledger::LedgerLimits limits;
 };
 
 struct ApiLedgerStats {
@@ -70,6 +79,8 @@ struct ApiLedgerStats {
   int64_t pods_gone = 0;        // 404 on a patch: the pod's entries dropped
   int64_t unresolved = 0;       // publishes skipped: no pod name known for the uid (yet)
   int64_t bad_annotations = 0;  // annotations ignored: not valid, or the pod's demand is not
+  int64_t evicted_preferences = 0;  // at ledger::LedgerLimits::max_preferences
+  int64_t evicted_intents = 0;      // at ledger::LedgerLimits::max_intents
 };
 
 class ApiLedger final : public ledger::Ledger {
@@ -89,7 +100,9 @@ class ApiLedger final : public ledger::Ledger {
   void ForgetPod(const std::string& pod_uid) override;
   std::vector<decision::Preference> Preferences() const override;
   void RecordIntent(decision::Intent intent) override;
-  std::vector<decision::Intent> Intents() const override;
+  std::shared_ptr<const std::vector<decision::Intent>> IntentsView() const override;
+  std::vector<decision::Preference> PreferencesOf(const std::vector<std::string>& pod_uids) const override;
+  size_t PreferenceCount() const override;
 
   // Waits up to `timeout` until every write is published (or dropped); true when none is left.
   bool WaitPublished(absl::Duration timeout) const;
@@ -124,6 +137,21 @@ class ApiLedger final : public ledger::Ledger {
   void Write(const std::string& uid, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Drop(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PruneExpired(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Every change of an entry's preference or intent goes through these, which keep the indexes.
+  void SetPreference(const std::string& uid, Entry& entry, std::optional<decision::Preference> preference)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SetIntent(const std::string& uid, Entry& entry, std::optional<IntentAnnotation> intent)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Erase(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EraseIfEmpty(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Evicts down to the limits, least recently seen preferences and oldest intents first: before recording
+  // a new entry (to make room for it), and after the watch adds some.
+  size_t MaxPreferences() const;
+  size_t MaxIntents() const;
+  void EvictPreferencesOver(size_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EvictIntentsOver(size_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EnforceLimits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Evicted(absl::string_view kind, const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<PodName> NameOf(const std::string& uid, const Entry& entry) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   KubeApi& kube_;
@@ -135,6 +163,13 @@ class ApiLedger final : public ledger::Ledger {
   std::map<std::string, PodName> names_ ABSL_GUARDED_BY(mu_);   // pending pods the watch shows, by uid
   std::set<std::string> forgotten_ ABSL_GUARDED_BY(mu_);        // ForgetPod'ed, until the watch drops them
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  // The indexes: (last seen, uid) for expiry and eviction, (first seen, uid) for the order read, and the
+  // pods of each intent by (recorded, node group), oldest first.
+  using TimeIndex = std::set<std::pair<absl::Time, std::string>>;
+  TimeIndex by_last_seen_ ABSL_GUARDED_BY(mu_);
+  TimeIndex by_first_seen_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<absl::Time, std::string>, std::set<std::string>> intents_ ABSL_GUARDED_BY(mu_);
+  mutable ledger::IntentsViewCache intents_view_ ABSL_GUARDED_BY(mu_);
   ApiLedgerStats stats_ ABSL_GUARDED_BY(mu_);
   // Last: its worker calls Publish, so it is built after the state above and stopped before it goes.
   std::unique_ptr<CoalescingQueue> publisher_;

@@ -5,7 +5,10 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
 #include <utility>
+
+#include "ledger/intents_view.h"
 
 namespace topofit::ledger {
 namespace {
@@ -14,7 +17,11 @@ class InMemoryLedger final : public Ledger {
  public:
   InMemoryLedger(const server::Clock& clock, absl::Duration preference_ttl, absl::Duration intent_ttl,
                  LedgerLimits limits)
-      : clock_(clock), preference_ttl_(preference_ttl), intent_ttl_(intent_ttl), limits_(std::move(limits)) {}
+      : clock_(clock),
+        preference_ttl_(preference_ttl),
+        intent_ttl_(intent_ttl),
+        limits_(std::move(limits)),
+        intents_view_(intent_ttl) {}
 
   void RecordPreference(decision::Preference preference) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -43,7 +50,7 @@ class InMemoryLedger final : public Ledger {
     std::lock_guard<std::mutex> lock(mu_);
     Erase(preferences_.find(pod_uid));
     for (decision::Intent& intent : intents_) {
-      std::erase(intent.pod_uids, pod_uid);
+      if (std::erase(intent.pod_uids, pod_uid) > 0) intents_view_.Invalidate();
       intent.pod_gpus.erase(pod_uid);
     }
     std::erase_if(intents_, [](const decision::Intent& intent) { return intent.pod_uids.empty(); });
@@ -61,6 +68,29 @@ class InMemoryLedger final : public Ledger {
     return out;
   }
 
+  std::vector<decision::Preference> PreferencesOf(const std::vector<std::string>& pod_uids) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const absl::Time now = clock_.Now();
+    std::vector<decision::Preference> out;
+    for (const std::string& uid : pod_uids) {
+      auto it = preferences_.find(uid);
+      if (it != preferences_.end() && now - it->second.last_seen <= preference_ttl_) out.push_back(it->second);
+    }
+    std::sort(out.begin(), out.end(), [](const decision::Preference& a, const decision::Preference& b) {
+      return std::tie(a.first_seen, a.pod_uid) < std::tie(b.first_seen, b.pod_uid);
+    });
+    const auto same_pod = [](const decision::Preference& a, const decision::Preference& b) {
+      return a.pod_uid == b.pod_uid;
+    };
+    out.erase(std::unique(out.begin(), out.end(), same_pod), out.end());
+    return out;
+  }
+
+  size_t PreferenceCount() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return preferences_.size();
+  }
+
   void RecordIntent(decision::Intent intent) override {
     std::lock_guard<std::mutex> lock(mu_);
     intent.recorded = clock_.Now();
@@ -71,16 +101,13 @@ class InMemoryLedger final : public Ledger {
       if (limits_.on_evicted) limits_.on_evicted("intent", evicted);
     }
     intents_.push_back(std::move(intent));
+    intents_view_.Invalidate();
   }
 
-  std::vector<decision::Intent> Intents() const override {
+  std::shared_ptr<const std::vector<decision::Intent>> IntentsView() const override {
     std::lock_guard<std::mutex> lock(mu_);
-    const absl::Time now = clock_.Now();
-    std::vector<decision::Intent> out;
-    for (const decision::Intent& intent : intents_) {
-      if (now - intent.recorded <= intent_ttl_) out.push_back(intent);
-    }
-    return out;
+    return intents_view_.Get(clock_.Now(),
+                             [&] { return std::vector<decision::Intent>(intents_.begin(), intents_.end()); });
   }
 
  private:
@@ -92,7 +119,8 @@ class InMemoryLedger final : public Ledger {
     while (!by_last_seen_.empty() && now - by_last_seen_.begin()->first > preference_ttl_) {
       Erase(preferences_.find(by_last_seen_.begin()->second));
     }
-    std::erase_if(intents_, [&](const decision::Intent& intent) { return now - intent.recorded > intent_ttl_; });
+    const auto expired = [&](const decision::Intent& intent) { return now - intent.recorded > intent_ttl_; };
+    if (std::erase_if(intents_, expired) > 0) intents_view_.Invalidate();
   }
 
   void Unindex(const decision::Preference& preference) {
@@ -115,6 +143,7 @@ class InMemoryLedger final : public Ledger {
   Index by_last_seen_;   // (last_seen, uid): expiry and eviction take from the front
   Index by_first_seen_;  // (first_seen, uid): the order Preferences() returns, ties by uid
   std::deque<decision::Intent> intents_;  // in recording order, hence oldest first
+  mutable IntentsViewCache intents_view_;
 };
 
 }  // namespace

@@ -28,10 +28,18 @@ class Ledger {
   virtual std::vector<decision::Preference> Preferences() const = 0;
   virtual void RecordIntent(decision::Intent intent) = 0;
   // Unexpired intents, oldest first.
-  virtual std::vector<decision::Intent> Intents() const = 0;
+  std::vector<decision::Intent> Intents() const { return *IntentsView(); }
+
+  // What a filter reads, without copying the ledger (issue 15). The unexpired intents as one immutable
+  // snapshot shared by readers: rebuilt only after an intent changes or the oldest one expires.
+  virtual std::shared_ptr<const std::vector<decision::Intent>> IntentsView() const = 0;
+  // The unexpired preferences of these pods (uids not found are skipped), oldest first.
+  virtual std::vector<decision::Preference> PreferencesOf(const std::vector<std::string>& pod_uids) const = 0;
+  // How many preferences are kept (expired ones not yet dropped included).
+  virtual size_t PreferenceCount() const = 0;
 };
 
-// What the in-memory ledger keeps at most. Preferences come from filter calls and intents from BestOptions
+// What a ledger keeps at most, in memory and in the API alike. Preferences come from filter calls and intents from BestOptions
 // calls, which anyone who reaches the servers can make up, so both are capped: at the cap the least recently
 // seen preference, or the oldest intent, makes room and is reported. Far above real demand: 10,000 pending
 // GPU pods without a fitting node; one intent per CA loop (10 s) that picks a GPU group lives 15 minutes.

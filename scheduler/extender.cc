@@ -153,13 +153,18 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
 
 CapacityHolds Extender::HoldsNow(const GpuDemand& demand) const {
   if (!demand.wants_gpus()) return CapacityHolds();
-  std::vector<decision::Intent> intents = ledger_.Intents();
-  if (intents.empty()) return CapacityHolds();
+  // Shared, not copied: the ledger regroups its intents only when they change.
+  const std::shared_ptr<const std::vector<decision::Intent>> intents = ledger_.IntentsView();
+  if (intents->empty()) return CapacityHolds();
   const std::vector<std::shared_ptr<const NodeGpuSnapshot>> snapshots = state_.Snapshots();
   std::vector<const NodeGpuSnapshot*> nodes;
   nodes.reserve(snapshots.size());
   for (const auto& snapshot : snapshots) nodes.push_back(snapshot.get());
-  return CapacityHolds(intents, ledger_.Preferences(), nodes);
+  std::vector<std::string> held_for;  // the preferences read are those of the intents' pods: their names
+  for (const decision::Intent& intent : *intents) {
+    held_for.insert(held_for.end(), intent.pod_uids.begin(), intent.pod_uids.end());
+  }
+  return CapacityHolds(*intents, ledger_.PreferencesOf(held_for), nodes);
 }
 
 void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
@@ -182,7 +187,7 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
   server::LogEvent(log_, "preference", {{"pod", preference.pod_key}, {"gpus", std::to_string(preference.gpus)},
                                         {"min-link", std::string(topology::LinkClassName(preference.min_link))}});
   ledger_.RecordPreference(std::move(preference));
-  metrics_.pending_preferences.Set(static_cast<double>(ledger_.Preferences().size()));
+  metrics_.pending_preferences.Set(static_cast<double>(ledger_.PreferenceCount()));
 }
 
 absl::StatusOr<std::vector<codec::HostPriority>> Extender::Prioritize(const codec::ExtenderArgs& args) {
@@ -371,7 +376,7 @@ absl::StatusOr<std::map<std::string, codec::MetaVictims>> Extender::Preempt(
 bool Extender::PodDeleted(const std::string& pod_uid) {
   const bool released = state_.Forget(pod_uid);
   ledger_.ForgetPod(pod_uid);
-  metrics_.pending_preferences.Set(static_cast<double>(ledger_.Preferences().size()));
+  metrics_.pending_preferences.Set(static_cast<double>(ledger_.PreferenceCount()));
   std::lock_guard<std::mutex> lock(demands_mu_);
   demands_.erase(pod_uid);
   server::LogEvent(log_, "pod-deleted", {{"uid", pod_uid}, {"released", released ? "true" : "false"}});

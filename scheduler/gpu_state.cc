@@ -1,5 +1,6 @@
 #include "scheduler/gpu_state.h"
 
+#include <atomic>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -25,10 +26,14 @@ struct NodeRecord {
   int allocatable = 0;
   std::map<std::string, Holding, std::less<>> pods;  // by pod uid
   std::shared_ptr<const decision::NodeGpuSnapshot> snapshot;
+  // When a request last named the node (absl::ToUnixNanos); written under the reader lock too.
+  mutable std::atomic<int64_t> last_seen_nanos{0};
 };
 
 class InMemoryGpuState final : public GpuState {
  public:
+  InMemoryGpuState(const server::Clock* clock, GpuStateLimits limits) : clock_(clock), limits_(std::move(limits)) {}
+
   absl::Status UpsertNode(const kube::Node& node) override {
     const std::string& name = node.metadata.name;
     {
@@ -36,13 +41,18 @@ class InMemoryGpuState final : public GpuState {
       auto it = nodes_.find(name);
       if (it != nodes_.end() && !node.metadata.resource_version.empty() &&
           it->second.resource_version == node.metadata.resource_version) {
+        Seen(it->second);
         return absl::OkStatus();
       }
     }
     absl::StatusOr<decision::NodeTopology> resolved = resolver_.Resolve(node);  // outside the lock: may parse
     if (!resolved.ok()) return resolved.status();
     std::unique_lock<std::shared_mutex> write(mu_);
+    if (!nodes_.contains(name)) {
+      if (absl::Status room = MakeRoom(); !room.ok()) return room;
+    }
     NodeRecord& record = nodes_[name];
+    Seen(record);
     record.resource_version = node.metadata.resource_version;
     record.topology = *std::move(resolved);
     record.allocatable = decision::AllocatableGpus(node);
@@ -70,7 +80,9 @@ class InMemoryGpuState final : public GpuState {
   std::shared_ptr<const decision::NodeGpuSnapshot> Snapshot(absl::string_view node) const override {
     std::shared_lock<std::shared_mutex> read(mu_);
     auto it = nodes_.find(node);
-    return it == nodes_.end() ? nullptr : it->second.snapshot;
+    if (it == nodes_.end()) return nullptr;
+    Seen(it->second);
+    return it->second.snapshot;
   }
 
   std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> Snapshots() const override {
@@ -156,6 +168,36 @@ class InMemoryGpuState final : public GpuState {
   }
 
  private:
+  void Seen(const NodeRecord& record) const {
+    if (clock_ != nullptr) record.last_seen_nanos.store(absl::ToUnixNanos(clock_->Now()), std::memory_order_relaxed);
+  }
+
+  // Before a new node is added: forgets the nodes unseen for too long that hold no pods, then refuses the
+  // node if the state is still full. The scan over every node runs at most once per tenth of the
+  // forgetting time, so a flood of new nodes costs no scan each. Called with the writer lock held.
+  absl::Status MakeRoom() {
+    const absl::Duration after = limits_.forget_unseen_after;
+    if (clock_ != nullptr && after > absl::ZeroDuration()) {
+      const absl::Time now = clock_->Now();
+      if (now >= next_sweep_) {
+        const int64_t cutoff = absl::ToUnixNanos(now - after);
+        for (auto it = nodes_.begin(); it != nodes_.end();) {
+          if (it->second.pods.empty() && it->second.last_seen_nanos.load(std::memory_order_relaxed) < cutoff) {
+            if (limits_.on_forgotten) limits_.on_forgotten(it->first);
+            it = nodes_.erase(it);
+          } else {
+            ++it;
+          }
+        }
+        next_sweep_ = now + after / 10;
+      }
+    }
+    if (nodes_.size() >= limits_.max_nodes) {
+      return absl::ResourceExhaustedError(absl::StrCat("topofit already keeps ", nodes_.size(), " nodes, its limit"));
+    }
+    return absl::OkStatus();
+  }
+
   // Recomputes a node's snapshot from its holdings. Called with the writer lock held.
   static void Rebuild(absl::string_view name, NodeRecord& record) {
     const topology::Topology& t = *record.topology.topology;
@@ -188,10 +230,19 @@ class InMemoryGpuState final : public GpuState {
   std::map<std::string, NodeRecord, std::less<>> nodes_;
   std::map<std::string, std::string, std::less<>> pod_node_;  // pod uid -> node
   codec::TopologyResolver resolver_;
+  const server::Clock* clock_;  // null: nothing is forgotten
+  const GpuStateLimits limits_;
+  absl::Time next_sweep_ = absl::InfinitePast();
 };
 
 }  // namespace
 
-std::unique_ptr<GpuState> NewInMemoryGpuState() { return std::make_unique<InMemoryGpuState>(); }
+std::unique_ptr<GpuState> NewInMemoryGpuState() {
+  return std::make_unique<InMemoryGpuState>(nullptr, GpuStateLimits{});
+}
+
+std::unique_ptr<GpuState> NewInMemoryGpuState(const server::Clock& clock, GpuStateLimits limits) {
+  return std::make_unique<InMemoryGpuState>(&clock, std::move(limits));
+}
 
 }  // namespace topofit::scheduler

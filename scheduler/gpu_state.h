@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "kube/objects.h"
 #include "decision/node_snapshot.h"
 #include "scheduler/pod_ref.h"
+#include "server/clock.h"
 #include "topology/gpu_set.h"
 
 namespace topofit::scheduler {
@@ -28,14 +30,15 @@ class GpuState {
   virtual ~GpuState() = default;
 
   // Learns a node or refreshes it (topology and allocatable GPUs). Cheap when the node's resourceVersion
-  // has not changed. InvalidArgument when its topology cannot be resolved.
+  // has not changed. InvalidArgument when its topology cannot be resolved; ResourceExhausted for a new node
+  // beyond GpuStateLimits::max_nodes.
   virtual absl::Status UpsertNode(const kube::Node& node) = 0;
   virtual void RemoveNode(absl::string_view node) = 0;
   // True when the node is known at this non-empty resourceVersion, so that UpsertNode of it would change
   // nothing: a request may then skip decoding the node.
   virtual bool IsCurrent(absl::string_view node, absl::string_view resource_version) const = 0;
 
-  // nullptr for a node never seen.
+  // nullptr for a node never seen (or forgotten). Naming a node here or to UpsertNode counts as seeing it.
   virtual std::shared_ptr<const decision::NodeGpuSnapshot> Snapshot(absl::string_view node) const = 0;
   // Every node's snapshot, in no particular order.
   virtual std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> Snapshots() const = 0;
@@ -57,6 +60,23 @@ class GpuState {
   virtual std::optional<std::pair<std::string, topology::GpuSet>> AssignmentOf(absl::string_view pod_uid) const = 0;
 };
 
+// What the in-memory GPU state keeps (issue 15). Without a watch of nodes (--live-state) nodes are learnt
+// only from filter requests, which anyone who reaches the extender can fill with made-up nodes.
+struct GpuStateLimits {
+  // A node nothing has named for this long and on which no pod is known to hold GPUs is forgotten: a
+  // request naming it again brings it back as new. Nodes with pods stay, so a forgotten node loses nothing
+  // its next Node object does not tell. Zero: never (a watch removes the nodes that go).
+  absl::Duration forget_unseen_after = absl::ZeroDuration();
+  // A new node beyond this many is refused, once the forgettable ones are gone. Kubernetes supports
+  // 5,000 nodes; the expander accepts node counts up to 15,000.
+  size_t max_nodes = 15'000;
+  // Called for each node forgotten, under the state's lock: it must not call the state.
+  std::function<void(const std::string& node)> on_forgotten;
+};
+
+// Forgets nothing (a watch feeds it), at most GpuStateLimits{}.max_nodes nodes.
 std::unique_ptr<GpuState> NewInMemoryGpuState();
+// `clock` (which must outlive the state) tells when nodes were last seen.
+std::unique_ptr<GpuState> NewInMemoryGpuState(const server::Clock& clock, GpuStateLimits limits);
 
 }  // namespace topofit::scheduler

@@ -55,8 +55,11 @@ absl::Status ErrorAt(int line, int column, absl::string_view what) {
 }
 
 // Up to 6 plain digits: no sign, no spaces (absl::SimpleAtoi accepts both), no overflow.
+constexpr size_t kMaxDigits = 6;
+static_assert(999'999 <= kMaxNumaNode, "every NUMA id nvidia-smi gives fits the model and the descriptor");
+
 std::optional<int> ParseDigits(absl::string_view text) {
-  if (text.empty() || text.size() > 6) return std::nullopt;
+  if (text.empty() || text.size() > kMaxDigits) return std::nullopt;
   int value = 0;
   for (char c : text) {
     if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return std::nullopt;

@@ -18,6 +18,11 @@ namespace topofit::topology {
 
 class SetQualityTable;
 
+// The largest NUMA node id a topology carries: more than any kernel numbers (Linux allows at most 1,024
+// nodes) and every id nvidia-smi's cells give (6 digits), so a topology parsed from nvidia-smi text always
+// survives the descriptor, which reads the same bound (issue 15: it refused ids from 4,096 on).
+inline constexpr int kMaxNumaNode = (1 << 20) - 1;
+
 struct GpuInfo {
   GpuId id;
   std::string uuid;          // "GPU-8f6c..." when known

@@ -103,6 +103,25 @@ TEST_CASE("topology JSON: nvidia-smi samples survive the descriptor", "[topology
   }
 }
 
+TEST_CASE("topology JSON: any NUMA id nvidia-smi gives survives the descriptor", "[topology_json][hostile]") {
+  // A NUMA Affinity of 4096 or more was parsed from nvidia-smi, then refused by the descriptor the agent
+  // publishes it as (issue 15).
+  const std::string text =
+      "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+      "GPU0\t X \tNV12\tPIX\t0-31\t4096\tN/A\n"
+      "GPU1\tNV12\t X \tSYS\t0-31\t999999\tN/A\n"
+      "NIC0\tPIX\tSYS\t X \t\t\t\n";
+  const Topology from_smi =
+      RequireTopology(topology::ParseNvidiaSmiTopo(text, topology::NvidiaSmiHints{"NVIDIA-A100-PCIE-40GB"}));
+  REQUIRE(from_smi.gpu(GpuId{0}).numa_node == 4096);
+  REQUIRE(from_smi.gpu(GpuId{1}).numa_node == 999'999);
+  REQUIRE(from_smi.nics()[0].numa_node == 4096);
+  const Topology from_json = RequireTopology(ParseTopologyDescriptor(TopologyToJson(from_smi).dump()));
+  CheckSameTopology(from_smi, from_json);
+  CHECK_STATUS(ParseTopologyDescriptor(R"({"gpus": [{"numaNode": 1048576}]})"), absl::StatusCode::kInvalidArgument,
+               "numaNode");
+}
+
 // The examples in docs/topology-descriptor.md are read as they are written, so the document cannot drift.
 TEST_CASE("topology JSON: the documented examples parse", "[topology_json]") {
   std::ifstream file(std::string(TOPOFIT_TEST_DATA_DIR) + "/../../docs/topology-descriptor.md");

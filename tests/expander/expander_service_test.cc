@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <openssl/ssl.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/security/credentials.h>
@@ -531,6 +532,29 @@ TEST_CASE("TLS is enforced", "[expander][grpc][tls]") {
     INFO(with_cert.error_message());
     CHECK(with_cert.ok());
     CHECK(Ids(response) == std::vector<std::string>{"cpu"});
+  }
+}
+
+TEST_CASE("TLS: 1.2 with forward-secret AEAD suites and 1.3 only, as the HTTPS servers", "[expander][grpc][tls]") {
+  Fixture f;
+  const int port = f.server->port();
+  CHECK(testing::TlsHandshakes(port, *f.certs, TLS1_3_VERSION, TLS1_3_VERSION, nullptr));
+  CHECK(testing::TlsHandshakes(port, *f.certs, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-AES128-GCM-SHA256"));
+  // Key exchange without forward secrecy, CBC with SHA-1 or SHA-256 (not AEAD), and TLS 1.1, are refused.
+  CHECK(!testing::TlsHandshakes(port, *f.certs, TLS1_2_VERSION, TLS1_2_VERSION, "AES128-GCM-SHA256"));
+  CHECK(!testing::TlsHandshakes(port, *f.certs, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA"));
+  CHECK(!testing::TlsHandshakes(port, *f.certs, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA256"));
+  CHECK(!testing::TlsHandshakes(port, *f.certs, TLS1_VERSION, TLS1_1_VERSION, "ALL:@SECLEVEL=0"));
+
+  SECTION("an environment that would change gRPC's suites is refused at start") {
+    ::setenv("GRPC_SSL_CIPHER_SUITES", "ALL", 1);
+    GrpcServerOptions options;
+    options.address = "127.0.0.1";
+    options.tls_cert_file = f.certs->server_cert_file();
+    options.tls_key_file = f.certs->server_key_file();
+    const absl::StatusOr<std::unique_ptr<GrpcServer>> started = GrpcServer::Start(options, *f.service);
+    ::unsetenv("GRPC_SSL_CIPHER_SUITES");
+    CHECK_STATUS(started, absl::StatusCode::kInvalidArgument, "GRPC_SSL_CIPHER_SUITES is set (\"ALL\")");
   }
 }
 

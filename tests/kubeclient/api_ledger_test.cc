@@ -430,5 +430,96 @@ TEST_CASE("ApiLedger: a bad annotation is ignored with a log, the rest is read",
   CHECK(reader.ledger->Intents().at(0).pod_uids == std::vector<std::string>{"uid-good"});
 }
 
+TEST_CASE("ApiLedger: preferences and intents are capped as in memory; evictions counted and reported",
+          "[api-ledger][hostile]") {
+  // Without a cap, --ledger=api kept every preference and intent anyone could make up (issue 15).
+  Fixture f;
+  for (const char* name : {"a", "b", "c", "d", "e"}) f.server.Upsert(Resource::kPods, PendingPodJson(name, 1));
+  std::vector<std::pair<std::string, std::string>> evicted;
+  ApiLedgerOptions options = f.Options();
+  options.limits.max_preferences = 3;
+  options.limits.max_intents = 2;
+  options.limits.on_evicted = [&](absl::string_view kind, const std::string& key) { evicted.emplace_back(kind, key); };
+  ApiLedger ledger(*f.kube, f.clock, f.log, options);
+  for (const char* name : {"a", "b", "c"}) {
+    ledger.RecordPreference(PreferenceOf(f.StoredPod(name)));
+    f.clock.Advance(absl::Seconds(1));
+  }
+  ledger.RecordPreference(PreferenceOf(f.StoredPod("a")));  // refreshed: b is now the least recently seen
+  f.clock.Advance(absl::Seconds(1));
+  ledger.RecordPreference(PreferenceOf(f.StoredPod("d")));
+  REQUIRE(ledger.WaitPublished(kPatience));
+  std::vector<decision::Preference> all = ledger.Preferences();
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].pod_uid == "uid-a");  // oldest first by first_seen, kept through the refresh
+  CHECK(all[1].pod_uid == "uid-c");
+  CHECK(all[2].pod_uid == "uid-d");
+  CHECK(ledger.PreferenceCount() == 3);
+  CHECK(evicted == std::vector<std::pair<std::string, std::string>>{{"preference", "uid-b"}});
+
+  for (const char* group : {"g1", "g2", "g3"}) {
+    decision::Intent intent = P4dIntentFor({"uid-a"});
+    intent.node_group = group;
+    ledger.RecordIntent(intent);
+    f.clock.Advance(absl::Seconds(1));
+  }
+  std::vector<decision::Intent> intents = ledger.Intents();
+  REQUIRE(intents.size() == 1);  // one pod carries one intent: g3 replaced g1 and g2 on uid-a
+  CHECK(intents[0].node_group == "g3");
+  ledger.RecordIntent(P4dIntentFor({"uid-c"}));
+  f.clock.Advance(absl::Seconds(1));
+  ledger.RecordIntent(P4dIntentFor({"uid-d"}));
+  intents = ledger.Intents();
+  REQUIRE(intents.size() == 2);
+  CHECK(intents[0].pod_uids == std::vector<std::string>{"uid-c"});
+  CHECK(intents[1].pod_uids == std::vector<std::string>{"uid-d"});
+  CHECK(evicted.back() == std::pair<std::string, std::string>{"intent", "g3"});
+  CHECK(ledger.stats().evicted_preferences == 1);
+  CHECK(ledger.stats().evicted_intents == 1);
+
+  SECTION("what the watch brings is capped too") {
+    std::vector<kube::Pod> pending;
+    for (const char* name : {"a", "b", "c", "d", "e"}) {
+      kube::Pod pod = f.StoredPod(name);
+      decision::Preference preference = PreferenceOf(pod);
+      preference.first_seen = preference.last_seen = f.clock.Now() - absl::Seconds(pending.size());
+      pod.metadata.annotations[kPreferenceKey] = PreferenceAnnotationJson(PreferenceAnnotationOf(preference));
+      pending.push_back(std::move(pod));
+    }
+    ApiLedger reader(*f.kube, f.clock, f.log, options);
+    reader.SyncPods(pending);
+    CHECK(reader.PreferenceCount() == 3);
+    CHECK(reader.stats().evicted_preferences == 2);  // e and d, the least recently seen
+    CHECK(Describe(reader.Preferences()).find("uid-e") == std::string::npos);
+  }
+}
+
+TEST_CASE("ApiLedger: filters share one view of the intents, rebuilt only when they change or expire",
+          "[api-ledger]") {
+  Fixture f;
+  f.server.Upsert(Resource::kPods, PendingPodJson("trainer", 8));
+  f.server.Upsert(Resource::kPods, PendingPodJson("web", 1));
+  std::unique_ptr<ApiLedger> ledger = f.NewLedger();
+  ledger->RecordPreference(PreferenceOf(f.StoredPod("trainer")));
+  ledger->RecordPreference(PreferenceOf(f.StoredPod("web")));
+  ledger->RecordIntent(P4dIntentFor({"uid-trainer"}));
+  const auto first = ledger->IntentsView();
+  REQUIRE(first->size() == 1);
+  CHECK(ledger->IntentsView() == first);  // the same snapshot: nothing regrouped, nothing copied
+  CHECK(Describe(ledger->PreferencesOf({"uid-trainer", "uid-gone"})).starts_with("uid-trainer ml/trainer"));
+  CHECK(ledger->PreferencesOf({"uid-trainer", "uid-gone"}).size() == 1);
+
+  f.clock.Advance(absl::Minutes(1));
+  ledger->RecordIntent(P4dIntentFor({"uid-web"}));
+  const auto second = ledger->IntentsView();
+  CHECK(second != first);
+  CHECK(second->size() == 2);
+  CHECK(first->size() == 1);  // a reader's snapshot never changes under it
+  f.clock.Advance(kIntentTtl - absl::Seconds(30));  // the first intent expires
+  const auto third = ledger->IntentsView();
+  REQUIRE(third->size() == 1);
+  CHECK(third->at(0).pod_uids == std::vector<std::string>{"uid-web"});
+}
+
 }  // namespace
 }  // namespace topofit::kubeclient

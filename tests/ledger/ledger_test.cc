@@ -104,5 +104,32 @@ TEST_CASE("preferences and intents are capped; the least recently seen and the o
   CHECK(evicted.size() == 2);
 }
 
+TEST_CASE("a filter reads the intents as one shared view and only the preferences of their pods", "[ledger]") {
+  server::FakeClock clock;
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  ledger->RecordPreference(For("b", 4));
+  clock.Advance(absl::Seconds(1));
+  ledger->RecordPreference(For("a", 8));
+  ledger->RecordIntent(Intent{"p5-group", {"a"}, {{"a", 8}}, 1, {}, {}});
+  const std::shared_ptr<const std::vector<Intent>> first = ledger->IntentsView();
+  REQUIRE(first->size() == 1);
+  CHECK(ledger->IntentsView() == first);  // nothing changed: the same snapshot, no copy
+  CHECK(ledger->PreferenceCount() == 2);
+  std::vector<Preference> named = ledger->PreferencesOf({"a", "gone", "b", "a"});
+  REQUIRE(named.size() == 2);
+  CHECK(named[0].pod_uid == "b");  // oldest first, each once
+  CHECK(named[1].pod_uid == "a");
+
+  clock.Advance(absl::Minutes(5));
+  ledger->RecordIntent(Intent{"p4d-group", {"b"}, {}, 1, {}, {}});
+  const std::shared_ptr<const std::vector<Intent>> second = ledger->IntentsView();
+  CHECK(second->size() == 2);
+  CHECK(first->size() == 1);  // a reader's snapshot never changes under it
+  ledger->ForgetPod("a");
+  CHECK(ledger->IntentsView()->size() == 1);
+  clock.Advance(absl::Minutes(16));  // p4d-group recorded 16 min ago: expired without any write
+  CHECK(ledger->IntentsView()->empty());
+}
+
 }  // namespace
 }  // namespace topofit::ledger

@@ -8,6 +8,7 @@
 
 #include "decision/filter.h"
 #include "tests/kube/builders.h"
+#include "tests/server/fake_clock.h"
 
 namespace topofit::scheduler {
 namespace {
@@ -55,6 +56,42 @@ TEST_CASE("GPUs topofit did not place are placed pessimistically", "[gpu_state]"
   CHECK(state->Snapshot("n")->free().size() == 5);
   CHECK(state->Forget("uid-count"));
   CHECK(state->Snapshot("n")->free().size() == 6);
+}
+
+TEST_CASE("nodes no request names are forgotten unless pods hold GPUs there; a full state refuses new nodes",
+          "[gpu_state][hostile]") {
+  // Without --live-state every node a /filter named was kept for ever: anyone who reaches the extender
+  // could fill its memory with made-up nodes (issue 15).
+  server::FakeClock clock;
+  std::vector<std::string> forgotten;
+  GpuStateLimits limits;
+  limits.forget_unseen_after = absl::Minutes(10);
+  limits.max_nodes = 3;
+  limits.on_forgotten = [&](const std::string& node) { forgotten.push_back(node); };
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState(clock, limits);
+  const auto node = [](const std::string& name) {
+    return MakeNode().name(name).label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8).resourceVersion("1");
+  };
+  for (const char* name : {"idle", "busy", "named"}) REQUIRE(state->UpsertNode(node(name)).ok());
+  REQUIRE(state->Assume(Pod("a"), "busy", GpuSet::FromMask(0b1)).ok());
+  const absl::Status full = state->UpsertNode(node("new"));
+  CHECK(full.code() == absl::StatusCode::kResourceExhausted);
+  CHECK(state->Snapshot("new") == nullptr);
+
+  clock.Advance(absl::Minutes(6));
+  REQUIRE(state->Snapshot("named") != nullptr);      // a NodeNames request names it
+  REQUIRE(state->UpsertNode(node("busy")).ok());      // unchanged, but seen
+  clock.Advance(absl::Minutes(5));                    // idle unseen for 11 minutes, the others for 5
+  REQUIRE(state->UpsertNode(node("new")).ok());
+  CHECK(forgotten == std::vector<std::string>{"idle"});
+  CHECK(state->Snapshot("idle") == nullptr);
+
+  clock.Advance(absl::Minutes(20));  // everything unseen, but busy holds a pod: it stays
+  REQUIRE(state->UpsertNode(node("newer")).ok());
+  CHECK(forgotten == std::vector<std::string>{"idle", "named", "new"});
+  CHECK(state->AssignmentOf("uid-a")->first == "busy");
+  REQUIRE(state->UpsertNode(node("idle")).ok());  // named again: learnt again
+  CHECK(state->Snapshot("idle")->free().size() == 8);
 }
 
 TEST_CASE("a node whose topology cannot be resolved is an error, not a crash", "[gpu_state]") {

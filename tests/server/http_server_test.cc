@@ -813,35 +813,17 @@ TEST_CASE("mTLS: no client certificate, or one from another CA, is refused", "[h
   CHECK(res->status == 200);
 }
 
-// Whether a TLS handshake with the server succeeds for a client offering only `versions` and, for TLS 1.2,
-// only `ciphers`.
-bool Handshakes(int port, const testing::TestCerts& certs, int min_version, int max_version, const char* ciphers) {
-  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
-  SSL_CTX_set_min_proto_version(ctx, min_version);
-  SSL_CTX_set_max_proto_version(ctx, max_version);
-  SSL_CTX_set_security_level(ctx, 0);  // let the client offer the weak suites the server must refuse
-  if (ciphers != nullptr) SSL_CTX_set_cipher_list(ctx, ciphers);
-  SSL_CTX_load_verify_locations(ctx, certs.ca_cert_file().c_str(), nullptr);
-  RawConnection tcp(port);
-  SSL* ssl = SSL_new(ctx);
-  SSL_set_fd(ssl, tcp.fd());
-  const bool ok = SSL_connect(ssl) == 1;
-  SSL_free(ssl);
-  SSL_CTX_free(ctx);
-  return ok;
-}
-
 TEST_CASE("TLS: 1.2 with forward-secret AEAD suites and 1.3 only", "[http][tls]") {
   const auto certs = MakeCerts();
   TestServer t(TlsOptions(*certs));
   t.Start();
-  CHECK(Handshakes(t.port, *certs, TLS1_3_VERSION, TLS1_3_VERSION, nullptr));
-  CHECK(Handshakes(t.port, *certs, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-AES128-GCM-SHA256"));
-  CHECK(Handshakes(t.port, *certs, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-CHACHA20-POLY1305"));
+  CHECK(testing::TlsHandshakes(t.port, *certs, TLS1_3_VERSION, TLS1_3_VERSION, nullptr));
+  CHECK(testing::TlsHandshakes(t.port, *certs, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-AES128-GCM-SHA256"));
+  CHECK(testing::TlsHandshakes(t.port, *certs, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-CHACHA20-POLY1305"));
   // CBC with SHA-1 (forward-secret, but not AEAD), and TLS 1.1, are refused.
-  CHECK(!Handshakes(t.port, *certs, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA"));
-  CHECK(!Handshakes(t.port, *certs, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA256"));
-  CHECK(!Handshakes(t.port, *certs, TLS1_VERSION, TLS1_1_VERSION, "ALL:@SECLEVEL=0"));
+  CHECK(!testing::TlsHandshakes(t.port, *certs, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA"));
+  CHECK(!testing::TlsHandshakes(t.port, *certs, TLS1_2_VERSION, TLS1_2_VERSION, "ECDHE-ECDSA-AES128-SHA256"));
+  CHECK(!testing::TlsHandshakes(t.port, *certs, TLS1_VERSION, TLS1_1_VERSION, "ALL:@SECLEVEL=0"));
 }
 
 TEST_CASE("Bad TLS options are errors from Create, not aborts", "[http][tls]") {

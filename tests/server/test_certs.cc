@@ -1,11 +1,16 @@
 #include "tests/server/test_certs.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <openssl/ec.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -153,6 +158,32 @@ absl::StatusOr<std::unique_ptr<TestCerts>> TestCerts::Create() {
 TestCerts::~TestCerts() {
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
+}
+
+bool TlsHandshakes(int port, const TestCerts& certs, int min_version, int max_version, const char* ciphers) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = false;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_min_proto_version(ctx, min_version);
+    SSL_CTX_set_max_proto_version(ctx, max_version);
+    SSL_CTX_set_security_level(ctx, 0);  // let the client offer the weak suites the server must refuse
+    if (ciphers != nullptr) SSL_CTX_set_cipher_list(ctx, ciphers);
+    SSL_CTX_load_verify_locations(ctx, certs.ca_cert_file().c_str(), nullptr);
+    SSL* ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    ok = SSL_connect(ssl) == 1;
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+  }
+  ::close(fd);
+  ERR_clear_error();
+  return ok;
 }
 
 }  // namespace topofit::testing

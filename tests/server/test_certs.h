@@ -3,7 +3,7 @@
 // Throwaway PKI for TLS tests: a CA, a server certificate for 127.0.0.1 / localhost and a client
 // certificate, all signed by the CA, written as PEM files into a fresh temporary directory that is removed
 // with the object. Made with the OpenSSL API in-process (EC P-256, fast), so tests need no openssl binary
-// and no checked-in keys. Shared by the HTTP server tests and, later, the gRPC expander tests.
+// and no checked-in keys. Shared by the HTTP server tests and the gRPC expander tests.
 
 #include <memory>
 #include <string>
@@ -33,5 +33,10 @@ class TestCerts {
   explicit TestCerts(std::string dir) : dir_(std::move(dir)) {}
   std::string dir_;
 };
+
+// Whether a TLS handshake with the server on 127.0.0.1:`port` succeeds for a client that trusts `certs`'
+// CA and offers only protocol versions `min_version`..`max_version` (TLS1_2_VERSION...) and, for TLS 1.2,
+// only `ciphers` (OpenSSL names; null: OpenSSL's defaults). The server's TLS policy, probed from outside.
+bool TlsHandshakes(int port, const TestCerts& certs, int min_version, int max_version, const char* ciphers);
 
 }  // namespace topofit::testing

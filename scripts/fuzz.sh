@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (fuzz/: clang, ASan + UBSan) and runs each for SECONDS (default 300).
+#   scripts/fuzz.sh [SECONDS]
+# Seeds: the real fixtures in shared/fixtures, read in place (TOPOFIT_SHARED_DIR, default ../shared beside
+# the repository), and the project's own tests/data. New inputs go to build-fuzz/corpus/<harness>, kept
+# between runs; a crash leaves its input in build-fuzz/artifacts/<harness>/. Prints one line per harness
+# (executions, crashes) and exits 1 when any harness crashed.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${1:-300}
+build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
+shared=${TOPOFIT_SHARED_DIR:-$root/../shared}
+fixtures=$shared/fixtures
+data=$root/tests/data
+
+"$root/scripts/deps.sh"
+# Only the harnesses and what they link; -O1 with line tables keeps the instrumented build short and the
+# reports readable. Warnings are the release build's job (GCC, -Werror).
+CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DTOPOFIT_FUZZ=ON -DTOPOFIT_WERROR=OFF -DTOPOFIT_BENCHMARKS=OFF \
+  -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" >/dev/null
+ninja -C "$build" fuzzers
+
+# harness: seed folders (missing ones are skipped, and said)
+declare -A seeds=(
+  [extender_json_fuzz]="$data/fuzz/extender_json $fixtures/k8s/v1.36.0"
+  [kube_json_fuzz]="$fixtures/k8s"
+  [best_options_fuzz]="$fixtures/k8s/derived"
+  [nvidia_smi_fuzz]="$data/nvidia-smi"
+  [topology_json_fuzz]="$data/fuzz/topology_json"
+  [kubelet_fuzz]="$fixtures/kubelet $data/nvidia-smi"
+)
+failed=0
+for harness in extender_json_fuzz kube_json_fuzz best_options_fuzz nvidia_smi_fuzz topology_json_fuzz kubelet_fuzz; do
+  corpus=$build/corpus/$harness
+  artifacts=$build/artifacts/$harness
+  mkdir -p "$corpus" "$artifacts"
+  dirs=()
+  for dir in ${seeds[$harness]}; do
+    if [ -d "$dir" ]; then dirs+=("$dir"); else echo "$harness: no seeds at $dir" >&2; fi
+  done
+  log=$build/$harness.log
+  status=0
+  "$build/fuzz/$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "${dirs[@]}" >"$log" 2>&1 || status=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  crashes=$(find "$artifacts" -type f | wc -l)
+  echo "$harness: ${runs:-0} executions in ${seconds}s, $crashes crashes (exit $status; log $log)"
+  if [ "$status" -ne 0 ] || [ "$crashes" -ne 0 ]; then
+    failed=1
+    tail -40 "$log" >&2
+  fi
+done
+exit $failed

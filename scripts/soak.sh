@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Soak: `topofit serve` on loopback under scheduling cycles and BestOptions calls (bench/soak_driver.cc)
+# for SECONDS (default 600), with a memory ceiling. Bind reaches a stand-in API server on loopback that
+# accepts every Binding and annotation patch (python3's standard library; nothing else is reached).
+#   scripts/soak.sh [SECONDS] [CEILING_MB]     (defaults 600 and 512; build with scripts/build.sh first)
+# Prints the driver's figures (requests, errors, p50/p99/max per kind) and serve's RSS at the start, the
+# peak and the end; exits 1 on any error, on RSS above the ceiling (serve is then stopped) or if serve dies.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${1:-600}
+ceiling_mb=${2:-512}
+build=${BUILD_DIR:-$root/build}
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+api_port=$(free_port)
+cat >"$work/api.py" <<'PY'
+import http.server, json, sys
+class Api(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    version = 0
+    def reply(self, status, body):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def do_POST(self):  # Binding
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.reply(201, {"kind": "Status", "status": "Success"})
+    def do_PATCH(self):  # annotations: the pod back with a new resourceVersion
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        Api.version += 1
+        parts = self.path.split("/")
+        self.reply(200, {"kind": "Pod", "metadata": {"namespace": parts[4], "name": parts[6],
+                                                     "resourceVersion": str(Api.version)}})
+    def do_GET(self):
+        self.reply(404, {"kind": "Status", "reason": "NotFound", "code": 404})
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Api).serve_forever()
+PY
+python3 "$work/api.py" "$api_port" &
+pids+=($!)
+cat >"$work/kubeconfig" <<EOF2
+apiVersion: v1
+kind: Config
+current-context: soak
+contexts: [{name: soak, context: {cluster: soak, user: soak}}]
+clusters: [{name: soak, cluster: {server: "http://127.0.0.1:$api_port"}}]
+users: [{name: soak, user: {token: soak}}]
+EOF2
+echo "soak-admin-token" >"$work/admin-token"
+port=$(free_port); grpc_port=$(free_port); ops_port=$(free_port)
+"$build/cli/topofit" serve --address=127.0.0.1 --port="$port" --ops-port="$ops_port" --grpc-port="$grpc_port" \
+  --insecure --kubeconfig="$work/kubeconfig" --admin-token-file="$work/admin-token" --log-level=warn \
+  >"$work/serve.log" 2>&1 &
+serve=$!
+pids+=($serve)
+for _ in $(seq 100); do
+  curl -sf "http://127.0.0.1:$ops_port/readyz" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+rss_mb() { awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$serve/status"; }
+start_rss=$(rss_mb)
+"$build/bench/soak_driver" --port="$port" --grpc-port="$grpc_port" --admin-token=soak-admin-token \
+  --seconds="$seconds" >"$work/driver.out" 2>&1 &
+driver=$!
+pids+=($driver)
+peak_rss=$start_rss
+status=0
+while kill -0 "$driver" 2>/dev/null; do
+  if ! kill -0 "$serve" 2>/dev/null; then echo "soak: serve died" >&2; status=1; break; fi
+  rss=$(rss_mb)
+  peak_rss=$(awk -v a="$peak_rss" -v b="$rss" 'BEGIN {print (b > a ? b : a)}')
+  if awk -v r="$rss" -v c="$ceiling_mb" 'BEGIN {exit !(r > c)}'; then
+    echo "soak: serve's RSS ${rss} MB is above the ${ceiling_mb} MB ceiling" >&2
+    status=1
+    break
+  fi
+  sleep 2
+done
+wait "$driver" || status=1
+end_rss=$(rss_mb 2>/dev/null || echo "?")
+cat "$work/driver.out"
+echo "serve RSS: start ${start_rss} MB, peak ${peak_rss} MB, end ${end_rss} MB (ceiling ${ceiling_mb} MB), ${seconds}s"
+echo "serve log lines at warn or above: $(grep -ci 'warn\|error' "$work/serve.log" || true)"
+[ "$status" -eq 0 ] || tail -20 "$work/serve.log" >&2
+exit $status
