@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/status/statusor.h"
+#include "cli/decision_history.h"
 #include "kubeclient/gpu_state_sync.h"
 #include "kubeclient/kube_api.h"
 #include "kubeclient/leader_election.h"
@@ -46,6 +47,7 @@ struct ExtenderOptions {
   std::string leader_elect_namespace;  // empty: kubeclient::OwnNamespace()
   std::string leader_elect_identity;   // empty: kubeclient::DefaultLeaderIdentity()
   std::string ledger = "memory";  // or "api" (cli/ledger_flags.h)
+  std::string decision_db;        // empty: the decision history in memory (cli/decision_history.h)
 };
 
 // How long a pending pod's preference lives without a refresh (kube-scheduler retries unschedulable pods
@@ -68,6 +70,8 @@ struct ProcessState {
   std::unique_ptr<kubeclient::KubeApi> ledger_kube;
   std::unique_ptr<ledger::Ledger> ledger;
   std::unique_ptr<kubeclient::ListWatcher> ledger_watch;  // feeds the ledger: declared after it, stopped first
+  // What the front ends record their decisions to (OpenDecisionHistory); empty: nothing is recorded.
+  DecisionHistory decisions;
 };
 
 // --log-format and --log-level, checked; the error names the flag.

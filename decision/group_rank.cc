@@ -219,3 +219,17 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
 }
 
 }  // namespace topofit::decision
+
+namespace topofit::decision {
+
+RankCriterion LostOn(const OptionVerdict& loser, const OptionVerdict& winner) {
+  using enum RankCriterion;
+  const auto l = RankKey(loser), w = RankKey(winner);
+  // Smaller is better in every element of the key; the first that differs decides.
+  if (std::get<0>(l) != std::get<0>(w)) return std::get<0>(l) > std::get<0>(w) ? kPreferences : kNone;
+  if (std::get<1>(l) != std::get<1>(w)) return std::get<1>(l) > std::get<1>(w) ? kQuality : kNone;
+  if (std::get<2>(l) != std::get<2>(w)) return std::get<2>(l) > std::get<2>(w) ? kIdleGpus : kNone;
+  return std::get<3>(l) > std::get<3>(w) ? kPrice : kNone;
+}
+
+}  // namespace topofit::decision

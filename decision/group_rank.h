@@ -72,3 +72,11 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
                     const std::function<bool()>& stop = {});
 
 }  // namespace topofit::decision
+
+namespace topofit::decision {
+
+// The first of RankOptions' criteria on which `loser` ranks behind `winner`; kNone when it does not (a tie).
+enum class RankCriterion : uint8_t { kNone, kPreferences, kQuality, kIdleGpus, kPrice };
+RankCriterion LostOn(const OptionVerdict& loser, const OptionVerdict& winner);
+
+}  // namespace topofit::decision

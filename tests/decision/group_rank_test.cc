@@ -242,3 +242,45 @@ TEST_CASE("pods are packed first-fit decreasing over the new nodes", "[rank]") {
 
 }  // namespace
 }  // namespace topofit::decision
+
+namespace topofit::decision {
+namespace {
+
+TEST_CASE("LostOn names the first of the ranking's criteria an option falls behind on", "[group_rank]") {
+  OptionVerdict best;
+  best.node_group_id = "best";
+  best.needs_gpus = true;
+  best.preferences_satisfied = 2;
+  best.quality_per_mille = 1000;
+  best.idle_gpus = 0;
+  best.price = 30;
+  struct Row {
+    const char* name;
+    OptionVerdict loser;
+    RankCriterion expected;
+  };
+  auto with = [&](auto change) {
+    OptionVerdict v = best;
+    v.node_group_id = "other";
+    change(v);
+    return v;
+  };
+  const std::vector<Row> rows = {
+      {"fewer preferences, though cheaper", with([](OptionVerdict& v) { v.preferences_satisfied = 1; v.price = 1; }),
+       RankCriterion::kPreferences},
+      {"same preferences, worse quality", with([](OptionVerdict& v) { v.quality_per_mille = 500; }),
+       RankCriterion::kQuality},
+      {"more idle GPUs", with([](OptionVerdict& v) { v.idle_gpus = 4; }), RankCriterion::kIdleGpus},
+      {"dearer", with([](OptionVerdict& v) { v.price = 31; }), RankCriterion::kPrice},
+      {"tied", with([](OptionVerdict&) {}), RankCriterion::kNone},
+      {"more preferences, though dearer: it did not lose", with([](OptionVerdict& v) { v.preferences_satisfied = 3; v.price = 99; }),
+       RankCriterion::kNone},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    CHECK(LostOn(row.loser, best) == row.expected);
+  }
+}
+
+}  // namespace
+}  // namespace topofit::decision
