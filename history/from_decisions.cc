@@ -113,7 +113,10 @@ Record RankingRecord(absl::Time time, const decision::RankInput& input, const de
     }
   }
   if (best != nullptr) r.node_group = best->node_group_id;
-  std::set<std::string> pod_uids;
+  // The ranking joins the chains of the pods topofit asked capacity for (a ledger preference), not of
+  // every pending pod CA sent: naming thousands of pods per call cost the expander more than it ranks.
+  std::set<std::string, std::less<>> preferred, pod_uids;
+  for (const decision::Preference& p : input.preferences) preferred.insert(p.pod_uid);
   for (size_t i = 0; i < ranking.verdicts.size() && i < input.options.size(); ++i) {
     const decision::OptionVerdict& v = ranking.verdicts[i];
     if (!v.needs_gpus) continue;
@@ -132,9 +135,10 @@ Record RankingRecord(absl::Time time, const decision::RankInput& input, const de
       c.available = v.placed_pods;
       r.candidates.push_back(std::move(c));
     }
+    if (preferred.empty()) continue;
     for (const kube::Pod& pod : input.options[i].pods) {
-      PodSubject subject = SubjectOf(pod);
-      if (pod_uids.insert(subject.uid).second) r.pods.push_back(std::move(subject));
+      const std::string& uid = decision::LedgerPodUid(pod);
+      if (preferred.count(uid) > 0 && pod_uids.insert(uid).second) r.pods.push_back(SubjectOf(pod));
     }
   }
   return r;

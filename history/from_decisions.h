@@ -36,7 +36,8 @@ Record BindRecord(absl::Time time, PodSubject pod, std::string node, int gpus, s
 inline constexpr size_t kMaxRecordedOptions = 100;
 
 // The expander's verdict on CA's options: each GPU option (the first kMaxRecordedOptions) with its scores
-// and why it lost to the best (the first criterion it fell behind on); the pods of all GPU options.
+// and why it lost to the best (the first criterion it fell behind on); the pods of the GPU options that have
+// a ledger preference (those topofit asked capacity for: their chains).
 Record RankingRecord(absl::Time time, const decision::RankInput& input, const decision::Ranking& ranking);
 // The scale-up the expander chose and the pods whose GPUs its nodes will hold, named by `pod_keys` (ledger
 // uid -> namespace/name; PodKeys gives them from a ranking's input).

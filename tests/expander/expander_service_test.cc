@@ -274,10 +274,18 @@ TEST_CASE("The ranking and its intent are recorded on the pod the ProvisioningRe
   Fixture f;
   history::testing::MemoryRecorder recorder;
   f.service->RecordDecisionsTo(&recorder);
+  // The extender asked capacity for the trainer: the ranking joins its chain (CA's other pods do not).
+  decision::Preference asked;
+  asked.pod_uid = "uid-trainer";
+  asked.pod_key = "ml/trainer";
+  asked.gpus = 8;
+  f.ledger->RecordPreference(asked);
   const PodProto from_request = PodProto("topofit-trainer-0-0").gpus(8).nv_required()
       .annotation("topofit.io/stands-for-pod-uid", "uid-trainer");
   RequestBuilder request = ThreeGroups(Layout::kBytes);
-  request.option("g5", 1, {from_request}).option("p4d", 1, {from_request}).option("cpu", 1, {PodProto("web")});
+  request.option("g5", 1, {from_request, PodProto("other").gpus(1)})
+      .option("p4d", 1, {from_request})
+      .option("cpu", 1, {PodProto("web")});
   REQUIRE_OK(f.service->Answer(request.build(), {absl::InfiniteFuture(), nullptr}));
   const std::vector<history::Record> records = recorder.records();
   REQUIRE(records.size() == 2);
