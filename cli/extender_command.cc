@@ -161,6 +161,8 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   server::RegisterOpsEndpoints(*parts.ops, process.registry, std::move(ready));
   scheduler::RegisterPreferencesRoute(*parts.ops, *process.ledger);
   parts.extender->RecordDecisionsTo(process.decisions.recorder.get());
+  parts.idle_gpus = std::make_unique<scheduler::IdleGpusGauge>(process.registry, *parts.state, *process.ledger);
+  parts.idle_gpus->Start(kIdleGpusPeriod);
   history::RegisterDecisionsRoute(*parts.ops, process.decisions.store.get(), *admin_token,
                                   process.decisions.unavailable);
   return parts;

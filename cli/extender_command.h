@@ -18,6 +18,7 @@
 #include "scheduler/extender.h"
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
+#include "scheduler/idle_gpus_gauge.h"
 #include "server/clock.h"
 #include "server/http_server.h"
 #include "server/logging.h"
@@ -54,6 +55,8 @@ struct ExtenderOptions {
 // at least every 5 minutes), and how long an intent holds new capacity (CA's max node provision time).
 inline constexpr absl::Duration kPreferenceTtl = absl::Minutes(10);
 inline constexpr absl::Duration kIntentTtl = absl::Minutes(15);
+// How often topofit_idle_gpus is recomputed: Prometheus' default scrape interval.
+inline constexpr absl::Duration kIdleGpusPeriod = absl::Seconds(15);
 
 // What the front ends of one process share: one clock, one metrics registry, one ledger (in `topofit
 // serve` the extender's preferences reach the expander, and its intents reach the extender, in memory;
@@ -96,6 +99,8 @@ struct ExtenderServers {
   // With --provisioning-requests (declared before the extender, which uses it, so it outlives it).
   std::unique_ptr<kubeclient::Provisioner> provisioner;
   std::unique_ptr<scheduler::Extender> extender;
+  // topofit_idle_gpus, refreshed every kIdleGpusPeriod (declared after the state it reads).
+  std::unique_ptr<scheduler::IdleGpusGauge> idle_gpus;
   std::unique_ptr<server::HttpServer> api;
   std::unique_ptr<server::HttpServer> ops;
   bool admin_enabled = false;
