@@ -40,6 +40,8 @@
 #include "decision/group_rank.h"
 #include "expander/expander_service.h"
 #include "expander/grpc_server.h"
+#include "history/recorder.h"
+#include "history/store.h"
 #include "ledger/ledger.h"
 #include "server/clock.h"
 #include "server/logging.h"
@@ -153,9 +155,12 @@ double Ms(std::chrono::steady_clock::duration d) { return std::chrono::duration<
 int main(int argc, char** argv) {
   int iterations = 50;
   std::vector<int> group_counts = {10, 100, 500};
+  std::string decision_db;  // record decisions here (":memory:": in memory); empty: not recorded
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
-    if (arg == "--quick") {
+    if (arg.rfind("--decision-db=", 0) == 0 && arg.size() > 14) {
+      decision_db = arg.substr(14);
+    } else if (arg == "--quick") {
       iterations = 10;
     } else if (arg.rfind("--iterations=", 0) == 0) {
       iterations = std::max(1, std::atoi(arg.c_str() + 13));
@@ -165,7 +170,9 @@ int main(int argc, char** argv) {
       std::string item;
       while (std::getline(list, item, ',')) group_counts.push_back(std::atoi(item.c_str()));
     } else {
-      std::fprintf(stderr, "usage: expander_bench [--quick] [--iterations=N] [--groups=10,100,500]\n");
+      std::fprintf(stderr,
+                   "usage: expander_bench [--quick] [--iterations=N] [--groups=10,100,500] "
+                   "[--decision-db=PATH|:memory:]\n");
       return 2;
     }
   }
@@ -185,6 +192,20 @@ int main(int argc, char** argv) {
       "expander-bench", {topofit::server::LogFormat::kJson, spdlog::level::info},
       std::make_shared<spdlog::sinks::null_sink_mt>());
   ExpanderService service({}, *ledger, clock, metrics, *log);
+  // With --decision-db, rankings and intents are recorded as `topofit expander` records them.
+  std::unique_ptr<topofit::history::DecisionStore> decisions;
+  std::unique_ptr<topofit::history::AsyncRecorder> recorder;
+  if (!decision_db.empty()) {
+    auto opened = topofit::history::DecisionStore::Open(decision_db == ":memory:" ? "" : decision_db);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "--decision-db: %s\n", opened.status().ToString().c_str());
+      return 2;
+    }
+    decisions = *std::move(opened);
+    recorder = std::make_unique<topofit::history::AsyncRecorder>(*decisions);
+    service.RecordDecisionsTo(recorder.get());
+  }
+  std::printf("Decisions recorded: %s\n", decision_db.empty() ? "no" : decision_db.c_str());
   GrpcServerOptions server_options;
   server_options.address = "127.0.0.1";
   server_options.port = 0;

@@ -22,7 +22,10 @@
 //
 //   extender_bench [--quick] [--iterations=N] [--duration=S] [--sizes=100,1000,5000] [--client-threads=4]
 //                  [--server-threads=4] [--in-use=0.45] [--seed=1] [--max-body-mb=256] [--images=50] [--no-breakdown]
-//                  [--no-throughput] [--no-cycles]
+//                  [--no-throughput] [--no-cycles] [--decision-db=PATH|:memory:]
+//
+// --decision-db records every decision to a decision history (history/), as `topofit extender` does:
+// run with and without it to see what recording costs a request.
 
 #include <algorithm>
 #include <atomic>
@@ -54,6 +57,8 @@
 #include "absl/strings/string_view.h"
 #include "bench/http_client.h"
 #include "codec/extender_json.h"
+#include "history/recorder.h"
+#include "history/store.h"
 #include "ledger/ledger.h"
 #include "scheduler/extender.h"
 #include "scheduler/extender_http.h"
@@ -88,6 +93,7 @@ struct Flags {
   bool breakdown = true;
   bool throughput = true;
   bool cycles = true;
+  std::string decision_db;   // record decisions here (":memory:": in memory); empty: not recorded
 };
 
 bool ParseFlags(int argc, char** argv, Flags& flags) {
@@ -130,6 +136,9 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       ok = absl::SimpleAtoi(*v, &flags.seed);
     } else if (auto v = value("--images")) {
       ok = absl::SimpleAtoi(*v, &flags.images) && flags.images >= 0;
+    } else if (auto v = value("--decision-db")) {
+      flags.decision_db = std::string(*v);
+      ok = !flags.decision_db.empty();
     } else if (auto v = value("--max-body-mb")) {
       ok = absl::SimpleAtoi(*v, &flags.max_body_mb) && flags.max_body_mb > 0;
     } else {
@@ -527,11 +536,25 @@ struct Server {
   SucceedingKubeClient kube;
   scheduler::ExtenderMetrics metrics = scheduler::ExtenderMetrics::Create(registry);
   spdlog::logger log{"extender", std::make_shared<spdlog::sinks::null_sink_mt>()};
+  // With --decision-db: declared before the extender that records to them, so they outlive it.
+  std::unique_ptr<history::DecisionStore> decisions;
+  std::unique_ptr<history::AsyncRecorder> recorder;
   scheduler::Extender extender{*state, *ledger, kube, metrics, log, clock};
   std::unique_ptr<server::HttpServer> http;
   int port = 0;
 
   explicit Server(const Flags& flags) {
+    if (!flags.decision_db.empty()) {
+      absl::StatusOr<std::unique_ptr<history::DecisionStore>> opened =
+          history::DecisionStore::Open(flags.decision_db == ":memory:" ? "" : flags.decision_db);
+      if (!opened.ok()) {
+        std::fprintf(stderr, "--decision-db: %s\n", std::string(opened.status().message()).c_str());
+        std::exit(1);
+      }
+      decisions = *std::move(opened);
+      recorder = std::make_unique<history::AsyncRecorder>(*decisions);
+      extender.RecordDecisionsTo(recorder.get());
+    }
     server::HttpServerOptions options;
     options.address = "127.0.0.1";
     options.max_body_bytes = flags.max_body_mb << 20;
@@ -874,6 +897,7 @@ int Main(int argc, char** argv) {
               pod_bytes / static_cast<double>(fleet.pod_json.size()), static_cast<unsigned long long>(flags.seed),
               flags.server_threads, flags.max_body_mb);
 
+  std::printf("Decisions recorded: %s\n", flags.decision_db.empty() ? "no" : flags.decision_db.c_str());
   Server server(flags);
   Prepare(server, fleet);
 
@@ -905,6 +929,10 @@ int Main(int argc, char** argv) {
     }
   }
   if (flags.breakdown) PrintBreakdown(flags, server, fleet);
+  if (server.recorder != nullptr) {
+    server.recorder->Flush();
+    std::printf("\nDecision records written: %lld\n", static_cast<long long>(server.decisions->Count().value_or(-1)));
+  }
   std::printf("\nLoad average at end: %s\n", LoadAverage().c_str());
   server.http->Stop();
   return 0;

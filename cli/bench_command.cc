@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <filesystem>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <iostream>
 #include <memory>
@@ -30,9 +32,20 @@
 #include "bench/sim/workloads/azure_llm.h"
 #include "bench/sim/workloads/openb.h"
 #include "bench/sim/workloads/synthetic.h"
+#include "history/recorder.h"
+#include "history/store.h"
 
 namespace topofit::cli {
 namespace {
+
+// A replay's decision database, new: the file and its WAL are replaced, so that it holds this replay alone.
+// Nothing is evicted (a replay's record is bounded by its workload).
+absl::StatusOr<std::unique_ptr<history::DecisionStore>> OpenBenchDecisionDb(const std::string& path) {
+  std::error_code ignored;
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix, ignored);
+  return history::DecisionStore::Open(
+      path, {.max_age = absl::InfiniteDuration(), .max_rows = std::numeric_limits<int64_t>::max()});
+}
 
 using sim::kSecond;
 
@@ -222,6 +235,32 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
                                      : std::max<size_t>(1, std::thread::hardware_concurrency());
   comparison.keep_first_results = !options.out.empty();
   comparison.progress = [&progress](uint64_t seed, size_t policy) { return progress.For(seed, policy); };
+  // The decision history of one replay: the topofit policy's, first seed, written in replay time.
+  std::unique_ptr<history::DecisionStore> store;
+  std::unique_ptr<history::AsyncRecorder> recorder;
+  if (!options.decision_db.empty()) {
+    auto topofit = std::find_if(policies->begin(), policies->end(), [](const sim::Policy& p) { return p.name == "topofit"; });
+    if (topofit == policies->end()) {
+      err << "topofit bench: --decision-db records the topofit policy's decisions: add it to --policies\n";
+      return 1;
+    }
+    absl::StatusOr<std::unique_ptr<history::DecisionStore>> opened = OpenBenchDecisionDb(options.decision_db);
+    if (!opened.ok()) {
+      err << "topofit bench: --decision-db: " << opened.status().message() << "\n";
+      return 1;
+    }
+    store = *std::move(opened);
+    // A replay makes decisions far faster than a cluster: the writer may lag, never drop.
+    recorder = std::make_unique<history::AsyncRecorder>(
+        *store, history::RecorderOptions{.queue_capacity = std::numeric_limits<size_t>::max()},
+        history::RecorderHooks{.on_write_failed = [&err](const absl::Status& s) {
+          err << "topofit bench: --decision-db: " << s.message() << "\n";
+        }});
+    const size_t recorded = static_cast<size_t>(topofit - policies->begin());
+    comparison.recorder = [&, recorded, first_seed = seeds->front()](uint64_t seed, size_t policy) {
+      return seed == first_seed && policy == recorded ? recorder.get() : nullptr;
+    };
+  }
   std::optional<sim::Workload> preloaded = *std::move(first);
   const sim::WorkloadForSeed workload_for_seed = [&](uint64_t seed) -> absl::StatusOr<sim::Workload> {
     if (preloaded) {
@@ -232,6 +271,10 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
     return LoadWorkload(options, seed);
   };
   absl::StatusOr<sim::Comparison> result = sim::Compare(workload_for_seed, *policies, comparison);
+  if (recorder != nullptr) {
+    recorder->Flush();
+    err << "wrote " << options.decision_db << " (" << store->Count().value_or(0) << " decisions)\n";
+  }
   if (!result.ok()) {
     err << "topofit bench: " << result.status().message() << "\n";
     return 1;
@@ -301,6 +344,10 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   bench->add_option("--out", options->out,
                     "write summary.csv/json, timeline.csv, pending_cdf.csv and plots here (plots: the first seed)")
       ->option_text("DIR");
+  bench->add_option("--decision-db", options->decision_db,
+                    "record the topofit policy's decisions (first seed, replay time) in this SQLite file, replacing "
+                    "it; read with `topofit explain --db` or the sqlite3 shell")
+      ->option_text("PATH");
   bench->add_option("--openb-pod-list", options->openb_pod_list,
                     "openb: which openb_pod_list_*.csv (default openb_pod_list_default.csv)")
       ->option_text("FILE");

@@ -20,6 +20,7 @@ struct BenchOptions {
   std::string expander_chain = "least-waste";
   std::string expander_priorities;     // the `priority` expander's ConfigMap text (key `priorities`)
   std::string out;                     // write CSV, JSON and plots here (empty: table only)
+  std::string decision_db;             // record the topofit policy's decisions (first seed) here
   std::string openb_pod_list = "openb_pod_list_default.csv";
   double openb_interval_seconds = 0;   // > 0: the FGD paper's mode, pods submitted in order at this interval
   double openb_compression = 1;
@@ -36,7 +37,8 @@ struct BenchOptions {
 
 // Runs `topofit bench` with its streams injected: the table goes to `out`, progress and errors to `err`.
 // Exit codes: 0 ok, 1 bad input (unknown workload, baseline, policy or expander, malformed --seeds,
-// unreadable or malformed --expander-priorities, unreadable trace, unwritable --out).
+// unreadable or malformed --expander-priorities, unreadable trace, unwritable --out, a --decision-db that
+// does not open or a --decision-db without the topofit policy).
 int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err);
 
 // `topofit bench`: replay a workload (a trace or the built-in generator) through the stock components

@@ -73,6 +73,7 @@ absl::StatusOr<ExpanderParts> BuildExpander(const ExpanderOptions& options, Proc
   parts.metrics = std::make_unique<expander::ExpanderMetrics>(expander::ExpanderMetrics::Create(process.registry));
   parts.service = std::make_unique<expander::ExpanderService>(std::move(service_options), *process.ledger,
                                                               process.clock, *parts.metrics, log);
+  parts.service->RecordDecisionsTo(process.decisions.recorder.get());
   parts.grpc.address = options.address;
   parts.grpc.port = options.grpc_port;
   parts.grpc.tls_cert_file = options.tls_cert;
@@ -101,6 +102,7 @@ int RunExpander(const ExpanderOptions& options, const std::function<void(int, in
   if (absl::Status ledger = UseLedger(options.ledger, options.kubeconfig, process, log); !ledger.ok()) {
     return Fail(kCommand, ledger);
   }
+  process.decisions = OpenDecisionHistory(options.decision_db, process.registry, log);
   absl::StatusOr<ExpanderParts> parts = BuildExpander(options, process, log);
   if (!parts.ok()) return Fail(kCommand, parts.status());
   server::HttpServerOptions ops_options;
@@ -153,6 +155,7 @@ int RunServe(const ServeOptions& options, const std::function<void(int, int, int
       !ledger.ok()) {
     return Fail(kCommand, ledger);
   }
+  process.decisions = OpenDecisionHistory(extender_options.decision_db, process.registry, log);
   std::atomic<bool> serving{false};
   absl::StatusOr<ExtenderServers> extender =
       BuildExtender(extender_options, process, log, [&] { return serving.load() && process.ledger_ready(); });
@@ -202,6 +205,7 @@ void AddExpanderCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--log-level", options->log_level, "trace, debug, info, warn, error")->capture_default_str();
   AddKubeconfigFlag(*cmd, options->kubeconfig);
   AddLedgerFlag(*cmd, options->ledger);
+  AddDecisionDbFlag(*cmd, options->decision_db);
   cmd->callback([options, &exit_code] { exit_code = RunExpander(*options); });
 }
 

@@ -34,6 +34,7 @@ struct ExpanderOptions {
   std::string log_level = "info";
   std::string kubeconfig;         // for --ledger=api; empty: in-cluster service account
   std::string ledger = "memory";  // or "api" (cli/ledger_flags.h)
+  std::string decision_db;        // empty: the decision history in memory (cli/decision_history.h)
 };
 
 // Price per node-hour by node group id, from a JSON object: {"p4d-us-east-1a": 32.77, "g5": 16.29}.

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "cli/ledger_flags.h"
+#include "history/decisions_http.h"
 #include "kubeclient/config.h"
 #include "kubeclient/kube_api.h"
 #include "kubeclient/rest_client.h"
@@ -175,6 +176,11 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   parts.ops = *std::move(ops);
   server::RegisterOpsEndpoints(*parts.ops, process.registry, std::move(ready));
   scheduler::RegisterPreferencesRoute(*parts.ops, *process.ledger);
+  parts.extender->RecordDecisionsTo(process.decisions.recorder.get());
+  parts.idle_gpus = std::make_unique<scheduler::IdleGpusGauge>(process.registry, *parts.state, *process.ledger);
+  parts.idle_gpus->Start(kIdleGpusPeriod);
+  history::RegisterDecisionsRoute(*parts.ops, process.decisions.store.get(), *admin_token,
+                                  process.decisions.unavailable);
   return parts;
 }
 
@@ -190,6 +196,7 @@ int RunExtender(const ExtenderOptions& options, const std::function<void(int, in
   if (absl::Status ledger = UseLedger(options.ledger, options.kubeconfig, process, log); !ledger.ok()) {
     return Fail(ledger);
   }
+  process.decisions = OpenDecisionHistory(options.decision_db, process.registry, log);
   std::atomic<bool> serving{false};
   absl::StatusOr<ExtenderServers> servers =
       BuildExtender(options, process, log, [&] { return serving.load() && process.ledger_ready(); });
@@ -229,7 +236,7 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   cmd.add_option("--tls-cert", options.tls_cert, "PEM server certificate (with --tls-key: HTTPS)");
   cmd.add_option("--tls-key", options.tls_key, "PEM server key");
   cmd.add_option("--tls-client-ca", options.tls_client_ca, "PEM CA that client certificates must chain to");
-  cmd.add_option("--ops-port", options.ops_port, "plain HTTP port for /healthz /readyz /metrics /preferences")
+  cmd.add_option("--ops-port", options.ops_port, "plain HTTP port for /healthz /readyz /metrics /preferences /decisions")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   cmd.add_option("--admin-token-file", options.admin_token_file,
@@ -239,6 +246,7 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   cmd.add_option("--max-body-bytes", options.max_body_bytes, "largest request body accepted")->capture_default_str();
   AddKubeconfigFlag(cmd, options.kubeconfig);
   AddLedgerFlag(cmd, options.ledger);
+  AddDecisionDbFlag(cmd, options.decision_db);
   cmd.add_flag("--live-state", options.live_state,
                "watch nodes and bound pods and keep the GPU state from them (topofit.io/gpu-ids, GPU requests)");
   cmd.add_flag("--provisioning-requests", options.provisioning_requests,

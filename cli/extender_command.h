@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/status/statusor.h"
+#include "cli/decision_history.h"
 #include "kubeclient/gpu_state_sync.h"
 #include "kubeclient/kube_api.h"
 #include "kubeclient/leader_election.h"
@@ -17,6 +18,7 @@
 #include "scheduler/extender.h"
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
+#include "scheduler/idle_gpus_gauge.h"
 #include "server/clock.h"
 #include "server/http_server.h"
 #include "server/logging.h"
@@ -46,12 +48,15 @@ struct ExtenderOptions {
   std::string leader_elect_namespace;  // empty: kubeclient::OwnNamespace()
   std::string leader_elect_identity;   // empty: kubeclient::DefaultLeaderIdentity()
   std::string ledger = "memory";  // or "api" (cli/ledger_flags.h)
+  std::string decision_db;        // empty: the decision history in memory (cli/decision_history.h)
 };
 
 // How long a pending pod's preference lives without a refresh (kube-scheduler retries unschedulable pods
 // at least every 5 minutes), and how long an intent holds new capacity (CA's max node provision time).
 inline constexpr absl::Duration kPreferenceTtl = absl::Minutes(10);
 inline constexpr absl::Duration kIntentTtl = absl::Minutes(15);
+// How often topofit_idle_gpus is recomputed: Prometheus' default scrape interval.
+inline constexpr absl::Duration kIdleGpusPeriod = absl::Seconds(15);
 
 // What the front ends of one process share: one clock, one metrics registry, one ledger (in `topofit
 // serve` the extender's preferences reach the expander, and its intents reach the extender, in memory;
@@ -70,6 +75,8 @@ struct ProcessState {
   std::unique_ptr<kubeclient::KubeApi> ledger_kube;
   std::unique_ptr<ledger::Ledger> ledger;
   std::unique_ptr<kubeclient::ListWatcher> ledger_watch;  // feeds the ledger: declared after it, stopped first
+  // What the front ends record their decisions to (OpenDecisionHistory); empty: nothing is recorded.
+  DecisionHistory decisions;
 };
 
 // --log-format and --log-level, checked; the error names the flag.
@@ -94,6 +101,8 @@ struct ExtenderServers {
   // With --provisioning-requests (declared before the extender, which uses it, so it outlives it).
   std::unique_ptr<kubeclient::Provisioner> provisioner;
   std::unique_ptr<scheduler::Extender> extender;
+  // topofit_idle_gpus, refreshed every kIdleGpusPeriod (declared after the state it reads).
+  std::unique_ptr<scheduler::IdleGpusGauge> idle_gpus;
   std::unique_ptr<server::HttpServer> api;
   std::unique_ptr<server::HttpServer> ops;
   bool admin_enabled = false;

@@ -5,6 +5,7 @@
 #include "cli/agent_command.h"
 #include "cli/bench_command.h"
 #include "cli/expander_command.h"
+#include "cli/explain_command.h"
 #include "cli/extender_command.h"
 #include "cli/topo_command.h"
 
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   topofit::cli::AddServeCommand(app, exit_code);
   topofit::cli::AddBenchCommand(app, exit_code);
   topofit::cli::AddAgentCommand(app, exit_code);
+  topofit::cli::AddExplainCommand(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -233,6 +233,7 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
   }
   if (!viable.empty()) {
     const bool by_price = std::all_of(viable.begin(), viable.end(), [](const OptionVerdict* v) { return v->price > 0; });
+    ranking.by_price = by_price;
     const auto best_key = RankKey(**std::min_element(viable.begin(), viable.end(), [by_price](const auto* a, const auto* b) {
       return RankKey(*a, by_price) < RankKey(*b, by_price);
     }), by_price);
@@ -248,6 +249,19 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
   ranking.chosen.insert(ranking.chosen.end(), passed_through.begin(), passed_through.end());
   ranking.veto = ranking.chosen.empty() && any_gpu;
   return ranking;
+}
+
+}  // namespace topofit::decision
+
+namespace topofit::decision {
+
+RankCriterion LostOn(const OptionVerdict& loser, const OptionVerdict& winner, bool by_price) {
+  using enum RankCriterion;
+  const auto l = RankKey(loser, by_price), w = RankKey(winner, by_price);
+  // Smaller is better in every element of the key; the first that differs decides.
+  if (std::get<0>(l) != std::get<0>(w)) return std::get<0>(l) > std::get<0>(w) ? kPreferences : kNone;
+  if (std::get<1>(l) != std::get<1>(w)) return std::get<1>(l) > std::get<1>(w) ? kCostPerUsefulGpu : kNone;
+  return std::get<2>(l) > std::get<2>(w) ? kPodsPlaced : kNone;
 }
 
 }  // namespace topofit::decision

@@ -59,6 +59,8 @@ struct Ranking {
   std::vector<std::string> chosen;
   std::vector<OptionVerdict> verdicts;  // one per option, in the input's order
   bool veto = false;
+  // Whether costs were prices (every viable option's price known) or, failing that, GPUs.
+  bool by_price = false;
 };
 
 // The template annotation giving a group's price when the config has none, e.g. "32.77".
@@ -77,5 +79,14 @@ inline constexpr char kPriceAnnotation[] = "topofit.io/price-per-node-hour";
 // stops and is incomplete: the caller must discard it (the expander's call deadline).
 Ranking RankOptions(const RankInput& input, TopologySource& topologies, const RankPolicy& policy = {},
                     const std::function<bool()>& stop = {});
+
+}  // namespace topofit::decision
+
+namespace topofit::decision {
+
+// The first of RankOptions' criteria on which `loser` ranks behind `winner`, with costs priced or counted
+// in GPUs as the ranking did (Ranking::by_price); kNone when it does not (a tie).
+enum class RankCriterion : uint8_t { kNone, kPreferences, kCostPerUsefulGpu, kPodsPlaced };
+RankCriterion LostOn(const OptionVerdict& loser, const OptionVerdict& winner, bool by_price);
 
 }  // namespace topofit::decision

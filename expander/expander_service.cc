@@ -1,5 +1,6 @@
 #include "expander/expander_service.h"
 
+#include <algorithm>
 #include <exception>
 #include <unordered_map>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "codec/kube_proto.h"
 #include "decision/intent.h"
+#include "history/from_decisions.h"
 #include "server/logging.h"
 
 namespace topofit::expander {
@@ -173,7 +175,16 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
 
   // Recorded so that the extender holds the new GPUs for these pods (decision/intent.h).
   std::string intent_group;
-  if (std::optional<decision::Intent> intent = decision::IntentFor(input, ranking)) {
+  std::optional<decision::Intent> intent = decision::IntentFor(input, ranking);
+  if (recorder_ != nullptr) {
+    // Options without GPU pods are passed through unjudged: a ranking of only those decides nothing.
+    const absl::Time now = clock_.Now();
+    const bool any_gpu = std::any_of(ranking.verdicts.begin(), ranking.verdicts.end(),
+                                     [](const decision::OptionVerdict& v) { return v.needs_gpus; });
+    if (any_gpu) recorder_->Record(history::RankingRecord(now, input, ranking));
+    if (intent) recorder_->Record(history::IntentRecord(now, *intent, history::PodKeys(input, intent->node_group)));
+  }
+  if (intent) {
     intent_group = intent->node_group;
     ledger_.RecordIntent(*std::move(intent));
   }

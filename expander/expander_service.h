@@ -26,6 +26,7 @@
 #include "absl/time/time.h"
 #include "codec/node_topology.h"
 #include "decision/group_rank.h"
+#include "history/recorder.h"
 #include "ledger/ledger.h"
 #include "proto/expander.grpc.pb.h"
 #include "server/clock.h"
@@ -84,6 +85,10 @@ class ExpanderService final
   ::grpc::ServerUnaryReactor* BestOptions(::grpc::CallbackServerContext* context, const ::grpc::ByteBuffer* request,
                                           ::grpc::ByteBuffer* response) override;
 
+  // Where rankings of GPU options and the intents they imply are recorded (null: not recorded). Set before
+  // serving; the recorder must outlive the service and never block.
+  void RecordDecisionsTo(history::DecisionRecorder* recorder) { recorder_ = recorder; }
+
   // The whole decision with the status codes above, without gRPC types in the way.
   absl::StatusOr<::grpcplugin::BestOptionsResponse> Answer(const ::grpcplugin::BestOptionsRequest& request,
                                                            const CallDeadline& deadline);
@@ -102,6 +107,7 @@ class ExpanderService final
   spdlog::logger& log_;
   // Templates' topologies, cached across calls: a cluster's groups have few shapes.
   codec::TopologyResolver topologies_;
+  history::DecisionRecorder* recorder_ = nullptr;
 };
 
 }  // namespace topofit::expander

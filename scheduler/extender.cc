@@ -9,7 +9,9 @@
 #include "decision/filter_memo.h"
 #include "decision/preempt.h"
 #include "decision/preference.h"
+#include "decision/pod_uid.h"
 #include "decision/prioritize.h"
+#include "history/from_decisions.h"
 #include "kube/topofit_annotations.h"
 #include "server/logging.h"
 
@@ -109,6 +111,11 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
     metrics_.invalid_pods.Inc();
     server::LogEvent(log_, "filter", {{"pod", pod_key}, {"verdict", "error"}, {"reason", result.error}},
                      spdlog::level::warn);
+    if (recorder_ != nullptr) {
+      history::Record record = history::FilterRecord(clock_.Now(), {decision::LedgerPodUid(args.pod), pod_key}, 0, {});
+      record.reason = history::Reason::kInvalidPod;
+      recorder_->Record(std::move(record));
+    }
     return result;
   }
   absl::StatusOr<RequestNodes> nodes = NodesOf(args);
@@ -120,9 +127,12 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   const CapacityHolds holds = HoldsNow(*demand);
   FilterMemo memo;
   bool held_back = false;
+  const bool recording = recorder_ != nullptr && demand->wants_gpus();
+  std::vector<history::Candidate> candidates;
   for (size_t i = 0; i < nodes->snapshots.size(); ++i) {
     const NodeGpuSnapshot& node = *nodes->snapshots[i];
     const NodeVerdict verdict = decision::JudgeNode(*demand, args.pod.metadata.uid, node, holds, memo);
+    if (recording) candidates.push_back(history::NodeCandidate(node.node, verdict));
     if (verdict.fits) {
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
     } else {
@@ -140,6 +150,13 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
     }
   }
   metrics_.nodes_refused.Inc({"unknown-topology"}, static_cast<double>(nodes->unresolved.size()));
+  if (recording) {
+    for (const auto& [name, reason] : nodes->unresolved) {
+      candidates.push_back({.name = name, .reason = history::Reason::kTopologyUnknown, .unresolvable = true});
+    }
+    recorder_->Record(history::FilterRecord(clock_.Now(), {decision::LedgerPodUid(args.pod), pod_key},
+                                            demand->request.gpus, std::move(candidates)));
+  }
   RecordPreference(args.pod, *demand, result, held_back);
   const size_t passed = result.nodes ? result.nodes->size() : result.node_names->size();
   server::LogEvent(log_, "filter",
@@ -182,10 +199,16 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
     // a follower's filter (during a failover) asks for nothing.
     capacity_->RequestFor(PodRef{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name}, refused);
     AskedCapacity(pod.metadata.uid);
+    if (recorder_ != nullptr) {
+      recorder_->Record(history::CapacityRecord(
+          clock_.Now(), history::Kind::kCapacityRequested,
+          {decision::LedgerPodUid(pod), absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name)}));
+    }
   }
   decision::Preference preference = decision::PreferenceFor(pod, demand, std::move(refused));
   server::LogEvent(log_, "preference", {{"pod", preference.pod_key}, {"gpus", std::to_string(preference.gpus)},
                                         {"min-link", std::string(topology::LinkClassName(preference.min_link))}});
+  if (recorder_ != nullptr) recorder_->Record(history::PreferenceRecord(clock_.Now(), preference));
   ledger_.RecordPreference(std::move(preference));
   metrics_.pending_preferences.Set(static_cast<double>(ledger_.PreferenceCount()));
 }
@@ -257,6 +280,9 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
   }
   ReleasePodBindLock(args.pod_uid, std::move(lock));
   metrics_.binds.Inc({error.empty() ? "ok" : "error"});
+  if (recorder_ != nullptr) {
+    recorder_->Record(history::BindRecord(clock_.Now(), {pod.uid, pod.key()}, args.node, 0, gpu_ids, error.empty()));
+  }
   server::LogEvent(log_, "bind",
                    {{"pod", pod.key()}, {"node", args.node}, {"gpus", gpu_ids}, {"result", error.empty() ? "ok" : error}},
                    error.empty() ? spdlog::level::info : spdlog::level::warn);
@@ -334,7 +360,12 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
     }
   }
   ledger_.ForgetPod(args.pod_uid);
-  if (capacity_ != nullptr && remembered->asked_capacity) capacity_->Withdraw(pod);  // it has served
+  if (capacity_ != nullptr && remembered->asked_capacity) {
+    capacity_->Withdraw(pod);  // it has served
+    if (recorder_ != nullptr) {
+      recorder_->Record(history::CapacityRecord(clock_.Now(), history::Kind::kCapacityWithdrawn, {pod.uid, pod.key()}));
+    }
+  }
   return std::string();
 }
 

@@ -13,6 +13,7 @@
 #include "codec/extender_json.h"
 #include "decision/capacity_hold.h"
 #include "decision/pod_demand.h"
+#include "history/recorder.h"
 #include "ledger/ledger.h"
 #include "scheduler/capacity_requests.h"
 #include "scheduler/extender_metrics.h"
@@ -55,6 +56,10 @@ class Extender {
   bool PodDeleted(const std::string& pod_uid);
   // A pod holds GPUs on a node (the admin endpoint now, a watch later); see GpuState::ObservePod.
   absl::Status PodReported(const PodRef& pod, const std::string& node, int gpus, std::optional<topology::GpuSet> ids);
+
+  // Where filter verdicts, preferences, capacity requests and binds of GPU pods are recorded (null: not
+  // recorded). Set before serving; the recorder must outlive the extender and never block.
+  void RecordDecisionsTo(history::DecisionRecorder* recorder) { recorder_ = recorder; }
 
  private:
   // The snapshots of the nodes a request names, learning nodes sent in full. NotFound names every node
@@ -101,6 +106,7 @@ class Extender {
   const server::Clock& clock_;
   CapacityRequests* capacity_;
   const Leadership& leadership_;
+  history::DecisionRecorder* recorder_ = nullptr;
 
   // Bind arguments carry no pod spec; the filter call of the same scheduling cycle saw it. A bounded
   // memory of recent demands saves an API read per bind (GetPod is the fallback).

@@ -1,11 +1,10 @@
 #include "scheduler/extender_http.h"
 
-#include <openssl/crypto.h>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "codec/extender_json.h"
 #include "codec/ledger_json.h"
+#include "server/bearer_token.h"
 
 namespace topofit::scheduler {
 namespace {
@@ -42,13 +41,6 @@ HttpResponse Serve(const HttpRequest& request, Parse parse, Verb verb, Encode en
   auto result = verb(*args);
   if (!result.ok()) return ErrorFor(result.status());
   return Json(encode(*result));
-}
-
-bool Authorized(const HttpRequest& request, const std::string& token) {
-  const std::string header = request.Header("Authorization");
-  const std::string expected = "Bearer " + token;
-  // Constant time: the comparison must not reveal how much of the token matched.
-  return header.size() == expected.size() && CRYPTO_memcmp(header.data(), expected.data(), header.size()) == 0;
 }
 
 HttpResponse ReportPod(Extender& extender, const HttpRequest& request) {
@@ -106,12 +98,8 @@ void RegisterExtenderRoutes(server::HttpServer& server, Extender& extender, std:
                  codec::SerializePreemptionResult);
   });
 
-  auto admin = [token = std::move(admin_token)](auto handler) {
-    return [token, handler](const HttpRequest& request) {
-      if (token.empty()) return server::JsonError(403, "admin endpoints are disabled: start with --admin-token-file");
-      if (!Authorized(request, token)) return server::JsonError(401, "missing or wrong bearer token");
-      return handler(request);
-    };
+  auto admin = [token = std::move(admin_token)](server::HttpHandler handler) {
+    return server::RequireAdminToken(token, std::move(handler));
   };
   server.Handle("POST", "/admin/pods", admin([&extender](const HttpRequest& request) {
     return ReportPod(extender, request);

@@ -23,6 +23,7 @@ absl::StatusOr<Comparison> Compare(const WorkloadForSeed& workload_for_seed, con
           ReplayOptions replay = options.replay;
           replay.seed = seed;
           replay.progress = options.progress ? options.progress(seed, i) : nullptr;
+          replay.recorder = options.recorder ? options.recorder(seed, i) : nullptr;
           replays[i] = Replay(*workload, policies[i], replay);
         }));
       }

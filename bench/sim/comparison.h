@@ -29,6 +29,8 @@ struct ComparisonOptions {
   bool keep_first_results = false;
   // The progress callback for a replay (null: none).
   std::function<std::function<void(double)>(uint64_t seed, size_t policy)> progress;
+  // Where a replay's decisions are recorded (null or returning null: nowhere).
+  std::function<history::DecisionRecorder*(uint64_t seed, size_t policy)> recorder;
 };
 
 struct SeedComparison {

@@ -9,6 +9,7 @@
 #include "codec/node_topology.h"
 #include "decision/group_rank.h"
 #include "decision/intent.h"
+#include "history/from_decisions.h"
 
 namespace topofit::sim {
 namespace {
@@ -138,6 +139,9 @@ std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<Scale
   input.preferences = preferences;
   codec::TopologyResolver topologies;  // one per loop: a replay has few templates
   const decision::Ranking ranking = decision::RankOptions(input, topologies);
+  if (world.recorder() != nullptr) {
+    world.recorder()->Record(history::RankingRecord(world.time(), input, ranking));
+  }
   if (ranking.veto) return std::nullopt;
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < options.size(); ++i) index.emplace(world.groups()[options[i].group].spec.name, i);

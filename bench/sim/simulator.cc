@@ -8,9 +8,11 @@
 #include <unordered_map>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "bench/sim/kube_scheduler_model.h"
 #include "decision/preference.h"
+#include "history/from_decisions.h"
 #include "server/clock.h"
 
 namespace topofit::sim {
@@ -28,7 +30,7 @@ constexpr absl::Duration kIntentTtl = absl::Minutes(15);
 class SimClock final : public server::Clock {
  public:
   explicit SimClock(const World& world) : world_(world) {}
-  absl::Time Now() const override { return absl::UnixEpoch() + absl::Milliseconds(world_.now()); }
+  absl::Time Now() const override { return world_.time(); }
 
  private:
   const World& world_;
@@ -71,6 +73,11 @@ class Replayer {
   // The extender's holds on new capacity from the ledger's live intents (null: none), rebuilt when the
   // ledger or the time changed since the last call.
   const decision::CapacityHolds* Holds();
+  // The pod as the decision history names it.
+  history::PodSubject Subject(int pod) const {
+    const kube::Pod object = world_->PodObject(pod);
+    return {object.metadata.uid, absl::StrCat(object.metadata.namespace_name, "/", object.metadata.name)};
+  }
   void Push(Event::Kind kind, SimTime at, int id, int epoch = 0) { events_.push({at, sequence_++, kind, id, epoch}); }
   ReplayResult Result() const;
 
@@ -120,6 +127,10 @@ void Replayer::Place(int pod, const PlacementDecision& decision) {
     holds_stale_ = true;
     preference_refreshed_.erase(pod);
   }
+  if (world_->recorder() != nullptr) {
+    world_->recorder()->Record(history::BindRecord(world_->time(), Subject(pod), world_->nodes()[decision.node].gpus.node,
+                                                   decision.gpus.size(), decision.gpus.ToString(), true));
+  }
   const SimTime finish = world_->StartPod(pod, decision.node, decision.gpus);
   Push(Event::Kind::kPodFinish, finish, pod, p.epoch);
   dirty_ = true;
@@ -130,7 +141,9 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
   p.refused_for_topology = true;
   std::vector<std::string> refused;
   for (int node : decision.refused_nodes) refused.push_back(world_->nodes()[node].gpus.node);
-  ledger_->RecordPreference(decision::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, refused));
+  decision::Preference preference = decision::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, refused);
+  if (world_->recorder() != nullptr) world_->recorder()->Record(history::PreferenceRecord(world_->time(), preference));
+  ledger_->RecordPreference(std::move(preference));
   holds_stale_ = true;
   preference_refreshed_[pod] = world_->now();
   if (p.provisioning_request < 0 && !decision.held_back) {
@@ -141,6 +154,9 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
     request.created = world_->now();
     request.next_attempt = world_->now();
     world_->CreateRequest(std::move(request));
+    if (world_->recorder() != nullptr) {
+      world_->recorder()->Record(history::CapacityRecord(world_->time(), history::Kind::kCapacityRequested, Subject(pod)));
+    }
   }
 }
 
@@ -251,6 +267,11 @@ void Replayer::Apply(const AutoscalerActions& actions) {
     }
     for (int pod : option.pods) world_->pods()[pod].scale_up = id;
     if (option.intent && world_->policy().topofit_extender) {  // only the extender reads intents
+      if (world_->recorder() != nullptr) {
+        std::map<std::string, std::string> keys;
+        for (int pod : option.pods) keys.emplace(world_->PodUid(pod), Subject(pod).key);
+        world_->recorder()->Record(history::IntentRecord(world_->time(), *option.intent, keys));
+      }
       ledger_->RecordIntent(*option.intent);
       holds_stale_ = true;
       for (int pod : option.pods) {
@@ -416,6 +437,7 @@ ReplayResult Replayer::Result() const {
 absl::StatusOr<ReplayResult> Replay(const Workload& workload, const Policy& policy, const ReplayOptions& options) {
   absl::StatusOr<std::unique_ptr<World>> world = World::Create(workload, policy, options.seed);
   if (!world.ok()) return world.status();
+  (*world)->set_recorder(options.recorder);
   Replayer replayer(*std::move(world), options);
   return replayer.Run();
 }

@@ -10,6 +10,7 @@
 #include "bench/sim/policy.h"
 #include "bench/sim/world.h"
 #include "bench/sim/workload.h"
+#include "history/recorder.h"
 
 namespace topofit::sim {
 
@@ -23,6 +24,9 @@ struct ReplayOptions {
   SimTime horizon = 0;
   // Called now and then with the share of pods finished, 0..1.
   std::function<void(double)> progress;
+  // Where topofit's decisions are recorded, stamped with replay time (null: nowhere): the preferences and
+  // capacity requests of refused pods, the expander's rankings and intents, and binds.
+  history::DecisionRecorder* recorder = nullptr;
 };
 
 // What happened to one pod.

@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "bench/sim/policy.h"
 #include "bench/sim/workload.h"
 #include "kube/objects.h"
 #include "decision/node_snapshot.h"
 #include "decision/pod_demand.h"
+#include "history/recorder.h"
 #include "topology/gpu_set.h"
 
 namespace topofit::sim {
@@ -138,6 +140,12 @@ class World {
   const Workload& workload() const { return workload_; }
   const Policy& policy() const { return policy_; }
   SimTime now() const { return now_; }
+  // The replay's clock as a time: simulated milliseconds from the Unix epoch (what the ledger and the
+  // decision history see; never the wall clock).
+  absl::Time time() const { return absl::UnixEpoch() + absl::Milliseconds(now_); }
+  // Where topofit's decisions in this replay are recorded; null: nowhere.
+  history::DecisionRecorder* recorder() const { return recorder_; }
+  void set_recorder(history::DecisionRecorder* recorder) { recorder_ = recorder; }
   std::mt19937_64& rng() { return rng_; }
 
   std::vector<GroupState>& groups() { return groups_; }
@@ -212,6 +220,7 @@ class World {
   Policy policy_;
   std::mt19937_64 rng_;
   SimTime now_ = 0;
+  history::DecisionRecorder* recorder_ = nullptr;
   std::vector<GroupState> groups_;
   std::vector<SimNode> nodes_;
   std::vector<PodClass> classes_;

@@ -272,3 +272,51 @@ TEST_CASE("pods are packed first-fit decreasing over the new nodes", "[rank]") {
 
 }  // namespace
 }  // namespace topofit::decision
+
+namespace topofit::decision {
+namespace {
+
+TEST_CASE("LostOn names the first of the ranking's criteria an option falls behind on", "[group_rank]") {
+  OptionVerdict best;
+  best.node_group_id = "best";
+  best.needs_gpus = true;
+  best.preferences_satisfied = 2;
+  best.provisioned_gpus = 8;
+  best.useful_gpus = 8;
+  best.placed_pods = 2;
+  best.price = 30;
+  struct Row {
+    const char* name;
+    OptionVerdict loser;
+    bool by_price;
+    RankCriterion expected;
+  };
+  auto with = [&](auto change) {
+    OptionVerdict v = best;
+    v.node_group_id = "other";
+    change(v);
+    return v;
+  };
+  const std::vector<Row> rows = {
+      {"fewer preferences, though cheaper", with([](OptionVerdict& v) { v.preferences_satisfied = 1; v.price = 1; }),
+       true, RankCriterion::kPreferences},
+      {"dearer for the same useful GPUs", with([](OptionVerdict& v) { v.price = 31; }), true,
+       RankCriterion::kCostPerUsefulGpu},
+      {"the same price for slower sets", with([](OptionVerdict& v) { v.useful_gpus = 6; }), true,
+       RankCriterion::kCostPerUsefulGpu},
+      {"more GPUs for the same work, prices unknown", with([](OptionVerdict& v) { v.provisioned_gpus = 16; v.price = 0; }),
+       false, RankCriterion::kCostPerUsefulGpu},
+      {"as cheap, fewer pods placed", with([](OptionVerdict& v) { v.placed_pods = 1; }), true,
+       RankCriterion::kPodsPlaced},
+      {"tied", with([](OptionVerdict&) {}), true, RankCriterion::kNone},
+      {"more preferences, though dearer: it did not lose",
+       with([](OptionVerdict& v) { v.preferences_satisfied = 3; v.price = 99; }), true, RankCriterion::kNone},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    CHECK(LostOn(row.loser, best, row.by_price) == row.expected);
+  }
+}
+
+}  // namespace
+}  // namespace topofit::decision

@@ -10,6 +10,7 @@
 // NVLink group; the new node appears; a 1-GPU pod that arrives first is kept off it; the 8-GPU pod lands there.
 
 #include <chrono>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cli/decision_history.h"
 #include "cli/expander_command.h"
+#include "cli/explain_command.h"
 #include "cli/extender_command.h"
 #include "cli/ledger_flags.h"
 #include "proto/expander.grpc.pb.h"
@@ -138,15 +141,24 @@ struct Cluster {
     extender_options.kubeconfig = scratch.path("kubeconfig");
     extender_options.live_state = true;
     extender_options.provisioning_requests = true;
+    scratch.Write("admin-token", "e2e-admin-token\n");
+    extender_options.admin_token_file = scratch.path("admin-token");
     REQUIRE(cli::UseLedger(ledger, extender_options.kubeconfig, process, log).ok());
+    // The decision history: with two processes, each writes to the same file (WAL: one writer at a time).
+    process.decisions = cli::OpenDecisionHistory(scratch.path("decisions.db"), process.registry, log);
+    REQUIRE(process.decisions.recorder != nullptr);
     if (ledger == "api") {
       expander_process = &separate_process;
       REQUIRE(cli::UseLedger(ledger, extender_options.kubeconfig, separate_process, log).ok());
+      separate_process.decisions =
+          cli::OpenDecisionHistory(scratch.path("decisions.db"), separate_process.registry, log);
+      REQUIRE(separate_process.decisions.recorder != nullptr);
     }
     absl::StatusOr<cli::ExtenderServers> built = cli::BuildExtender(extender_options, process, log, [] { return true; });
     REQUIRE(built.ok());
     extender = *std::move(built);
     extender_port = extender.api->Start().value();
+    ops_port = extender.ops->Start().value();
 
     cli::ExpanderOptions expander_options;
     expander_options.address = "127.0.0.1";
@@ -163,6 +175,18 @@ struct Cluster {
   ~Cluster() {
     grpc->Shutdown(absl::ZeroDuration());
     extender.api->Stop();
+    extender.ops->Stop();
+  }
+
+  // `topofit explain` with `source` (--db or --server): exit code, stdout.
+  std::pair<int, std::string> Explain(cli::ExplainOptions options) {
+    for (cli::ProcessState* p : {&process, &separate_process}) {
+      if (p->decisions.recorder != nullptr) p->decisions.recorder->Flush();
+    }
+    std::ostringstream out, err;
+    const int code = cli::RunExplain(options, out, err);
+    INFO(err.str());
+    return {code, out.str()};
   }
 
   // kube-scheduler's extender call with nodeCacheCapable: false: the pod and the full Node objects.
@@ -209,6 +233,7 @@ struct Cluster {
   cli::ProcessState* expander_process = &process;
   cli::ExtenderServers extender;
   int extender_port = 0;
+  int ops_port = 0;
   cli::ExpanderParts expander;
   std::unique_ptr<expander::GrpcServer> grpc;
 };
@@ -286,6 +311,51 @@ TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it 
     return cluster.process.ledger->Intents().empty() && cluster.expander_process->ledger->Intents().empty();
   }));
   CHECK(Cluster::Passed(cluster.Filter("web", {"g5-1", "p4d-new"})) == std::vector<std::string>{"g5-1"});
+
+  // 8. `topofit explain pod ml/trainer` tells the whole chain, newest first, on one correlation id: the
+  // bind, the capacity withdrawn, the fit, the intent and ranking, the capacity asked, the refusal.
+  cli::ExplainOptions explain;
+  explain.subject = "pod";
+  explain.name = "ml/trainer";
+  explain.db = cluster.scratch.path("decisions.db");
+  const auto [code, story] = cluster.Explain(explain);
+  INFO(story);
+  REQUIRE(code == 0);
+  CHECK_THAT(story, Catch::StartsWith("ml/trainer bound to p4d-new"));
+  CHECK_THAT(story, Catch::Contains("correlation id uid-trainer ("));
+  const std::vector<std::string> chain = {
+      "bound to p4d-new, GPUs 0,1,2,3,4,5,6,7",
+      "the ProvisioningRequest has served",
+      "filter: 1 of 2 nodes fit 8 GPUs; p4d-new would give GPUs 0,1,2,3,4,5,6,7, weakest link NV",
+      "node group p4d-group grows by 1 node(s); 8 of its GPUs held for 1 pod(s)",
+      "expander ranked 2 GPU group(s): g5-group refused: its new nodes would not take 1 GPU pod(s); p4d-group chosen",
+      "needs new capacity: 8 GPUs with links of NV or better",
+      "asked cluster-autoscaler for capacity",
+      "filter: every one of 1 nodes refused 8 GPUs: g5-1 needs links of NV or better, best reachable is",
+  };
+  size_t at = 0;
+  for (const std::string& step : chain) {
+    INFO("step: " << step);
+    const size_t found = story.find(step, at);
+    CHECK(found != std::string::npos);
+    if (found != std::string::npos) at = found;
+  }
+
+  // The same from the running extender's ops port, behind the admin token, as JSON.
+  explain.db.clear();
+  explain.server = absl::StrCat("http://127.0.0.1:", cluster.ops_port);
+  explain.token_file = cluster.scratch.path("admin-token");
+  explain.json = true;
+  const auto [server_code, server_json] = cluster.Explain(explain);
+  REQUIRE(server_code == 0);
+  const json told = json::parse(server_json);
+  CHECK(told["correlationId"] == "uid-trainer");
+  // filter, capacity asked, preference, ranking, intent, filter, capacity withdrawn, bind.
+  CHECK(told["decisions"].size() == 8);
+  CHECK(told["decisions"][0]["kind"] == "bind");
+  CHECK(told["decisions"][0]["text"] == "bound to p4d-new, GPUs 0,1,2,3,4,5,6,7");
+  explain.token_file.clear();
+  CHECK(cluster.Explain(explain).first == 1);  // no token: 403 from the server
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "ledger/ledger.h"
 #include "server/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
+#include "tests/history/memory_recorder.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/server/test_certs.h"
 
@@ -267,6 +268,45 @@ TEST_CASE("An intent for a ProvisioningRequest's pods is recorded for the pod th
   const std::vector<decision::Intent> intents = f.ledger->Intents();
   REQUIRE(intents.size() == 1);
   CHECK(intents[0].pod_uids == std::vector<std::string>{"uid-trainer"});
+}
+
+TEST_CASE("The ranking and its intent are recorded on the pod the ProvisioningRequest stands for",
+          "[expander][history]") {
+  Fixture f;
+  history::testing::MemoryRecorder recorder;
+  f.service->RecordDecisionsTo(&recorder);
+  // The extender asked capacity for the trainer: the ranking joins its chain (CA's other pods do not).
+  decision::Preference asked;
+  asked.pod_uid = "uid-trainer";
+  asked.pod_key = "ml/trainer";
+  asked.gpus = 8;
+  f.ledger->RecordPreference(asked);
+  const PodProto from_request = PodProto("topofit-trainer-0-0").gpus(8).nv_required()
+      .annotation("topofit.io/stands-for-pod-uid", "uid-trainer");
+  RequestBuilder request = ThreeGroups(Layout::kBytes);
+  request.option("g5", 1, {from_request, PodProto("other").gpus(1)})
+      .option("p4d", 1, {from_request})
+      .option("cpu", 1, {PodProto("web")});
+  REQUIRE_OK(f.service->Answer(request.build(), {absl::InfiniteFuture(), nullptr}));
+  const std::vector<history::Record> records = recorder.records();
+  REQUIRE(records.size() == 2);
+  const history::Record& ranking = records[0];
+  CHECK(ranking.kind == history::Kind::kRanking);
+  CHECK(ranking.reason == history::Reason::kChosen);
+  CHECK(ranking.node_group == "p4d");
+  CHECK(ranking.pods == std::vector<history::PodSubject>{{"uid-trainer", "ml/topofit-trainer-0-0"}});
+  REQUIRE(ranking.candidates.size() == 2);  // the CPU option is passed through unjudged
+  CHECK(ranking.candidates[0].name == "g5");
+  CHECK(ranking.candidates[0].reason == history::Reason::kGroupWouldStrand);
+  CHECK(ranking.candidates[0].requested == 1);  // one pod its new node would refuse
+  CHECK(ranking.candidates[1].name == "p4d");
+  CHECK(ranking.candidates[1].reason == history::Reason::kChosen);
+  CHECK(ranking.candidates[1].quality_per_mille == 1000);
+  const history::Record& intent = records[1];
+  CHECK(intent.kind == history::Kind::kIntent);
+  CHECK(intent.node_group == "p4d");
+  CHECK(intent.gpus == 8);
+  CHECK(intent.pods == std::vector<history::PodSubject>{{"uid-trainer", "ml/topofit-trainer-0-0"}});
 }
 
 TEST_CASE("When every GPU option would strand, the reply is the deliberate empty veto", "[expander][grpc]") {

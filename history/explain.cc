@@ -1,0 +1,207 @@
+#include "history/explain.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "history/record_json.h"
+#include "topology/link.h"
+
+namespace topofit::history {
+namespace {
+
+// Refused nodes named per filter line; the rest are counted.
+constexpr size_t kNodesNamed = 3;
+
+std::string Gbps(int64_t mbps) { return absl::StrFormat("%.0f GB/s", static_cast<double>(mbps) / 1000); }
+
+std::string SetText(const TopologyDetail& detail) {
+  std::string out = absl::StrCat("GPUs ", detail.gpu_ids);
+  if (!detail.weakest_link.empty()) absl::StrAppend(&out, ", weakest link ", detail.weakest_link);
+  if (detail.bandwidth_mbps > 0) absl::StrAppend(&out, ", ", Gbps(detail.bandwidth_mbps));
+  return out;
+}
+
+std::string LinkName(int64_t link_class) {
+  return std::string(topology::LinkClassName(static_cast<topology::LinkClass>(link_class)));
+}
+
+// Why a node refused, in words.
+std::string NodeReason(const Candidate& c) {
+  std::string why;
+  switch (c.reason) {
+    case Reason::kNodeSize:
+      why = absl::StrCat("has ", c.available, " GPUs, the pod wants ", c.requested);
+      break;
+    case Reason::kGpuCount:
+      why = absl::StrCat(c.available, " GPUs free, the pod wants ", c.requested);
+      break;
+    case Reason::kMinLink:
+      why = absl::StrCat("needs links of ", LinkName(c.requested), " or better, best reachable is ",
+                         LinkName(c.available));
+      break;
+    case Reason::kMinBandwidth:
+      why = absl::StrCat("needs ", Gbps(c.requested), ", best reachable is ", Gbps(c.available));
+      break;
+    case Reason::kHeldForScaleUp:
+      why = absl::StrCat(c.held_gpus, " of its ", c.free_gpus, " free GPUs are held for the pods a scale-up brought it for");
+      break;
+    case Reason::kTopologyUnknown:
+      why = "its GPU topology could not be resolved";
+      break;
+    default:
+      why = std::string(ReasonName(c.reason));
+  }
+  std::string out = absl::StrCat(c.name, " ", why);
+  if (c.topology && c.reason != Reason::kHeldForScaleUp) absl::StrAppend(&out, " (best set: ", SetText(*c.topology), ")");
+  return out;
+}
+
+std::string GroupVerdict(const Candidate& c) {
+  std::string scores = absl::StrFormat("%d preferences met, quality %d‰, %d idle GPUs, $%.2f/h",
+                                       c.preferences_satisfied, c.quality_per_mille, c.idle_gpus, c.price);
+  switch (c.reason) {
+    case Reason::kChosen:
+      return absl::StrCat(c.name, " chosen (", scores, ")");
+    case Reason::kGroupWouldStrand:
+      return absl::StrCat(c.name, " refused: its new nodes would not take ", c.requested, " GPU pod(s)");
+    case Reason::kFewerPreferences:
+      return absl::StrCat(c.name, " lost on preferences met (", scores, ")");
+    case Reason::kHigherCostPerUsefulGpu:
+      return absl::StrCat(c.name, " lost on cost per useful GPU-hour (", scores, ")");
+    case Reason::kFewerPodsPlaced:
+      return absl::StrCat(c.name, " lost on pods placed (", scores, ")");
+    default:
+      return absl::StrCat(c.name, " ", ReasonName(c.reason));
+  }
+}
+
+std::string Filter(const Record& r) {
+  if (r.reason == Reason::kInvalidPod) return "filter: the pod's topofit annotations do not parse";
+  std::vector<const Candidate*> fit, refused;
+  for (const Candidate& c : r.candidates) (c.reason == Reason::kFits ? fit : refused).push_back(&c);
+  if (!fit.empty()) {
+    std::string out = absl::StrCat("filter: ", fit.size(), " of ", r.candidates.size(), " nodes fit ", r.gpus, " GPUs");
+    if (fit.front()->topology) absl::StrAppend(&out, "; ", fit.front()->name, " would give ", SetText(*fit.front()->topology));
+    return out;
+  }
+  std::vector<std::string> named;
+  for (size_t i = 0; i < refused.size() && i < kNodesNamed; ++i) named.push_back(NodeReason(*refused[i]));
+  std::string out = absl::StrCat("filter: every one of ", refused.size(), " nodes refused ", r.gpus, " GPUs: ",
+                                 absl::StrJoin(named, "; "));
+  if (refused.size() > kNodesNamed) absl::StrAppend(&out, "; and ", refused.size() - kNodesNamed, " more");
+  return out;
+}
+
+std::string Ranking(const Record& r) {
+  std::vector<std::string> verdicts;
+  for (const Candidate& c : r.candidates) verdicts.push_back(GroupVerdict(c));
+  if (r.reason == Reason::kVetoed) {
+    return absl::StrCat("expander vetoed the scale-up, every GPU group would strand a pod: ", absl::StrJoin(verdicts, "; "));
+  }
+  return absl::StrCat("expander ranked ", r.candidates.size(), " GPU group(s): ", absl::StrJoin(verdicts, "; "));
+}
+
+std::string Duration(absl::Duration d) {
+  const int64_t s = absl::ToInt64Seconds(d);
+  if (s < 60) return absl::StrCat(s, "s");
+  if (s < 3600) return absl::StrCat(s / 60, "m", s % 60 > 0 ? absl::StrCat(s % 60, "s") : "");
+  return absl::StrCat(s / 3600, "h", (s % 3600) / 60, "m");
+}
+
+// The uid of the newest record naming the pod `pod` (namespace/name): its correlation id.
+std::string NewestUid(absl::string_view pod, const std::vector<Record>& records) {
+  for (const Record& r : records) {
+    for (const PodSubject& subject : r.pods) {
+      if (subject.key == pod) return subject.uid;
+    }
+  }
+  return "";
+}
+
+std::string Timeline(const std::vector<Record>& records) {
+  const absl::Time first = records.back().time;
+  std::string out;
+  for (const Record& r : records) {
+    absl::StrAppend(&out, "  ", FormatRecordTime(r.time), "  +", Duration(r.time - first), "  ", DescribeRecord(r), "\n");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string DescribeRecord(const Record& r) {
+  switch (r.kind) {
+    case Kind::kFilter:
+      return Filter(r);
+    case Kind::kPreference: {
+      std::string need = absl::StrCat("needs new capacity: ", r.gpus, " GPUs");
+      if (!r.candidates.empty() && r.candidates.front().topology) {
+        const TopologyDetail& shape = *r.candidates.front().topology;
+        absl::StrAppend(&need, " with links of ", shape.weakest_link, " or better");
+        if (shape.bandwidth_mbps > 0) absl::StrAppend(&need, " and ", Gbps(shape.bandwidth_mbps));
+      }
+      return absl::StrCat(need, " (preference recorded for the expander)");
+    }
+    case Kind::kCapacityRequested:
+      return absl::StrCat("asked cluster-autoscaler for capacity (ProvisioningRequest",
+                          r.provisioning_request.empty() ? "" : absl::StrCat(" ", r.provisioning_request), ")");
+    case Kind::kCapacityWithdrawn:
+      return "the ProvisioningRequest has served: withdrawn";
+    case Kind::kRanking:
+      return Ranking(r);
+    case Kind::kIntent:
+      return absl::StrCat("node group ", r.node_group, " grows by ",
+                          r.candidates.empty() ? 0 : r.candidates.front().requested, " node(s); ", r.gpus,
+                          " of its GPUs held for ", r.pods.size(), " pod(s)");
+    case Kind::kBind:
+      if (r.reason == Reason::kBindFailed) return absl::StrCat("bind to ", r.node, " failed");
+      return absl::StrCat("bound to ", r.node,
+                          r.candidates.empty() || !r.candidates.front().topology
+                              ? std::string()
+                              : absl::StrCat(", ", SetText(*r.candidates.front().topology)));
+  }
+  return std::string(KindName(r.kind));
+}
+
+std::vector<Record> PodChain(absl::string_view pod, const std::vector<Record>& records) {
+  const std::string uid = NewestUid(pod, records);
+  std::vector<Record> chain;
+  for (const Record& r : records) {
+    if (std::any_of(r.pods.begin(), r.pods.end(), [&](const PodSubject& s) { return s.uid == uid; })) {
+      chain.push_back(r);
+    }
+  }
+  return chain;
+}
+
+std::string ExplainPod(absl::string_view pod, const std::vector<Record>& records) {
+  const std::vector<Record> chain = PodChain(pod, records);
+  if (chain.empty()) return "";
+  const Record& newest = chain.front();
+  const Record& first = chain.back();
+  std::string headline;
+  if (newest.kind == Kind::kBind && newest.reason == Reason::kBound) {
+    headline = absl::StrCat(pod, " bound to ", newest.node, " ", Duration(newest.time - first.time),
+                            " after topofit first judged it");
+  } else {
+    headline = absl::StrCat(pod, " pending: last decision ", Duration(newest.time - first.time),
+                            " after the first, at ", FormatRecordTime(newest.time));
+  }
+  return absl::StrCat(headline, "\ncorrelation id ", NewestUid(pod, chain), " (", chain.size(), " decisions, newest first)\n",
+                      Timeline(chain));
+}
+
+std::string ExplainGroup(absl::string_view group, const std::vector<Record>& records) {
+  if (records.empty()) return "";
+  int chosen = 0, passed_over = 0;
+  for (const Record& r : records) {
+    if (r.kind != Kind::kRanking) continue;
+    (r.node_group == group ? chosen : passed_over) += 1;
+  }
+  return absl::StrCat("node group ", group, ": chosen by ", chosen, " ranking(s), passed over by ", passed_over,
+                      " (newest first)\n", Timeline(records));
+}
+
+}  // namespace topofit::history

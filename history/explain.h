@@ -1,0 +1,26 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "history/record.h"
+
+namespace topofit::history {
+
+// The words for records, made only when a person reads them (`topofit explain`).
+
+// One line for one record: what was decided and why, with the topology detail.
+std::string DescribeRecord(const Record& record);
+
+// A pod's story, newest first: a headline (bound, or pending since its first refusal), its correlation id,
+// then a line per record of its chain, each timed from the chain's first record. `records` newest first,
+// as GET /decisions pages them; only the newest correlation id's records are told (a pod deleted and made
+// again under the same name has a new uid). Empty when there is none.
+std::string ExplainPod(absl::string_view pod, const std::vector<Record>& records);
+// A node group's story, newest first: each ranking that weighed it (chosen, or why not) and each intent.
+std::string ExplainGroup(absl::string_view group, const std::vector<Record>& records);
+// The records ExplainPod tells: those of the newest correlation id.
+std::vector<Record> PodChain(absl::string_view pod, const std::vector<Record>& records);
+
+}  // namespace topofit::history

@@ -1,0 +1,171 @@
+#include "history/from_decisions.h"
+
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "decision/pod_demand.h"
+#include "decision/pod_uid.h"
+
+namespace topofit::history {
+namespace {
+
+Reason LossReason(decision::RankCriterion criterion) {
+  switch (criterion) {
+    case decision::RankCriterion::kPreferences: return Reason::kFewerPreferences;
+    case decision::RankCriterion::kCostPerUsefulGpu: return Reason::kHigherCostPerUsefulGpu;
+    case decision::RankCriterion::kPodsPlaced: return Reason::kFewerPodsPlaced;
+    case decision::RankCriterion::kNone: break;
+  }
+  return Reason::kChosen;
+}
+
+Record Started(absl::Time time, Component component, Kind kind, Reason reason) {
+  Record r;
+  r.time = time;
+  r.component = component;
+  r.kind = kind;
+  r.reason = reason;
+  return r;
+}
+
+// A record about one pod: its uid is the correlation id.
+Record AboutPod(absl::Time time, Kind kind, Reason reason, PodSubject pod) {
+  Record r = Started(time, Component::kExtender, kind, reason);
+  r.correlation_id = pod.uid;
+  r.pods = {std::move(pod)};
+  return r;
+}
+
+PodSubject SubjectOf(const kube::Pod& pod) {
+  return {decision::LedgerPodUid(pod), absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name)};
+}
+
+}  // namespace
+
+Candidate NodeCandidate(absl::string_view node, const decision::NodeVerdict& verdict) {
+  Candidate c;
+  c.name = std::string(node);
+  c.reason = ReasonOf(verdict.refusal);
+  c.unresolvable = verdict.unresolvable;
+  c.free_gpus = verdict.free_gpus;
+  c.held_gpus = verdict.held_gpus;
+  if (verdict.refusal == decision::Refusal::kNodeSize) {
+    c.requested = verdict.requested_gpus;
+    c.available = verdict.node_gpus;
+  } else if (!verdict.insufficient.empty()) {
+    c.requested = verdict.insufficient.front().requested;
+    c.available = verdict.insufficient.front().available;
+  }
+  if (verdict.chosen) c.topology = DetailOf(*verdict.chosen);
+  else if (verdict.best_reachable) c.topology = DetailOf(*verdict.best_reachable);
+  return c;
+}
+
+Record FilterRecord(absl::Time time, PodSubject pod, int gpus, std::vector<Candidate> nodes) {
+  bool any_fits = false;
+  for (const Candidate& c : nodes) any_fits = any_fits || c.reason == Reason::kFits;
+  Record r = AboutPod(time, Kind::kFilter, any_fits ? Reason::kFits : Reason::kNoNodeFits, std::move(pod));
+  r.gpus = gpus;
+  r.candidates = std::move(nodes);
+  return r;
+}
+
+Record PreferenceRecord(absl::Time time, const decision::Preference& preference) {
+  Record r = AboutPod(time, Kind::kPreference, Reason::kNoNodeFits, {preference.pod_uid, preference.pod_key});
+  r.gpus = preference.gpus;
+  // The pod's required topology, as a candidate shape: what capacity it needs.
+  Candidate needed;
+  needed.name = "needed";
+  needed.topology = TopologyDetail{"", std::string(topology::LinkClassName(preference.min_link)),
+                                   preference.min_bandwidth_mbps};
+  r.candidates.push_back(std::move(needed));
+  for (const std::string& node : preference.refused_nodes) {
+    r.candidates.push_back(Candidate{.name = node, .reason = Reason::kNoNodeFits});
+  }
+  return r;
+}
+
+Record CapacityRecord(absl::Time time, Kind kind, PodSubject pod, std::string provisioning_request) {
+  Record r = AboutPod(time, kind, kind == Kind::kCapacityWithdrawn ? Reason::kBound : Reason::kNoNodeFits, std::move(pod));
+  r.provisioning_request = std::move(provisioning_request);
+  return r;
+}
+
+Record BindRecord(absl::Time time, PodSubject pod, std::string node, int gpus, std::string gpu_ids, bool bound) {
+  Record r = AboutPod(time, Kind::kBind, bound ? Reason::kBound : Reason::kBindFailed, std::move(pod));
+  r.gpus = gpus;
+  if (!gpu_ids.empty()) r.candidates.push_back(Candidate{.name = node, .topology = TopologyDetail{gpu_ids, "", 0}});
+  r.node = std::move(node);
+  return r;
+}
+
+Record RankingRecord(absl::Time time, const decision::RankInput& input, const decision::Ranking& ranking) {
+  Record r = Started(time, Component::kExpander, Kind::kRanking, ranking.veto ? Reason::kVetoed : Reason::kChosen);
+  const std::set<std::string> chosen(ranking.chosen.begin(), ranking.chosen.end());
+  const decision::OptionVerdict* best = nullptr;
+  for (const decision::OptionVerdict& v : ranking.verdicts) {
+    if (v.needs_gpus && chosen.count(v.node_group_id) > 0) {
+      best = &v;
+      break;
+    }
+  }
+  if (best != nullptr) r.node_group = best->node_group_id;
+  // The ranking joins the chains of the pods topofit asked capacity for (a ledger preference), not of
+  // every pending pod CA sent: naming thousands of pods per call cost the expander more than it ranks.
+  std::set<std::string, std::less<>> preferred, pod_uids;
+  for (const decision::Preference& p : input.preferences) preferred.insert(p.pod_uid);
+  for (size_t i = 0; i < ranking.verdicts.size() && i < input.options.size(); ++i) {
+    const decision::OptionVerdict& v = ranking.verdicts[i];
+    if (!v.needs_gpus) continue;
+    if (r.candidates.size() < kMaxRecordedOptions) {
+      Candidate c;
+      c.name = v.node_group_id;
+      if (v.strands) c.reason = Reason::kGroupWouldStrand;
+      else if (chosen.count(v.node_group_id) > 0) c.reason = Reason::kChosen;
+      else if (best != nullptr) c.reason = LossReason(decision::LostOn(v, *best, ranking.by_price));
+      else c.reason = Reason::kVetoed;
+      c.preferences_satisfied = v.preferences_satisfied;
+      c.quality_per_mille = v.quality_per_mille;
+      c.idle_gpus = v.idle_gpus;
+      c.price = v.price;
+      c.requested = static_cast<int64_t>(v.unplaced_pods.size());  // pods the new nodes would refuse
+      c.available = v.placed_pods;
+      r.candidates.push_back(std::move(c));
+    }
+    if (preferred.empty()) continue;
+    for (const kube::Pod& pod : input.options[i].pods) {
+      const std::string& uid = decision::LedgerPodUid(pod);
+      if (preferred.count(uid) > 0 && pod_uids.insert(uid).second) r.pods.push_back(SubjectOf(pod));
+    }
+  }
+  return r;
+}
+
+std::map<std::string, std::string> PodKeys(const decision::RankInput& input, absl::string_view node_group) {
+  std::map<std::string, std::string> keys;
+  for (const decision::GroupOption& option : input.options) {
+    if (option.node_group_id != node_group) continue;
+    for (const kube::Pod& pod : option.pods) {
+      PodSubject subject = SubjectOf(pod);
+      keys.emplace(std::move(subject.uid), std::move(subject.key));
+    }
+  }
+  return keys;
+}
+
+Record IntentRecord(absl::Time time, const decision::Intent& intent, const std::map<std::string, std::string>& pod_keys) {
+  Record r = Started(time, Component::kExpander, Kind::kIntent, Reason::kChosen);
+  r.node_group = intent.node_group;
+  for (const std::string& uid : intent.pod_uids) {
+    auto it = pod_keys.find(uid);
+    r.pods.push_back({uid, it != pod_keys.end() ? it->second : ""});
+  }
+  for (const auto& [uid, gpus] : intent.pod_gpus) r.gpus += gpus;
+  r.candidates.push_back(Candidate{.name = intent.node_group, .reason = Reason::kChosen,
+                                   .requested = intent.node_count});
+  return r;
+}
+
+}  // namespace topofit::history

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "decision/filter.h"
+#include "decision/group_rank.h"
+#include "decision/intent.h"
+#include "decision/preference.h"
+#include "history/record.h"
+
+namespace topofit::history {
+
+// Records made from the decision library's typed verdicts, one function per kind, shared by the extender,
+// the expander and the replay (so a replay's records read like a cluster's). Quantities only; the words
+// are made when a record is shown.
+
+// A node as filter (or bind) judged it for a pod: its refusal, what fell short, and the set the pod would
+// get or could at best reach.
+Candidate NodeCandidate(absl::string_view node, const decision::NodeVerdict& verdict);
+
+// A filter call for a GPU pod: fits when some node passed, else no-node-fits.
+Record FilterRecord(absl::Time time, PodSubject pod, int gpus, std::vector<Candidate> nodes);
+// The capacity a refused pod needs, as recorded in the ledger; its candidates are the nodes that refused it.
+Record PreferenceRecord(absl::Time time, const decision::Preference& preference);
+// A ProvisioningRequest asked for a pod (kCapacityRequested) or withdrawn when it bound (kCapacityWithdrawn).
+Record CapacityRecord(absl::Time time, Kind kind, PodSubject pod, std::string provisioning_request = "");
+// A bind: the GPU ids the pod holds on `node`, or the failure.
+Record BindRecord(absl::Time time, PodSubject pod, std::string node, int gpus, std::string gpu_ids, bool bound);
+
+// GPU options a ranking record keeps: enough to explain any realistic decision (CA sends one option per
+// node group) without a 10,000-candidate row when a request is that large.
+inline constexpr size_t kMaxRecordedOptions = 100;
+
+// The expander's verdict on CA's options: each GPU option (the first kMaxRecordedOptions) with its scores
+// and why it lost to the best (the first criterion it fell behind on); the pods of the GPU options that have
+// a ledger preference (those topofit asked capacity for: their chains).
+Record RankingRecord(absl::Time time, const decision::RankInput& input, const decision::Ranking& ranking);
+// The scale-up the expander chose and the pods whose GPUs its nodes will hold, named by `pod_keys` (ledger
+// uid -> namespace/name; PodKeys gives them from a ranking's input).
+Record IntentRecord(absl::Time time, const decision::Intent& intent, const std::map<std::string, std::string>& pod_keys);
+std::map<std::string, std::string> PodKeys(const decision::RankInput& input, absl::string_view node_group);
+
+}  // namespace topofit::history

@@ -1,0 +1,38 @@
+#include "history/idle_gpus.h"
+
+#include <algorithm>
+
+namespace topofit::history {
+
+absl::string_view IdleReasonName(IdleReason reason) {
+  static constexpr std::array<absl::string_view, kIdleReasons> kNames = {
+      "booting", "held-for-intent", "awaiting-scale-down", "fragmented", "no-demand"};
+  return kNames[static_cast<size_t>(reason)];
+}
+
+IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, int held,
+                            const std::vector<decision::GpuDemand>& pending, decision::FilterMemo& memo) {
+  IdleCounts counts{};
+  const int free = node.free().size();
+  if (free == 0) return counts;
+  if (!ready) {
+    counts[static_cast<size_t>(IdleReason::kBooting)] = free;
+    return counts;
+  }
+  const int held_here = std::clamp(held, 0, free);
+  counts[static_cast<size_t>(IdleReason::kHeldForIntent)] = held_here;
+  const int rest = free - held_here;
+  if (rest == 0) return counts;
+  IdleReason reason = IdleReason::kNoDemand;
+  if ((node.ours | node.elsewhere).empty() && held_here == 0) {
+    reason = IdleReason::kAwaitingScaleDown;
+  } else if (!pending.empty() && std::none_of(pending.begin(), pending.end(), [&](const decision::GpuDemand& d) {
+               return memo.Judge(d, node).verdict.fits;
+             })) {
+    reason = IdleReason::kFragmented;
+  }
+  counts[static_cast<size_t>(reason)] = rest;
+  return counts;
+}
+
+}  // namespace topofit::history

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "decision/filter_memo.h"
+#include "decision/node_snapshot.h"
+#include "decision/pod_demand.h"
+
+namespace topofit::history {
+
+// Why a free GPU is idle: a closed set, in the order a GPU is classified by (the first that applies).
+enum class IdleReason : uint8_t {
+  kBooting,            // its node is not Ready yet
+  kHeldForIntent,      // held for the pods a scale-up brought its node for (decision/capacity_hold.h)
+  kAwaitingScaleDown,  // its node runs nothing: cluster-autoscaler removes it once unneeded long enough
+  kFragmented,         // GPU pods are pending, and none of their shapes fits the node's free GPUs
+  kNoDemand,           // nothing pending could use it (or what could is about to)
+};
+inline constexpr size_t kIdleReasons = 5;
+
+// "booting", "held-for-intent", "awaiting-scale-down", "fragmented", "no-demand".
+absl::string_view IdleReasonName(IdleReason reason);
+
+// A node's free GPUs by reason (indexed by IdleReason).
+using IdleCounts = std::array<int, kIdleReasons>;
+
+// Classifies `node`'s free GPUs: all of them booting when `ready` is false; else `held` of them (at most
+// the free ones) held for an intent; the rest awaiting scale-down when the node runs nothing, fragmented
+// when some pending GPU pod exists (`pending`, their demands) and no pending demand fits the node's free
+// GPUs (decision::FilterNode, through `memo`), else no demand. Pure.
+IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, int held,
+                            const std::vector<decision::GpuDemand>& pending, decision::FilterMemo& memo);
+
+}  // namespace topofit::history

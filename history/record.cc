@@ -1,0 +1,65 @@
+#include "history/record.h"
+
+#include <array>
+
+#include "absl/strings/str_cat.h"
+#include "topology/link.h"
+
+namespace topofit::history {
+namespace {
+
+constexpr std::array<absl::string_view, 3> kComponentNames = {"extender", "expander", "provisioner"};
+constexpr std::array<absl::string_view, 7> kKindNames = {
+    "filter", "bind", "preference", "ranking", "intent", "capacity-requested", "capacity-withdrawn"};
+// Past the refusals (named by decision::RefusalCode), in enum order from kTopologyUnknown.
+constexpr std::array<absl::string_view, 13> kOutcomeNames = {
+    "topology-unknown", "node-unknown", "invalid-pod", "no-node-fits", "bound", "bind-failed", "chosen",
+    "group-would-strand", "fewer-preferences", "higher-cost-per-useful-gpu", "fewer-pods-placed",
+    "passed-through", "vetoed"};
+constexpr int kFirstOutcome = static_cast<int>(Reason::kTopologyUnknown);
+static_assert(kFirstOutcome + kOutcomeNames.size() == static_cast<size_t>(Reason::kVetoed) + 1);
+
+template <typename Enum, size_t N>
+absl::StatusOr<Enum> ParseName(absl::string_view name, const std::array<absl::string_view, N>& names,
+                               absl::string_view what) {
+  for (size_t i = 0; i < N; ++i) {
+    if (names[i] == name) return static_cast<Enum>(i);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown ", what, " '", name, "'"));
+}
+
+}  // namespace
+
+Reason ReasonOf(decision::Refusal refusal) {
+  static_assert(static_cast<int>(decision::Refusal::kHeldForScaleUp) == static_cast<int>(Reason::kHeldForScaleUp));
+  return static_cast<Reason>(refusal);
+}
+
+absl::string_view ComponentName(Component component) { return kComponentNames[static_cast<size_t>(component)]; }
+absl::string_view KindName(Kind kind) { return kKindNames[static_cast<size_t>(kind)]; }
+
+absl::string_view ReasonName(Reason reason) {
+  const int i = static_cast<int>(reason);
+  if (reason == Reason::kFits) return "fits";
+  if (i < kFirstOutcome) return decision::RefusalCode(static_cast<decision::Refusal>(i));
+  return kOutcomeNames[i - kFirstOutcome];
+}
+
+absl::StatusOr<Component> ParseComponent(absl::string_view name) {
+  return ParseName<Component>(name, kComponentNames, "component");
+}
+absl::StatusOr<Kind> ParseKind(absl::string_view name) { return ParseName<Kind>(name, kKindNames, "decision kind"); }
+
+absl::StatusOr<Reason> ParseReason(absl::string_view name) {
+  for (int i = 0; i <= static_cast<int>(Reason::kVetoed); ++i) {
+    if (ReasonName(static_cast<Reason>(i)) == name) return static_cast<Reason>(i);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown reason code '", name, "'"));
+}
+
+TopologyDetail DetailOf(const topology::Allocation& allocation) {
+  return TopologyDetail{allocation.gpus.ToString(), std::string(topology::LinkClassName(allocation.quality.weakest)),
+                        allocation.quality.bandwidth_mbps};
+}
+
+}  // namespace topofit::history

@@ -1,0 +1,122 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "decision/filter.h"
+#include "topology/allocator.h"
+
+namespace topofit::history {
+
+// Which front end decided.
+enum class Component : uint8_t { kExtender, kExpander, kProvisioner };
+
+// What was decided.
+enum class Kind : uint8_t {
+  kFilter,             // the extender judged the nodes offered for a pod
+  kBind,               // the extender bound a pod (chosen GPU ids) or failed to
+  kPreference,         // no node could serve a GPU pod: the capacity it needs went to the ledger
+  kRanking,            // the expander judged cluster-autoscaler's options
+  kIntent,             // the expander's choice: a group grows for these pods, its new GPUs held for them
+  kCapacityRequested,  // a ProvisioningRequest was asked for a pod
+  kCapacityWithdrawn,  // the ProvisioningRequest served (the pod bound)
+};
+
+// Why: a closed set. The first six are decision::Refusal one for one (ReasonOf), so a filter refusal keeps
+// its typed reason; the rest are the outcomes and losses of the other decisions.
+enum class Reason : uint8_t {
+  kFits,             // decision::Refusal::kNone
+  kNodeSize,
+  kGpuCount,
+  kMinLink,
+  kMinBandwidth,
+  kHeldForScaleUp,
+  kTopologyUnknown,  // the node's topology could not be resolved
+  kNodeUnknown,      // the request named a node topofit does not know
+  kInvalidPod,       // the pod's topofit annotations do not parse
+  kNoNodeFits,       // every offered node refused the pod
+  kBound,            // bind: the pod holds these GPUs
+  kBindFailed,
+  kChosen,           // ranking: among the best, returned to cluster-autoscaler
+  kGroupWouldStrand, // ranking: a GPU pod would not be placed on the group's new nodes
+  kFewerPreferences, // ranking: lost on ledger preferences satisfied
+  kHigherCostPerUsefulGpu,  // ranking: lost on price (or GPUs) per useful GPU-hour
+  kFewerPodsPlaced,  // ranking: lost on pods placed
+  kPassedThrough,    // ranking: no GPU pods, left to the rest of CA's expander chain
+  kVetoed,           // ranking: every GPU option would strand, no scale-up this loop
+};
+
+// The reason a filter refusal gives.
+Reason ReasonOf(decision::Refusal refusal);
+// Stable names: decision::RefusalCode for the refusals ("min-link", ...; "fits" for kFits), kebab-case for
+// the rest. They are what the database, /decisions and explain --json carry.
+absl::string_view ComponentName(Component component);
+absl::string_view KindName(Kind kind);
+absl::string_view ReasonName(Reason reason);
+absl::StatusOr<Component> ParseComponent(absl::string_view name);
+absl::StatusOr<Kind> ParseKind(absl::string_view name);
+absl::StatusOr<Reason> ParseReason(absl::string_view name);
+
+// A GPU set and what it is worth: the set a pod got or could at best reach on a node.
+struct TopologyDetail {
+  std::string gpu_ids{};       // "0,1,2,3"
+  std::string weakest_link{};  // nvidia-smi terms: NV, PIX, ..., SYS
+  int64_t bandwidth_mbps = 0;
+  friend bool operator==(const TopologyDetail&, const TopologyDetail&) = default;
+};
+TopologyDetail DetailOf(const topology::Allocation& allocation);
+
+// One node or node group a decision weighed, with its verdict.
+struct Candidate {
+  std::string name{};
+  Reason reason = Reason::kFits;
+  bool unresolvable = false;     // filter: no preemption can make it fit
+  // Filter: what fell short, asked and the best the node reaches (GPUs, LinkClass rank or MB/s by the
+  // reason). Ranking: the option's GPU pods its new nodes would refuse, and those they take. Intent: the
+  // nodes asked for.
+  int64_t requested = 0;
+  int64_t available = 0;
+  int free_gpus = 0;
+  int held_gpus = 0;             // held for other pods' scale-ups
+  std::optional<TopologyDetail> topology{};  // the chosen set, or the best reachable one
+  // Ranking: how the group's new nodes would serve the option's pods.
+  int preferences_satisfied = 0;
+  int64_t quality_per_mille = 0;
+  int idle_gpus = 0;
+  double price = 0;
+  friend bool operator==(const Candidate&, const Candidate&) = default;
+};
+
+// A pod a decision concerns; its ledger uid is its correlation id.
+struct PodSubject {
+  std::string uid{};
+  std::string key{};  // namespace/name
+  friend bool operator==(const PodSubject&, const PodSubject&) = default;
+};
+
+// One decision. `correlation_id` ties a pod's refusal, preference, the expander's choice, the capacity
+// request and the bind together: it is the uid the ledger knows the pod by (decision::LedgerPodUid), which
+// the extender, the expander (through a ProvisioningRequest's template) and the replay all see. A ranking or
+// an intent concerns several pods: it belongs to each one's chain (`pods`), and its own id is empty.
+struct Record {
+  int64_t id = 0;  // the store's, in write order; 0 until stored
+  absl::Time time{};
+  Component component = Component::kExtender;
+  Kind kind = Kind::kFilter;
+  Reason reason = Reason::kFits;
+  std::string correlation_id{};
+  std::vector<PodSubject> pods{};
+  std::string node{};
+  std::string node_group{};
+  std::string provisioning_request{};  // namespace/name
+  int gpus = 0;                      // GPUs the pod (or the option's pods) asked for
+  std::vector<Candidate> candidates{};
+  friend bool operator==(const Record&, const Record&) = default;
+};
+
+}  // namespace topofit::history

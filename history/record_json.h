@@ -1,0 +1,21 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "history/record.h"
+
+namespace topofit::history {
+
+// A record as GET /decisions, explain --json and the database's candidates column carry it: names from
+// record.h's codes, times in RFC 3339 with microseconds, optional fields left out when empty.
+nlohmann::json RecordToJson(const Record& record);
+absl::StatusOr<Record> RecordFromJson(const nlohmann::json& json);
+
+nlohmann::json CandidatesToJson(const std::vector<Candidate>& candidates);
+absl::StatusOr<std::vector<Candidate>> CandidatesFromJson(const nlohmann::json& json);
+
+std::string FormatRecordTime(absl::Time time);
+absl::StatusOr<absl::Time> ParseRecordTime(const std::string& text);
+
+}  // namespace topofit::history

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "history/record.h"
+#include "history/store.h"
+
+namespace topofit::history {
+
+// Where the extender, the expander and the replay hand their decisions. Must never block a decision:
+// an implementation queues, or drops and counts.
+class DecisionRecorder {
+ public:
+  virtual ~DecisionRecorder() = default;
+  virtual void Record(history::Record record) = 0;
+};
+
+// What the writer reports, for metrics and logs (called on the writer thread, or on the caller's for drops).
+struct RecorderHooks {
+  std::function<void(int64_t)> on_written{};        // records committed
+  std::function<void(int64_t)> on_dropped{};        // records dropped: the queue was full or a write failed
+  std::function<void(const Evictions&)> on_evicted{};
+  std::function<void(const absl::Status&)> on_write_failed{};
+};
+
+struct RecorderOptions {
+  size_t queue_capacity = 65'536;  // records waiting for the writer; past it Record drops
+  size_t batch_size = 512;          // records per transaction at most
+};
+
+// Queues records and writes them to a DecisionStore in batches on its own thread, off the request path:
+// Record takes a lock for a push and never waits for the database. A full queue drops the record and
+// counts it; a failed write (the file locked by another process, the disk full) drops its batch, counts
+// and reports it, and the writer goes on with the next. After each batch, retention runs against the
+// newest record's time. Flush waits until everything queued so far is written (tests, the replay's end);
+// the destructor flushes and stops the writer.
+class AsyncRecorder final : public DecisionRecorder {
+ public:
+  AsyncRecorder(DecisionStore& store, RecorderOptions options = {}, RecorderHooks hooks = {});
+  ~AsyncRecorder() override;
+
+  void Record(history::Record record) override;
+  void Flush();
+
+ private:
+  void Run();
+
+  DecisionStore& store_;
+  const RecorderOptions options_;
+  const RecorderHooks hooks_;
+  std::mutex mu_;
+  std::condition_variable wake_;      // the writer: records queued, or stop
+  std::condition_variable written_;   // Flush: the writer caught up
+  std::deque<history::Record> queue_;
+  uint64_t queued_ = 0;   // records ever accepted
+  uint64_t handled_ = 0;  // of those, written or dropped by the writer
+  bool stop_ = false;
+  std::thread writer_;
+};
+
+}  // namespace topofit::history

@@ -1,0 +1,362 @@
+#include "history/store.h"
+
+#include <sqlite3.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "history/record_json.h"
+
+namespace topofit::history {
+namespace {
+
+// Step i takes the schema from version i to i + 1. Never edit a step that has shipped: add one.
+constexpr const char* kMigrations[] = {
+    // 0 -> 1: the records and the pods they concern.
+    "CREATE TABLE decisions("
+    "  id INTEGER PRIMARY KEY,"
+    "  time_us INTEGER NOT NULL,"
+    "  component TEXT NOT NULL,"
+    "  kind TEXT NOT NULL,"
+    "  reason TEXT NOT NULL,"
+    "  correlation_id TEXT NOT NULL,"
+    "  node TEXT NOT NULL,"
+    "  node_group TEXT NOT NULL,"
+    "  provisioning_request TEXT NOT NULL,"
+    "  gpus INTEGER NOT NULL,"
+    "  candidates TEXT NOT NULL);"
+    "CREATE TABLE decision_pods("
+    "  decision_id INTEGER NOT NULL,"
+    "  uid TEXT NOT NULL,"
+    "  pod TEXT NOT NULL);",
+    // 1 -> 2: the node groups a ranking weighed besides the one it chose (explain group: why not), and the
+    // indexes GET /decisions and explain read by, and time for retention.
+    "CREATE TABLE decision_groups("
+    "  decision_id INTEGER NOT NULL,"
+    "  node_group TEXT NOT NULL);"
+    "CREATE INDEX decision_groups_group ON decision_groups(node_group, decision_id);"
+    "CREATE INDEX decisions_time ON decisions(time_us);"
+    "CREATE INDEX decisions_group ON decisions(node_group, id);"
+    "CREATE INDEX decisions_node ON decisions(node, id);"
+    "CREATE INDEX decision_pods_pod ON decision_pods(pod, decision_id);"
+    "CREATE INDEX decision_pods_uid ON decision_pods(uid, decision_id);"
+    "CREATE INDEX decision_pods_decision ON decision_pods(decision_id);",
+};
+static_assert(std::size(kMigrations) == DecisionStore::kSchemaVersion);
+
+// How long a write waits for another connection's lock (the sqlite3 shell, a second process) before failing;
+// writes run on the writer thread, never on a request's path.
+constexpr int kBusyTimeoutMs = 200;
+
+absl::Status SqliteError(sqlite3* db, int code, absl::string_view what) {
+  const std::string message = absl::StrCat(what, ": ", db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(code));
+  switch (code & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return absl::UnavailableError(message);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::DataLossError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+// A prepared statement, finalized on scope exit.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& sql) : db_(db) {
+    code_ = sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &stmt_, nullptr);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  absl::Status status() const { return code_ == SQLITE_OK ? absl::OkStatus() : SqliteError(db_, code_, "prepare"); }
+  void Bind(int i, int64_t value) { sqlite3_bind_int64(stmt_, i, value); }
+  void Bind(int i, const std::string& value) {
+    sqlite3_bind_text(stmt_, i, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  }
+  void Bind(int i, absl::string_view value) {
+    sqlite3_bind_text(stmt_, i, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  }
+  // SQLITE_ROW, SQLITE_DONE or an error code.
+  int Step() { return sqlite3_step(stmt_); }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  std::string Text(int column) const {
+    const unsigned char* text = sqlite3_column_text(stmt_, column);
+    return text == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(text),
+                                                         static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int code_;
+};
+
+absl::Status ExecOn(sqlite3* db, const char* sql, absl::string_view what) {
+  const int code = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+  return code == SQLITE_OK ? absl::OkStatus() : SqliteError(db, code, what);
+}
+
+absl::StatusOr<int64_t> SingleInt(sqlite3* db, const std::string& sql, absl::string_view what) {
+  Statement stmt(db, sql);
+  if (!stmt.status().ok()) return SqliteError(db, sqlite3_errcode(db), what);
+  const int code = stmt.Step();
+  if (code != SQLITE_ROW) return SqliteError(db, code, what);
+  return stmt.Int(0);
+}
+
+// Brings the schema to kSchemaVersion in one write transaction; a locked database fails here, at start.
+absl::StatusOr<int> Migrate(sqlite3* db) {
+  if (absl::Status begun = ExecOn(db, "BEGIN IMMEDIATE", "locking the database"); !begun.ok()) return begun;
+  absl::StatusOr<int64_t> version = SingleInt(db, "PRAGMA user_version", "reading the schema version");
+  absl::Status status = version.status();
+  if (status.ok() && *version > DecisionStore::kSchemaVersion) {
+    status = absl::FailedPreconditionError(absl::StrCat("schema version ", *version, " is newer than this build's ",
+                                                        DecisionStore::kSchemaVersion));
+  }
+  for (int64_t v = version.ok() ? *version : 0; status.ok() && v < DecisionStore::kSchemaVersion; ++v) {
+    status = ExecOn(db, kMigrations[v], absl::StrCat("migrating the schema from version ", v));
+  }
+  if (status.ok()) {
+    status = ExecOn(db, absl::StrCat("PRAGMA user_version = ", DecisionStore::kSchemaVersion).c_str(),
+                    "writing the schema version");
+  }
+  if (!status.ok()) {
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    return status;
+  }
+  if (absl::Status committed = ExecOn(db, "COMMIT", "committing the schema"); !committed.ok()) return committed;
+  return DecisionStore::kSchemaVersion;
+}
+
+absl::Status Prefixed(const std::string& path, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat("decision database ", path.empty() ? ":memory:" : path, ": ",
+                                                  status.message()));
+}
+
+Record RowToRecord(const Statement& row) {
+  Record r;
+  r.id = row.Int(0);
+  r.time = absl::FromUnixMicros(row.Int(1));
+  // The codes were written by this store from the enums; a row another writer garbled reads as defaults.
+  r.component = ParseComponent(row.Text(2)).value_or(Component::kExtender);
+  r.kind = ParseKind(row.Text(3)).value_or(Kind::kFilter);
+  r.reason = ParseReason(row.Text(4)).value_or(Reason::kFits);
+  r.correlation_id = row.Text(5);
+  r.node = row.Text(6);
+  r.node_group = row.Text(7);
+  r.provisioning_request = row.Text(8);
+  r.gpus = static_cast<int>(row.Int(9));
+  nlohmann::json candidates = nlohmann::json::parse(row.Text(10), nullptr, /*allow_exceptions=*/false);
+  r.candidates = CandidatesFromJson(candidates).value_or(std::vector<Candidate>{});
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DecisionStore>> DecisionStore::Open(const std::string& path, Retention retention) {
+  if (retention.max_rows <= 0) return absl::InvalidArgumentError("retention: max_rows must be positive");
+  if (retention.max_age <= absl::ZeroDuration()) return absl::InvalidArgumentError("retention: max_age must be positive");
+  sqlite3* db = nullptr;
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+  const int opened = sqlite3_open_v2(path.empty() ? ":memory:" : path.c_str(), &db, flags, nullptr);
+  if (opened != SQLITE_OK) {
+    absl::Status status = SqliteError(db, opened, "opening");
+    sqlite3_close(db);
+    return Prefixed(path, status);
+  }
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  // WAL on a file (a crash loses only the transaction in flight); NORMAL sync is durable across a process
+  // crash in WAL mode, and the history is not worth an fsync per batch against power loss.
+  absl::Status status = path.empty() ? absl::OkStatus() : ExecOn(db, "PRAGMA journal_mode = WAL", "enabling WAL");
+  if (status.ok()) status = ExecOn(db, "PRAGMA synchronous = NORMAL", "setting synchronous");
+  absl::StatusOr<int> version = status.ok() ? Migrate(db) : absl::StatusOr<int>(status);
+  if (!version.ok()) {
+    sqlite3_close(db);
+    return Prefixed(path, version.status());
+  }
+  return std::unique_ptr<DecisionStore>(new DecisionStore(db, retention, *version));
+}
+
+DecisionStore::DecisionStore(sqlite3* db, Retention retention, int schema_version)
+    : db_(db), retention_(retention), schema_version_(schema_version) {}
+
+DecisionStore::~DecisionStore() { sqlite3_close(db_); }
+
+absl::Status DecisionStore::Exec(const char* sql) const { return ExecOn(db_, sql, sql); }
+
+absl::Status DecisionStore::Append(const std::vector<Record>& records) {
+  if (records.empty()) return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (absl::Status begun = Exec("BEGIN IMMEDIATE"); !begun.ok()) return begun;
+  Statement decision(db_,
+                     "INSERT INTO decisions(time_us, component, kind, reason, correlation_id, node, node_group, "
+                     "provisioning_request, gpus, candidates) VALUES (?,?,?,?,?,?,?,?,?,?)");
+  Statement pod(db_, "INSERT INTO decision_pods(decision_id, uid, pod) VALUES (?,?,?)");
+  Statement group(db_, "INSERT INTO decision_groups(decision_id, node_group) VALUES (?,?)");
+  absl::Status status = !decision.status().ok() ? decision.status() : !pod.status().ok() ? pod.status() : group.status();
+  for (size_t i = 0; status.ok() && i < records.size(); ++i) {
+    const Record& r = records[i];
+    decision.Bind(1, absl::ToUnixMicros(r.time));
+    decision.Bind(2, ComponentName(r.component));
+    decision.Bind(3, KindName(r.kind));
+    decision.Bind(4, ReasonName(r.reason));
+    decision.Bind(5, r.correlation_id);
+    decision.Bind(6, r.node);
+    decision.Bind(7, r.node_group);
+    decision.Bind(8, r.provisioning_request);
+    decision.Bind(9, static_cast<int64_t>(r.gpus));
+    decision.Bind(10, CandidatesToJson(r.candidates).dump());
+    if (const int code = decision.Step(); code != SQLITE_DONE) {
+      status = SqliteError(db_, code, "writing a decision");
+      break;
+    }
+    decision.Reset();
+    const int64_t id = sqlite3_last_insert_rowid(db_);
+    for (const PodSubject& subject : r.pods) {
+      pod.Bind(1, id);
+      pod.Bind(2, subject.uid);
+      pod.Bind(3, subject.key);
+      if (const int code = pod.Step(); code != SQLITE_DONE) {
+        status = SqliteError(db_, code, "writing a decision's pods");
+        break;
+      }
+      pod.Reset();
+    }
+    // A ranking's candidates are node groups; the chosen one is the record's own.
+    for (size_t c = 0; status.ok() && r.kind == Kind::kRanking && c < r.candidates.size(); ++c) {
+      if (r.candidates[c].name == r.node_group) continue;
+      group.Bind(1, id);
+      group.Bind(2, r.candidates[c].name);
+      if (const int code = group.Step(); code != SQLITE_DONE) {
+        status = SqliteError(db_, code, "writing a ranking's node groups");
+        break;
+      }
+      group.Reset();
+    }
+  }
+  if (status.ok()) status = Exec("COMMIT");
+  if (!status.ok()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  return status;
+}
+
+absl::StatusOr<Evictions> DecisionStore::Retain(absl::Time now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Evictions evicted;
+  // Records only ever leave from the oldest end, so ids stay contiguous: the newest max_rows are the ids
+  // above max(id) - max_rows, and everything up to the newest id past its age can go.
+  absl::StatusOr<int64_t> newest = SingleInt(db_, "SELECT IFNULL(MAX(id), 0) FROM decisions", "retention");
+  if (!newest.ok()) return newest.status();
+  absl::StatusOr<int64_t> aged = SingleInt(
+      db_,
+      absl::StrCat("SELECT IFNULL(MAX(id), 0) FROM decisions WHERE time_us < ",
+                   absl::ToUnixMicros(now - retention_.max_age)),
+      "retention");
+  if (!aged.ok()) return aged.status();
+  const int64_t by_rows_cutoff = *newest - retention_.max_rows;
+  for (auto [cutoff, counter] : {std::pair{*aged, &evicted.by_age}, std::pair{by_rows_cutoff, &evicted.by_rows}}) {
+    if (cutoff <= 0) continue;
+    if (absl::Status begun = Exec("BEGIN IMMEDIATE"); !begun.ok()) return begun;
+    absl::Status status = ExecOn(db_, absl::StrCat("DELETE FROM decisions WHERE id <= ", cutoff).c_str(), "retention");
+    *counter = sqlite3_changes(db_);
+    for (const char* table : {"decision_pods", "decision_groups"}) {
+      if (!status.ok()) break;
+      status = ExecOn(db_, absl::StrCat("DELETE FROM ", table, " WHERE decision_id <= ", cutoff).c_str(), "retention");
+    }
+    if (status.ok()) status = Exec("COMMIT");
+    if (!status.ok()) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return status;
+    }
+  }
+  return evicted;
+}
+
+absl::StatusOr<DecisionPage> DecisionStore::Query(const DecisionQuery& query) const {
+  if (query.limit < 1 || query.limit > kMaxPageSize) {
+    return absl::InvalidArgumentError(absl::StrCat("limit ", query.limit, " is outside 1..", kMaxPageSize));
+  }
+  if (query.before_id < 0) return absl::InvalidArgumentError("the cursor is negative");
+  std::string sql =
+      "SELECT d.id, d.time_us, d.component, d.kind, d.reason, d.correlation_id, d.node, d.node_group, "
+      "d.provisioning_request, d.gpus, d.candidates FROM decisions d WHERE 1";
+  std::vector<std::string> texts;
+  std::vector<int64_t> ints;
+  std::vector<std::pair<bool, size_t>> binds;  // (text?, index)
+  auto text = [&](const std::string& value) {
+    texts.push_back(value);
+    binds.emplace_back(true, texts.size() - 1);
+  };
+  auto integer = [&](int64_t value) {
+    ints.push_back(value);
+    binds.emplace_back(false, ints.size() - 1);
+  };
+  if (!query.pod.empty()) {
+    sql += " AND d.id IN (SELECT decision_id FROM decision_pods WHERE pod = ?)";
+    text(query.pod);
+  }
+  if (!query.pod_uid.empty()) {
+    sql += " AND d.id IN (SELECT decision_id FROM decision_pods WHERE uid = ?)";
+    text(query.pod_uid);
+  }
+  if (!query.node_group.empty()) {
+    sql += " AND (d.node_group = ? OR d.id IN (SELECT decision_id FROM decision_groups WHERE node_group = ?))";
+    text(query.node_group);
+    text(query.node_group);
+  }
+  if (!query.node.empty()) {
+    sql += " AND d.node = ?";
+    text(query.node);
+  }
+  if (query.since) {
+    sql += " AND d.time_us >= ?";
+    integer(absl::ToUnixMicros(*query.since));
+  }
+  if (query.before_id > 0) {
+    sql += " AND d.id < ?";
+    integer(query.before_id);
+  }
+  sql += " ORDER BY d.id DESC LIMIT ?";
+  integer(query.limit + 1);  // one more: is there a next page?
+
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement stmt(db_, sql);
+  if (!stmt.status().ok()) return stmt.status();
+  for (size_t i = 0; i < binds.size(); ++i) {
+    if (binds[i].first) stmt.Bind(static_cast<int>(i + 1), texts[binds[i].second]);
+    else stmt.Bind(static_cast<int>(i + 1), ints[binds[i].second]);
+  }
+  DecisionPage page;
+  int code;
+  while ((code = stmt.Step()) == SQLITE_ROW) {
+    if (page.records.size() == static_cast<size_t>(query.limit)) {
+      page.next_before_id = page.records.back().id;
+      break;
+    }
+    page.records.push_back(RowToRecord(stmt));
+  }
+  if (code != SQLITE_ROW && code != SQLITE_DONE) return SqliteError(db_, code, "reading decisions");
+  Statement pods(db_, "SELECT uid, pod FROM decision_pods WHERE decision_id = ? ORDER BY rowid");
+  if (!pods.status().ok()) return pods.status();
+  for (Record& r : page.records) {
+    pods.Bind(1, r.id);
+    while ((code = pods.Step()) == SQLITE_ROW) r.pods.push_back({pods.Text(0), pods.Text(1)});
+    if (code != SQLITE_DONE) return SqliteError(db_, code, "reading a decision's pods");
+    pods.Reset();
+  }
+  return page;
+}
+
+absl::StatusOr<int64_t> DecisionStore::Count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return SingleInt(db_, "SELECT COUNT(*) FROM decisions", "counting decisions");
+}
+
+}  // namespace topofit::history

@@ -1,0 +1,86 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "history/record.h"
+
+struct sqlite3;
+
+namespace topofit::history {
+
+// How much history is kept: records older than `max_age` (against the newest record's time, so a replay
+// keeps its own clock) and all but the newest `max_rows` are evicted, oldest first.
+struct Retention {
+  absl::Duration max_age = absl::Hours(24 * 7);
+  int64_t max_rows = 1'000'000;
+};
+
+// A page of GET /decisions: newest first, narrowed by every field given.
+struct DecisionQuery {
+  std::string pod{};        // namespace/name: decisions about that pod (its chain)
+  std::string pod_uid{};    // or by uid (the correlation id)
+  std::string node_group{};  // decisions about that group, and rankings that weighed it
+  std::string node{};
+  std::optional<absl::Time> since{};
+  int limit = 100;             // 1..kMaxPageSize
+  int64_t before_id = 0;       // the cursor: only records older than this id; 0 from the newest
+};
+inline constexpr int kMaxPageSize = 1000;
+
+struct DecisionPage {
+  std::vector<Record> records{};
+  int64_t next_before_id = 0;  // 0 when this is the last page
+};
+
+// What a retention pass removed.
+struct Evictions {
+  int64_t by_age = 0;
+  int64_t by_rows = 0;
+};
+
+// The decision history in an embedded SQLite database: `decisions` (one row per record, its candidates as
+// JSON), `decision_pods` (the pods each record concerns) and `decision_groups` (the node groups a ranking
+// weighed and did not choose), indexed for the queries above. The schema's
+// version is the database's user_version, and Open migrates an older one step by step. A file database runs
+// in WAL mode, so a crash mid-write loses only the transaction in flight and readers (the sqlite3 shell)
+// never block the writer. Thread-safe: one connection, one lock (writes come in batches from one writer
+// thread; queries come from the ops port).
+class DecisionStore {
+ public:
+  // The schema this build writes.
+  static constexpr int kSchemaVersion = 2;
+
+  // `path` empty: in memory. A file that is not a database, is locked by another writer or holds a newer
+  // schema is an error naming it (the caller runs without history).
+  static absl::StatusOr<std::unique_ptr<DecisionStore>> Open(const std::string& path, Retention retention = {});
+  ~DecisionStore();
+  DecisionStore(const DecisionStore&) = delete;
+  DecisionStore& operator=(const DecisionStore&) = delete;
+
+  // Writes `records` in one transaction, in order; ids follow. All or none.
+  absl::Status Append(const std::vector<Record>& records);
+  // Evicts by age (older than `now` - max_age) and by row count.
+  absl::StatusOr<Evictions> Retain(absl::Time now);
+
+  absl::StatusOr<DecisionPage> Query(const DecisionQuery& query) const;
+  absl::StatusOr<int64_t> Count() const;
+  int schema_version() const { return schema_version_; }
+
+ private:
+  DecisionStore(sqlite3* db, Retention retention, int schema_version);
+  absl::Status Exec(const char* sql) const;
+
+  sqlite3* db_;
+  const Retention retention_;
+  const int schema_version_;
+  mutable std::mutex mu_;
+};
+
+}  // namespace topofit::history

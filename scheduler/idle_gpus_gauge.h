@@ -1,0 +1,43 @@
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "absl/time/time.h"
+#include "ledger/ledger.h"
+#include "scheduler/gpu_state.h"
+#include "server/metrics.h"
+
+namespace topofit::scheduler {
+
+// topofit_idle_gpus{reason,node_group}: every known node's free GPUs by why they are idle
+// (history/idle_gpus.h), from the GPU state and the ledger (holds of intents, pending preferences). The
+// extender does not see node readiness, so it reports no `booting` GPUs. The node group is the node's
+// node-pool label (EKS, eksctl, GKE, AKS), else its instance type. Refresh recomputes; Start refreshes
+// every `period` on a thread of its own until the object goes.
+class IdleGpusGauge {
+ public:
+  IdleGpusGauge(server::MetricsRegistry& registry, const GpuState& state, const ledger::Ledger& ledger);
+  ~IdleGpusGauge();
+  IdleGpusGauge(const IdleGpusGauge&) = delete;
+  IdleGpusGauge& operator=(const IdleGpusGauge&) = delete;
+
+  void Refresh();
+  void Start(absl::Duration period);
+
+ private:
+  server::Gauge& gauge_;
+  const GpuState& state_;
+  const ledger::Ledger& ledger_;
+  std::set<std::pair<std::string, std::string>> shown_;  // (reason, node group) set by the last refresh
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace topofit::scheduler

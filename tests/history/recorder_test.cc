@@ -1,0 +1,92 @@
+#include "history/recorder.h"
+
+#include <sqlite3.h>
+
+#include <atomic>
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "tests/cli/scratch_dir.h"
+#include "tests/kube/status_matchers.h"
+
+namespace topofit::history {
+namespace {
+
+Record Bind(int i) {
+  Record r;
+  r.time = absl::FromUnixSeconds(1'750'000'000 + i);
+  r.kind = Kind::kBind;
+  r.reason = Reason::kBound;
+  r.correlation_id = absl::StrCat("uid-", i);
+  r.pods = {{r.correlation_id, absl::StrCat("ml/p", i)}};
+  r.node = "n1";
+  return r;
+}
+
+struct Counts {
+  std::atomic<int64_t> written{0}, dropped{0}, evicted{0}, failures{0};
+  RecorderHooks Hooks() {
+    return {.on_written = [this](int64_t n) { written += n; },
+            .on_dropped = [this](int64_t n) { dropped += n; },
+            .on_evicted = [this](const Evictions& e) { evicted += e.by_age + e.by_rows; },
+            .on_write_failed = [this](const absl::Status&) { ++failures; }};
+  }
+};
+
+TEST_CASE("records are written in batches off the caller's thread and retention runs after them", "[history]") {
+  auto store = DecisionStore::Open("", {.max_age = absl::Hours(1), .max_rows = 100});
+  REQUIRE_OK(store);
+  Counts counts;
+  {
+    AsyncRecorder recorder(**store, {.queue_capacity = 1000, .batch_size = 64}, counts.Hooks());
+    for (int i = 0; i < 300; ++i) recorder.Record(Bind(i));
+    recorder.Flush();
+    CHECK(counts.written == 300);
+    CHECK(counts.dropped == 0);
+    CHECK(counts.evicted == 200);
+    CHECK(*(*store)->Count() == 100);
+    recorder.Record(Bind(300));
+  }  // the destructor writes what is queued
+  CHECK(counts.written == 301);
+  auto page = (*store)->Query({.limit = 1});
+  REQUIRE_OK(page);
+  CHECK(page->records.front().correlation_id == "uid-300");
+}
+
+TEST_CASE("a full queue drops and counts instead of waiting", "[history]") {
+  auto store = DecisionStore::Open("");
+  REQUIRE_OK(store);
+  Counts counts;
+  AsyncRecorder recorder(**store, {.queue_capacity = 0}, counts.Hooks());
+  for (int i = 0; i < 5; ++i) recorder.Record(Bind(i));
+  recorder.Flush();
+  CHECK(counts.dropped == 5);
+  CHECK(counts.written == 0);
+  CHECK(*(*store)->Count() == 0);
+}
+
+TEST_CASE("a write the database refuses drops its batch, is reported, and later writes go on", "[history]") {
+  cli::testing::ScratchDir dir("history-recorder-locked");
+  const std::string path = dir.path("decisions.db");
+  auto store = DecisionStore::Open(path);
+  REQUIRE_OK(store);
+  Counts counts;
+  AsyncRecorder recorder(**store, {}, counts.Hooks());
+  sqlite3* other = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &other) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  recorder.Record(Bind(0));
+  recorder.Flush();
+  CHECK(counts.failures == 1);
+  CHECK(counts.dropped == 1);
+  REQUIRE(sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(other);
+  recorder.Record(Bind(1));
+  recorder.Flush();
+  CHECK(counts.written == 1);
+  CHECK(*(*store)->Count() == 1);
+}
+
+}  // namespace
+}  // namespace topofit::history
