@@ -101,6 +101,7 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
     return absl::InvalidArgumentError("TLS: --tls-cert and --tls-key go together");
   }
   if (options.max_body_bytes <= 0) return absl::InvalidArgumentError("--max-body-bytes: must be positive");
+  if (options.scheduler_name.empty()) return absl::InvalidArgumentError("--scheduler-name: must not be empty");
   absl::StatusOr<std::string> admin_token = ReadAdminToken(options.admin_token_file);
   if (!admin_token.ok()) return Prefixed("--admin-token-file", admin_token.status());
 
@@ -134,7 +135,8 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   const scheduler::Leadership& leadership =
       parts.elector != nullptr ? static_cast<const scheduler::Leadership&>(*parts.elector) : scheduler::SoleReplica();
   parts.extender = std::make_unique<scheduler::Extender>(*parts.state, *process.ledger, *parts.kube, *parts.metrics,
-                                                         log, process.clock, parts.provisioner.get(), leadership);
+                                                         log, process.clock, parts.provisioner.get(), leadership,
+                                                         options.scheduler_name);
 
   server::HttpServerOptions api_options;
   api_options.address = options.address;
@@ -234,6 +236,9 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
       ->capture_default_str();
   cmd.add_option("--leader-elect-namespace", options.leader_elect_namespace,
                  "the Lease's namespace (default: $POD_NAMESPACE, else the service account's, else default)");
+  cmd.add_option("--scheduler-name", options.scheduler_name,
+                 "bind only pods with this spec.schedulerName (the profile of the kube-scheduler calling topofit)")
+      ->capture_default_str();
   cmd.add_option("--leader-elect-identity", options.leader_elect_identity,
                  "this replica's name in the Lease (default: hostname_random)");
 }

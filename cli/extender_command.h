@@ -14,6 +14,7 @@
 #include "kubeclient/provisioner.h"
 #include "kubeclient/rest_client.h"
 #include "ledger/ledger.h"
+#include "scheduler/bind_authorization.h"
 #include "scheduler/extender.h"
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
@@ -46,6 +47,8 @@ struct ExtenderOptions {
   std::string leader_elect_namespace;  // empty: kubeclient::OwnNamespace()
   std::string leader_elect_identity;   // empty: kubeclient::DefaultLeaderIdentity()
   std::string ledger = "memory";  // or "api" (cli/ledger_flags.h)
+  // Bind binds only pods with this spec.schedulerName (scheduler/bind_authorization.h).
+  std::string scheduler_name = std::string(scheduler::kDefaultSchedulerName);
 };
 
 // How long a pending pod's preference lives without a refresh (kube-scheduler retries unschedulable pods
