@@ -2,7 +2,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "decision/capacity_hold.h"
 #include "decision/filter.h"
@@ -58,7 +57,6 @@ absl::StatusOr<codec::ExtenderArgs> Extender::ParseArgs(const std::string& body)
 
 absl::StatusOr<Extender::RequestNodes> Extender::NodesOf(const codec::ExtenderArgs& args) {
   RequestNodes out;
-  std::vector<std::string> unknown;
   if (args.nodes) {
     for (size_t i = 0; i < args.nodes->size(); ++i) {
       const codec::NodeArg& arg = (*args.nodes)[i];
@@ -88,14 +86,12 @@ absl::StatusOr<Extender::RequestNodes> Extender::NodesOf(const codec::ExtenderAr
     for (const std::string& name : *args.node_names) {
       std::shared_ptr<const NodeGpuSnapshot> snapshot = state_.Snapshot(name);
       if (snapshot == nullptr) {
-        unknown.push_back(name);
+        // Retried by kube-scheduler: the node watch brings the node within moments.
+        out.unknown[name] = "topofit: unknown node (not yet seen by topofit's node watch)";
       } else {
         out.snapshots.push_back(std::move(snapshot));
       }
     }
-  }
-  if (!unknown.empty()) {
-    return absl::NotFoundError(absl::StrCat("unknown nodes: ", absl::StrJoin(unknown, ", ")));
   }
   return out;
 }
@@ -117,6 +113,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
 
   if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
   result.failed_and_unresolvable_nodes.insert(nodes->unresolved.begin(), nodes->unresolved.end());
+  result.failed_nodes.insert(nodes->unknown.begin(), nodes->unknown.end());
   const CapacityHolds holds = HoldsNow(*demand);
   FilterMemo memo;
   bool held_back = false;
@@ -140,6 +137,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
     }
   }
   metrics_.nodes_refused.Inc({"unknown-topology"}, static_cast<double>(nodes->unresolved.size()));
+  metrics_.nodes_refused.Inc({"unknown-node"}, static_cast<double>(nodes->unknown.size()));
   RecordPreference(args.pod, *demand, result, held_back);
   const size_t passed = result.nodes ? result.nodes->size() : result.node_names->size();
   server::LogEvent(log_, "filter",
@@ -195,7 +193,9 @@ absl::StatusOr<std::vector<codec::HostPriority>> Extender::Prioritize(const code
     // A pod topofit cannot read was refused by filter; scoring stays neutral (prioritize errors are ignored).
     priorities.push_back({snapshot->node, demand.ok() ? memo.Judge(*demand, *snapshot).score : decision::kMinExtenderScore});
   }
-  for (const auto& [name, reason] : nodes->unresolved) priorities.push_back({name, decision::kMinExtenderScore});
+  for (const auto* others : {&nodes->unresolved, &nodes->unknown}) {
+    for (const auto& [name, reason] : *others) priorities.push_back({name, decision::kMinExtenderScore});
+  }
   return priorities;
 }
 
@@ -344,11 +344,12 @@ absl::StatusOr<std::map<std::string, codec::MetaVictims>> Extender::Preempt(
   absl::StatusOr<GpuDemand> demand = decision::DemandOf(args.pod);
   if (!demand.ok()) return absl::InvalidArgumentError(demand.status().message());
   std::map<std::string, codec::MetaVictims> kept;
-  std::vector<std::string> unknown;
   for (const auto& [node, victims] : args.victims) {
     std::shared_ptr<const NodeGpuSnapshot> snapshot = state_.Snapshot(node);
-    if (snapshot == nullptr) {
-      unknown.push_back(node);
+    if (snapshot == nullptr) {  // declined, as a node where preemption cannot help: it may be retried later
+      server::LogEvent(log_, "preempt", {{"pod", absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name)},
+                                         {"node", node},
+                                         {"kept", "declined: unknown node"}});
       continue;
     }
     std::optional<std::vector<std::string>> trimmed = decision::TrimVictims(*demand, *snapshot, victims.pod_uids);
@@ -359,7 +360,6 @@ absl::StatusOr<std::map<std::string, codec::MetaVictims>> Extender::Preempt(
                       {"kept", trimmed ? std::to_string(trimmed->size()) : "declined"}});
     if (trimmed) kept[node] = codec::MetaVictims{*std::move(trimmed), victims.num_pdb_violations};
   }
-  if (!unknown.empty()) return absl::NotFoundError(absl::StrCat("unknown nodes: ", absl::StrJoin(unknown, ", ")));
   return kept;
 }
 

@@ -29,9 +29,10 @@ namespace topofit::scheduler {
 // pure decision functions (filter.h, prioritize.h, preempt.h), records placement preferences, and binds.
 // The HTTP adapter (extender_http.h) only decodes, calls this, and encodes. Thread-safe.
 //
-// Errors a caller made (unknown nodes, a pod topofit cannot read) are returned as statuses for the adapter
-// to turn into 4xx replies; outcomes kube-scheduler expects in the reply body (a failed bind) are in the
-// result.
+// Errors a caller made (a body topofit cannot read) are returned as statuses for the adapter to turn into
+// 4xx replies; outcomes kube-scheduler expects in the reply body (a node refused, a failed bind) are in the
+// result. A node name topofit has not seen yet (nodeCacheCapable: the node watch lags kube-scheduler's
+// cache) fails that node alone: FailedNodes in filter, the lowest score in prioritize, declined in preempt.
 class Extender {
  public:
   // `capacity` may be null: no capacity is requested for refused pods (a single process without CA). Only
@@ -61,13 +62,14 @@ class Extender {
   absl::Status PodReported(const PodRef& pod, const std::string& node, int gpus, std::optional<topology::GpuSet> ids);
 
  private:
-  // The snapshots of the nodes a request names, learning nodes sent in full. NotFound names every node
-  // topofit does not know (NodeNames requests). Nodes whose topology cannot be resolved are returned in
-  // `unresolved` with the reason.
+  // The snapshots of the nodes a request names, learning nodes sent in full. Names topofit does not know
+  // (NodeNames requests) are in `unknown`, nodes whose topology cannot be resolved in `unresolved`, each
+  // with the reason.
   struct RequestNodes {
     std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> snapshots;  // in request order
     std::vector<absl::string_view> raw;                             // parallel, for Nodes requests
     std::map<std::string, std::string> unresolved;
+    std::map<std::string, std::string> unknown;
   };
   absl::StatusOr<RequestNodes> NodesOf(const codec::ExtenderArgs& args);
 

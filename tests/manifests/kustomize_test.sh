@@ -80,7 +80,7 @@ expect_line "enableHTTPS: true"
 expect_line "caFile: /etc/topofit/ca/ca.crt"
 expect_line "serverName: topofit-extender.topofit-system.svc"
 expect_line "httpTimeout: 5s"
-expect_line "nodeCacheCapable: false"
+expect_line "nodeCacheCapable: true"
 expect_line "name: nvidia.com/gpu"
 expect_line "ignoredByScheduler: false"
 expect_line "ignorable: false"
@@ -163,7 +163,7 @@ for m in ext.get("managedResources", []):
     only_keys(m, MANAGED, "extenders[0].managedResources[]")
 want = {"urlPrefix": "https://topofit-extender.topofit-system.svc:8443", "filterVerb": "filter",
         "prioritizeVerb": "prioritize", "bindVerb": "bind", "preemptVerb": "preempt", "weight": 5,
-        "enableHTTPS": True, "httpTimeout": "5s", "nodeCacheCapable": False, "ignorable": False,
+        "enableHTTPS": True, "httpTimeout": "5s", "nodeCacheCapable": True, "ignorable": False,
         "tlsConfig": {"caFile": "/etc/topofit/ca/ca.crt", "serverName": "topofit-extender.topofit-system.svc"},
         "managedResources": [{"name": "nvidia.com/gpu", "ignoredByScheduler": False}]}
 for k, v in want.items():

@@ -290,6 +290,48 @@ TEST_CASE("Only the leader requests capacity for a pod every node refused", "[ex
   CHECK(r.capacity.calls() == std::vector<std::string>{"request default/huge refused=n1"});
 }
 
+// nodeCacheCapable: true sends names from kube-scheduler's cache, which may hold a node topofit's node watch
+// has not delivered yet. That node fails alone, where kube-scheduler retries it; the others are judged.
+TEST_CASE("nodeCacheCapable: a node name topofit has not seen fails that node alone, in every verb",
+          "[extender_http]") {
+  Harness h;
+  REQUIRE(h.state->UpsertNode(
+                    kube::testing::MakeNode().name("p4d-1").label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8))
+              .ok());
+  const json pod = {{"metadata", {{"name", "p"}, {"namespace", "ml"}, {"uid", "uid-p"}}},
+                    {"spec", {{"containers", {{{"name", "main"}, {"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}}}}}}};
+  const json names = {"p4d-1", "ghost-1", "ghost-2"};
+
+  auto [filter_status, filtered] = h.Post("/filter", json{{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", names}}.dump());
+  REQUIRE(filter_status == 200);
+  CHECK(filtered["NodeNames"] == json({"p4d-1"}));
+  CHECK(filtered["Nodes"].is_null());
+  CHECK(filtered["FailedNodes"] ==
+        json({{"ghost-1", "topofit: unknown node (not yet seen by topofit's node watch)"},
+              {"ghost-2", "topofit: unknown node (not yet seen by topofit's node watch)"}}));
+  CHECK(filtered["FailedAndUnresolvableNodes"] == json::object());  // retried, unlike an unresolvable node
+  CHECK(filtered["Error"] == "");
+  CHECK(h.metrics.nodes_refused.Value({"unknown-node"}) == 2);
+  CHECK(h.ledger->Preferences().empty());  // a node passed: no capacity is wanted
+
+  auto [prioritize_status, scores] = h.Post("/prioritize", json{{"Pod", pod}, {"NodeNames", names}}.dump());
+  REQUIRE(prioritize_status == 200);
+  REQUIRE(scores.size() == 3);
+  for (const json& entry : scores) {
+    if (entry["Host"] != "p4d-1") CHECK(entry["Score"] == 0);
+  }
+
+  auto [preempt_status, kept] = h.Post(
+      "/preempt", json{{"Pod", pod},
+                       {"NodeNameToMetaVictims",
+                        {{"p4d-1", {{"Pods", {{{"UID", "cpu-pod"}}}}, {"NumPDBViolations", 0}}},
+                         {"ghost-1", {{"Pods", {{{"UID", "other"}}}}, {"NumPDBViolations", 0}}}}}}
+                      .dump());
+  REQUIRE(preempt_status == 200);
+  CHECK(kept["NodeNameToMetaVictims"].contains("p4d-1"));
+  CHECK_FALSE(kept["NodeNameToMetaVictims"].contains("ghost-1"));
+}
+
 TEST_CASE("bad requests get a 4xx JSON error and the server stays healthy", "[extender_http]") {
   Harness h;
   struct Row {
@@ -308,8 +350,6 @@ TEST_CASE("bad requests get a 4xx JSON error and the server stays healthy", "[ex
       {"bad quantity", "/filter",
        R"({"Pod": {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": "lots"}}}]}}})", 400,
        "nvidia.com/gpu"},
-      {"unknown nodes", "/filter", R"({"Pod": {}, "NodeNames": ["ghost-1", "ghost-2"]})", 404,
-       "unknown nodes: ghost-1, ghost-2"},
       {"bind without a pod name", "/bind", R"({"PodNamespace": "d", "PodUID": "u", "Node": "n"})", 400, "PodName"},
   };
   for (const Row& row : rows) {
