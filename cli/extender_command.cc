@@ -73,6 +73,10 @@ absl::Status StartLeaderElection(const ExtenderOptions& options, spdlog::logger&
   return absl::OkStatus();
 }
 
+bool IsLoopback(const std::string& address) {
+  return address == "localhost" || address == "::1" || address.starts_with("127.");
+}
+
 }  // namespace
 
 ProcessState::ProcessState()
@@ -102,6 +106,11 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   }
   if (options.max_body_bytes <= 0) return absl::InvalidArgumentError("--max-body-bytes: must be positive");
   if (options.scheduler_name.empty()) return absl::InvalidArgumentError("--scheduler-name: must not be empty");
+  if (!IsLoopback(options.address) && options.tls_client_ca.empty() && !options.insecure) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--address ", options.address, ": beyond loopback anyone who reaches the port could call bind; give "
+        "--tls-client-ca (only holders of its certificates may call) or --insecure"));
+  }
   absl::StatusOr<std::string> admin_token = ReadAdminToken(options.admin_token_file);
   if (!admin_token.ok()) return Prefixed("--admin-token-file", admin_token.status());
 
@@ -153,7 +162,7 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   parts.admin_enabled = !admin_token->empty();
 
   server::HttpServerOptions ops_options;
-  ops_options.address = options.address;
+  ops_options.address = options.ops_address;
   ops_options.port = options.ops_port;
   ops_options.name = "ops";
   absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::HttpServer::Create(ops_options, process.registry);
@@ -188,7 +197,7 @@ int RunExtender(const ExtenderOptions& options, const std::function<void(int, in
   serving = true;
   server::LogEvent(log, "listening", {{"extender", absl::StrCat(options.address, ":", *api_port)},
                                       {"tls", servers->api->is_tls() ? "true" : "false"},
-                                      {"ops", absl::StrCat(options.address, ":", *ops_port)},
+                                      {"ops", absl::StrCat(options.ops_address, ":", *ops_port)},
                                       {"admin", servers->admin_enabled ? "enabled" : "disabled"}});
   if (on_listening) on_listening(*api_port, *ops_port);
 
@@ -206,11 +215,16 @@ void AddExtenderCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ExtenderOptions>();
   CLI::App* cmd = app.add_subcommand("extender", "Serve the kube-scheduler extender verbs (filter, prioritize, bind, preempt)");
   AddExtenderFlags(*cmd, *options);
+  cmd->add_flag("--insecure", options->insecure,
+                "allow --address beyond loopback without --tls-client-ca: whoever reaches the port can call bind");
   cmd->callback([options, &exit_code] { exit_code = RunExtender(*options); });
 }
 
 void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
-  cmd.add_option("--address", options.address, "listen address")->capture_default_str();
+  cmd.add_option("--address", options.address,
+                 "listen address of the verbs (beyond loopback: --tls-client-ca or --insecure)")
+      ->capture_default_str();
+  cmd.add_option("--ops-address", options.ops_address, "listen address of the ops port")->capture_default_str();
   cmd.add_option("--port", options.port, "extender port")->capture_default_str()->check(CLI::Range(0, 65535));
   cmd.add_option("--tls-cert", options.tls_cert, "PEM server certificate (with --tls-key: HTTPS)");
   cmd.add_option("--tls-key", options.tls_key, "PEM server key");

@@ -28,11 +28,15 @@ namespace topofit::cli {
 
 // The options of `topofit extender`.
 struct ExtenderOptions {
-  std::string address = "0.0.0.0";
+  // The verbs bind pods: loopback by default (the extender beside its kube-scheduler, manifests/); beyond
+  // loopback only with client certificates (--tls-client-ca) or --insecure.
+  std::string address = "127.0.0.1";
   int port = 8443;              // the extender verbs (HTTPS with --tls-cert/--tls-key)
+  bool insecure = false;        // allow --address beyond loopback without --tls-client-ca
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;    // optional: require client certificates signed by this CA
+  std::string ops_address = "0.0.0.0";  // probes and Prometheus come from outside the pod
   int ops_port = 9090;          // plain HTTP: /healthz /readyz /metrics /preferences
   std::string admin_token_file; // bearer token for /admin/*; empty: admin endpoints disabled
   std::string log_format = "text";

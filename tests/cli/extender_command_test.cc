@@ -73,6 +73,41 @@ TEST_CASE("extender rejects bad options with exit 1", "[cli][extender]") {
   }
 }
 
+// Bind binds pods: whoever reaches the verbs' port can call it, so beyond loopback only callers holding a
+// certificate of --tls-client-ca may, unless the operator says --insecure.
+TEST_CASE("extender refuses to listen beyond loopback without client certificates unless --insecure",
+          "[cli][extender]") {
+  std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
+  kubeclient::testing::FakeApiServer api(*certs);
+  REQUIRE(api.valid());
+  Scratch scratch;
+  ExtenderOptions options = LoopbackOptions(KubeconfigFor(scratch, api, *certs));
+  ProcessState process;
+  spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  CHECK(ExtenderOptions().address == "127.0.0.1");
+  CHECK(BuildExtender(options, process, log, [] { return true; }).ok());
+
+  options.address = "0.0.0.0";
+  absl::StatusOr<ExtenderServers> open = BuildExtender(options, process, log, [] { return true; });
+  REQUIRE_FALSE(open.ok());
+  CHECK_THAT(std::string(open.status().message()), Catch::Contains("--address 0.0.0.0: beyond loopback"));
+  CHECK_THAT(std::string(open.status().message()), Catch::Contains("--tls-client-ca"));
+
+  ExtenderOptions insecure = options;
+  insecure.insecure = true;
+  CHECK(BuildExtender(insecure, process, log, [] { return true; }).ok());
+  ExtenderOptions mutual = options;
+  mutual.tls_cert = certs->server_cert_file();
+  mutual.tls_key = certs->server_key_file();
+  mutual.tls_client_ca = certs->ca_cert_file();
+  CHECK(BuildExtender(mutual, process, log, [] { return true; }).ok());
+
+  options.scheduler_name.clear();
+  options.address = "127.0.0.1";
+  CHECK_THAT(std::string(BuildExtender(options, process, log, [] { return true; }).status().message()),
+             Catch::Contains("--scheduler-name"));
+}
+
 TEST_CASE("extender serves until SIGTERM, then exits 0", "[cli][extender]") {
   // The test process must not die of the signal: block it here, before the server's threads exist.
   REQUIRE(server::BlockShutdownSignals().ok());
