@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "cli/build_info.h"
 #include "cli/ledger_flags.h"
 #include "kubeclient/config.h"
 #include "kubeclient/kube_api.h"
@@ -89,7 +90,9 @@ ProcessState::ProcessState()
             evicted->Inc({std::string(kind)});
             server::LogEvent(*spdlog::default_logger(), "ledger_evicted", {{"kind", std::string(kind)}, {"key", key}},
                              spdlog::level::warn);
-          }})) {}
+          }})) {
+  RegisterBuildInfo(registry);
+}
 
 absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& format, const std::string& level) {
   absl::StatusOr<server::LogFormat> parsed_format = server::ParseLogFormat(format);

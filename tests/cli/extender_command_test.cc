@@ -13,6 +13,7 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include "absl/strings/str_cat.h"
+#include "cli/build_info.h"
 #include "server/shutdown.h"
 #include "tests/cli/scratch_dir.h"
 #include "tests/kubeclient/eventually.h"
@@ -138,6 +139,7 @@ TEST_CASE("extender serves until SIGTERM, then exits 0", "[cli][extender]") {
   auto metrics = ops.Get("/metrics");
   REQUIRE(metrics);
   CHECK_THAT(metrics->body, Catch::Contains("topofit_http_requests_total{server=\"extender\",route=\"/filter\""));
+  CHECK_THAT(metrics->body, Catch::Contains("topofit_build_info{version=\"" + std::string(kVersion) + "\"} 1"));
 
   REQUIRE(::kill(::getpid(), SIGTERM) == 0);
   CHECK(exit_code.get() == 0);
