@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "agent/agent.h"
 #include "agent/command_runner.h"
+#include "cli/build_info.h"
 #include "cli/extender_command.h"
 #include "cli/ledger_flags.h"
 #include "server/http_server.h"
@@ -68,6 +69,7 @@ int RunAgent(const AgentCommandOptions& options, const std::function<void(int)>&
   absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(options.kubeconfig);
   if (!rest.ok()) return Fail("", rest.status());
   server::MetricsRegistry registry;
+  RegisterBuildInfo(registry);
   agent::ProcessRunner runner(kNvidiaSmiTimeout);
   absl::StatusOr<std::unique_ptr<agent::Agent>> node_agent =
       agent::Agent::Create(*std::move(agent_options), runner, **rest, registry, log);

@@ -147,6 +147,9 @@ int RunServe(const ServeOptions& options, const std::function<void(int, int, int
   // One address, certificate and key for both ports: the Service name both clients use is the same.
   ExpanderOptions expander_options = options.expander;
   expander_options.address = extender_options.address;
+  // --insecure: plaintext gRPC, and the extender beyond loopback without client certificates.
+  ExtenderOptions extender_checked = extender_options;
+  extender_checked.insecure = expander_options.insecure;
   expander_options.tls_cert = extender_options.tls_cert;
   expander_options.tls_key = extender_options.tls_key;
 
@@ -158,7 +161,7 @@ int RunServe(const ServeOptions& options, const std::function<void(int, int, int
   process.decisions = OpenDecisionHistory(extender_options.decision_db, process.registry, log);
   std::atomic<bool> serving{false};
   absl::StatusOr<ExtenderServers> extender =
-      BuildExtender(extender_options, process, log, [&] { return serving.load() && process.ledger_ready(); });
+      BuildExtender(extender_checked, process, log, [&] { return serving.load() && process.ledger_ready(); });
   if (!extender.ok()) return Fail(kCommand, extender.status());
   absl::StatusOr<ExpanderParts> expander = BuildExpander(expander_options, process, log);
   if (!expander.ok()) return Fail(kCommand, expander.status());
@@ -175,7 +178,7 @@ int RunServe(const ServeOptions& options, const std::function<void(int, int, int
   server::LogEvent(log, "listening", {{"extender", absl::StrCat(extender_options.address, ":", *api_port)},
                                       {"expander", absl::StrCat(extender_options.address, ":", (*grpc)->port())},
                                       {"tls", extender->api->is_tls() ? "true" : "false"},
-                                      {"ops", absl::StrCat(extender_options.address, ":", *ops_port)},
+                                      {"ops", absl::StrCat(extender_options.ops_address, ":", *ops_port)},
                                       {"admin", extender->admin_enabled ? "enabled" : "disabled"}});
   if (on_listening) on_listening(*api_port, (*grpc)->port(), *ops_port);
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "cli/build_info.h"
 #include "cli/ledger_flags.h"
 #include "history/decisions_http.h"
 #include "kubeclient/config.h"
@@ -89,6 +90,10 @@ scheduler::GpuStateLimits FilterFedNodeLimits(server::MetricsRegistry& registry)
   return limits;
 }
 
+bool IsLoopback(const std::string& address) {
+  return address == "localhost" || address == "::1" || address.starts_with("127.");
+}
+
 }  // namespace
 
 ProcessState::ProcessState()
@@ -101,7 +106,9 @@ ProcessState::ProcessState()
         server::LogEvent(*spdlog::default_logger(), "ledger_evicted", {{"kind", std::string(kind)}, {"key", key}},
                          spdlog::level::warn);
       }},
-      ledger(ledger::NewInMemoryLedger(clock, kPreferenceTtl, kIntentTtl, ledger_limits)) {}
+      ledger(ledger::NewInMemoryLedger(clock, kPreferenceTtl, kIntentTtl, ledger_limits)) {
+  RegisterBuildInfo(registry);
+}
 
 absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& format, const std::string& level) {
   absl::StatusOr<server::LogFormat> parsed_format = server::ParseLogFormat(format);
@@ -117,6 +124,12 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
     return absl::InvalidArgumentError("TLS: --tls-cert and --tls-key go together");
   }
   if (options.max_body_bytes <= 0) return absl::InvalidArgumentError("--max-body-bytes: must be positive");
+  if (options.scheduler_name.empty()) return absl::InvalidArgumentError("--scheduler-name: must not be empty");
+  if (!IsLoopback(options.address) && options.tls_client_ca.empty() && !options.insecure) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--address ", options.address, ": beyond loopback anyone who reaches the port could call bind; give "
+        "--tls-client-ca (only holders of its certificates may call) or --insecure"));
+  }
   absl::StatusOr<std::string> admin_token = ReadAdminToken(options.admin_token_file);
   if (!admin_token.ok()) return Prefixed("--admin-token-file", admin_token.status());
 
@@ -151,7 +164,8 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   const scheduler::Leadership& leadership =
       parts.elector != nullptr ? static_cast<const scheduler::Leadership&>(*parts.elector) : scheduler::SoleReplica();
   parts.extender = std::make_unique<scheduler::Extender>(*parts.state, *process.ledger, *parts.kube, *parts.metrics,
-                                                         log, process.clock, parts.provisioner.get(), leadership);
+                                                         log, process.clock, parts.provisioner.get(), leadership,
+                                                         options.scheduler_name);
 
   server::HttpServerOptions api_options;
   api_options.address = options.address;
@@ -168,7 +182,7 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   parts.admin_enabled = !admin_token->empty();
 
   server::HttpServerOptions ops_options;
-  ops_options.address = options.address;
+  ops_options.address = options.ops_address;
   ops_options.port = options.ops_port;
   ops_options.name = "ops";
   absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::HttpServer::Create(ops_options, process.registry);
@@ -209,7 +223,7 @@ int RunExtender(const ExtenderOptions& options, const std::function<void(int, in
   serving = true;
   server::LogEvent(log, "listening", {{"extender", absl::StrCat(options.address, ":", *api_port)},
                                       {"tls", servers->api->is_tls() ? "true" : "false"},
-                                      {"ops", absl::StrCat(options.address, ":", *ops_port)},
+                                      {"ops", absl::StrCat(options.ops_address, ":", *ops_port)},
                                       {"admin", servers->admin_enabled ? "enabled" : "disabled"}});
   if (on_listening) on_listening(*api_port, *ops_port);
 
@@ -227,11 +241,16 @@ void AddExtenderCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ExtenderOptions>();
   CLI::App* cmd = app.add_subcommand("extender", "Serve the kube-scheduler extender verbs (filter, prioritize, bind, preempt)");
   AddExtenderFlags(*cmd, *options);
+  cmd->add_flag("--insecure", options->insecure,
+                "allow --address beyond loopback without --tls-client-ca: whoever reaches the port can call bind");
   cmd->callback([options, &exit_code] { exit_code = RunExtender(*options); });
 }
 
 void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
-  cmd.add_option("--address", options.address, "listen address")->capture_default_str();
+  cmd.add_option("--address", options.address,
+                 "listen address of the verbs (beyond loopback: --tls-client-ca or --insecure)")
+      ->capture_default_str();
+  cmd.add_option("--ops-address", options.ops_address, "listen address of the ops port")->capture_default_str();
   cmd.add_option("--port", options.port, "extender port")->capture_default_str()->check(CLI::Range(0, 65535));
   cmd.add_option("--tls-cert", options.tls_cert, "PEM server certificate (with --tls-key: HTTPS)");
   cmd.add_option("--tls-key", options.tls_key, "PEM server key");
@@ -258,6 +277,9 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
       ->capture_default_str();
   cmd.add_option("--leader-elect-namespace", options.leader_elect_namespace,
                  "the Lease's namespace (default: $POD_NAMESPACE, else the service account's, else default)");
+  cmd.add_option("--scheduler-name", options.scheduler_name,
+                 "bind only pods with this spec.schedulerName (the profile of the kube-scheduler calling topofit)")
+      ->capture_default_str();
   cmd.add_option("--leader-elect-identity", options.leader_elect_identity,
                  "this replica's name in the Lease (default: hostname_random)");
 }

@@ -15,6 +15,7 @@
 #include "kubeclient/provisioner.h"
 #include "kubeclient/rest_client.h"
 #include "ledger/ledger.h"
+#include "scheduler/bind_authorization.h"
 #include "scheduler/extender.h"
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
@@ -29,11 +30,15 @@ namespace topofit::cli {
 
 // The options of `topofit extender`.
 struct ExtenderOptions {
-  std::string address = "0.0.0.0";
+  // The verbs bind pods: loopback by default (the extender beside its kube-scheduler, manifests/); beyond
+  // loopback only with client certificates (--tls-client-ca) or --insecure.
+  std::string address = "127.0.0.1";
   int port = 8443;              // the extender verbs (HTTPS with --tls-cert/--tls-key)
+  bool insecure = false;        // allow --address beyond loopback without --tls-client-ca
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;    // optional: require client certificates signed by this CA
+  std::string ops_address = "0.0.0.0";  // probes and Prometheus come from outside the pod
   int ops_port = 9090;          // plain HTTP: /healthz /readyz /metrics /preferences
   std::string admin_token_file; // bearer token for /admin/*; empty: admin endpoints disabled
   std::string log_format = "text";
@@ -49,6 +54,8 @@ struct ExtenderOptions {
   std::string leader_elect_identity;   // empty: kubeclient::DefaultLeaderIdentity()
   std::string ledger = "memory";  // or "api" (cli/ledger_flags.h)
   std::string decision_db;        // empty: the decision history in memory (cli/decision_history.h)
+  // Bind binds only pods with this spec.schedulerName (scheduler/bind_authorization.h).
+  std::string scheduler_name = std::string(scheduler::kDefaultSchedulerName);
 };
 
 // How long a pending pod's preference lives without a refresh (kube-scheduler retries unschedulable pods

@@ -4,6 +4,7 @@
 
 #include "cli/agent_command.h"
 #include "cli/bench_command.h"
+#include "cli/build_info.h"
 #include "cli/expander_command.h"
 #include "cli/explain_command.h"
 #include "cli/extender_command.h"
@@ -11,6 +12,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"topofit: GPU-topology-aware scheduling and autoscaling for Kubernetes"};
+  app.set_version_flag("--version", std::string("topofit ") + topofit::cli::kVersion);
   app.require_subcommand(1);
   int exit_code = 0;
   topofit::cli::AddTopoCommand(app, exit_code);

@@ -2,7 +2,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "decision/capacity_hold.h"
 #include "decision/filter.h"
@@ -33,7 +32,7 @@ constexpr int kBindAttempts = 3;
 
 Extender::Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube, ExtenderMetrics& metrics,
                    spdlog::logger& log, const server::Clock& clock, CapacityRequests* capacity,
-                   const Leadership& leadership)
+                   const Leadership& leadership, std::string scheduler_name)
     : state_(state),
       ledger_(ledger),
       kube_(kube),
@@ -41,7 +40,8 @@ Extender::Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube, Ex
       log_(log),
       clock_(clock),
       capacity_(capacity),
-      leadership_(leadership) {}
+      leadership_(leadership),
+      scheduler_name_(std::move(scheduler_name)) {}
 
 namespace {
 
@@ -59,7 +59,6 @@ absl::StatusOr<codec::ExtenderArgs> Extender::ParseArgs(const std::string& body)
 
 absl::StatusOr<Extender::RequestNodes> Extender::NodesOf(const codec::ExtenderArgs& args) {
   RequestNodes out;
-  std::vector<std::string> unknown;
   if (args.nodes) {
     for (size_t i = 0; i < args.nodes->size(); ++i) {
       const codec::NodeArg& arg = (*args.nodes)[i];
@@ -89,14 +88,12 @@ absl::StatusOr<Extender::RequestNodes> Extender::NodesOf(const codec::ExtenderAr
     for (const std::string& name : *args.node_names) {
       std::shared_ptr<const NodeGpuSnapshot> snapshot = state_.Snapshot(name);
       if (snapshot == nullptr) {
-        unknown.push_back(name);
+        // Retried by kube-scheduler: the node watch brings the node within moments.
+        out.unknown[name] = "topofit: unknown node (not yet seen by topofit's node watch)";
       } else {
         out.snapshots.push_back(std::move(snapshot));
       }
     }
-  }
-  if (!unknown.empty()) {
-    return absl::NotFoundError(absl::StrCat("unknown nodes: ", absl::StrJoin(unknown, ", ")));
   }
   return out;
 }
@@ -120,10 +117,10 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   }
   absl::StatusOr<RequestNodes> nodes = NodesOf(args);
   if (!nodes.ok()) return nodes.status();
-  Remember(args.pod.metadata.uid, Remembered{*demand, ConsumesCapacityRequest(args.pod)});
 
   if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
   result.failed_and_unresolvable_nodes.insert(nodes->unresolved.begin(), nodes->unresolved.end());
+  result.failed_nodes.insert(nodes->unknown.begin(), nodes->unknown.end());
   const CapacityHolds holds = HoldsNow(*demand);
   FilterMemo memo;
   bool held_back = false;
@@ -157,6 +154,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
     recorder_->Record(history::FilterRecord(clock_.Now(), {decision::LedgerPodUid(args.pod), pod_key},
                                             demand->request.gpus, std::move(candidates)));
   }
+  metrics_.nodes_refused.Inc({"unknown-node"}, static_cast<double>(nodes->unknown.size()));
   RecordPreference(args.pod, *demand, result, held_back);
   const size_t passed = result.nodes ? result.nodes->size() : result.node_names->size();
   server::LogEvent(log_, "filter",
@@ -223,45 +221,24 @@ absl::StatusOr<std::vector<codec::HostPriority>> Extender::Prioritize(const code
     // A pod topofit cannot read was refused by filter; scoring stays neutral (prioritize errors are ignored).
     priorities.push_back({snapshot->node, demand.ok() ? memo.Judge(*demand, *snapshot).score : decision::kMinExtenderScore});
   }
-  for (const auto& [name, reason] : nodes->unresolved) priorities.push_back({name, decision::kMinExtenderScore});
+  for (const auto* others : {&nodes->unresolved, &nodes->unknown}) {
+    for (const auto& [name, reason] : *others) priorities.push_back({name, decision::kMinExtenderScore});
+  }
   return priorities;
 }
 
-void Extender::Remember(const std::string& pod_uid, Remembered remembered) {
-  std::lock_guard<std::mutex> lock(demands_mu_);
-  auto [it, inserted] = demands_.try_emplace(pod_uid, remembered);
-  if (inserted) {
-    demand_order_.push_back(pod_uid);
-  } else {
-    // Once asked, until bind: the pod's annotation may not be written yet when filter runs again.
-    remembered.asked_capacity = remembered.asked_capacity || it->second.asked_capacity;
-    it->second = remembered;
-  }
-  while (demand_order_.size() > kRememberedDemands) {
-    demands_.erase(demand_order_.front());
-    demand_order_.pop_front();
-  }
-}
-
 void Extender::AskedCapacity(const std::string& pod_uid) {
-  std::lock_guard<std::mutex> lock(demands_mu_);
-  if (auto it = demands_.find(pod_uid); it != demands_.end()) it->second.asked_capacity = true;
+  std::lock_guard<std::mutex> lock(asked_mu_);
+  if (asked_capacity_.insert(pod_uid).second) asked_order_.push_back(pod_uid);
+  while (asked_order_.size() > kAskedCapacityRemembered) {
+    asked_capacity_.erase(asked_order_.front());
+    asked_order_.pop_front();
+  }
 }
 
-absl::StatusOr<Extender::Remembered> Extender::RememberedForBind(const codec::ExtenderBindingArgs& args) {
-  {
-    std::lock_guard<std::mutex> lock(demands_mu_);
-    if (auto it = demands_.find(args.pod_uid); it != demands_.end()) return it->second;
-  }
-  absl::StatusOr<kube::Pod> pod = kube_.GetPod(args.pod_namespace, args.pod_name);
-  if (!pod.ok()) return pod.status();
-  if (pod->metadata.uid != args.pod_uid) {
-    return absl::FailedPreconditionError(absl::StrCat("pod ", args.pod_namespace, "/", args.pod_name, " has uid ",
-                                                      pod->metadata.uid, ", not ", args.pod_uid));
-  }
-  absl::StatusOr<GpuDemand> demand = decision::DemandOf(*pod);
-  if (!demand.ok()) return demand.status();
-  return Remembered{*std::move(demand), ConsumesCapacityRequest(*pod)};
+bool Extender::HasAskedCapacity(const std::string& pod_uid) {
+  std::lock_guard<std::mutex> lock(asked_mu_);
+  return asked_capacity_.count(pod_uid) > 0;
 }
 
 absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& args) {
@@ -269,14 +246,36 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
     metrics_.binds.Inc({"not_leader"});
     return std::string("topofit: this replica is not the leader; it binds nothing (kube-scheduler retries the pod)");
   }
-  if (state_.Snapshot(args.node) == nullptr) return absl::NotFoundError(absl::StrCat("unknown node ", args.node));
   const PodRef pod{args.pod_uid, args.pod_namespace, args.pod_name};
+  // The pod as the API server holds it decides what may be bound, never the request (whoever reaches the
+  // extender can send one), nor what an earlier filter call was told about the pod.
+  const bool node_known = state_.Snapshot(args.node) != nullptr;
+  absl::StatusOr<kube::Pod> stored = node_known ? kube_.GetPod(args.pod_namespace, args.pod_name)
+                                                : absl::NotFoundError("not read: unknown node");
+  if (!stored.ok() && !absl::IsNotFound(stored.status())) {
+    const std::string error = absl::StrCat("topofit: reading pod ", pod.key(), ": ", stored.status().message());
+    metrics_.binds.Inc({"error"});
+    server::LogEvent(log_, "bind", {{"pod", pod.key()}, {"node", args.node}, {"result", error}}, spdlog::level::warn);
+    return error;
+  }
+  const BindAuthorization authorized =
+      AuthorizeBind(args, stored.ok() ? &*stored : nullptr, node_known, scheduler_name_);
+  if (authorized.refusal) {
+    metrics_.binds.Inc({"refused"});
+    metrics_.bind_refusals.Inc({std::string(BindRefusalCode(*authorized.refusal))});
+    server::LogEvent(log_, "bind",
+                     {{"pod", pod.key()}, {"node", args.node}, {"result", "refused"},
+                      {"refusal", std::string(BindRefusalCode(*authorized.refusal))}, {"reason", authorized.reason}},
+                     spdlog::level::warn);
+    return authorized.reason;
+  }
+  const bool asked_capacity = ConsumesCapacityRequest(*stored) || HasAskedCapacity(args.pod_uid);
   std::string gpu_ids;
   std::shared_ptr<std::mutex> lock = PodBindLock(args.pod_uid);
   std::string error;
   {
     std::lock_guard<std::mutex> one_bind(*lock);
-    error = BindOnce(args, pod, gpu_ids);
+    error = BindOnce(args, pod, authorized.demand, asked_capacity, gpu_ids);
   }
   ReleasePodBindLock(args.pod_uid, std::move(lock));
   metrics_.binds.Inc({error.empty() ? "ok" : "error"});
@@ -303,52 +302,48 @@ void Extender::ReleasePodBindLock(const std::string& pod_uid, std::shared_ptr<st
   if (it != binding_.end() && it->second.use_count() == 1) binding_.erase(it);  // nobody else waits
 }
 
-std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, std::string& gpu_ids) {
-  absl::StatusOr<Remembered> remembered = RememberedForBind(args);
-  if (!remembered.ok()) return absl::StrCat("topofit: ", remembered.status().message());
-  const GpuDemand& demand = remembered->demand;
-
+std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, const GpuDemand& demand,
+                               bool asked_capacity, std::string& gpu_ids) {
   bool claimed = false;  // by this call: only then may a failure release GPUs
   bool repeat = false;   // an earlier bind of the pod to this node claimed them
-  if (demand.wants_gpus()) {
-    topology::GpuSet gpus;
-    if (std::optional<std::pair<std::string, topology::GpuSet>> held = state_.AssignmentOf(args.pod_uid)) {
-      if (held->first != args.node) {
-        return absl::StrCat("topofit: pod ", pod.key(), " holds GPUs ", held->second.ToString(), " on node ",
-                            held->first, ", not on ", args.node);
-      }
-      gpus = held->second;
-      repeat = true;
-    } else {
-      // Choose on the current state and claim under the state's lock; a concurrent bind that claimed first
-      // makes Assume fail, and the choice is made again on the new state.
-      absl::Status assumed = absl::UnknownError("not attempted");
-      for (int attempt = 0; attempt < kBindAttempts && !assumed.ok(); ++attempt) {
-        std::shared_ptr<const NodeGpuSnapshot> node = state_.Snapshot(args.node);
-        const CapacityHolds holds = HoldsNow(demand);
-        FilterMemo memo;
-        const NodeVerdict verdict = decision::JudgeNode(demand, args.pod_uid, *node, holds, memo);
-        if (!verdict.fits) return decision::JudgedReasonText(verdict, args.pod_uid, *node, holds);
-        gpus = verdict.chosen->gpus;
-        assumed = state_.Assume(pod, args.node, gpus);
-        if (!assumed.ok() && assumed.code() != absl::StatusCode::kFailedPrecondition) break;
-      }
-      if (!assumed.ok()) return absl::StrCat("topofit: ", assumed.message());
-      claimed = true;
+  topology::GpuSet gpus;
+  if (std::optional<std::pair<std::string, topology::GpuSet>> held = state_.AssignmentOf(args.pod_uid)) {
+    if (held->first != args.node) {
+      return absl::StrCat("topofit: pod ", pod.key(), " holds GPUs ", held->second.ToString(), " on node ",
+                          held->first, ", not on ", args.node);
     }
-    gpu_ids = gpus.ToString();
-    // The bind time orders the pods the node agent gives their chosen GPUs (the kubelet admits them in
-    // bind order); microseconds, since one extender binds many pods a second. A repeat leaves both as the
-    // first bind wrote them.
-    const kube::StringMap annotations = {
-        {std::string(kube::kGpuIdsAnnotation), gpu_ids},
-        {std::string(kube::kBoundAtAnnotation), absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", clock_.Now(), absl::UTCTimeZone())}};
-    if (absl::Status annotated = repeat ? absl::OkStatus()
-                                        : kube_.AnnotatePod(args.pod_namespace, args.pod_name, annotations);
-        !annotated.ok()) {
-      if (claimed) state_.Forget(args.pod_uid);
-      return absl::StrCat("topofit: annotating ", pod.key(), ": ", annotated.message());
+    gpus = held->second;
+    repeat = true;
+  } else {
+    // Choose on the current state and claim under the state's lock; a concurrent bind that claimed first
+    // makes Assume fail, and the choice is made again on the new state.
+    absl::Status assumed = absl::UnknownError("not attempted");
+    for (int attempt = 0; attempt < kBindAttempts && !assumed.ok(); ++attempt) {
+      std::shared_ptr<const NodeGpuSnapshot> node = state_.Snapshot(args.node);
+      if (node == nullptr) return absl::StrCat("topofit: node ", args.node, " removed while binding");
+      const CapacityHolds holds = HoldsNow(demand);
+      FilterMemo memo;
+      const NodeVerdict verdict = decision::JudgeNode(demand, args.pod_uid, *node, holds, memo);
+      if (!verdict.fits) return decision::JudgedReasonText(verdict, args.pod_uid, *node, holds);
+      gpus = verdict.chosen->gpus;
+      assumed = state_.Assume(pod, args.node, gpus);
+      if (!assumed.ok() && assumed.code() != absl::StatusCode::kFailedPrecondition) break;
     }
+    if (!assumed.ok()) return absl::StrCat("topofit: ", assumed.message());
+    claimed = true;
+  }
+  gpu_ids = gpus.ToString();
+  // The bind time orders the pods the node agent gives their chosen GPUs (the kubelet admits them in
+  // bind order); microseconds, since one extender binds many pods a second. A repeat leaves both as the
+  // first bind wrote them.
+  const kube::StringMap annotations = {
+      {std::string(kube::kGpuIdsAnnotation), gpu_ids},
+      {std::string(kube::kBoundAtAnnotation), absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", clock_.Now(), absl::UTCTimeZone())}};
+  if (absl::Status annotated = repeat ? absl::OkStatus()
+                                      : kube_.AnnotatePod(args.pod_namespace, args.pod_name, annotations);
+      !annotated.ok()) {
+    if (claimed) state_.Forget(args.pod_uid);
+    return absl::StrCat("topofit: annotating ", pod.key(), ": ", annotated.message());
   }
   if (absl::Status bound = kube_.BindPod(args.pod_namespace, args.pod_name, args.pod_uid, args.node); !bound.ok()) {
     if (claimed) state_.Forget(args.pod_uid);
@@ -360,7 +355,7 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
     }
   }
   ledger_.ForgetPod(args.pod_uid);
-  if (capacity_ != nullptr && remembered->asked_capacity) {
+  if (capacity_ != nullptr && asked_capacity) {
     capacity_->Withdraw(pod);  // it has served
     if (recorder_ != nullptr) {
       recorder_->Record(history::CapacityRecord(clock_.Now(), history::Kind::kCapacityWithdrawn, {pod.uid, pod.key()}));
@@ -385,11 +380,12 @@ absl::StatusOr<std::map<std::string, codec::MetaVictims>> Extender::Preempt(
   absl::StatusOr<GpuDemand> demand = decision::DemandOf(args.pod);
   if (!demand.ok()) return absl::InvalidArgumentError(demand.status().message());
   std::map<std::string, codec::MetaVictims> kept;
-  std::vector<std::string> unknown;
   for (const auto& [node, victims] : args.victims) {
     std::shared_ptr<const NodeGpuSnapshot> snapshot = state_.Snapshot(node);
-    if (snapshot == nullptr) {
-      unknown.push_back(node);
+    if (snapshot == nullptr) {  // declined, as a node where preemption cannot help: it may be retried later
+      server::LogEvent(log_, "preempt", {{"pod", absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name)},
+                                         {"node", node},
+                                         {"kept", "declined: unknown node"}});
       continue;
     }
     std::optional<std::vector<std::string>> trimmed = decision::TrimVictims(*demand, *snapshot, victims.pod_uids);
@@ -400,7 +396,6 @@ absl::StatusOr<std::map<std::string, codec::MetaVictims>> Extender::Preempt(
                       {"kept", trimmed ? std::to_string(trimmed->size()) : "declined"}});
     if (trimmed) kept[node] = codec::MetaVictims{*std::move(trimmed), victims.num_pdb_violations};
   }
-  if (!unknown.empty()) return absl::NotFoundError(absl::StrCat("unknown nodes: ", absl::StrJoin(unknown, ", ")));
   return kept;
 }
 
@@ -408,8 +403,10 @@ bool Extender::PodDeleted(const std::string& pod_uid) {
   const bool released = state_.Forget(pod_uid);
   ledger_.ForgetPod(pod_uid);
   metrics_.pending_preferences.Set(static_cast<double>(ledger_.PreferenceCount()));
-  std::lock_guard<std::mutex> lock(demands_mu_);
-  demands_.erase(pod_uid);
+  {
+    std::lock_guard<std::mutex> lock(asked_mu_);
+    asked_capacity_.erase(pod_uid);
+  }
   server::LogEvent(log_, "pod-deleted", {{"uid", pod_uid}, {"released", released ? "true" : "false"}});
   return released;
 }

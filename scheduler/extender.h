@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "decision/pod_demand.h"
 #include "history/recorder.h"
 #include "ledger/ledger.h"
+#include "scheduler/bind_authorization.h"
 #include "scheduler/capacity_requests.h"
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
@@ -28,17 +30,19 @@ namespace topofit::scheduler {
 // pure decision functions (filter.h, prioritize.h, preempt.h), records placement preferences, and binds.
 // The HTTP adapter (extender_http.h) only decodes, calls this, and encodes. Thread-safe.
 //
-// Errors a caller made (unknown nodes, a pod topofit cannot read) are returned as statuses for the adapter
-// to turn into 4xx replies; outcomes kube-scheduler expects in the reply body (a failed bind) are in the
-// result.
+// Errors a caller made (a body topofit cannot read) are returned as statuses for the adapter to turn into
+// 4xx replies; outcomes kube-scheduler expects in the reply body (a node refused, a failed bind) are in the
+// result. A node name topofit has not seen yet (nodeCacheCapable: the node watch lags kube-scheduler's
+// cache) fails that node alone: FailedNodes in filter, the lowest score in prioritize, declined in preempt.
 class Extender {
  public:
   // `capacity` may be null: no capacity is requested for refused pods (a single process without CA). Only
   // while `leadership` says this replica leads does it bind or request capacity.
-  // `clock` stamps the bind time on the pods it binds (`topofit.io/bound-at`).
+  // `clock` stamps the bind time on the pods it binds (`topofit.io/bound-at`). It binds only pods whose
+  // spec.schedulerName is `scheduler_name` (bind_authorization.h).
   Extender(GpuState& state, ledger::Ledger& ledger, KubeClient& kube, ExtenderMetrics& metrics,
            spdlog::logger& log, const server::Clock& clock, CapacityRequests* capacity = nullptr,
-           const Leadership& leadership = SoleReplica());
+           const Leadership& leadership = SoleReplica(), std::string scheduler_name = std::string(kDefaultSchedulerName));
 
   // Decodes the body of a filter or prioritize request; nodes the state holds at the same resourceVersion
   // are located but not decoded (codec::ParseExtenderArgs). The result views into `body`.
@@ -47,7 +51,8 @@ class Extender {
   absl::StatusOr<codec::ExtenderFilterResult> Filter(const codec::ExtenderArgs& args);
   absl::StatusOr<std::vector<codec::HostPriority>> Prioritize(const codec::ExtenderArgs& args);
   // An empty string on success, else the error for ExtenderBindingResult.Error. A follower binds nothing
-  // and says so: kube-scheduler puts the pod back in its queue and tries again.
+  // and says so: kube-scheduler puts the pod back in its queue and tries again. A bind the API server's pod
+  // does not authorise (bind_authorization.h) is refused, counted and logged, and writes nothing.
   absl::StatusOr<std::string> Bind(const codec::ExtenderBindingArgs& args);
   absl::StatusOr<std::map<std::string, codec::MetaVictims>> Preempt(const codec::ExtenderPreemptionArgs& args);
 
@@ -62,30 +67,28 @@ class Extender {
   void RecordDecisionsTo(history::DecisionRecorder* recorder) { recorder_ = recorder; }
 
  private:
-  // The snapshots of the nodes a request names, learning nodes sent in full. NotFound names every node
-  // topofit does not know (NodeNames requests). Nodes whose topology cannot be resolved are returned in
-  // `unresolved` with the reason.
+  // The snapshots of the nodes a request names, learning nodes sent in full. Names topofit does not know
+  // (NodeNames requests) are in `unknown`, nodes whose topology cannot be resolved in `unresolved`, each
+  // with the reason.
   struct RequestNodes {
     std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> snapshots;  // in request order
     std::vector<absl::string_view> raw;                             // parallel, for Nodes requests
     std::map<std::string, std::string> unresolved;
+    std::map<std::string, std::string> unknown;
   };
   absl::StatusOr<RequestNodes> NodesOf(const codec::ExtenderArgs& args);
 
   // The ledger's holds on new capacity, for a pod with this demand (none for pods without GPUs).
   decision::CapacityHolds HoldsNow(const decision::GpuDemand& demand) const;
-  // What filter learnt of a pod, for its bind.
-  struct Remembered {
-    decision::GpuDemand demand;
-    bool asked_capacity = false;  // a capacity request exists or is on its way (withdraw it at bind)
-  };
-  void Remember(const std::string& pod_uid, Remembered remembered);
-  absl::StatusOr<Remembered> RememberedForBind(const codec::ExtenderBindingArgs& args);
+  // Filter asked for capacity for the pod: withdraw the request at bind (the pod's consume annotation
+  // may not be written yet).
   void AskedCapacity(const std::string& pod_uid);
+  bool HasAskedCapacity(const std::string& pod_uid);
   // Claims GPUs, annotates and binds; on failure releases what this call claimed (never what an earlier
   // bind of the pod holds) and returns the error. Sets `gpu_ids` to the GPUs the pod holds. Called with
   // the pod's bind lock held (PodBindLock).
-  std::string BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, std::string& gpu_ids);
+  std::string BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, const decision::GpuDemand& demand,
+                       bool asked_capacity, std::string& gpu_ids);
   // A repeated bind whose Binding the API server refused: success when the pod is bound to `node`
   // already (an earlier bind of ours landed), else the error.
   std::string RepeatedBindOutcome(const codec::ExtenderBindingArgs& args, const absl::Status& bound);
@@ -108,14 +111,16 @@ class Extender {
   const Leadership& leadership_;
   history::DecisionRecorder* recorder_ = nullptr;
 
-  // Bind arguments carry no pod spec; the filter call of the same scheduling cycle saw it. A bounded
-  // memory of recent demands saves an API read per bind (GetPod is the fallback).
-  static constexpr size_t kRememberedDemands = 16384;
+  const std::string scheduler_name_;
+
+  // Pods filter asked capacity for, bounded (the oldest is forgotten first; a pod that binds after that
+  // still has its request withdrawn when its consume annotation was written). PodDeleted forgets one.
+  static constexpr size_t kAskedCapacityRemembered = 16384;
   std::mutex binding_mu_;
   std::map<std::string, std::shared_ptr<std::mutex>> binding_;  // pods with a bind running or waiting
-  std::mutex demands_mu_;
-  std::map<std::string, Remembered> demands_;
-  std::deque<std::string> demand_order_;
+  std::mutex asked_mu_;
+  std::set<std::string> asked_capacity_;
+  std::deque<std::string> asked_order_;
 };
 
 }  // namespace topofit::scheduler

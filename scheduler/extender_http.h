@@ -15,8 +15,9 @@ namespace topofit::scheduler {
 //   DELETE /admin/pods/<uid>  the pod is gone: release its GPUs and preference
 // Admin calls need `Authorization: Bearer <admin_token>`; with an empty token they answer 403.
 //
-// Request errors answer 4xx with {"error": ...} and change nothing: malformed JSON or wrong types 400,
-// unknown nodes 404; an oversized body is refused by the server (413).
+// Request errors answer 4xx with {"error": ...} and change nothing: malformed JSON or wrong types 400; an
+// oversized body is refused by the server (413). Unknown nodes are not request errors: they fail alone, in
+// the reply (extender.h), and a refused bind is the reply's Error.
 void RegisterExtenderRoutes(server::HttpServer& server, Extender& extender, std::string admin_token);
 
 // GET /preferences: the ledger's pending preferences as JSON (the ops port).

@@ -7,6 +7,8 @@ ExtenderMetrics ExtenderMetrics::Create(server::MetricsRegistry& registry) {
       registry.AddCounter("topofit_extender_nodes_refused_total",
                           "Nodes the filter refused, by the first unmet part of the pod's request.", {"reason"}),
       registry.AddCounter("topofit_extender_binds_total", "Bind calls by result.", {"result"}),
+      registry.AddCounter("topofit_extender_bind_refusals_total",
+                          "Binds refused before anything was written (result=\"refused\"), by reason.", {"reason"}),
       registry.AddCounter("topofit_extender_invalid_pods_total",
                           "Filter calls for pods whose GPU request or topofit.io annotations are invalid.", {}),
       registry.AddGauge("topofit_extender_pending_preferences",

@@ -10,6 +10,7 @@ struct ExtenderMetrics {
 
   server::Counter& nodes_refused;        // topofit_extender_nodes_refused_total{reason}
   server::Counter& binds;                // topofit_extender_binds_total{result}
+  server::Counter& bind_refusals;        // topofit_extender_bind_refusals_total{reason} (bind_authorization.h)
   server::Counter& invalid_pods;         // topofit_extender_invalid_pods_total
   server::Gauge& pending_preferences;    // topofit_extender_pending_preferences
 };

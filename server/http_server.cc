@@ -178,7 +178,8 @@ HttpMetrics HttpMetrics::Create(MetricsRegistry& registry) {
       registry.AddGauge("topofit_http_connections", "HTTP connections open now.", {"server"}),
       registry.AddCounter("topofit_http_connections_dropped_total",
                           "HTTP connections closed by the server unanswered: request-timeout (a request not "
-                          "received within its deadline), idle (no request within the idle timeout).",
+                          "received within its deadline), idle (no request within the idle timeout), tls-handshake (TLS "
+                          "refused, e.g. no client certificate signed by the client CA).",
                           {"server", "reason"}),
   };
 }
@@ -239,7 +240,12 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
         if (self->impl_.stopping) return self->Close();
         self->Lowest().expires_after(absl::ToChronoNanoseconds(self->impl_.options.request_timeout));
         self->stream_.async_handshake(asio::ssl::stream_base::server, [self](beast::error_code ec) {
-          if (ec) return self->Close();
+          if (ec) {
+            // With a client CA, a caller without a certificate signed by it ends here: counted and said.
+            self->impl_.server.metrics_.dropped.Inc({self->Name(), "tls-handshake"});
+            spdlog::warn("{}: TLS handshake refused: {}", self->Name(), ec.message());
+            return self->Close();
+          }
           self->ReadNext();
         });
       } else {

@@ -13,6 +13,7 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include "absl/strings/str_cat.h"
+#include "cli/build_info.h"
 #include "server/shutdown.h"
 #include "tests/cli/scratch_dir.h"
 #include "tests/kubeclient/eventually.h"
@@ -73,6 +74,41 @@ TEST_CASE("extender rejects bad options with exit 1", "[cli][extender]") {
   }
 }
 
+// Bind binds pods: whoever reaches the verbs' port can call it, so beyond loopback only callers holding a
+// certificate of --tls-client-ca may, unless the operator says --insecure.
+TEST_CASE("extender refuses to listen beyond loopback without client certificates unless --insecure",
+          "[cli][extender]") {
+  std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
+  kubeclient::testing::FakeApiServer api(*certs);
+  REQUIRE(api.valid());
+  Scratch scratch;
+  ExtenderOptions options = LoopbackOptions(KubeconfigFor(scratch, api, *certs));
+  ProcessState process;
+  spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  CHECK(ExtenderOptions().address == "127.0.0.1");
+  CHECK(BuildExtender(options, process, log, [] { return true; }).ok());
+
+  options.address = "0.0.0.0";
+  absl::StatusOr<ExtenderServers> open = BuildExtender(options, process, log, [] { return true; });
+  REQUIRE_FALSE(open.ok());
+  CHECK_THAT(std::string(open.status().message()), Catch::Contains("--address 0.0.0.0: beyond loopback"));
+  CHECK_THAT(std::string(open.status().message()), Catch::Contains("--tls-client-ca"));
+
+  ExtenderOptions insecure = options;
+  insecure.insecure = true;
+  CHECK(BuildExtender(insecure, process, log, [] { return true; }).ok());
+  ExtenderOptions mutual = options;
+  mutual.tls_cert = certs->server_cert_file();
+  mutual.tls_key = certs->server_key_file();
+  mutual.tls_client_ca = certs->ca_cert_file();
+  CHECK(BuildExtender(mutual, process, log, [] { return true; }).ok());
+
+  options.scheduler_name.clear();
+  options.address = "127.0.0.1";
+  CHECK_THAT(std::string(BuildExtender(options, process, log, [] { return true; }).status().message()),
+             Catch::Contains("--scheduler-name"));
+}
+
 TEST_CASE("extender serves until SIGTERM, then exits 0", "[cli][extender]") {
   // The test process must not die of the signal: block it here, before the server's threads exist.
   REQUIRE(server::BlockShutdownSignals().ok());
@@ -103,6 +139,7 @@ TEST_CASE("extender serves until SIGTERM, then exits 0", "[cli][extender]") {
   auto metrics = ops.Get("/metrics");
   REQUIRE(metrics);
   CHECK_THAT(metrics->body, Catch::Contains("topofit_http_requests_total{server=\"extender\",route=\"/filter\""));
+  CHECK_THAT(metrics->body, Catch::Contains("topofit_build_info{version=\"" + std::string(kVersion) + "\"} 1"));
 
   REQUIRE(::kill(::getpid(), SIGTERM) == 0);
   CHECK(exit_code.get() == 0);
@@ -198,6 +235,59 @@ TEST_CASE("extender --leader-elect: only the Lease holder is ready and binds; sh
   a->ops->Stop();
   a.reset();  // shutting down stops the elector, which hands the Lease back
   CHECK(api.StoredObject(lease_path)["spec"]["holderIdentity"] == "");
+}
+
+
+// With --tls-client-ca only a caller holding a certificate of that CA reaches the verbs: a bind without one
+// ends at the TLS handshake, counted, and the API server sees no Binding.
+TEST_CASE("extender --tls-client-ca: a bind without a client certificate creates no Binding", "[cli][extender]") {
+  std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
+  kubeclient::testing::FakeApiServer api(*certs);
+  REQUIRE(api.valid());
+  api.Upsert(kubeclient::testing::Resource::kNodes, kubeclient::testing::NodeJson("n1", 8));
+  nlohmann::json pod = kubeclient::testing::PodJson("ml", "trainer", "", "topofit");
+  pod["metadata"]["uid"] = "uid-trainer";
+  api.Upsert(kubeclient::testing::Resource::kPods, pod);
+
+  Scratch scratch;
+  ExtenderOptions options = LoopbackOptions(KubeconfigFor(scratch, api, *certs));
+  options.live_state = true;
+  options.tls_cert = certs->server_cert_file();
+  options.tls_key = certs->server_key_file();
+  options.tls_client_ca = certs->ca_cert_file();
+  ProcessState process;
+  spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, [] { return true; });
+  REQUIRE(servers.ok());
+  REQUIRE(servers->node_watch->WaitForSync(kubeclient::testing::kPatience));
+  absl::StatusOr<int> port = servers->api->Start();
+  REQUIRE(port.ok());
+  const std::string bind = R"({"PodName": "trainer", "PodNamespace": "ml", "PodUID": "uid-trainer", "Node": "n1"})";
+  const auto bindings = [&] {
+    int n = 0;
+    for (const auto& request : api.requests()) n += request.method == "POST" && request.target.ends_with("/binding");
+    return n;
+  };
+
+  httplib::SSLClient anonymous("127.0.0.1", *port);
+  anonymous.set_ca_cert_path(certs->ca_cert_file().c_str());
+  CHECK_FALSE(anonymous.Post("/bind", bind, "application/json"));
+  CHECK(kubeclient::testing::Eventually(
+      [&] { return servers->api->metrics().dropped.Value({"extender", "tls-handshake"}) == 1; }));
+  CHECK(bindings() == 0);
+
+  httplib::SSLClient stranger("127.0.0.1", *port, certs->stranger_cert_file(), certs->stranger_key_file());
+  stranger.set_ca_cert_path(certs->ca_cert_file().c_str());
+  CHECK_FALSE(stranger.Post("/bind", bind, "application/json"));
+  CHECK(bindings() == 0);
+
+  httplib::SSLClient scheduler("127.0.0.1", *port, certs->client_cert_file(), certs->client_key_file());
+  scheduler.set_ca_cert_path(certs->ca_cert_file().c_str());
+  auto bound = scheduler.Post("/bind", bind, "application/json");
+  REQUIRE(bound);
+  CHECK(nlohmann::json::parse(bound->body)["Error"] == "");
+  CHECK(bindings() == 1);
+  servers->api->Stop();
 }
 
 }  // namespace

@@ -77,7 +77,15 @@ inline TermBuilder MakeTerm() { return TermBuilder(); }
 
 class PodBuilder {
  public:
-  PodBuilder() { pod_.metadata.namespace_name = "default"; }
+  // Namespace "default", scheduled by topofit's profile (the extender binds only such pods).
+  PodBuilder() {
+    pod_.metadata.namespace_name = "default";
+    pod_.spec.scheduler_name = "topofit";
+  }
+  PodBuilder& schedulerName(std::string name) {
+    pod_.spec.scheduler_name = std::move(name);
+    return *this;
+  }
   // Also sets the uid to "uid-<name>" unless uid() says otherwise.
   PodBuilder& name(std::string name) {
     if (pod_.metadata.uid.empty() || pod_.metadata.uid == "uid-" + pod_.metadata.name) pod_.metadata.uid = "uid-" + name;

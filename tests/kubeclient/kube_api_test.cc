@@ -188,7 +188,7 @@ TEST_CASE("The extender's bind through KubeApi: a 409 from the API server is the
   scheduler::Extender extender(*state, *ledger, api, metrics, log, clock);
   REQUIRE_OK(state->UpsertNode(*codec::NodeFromJson(testing::NodeJson("gpu-node-7"))));
 
-  json pod = testing::PodJson("ml", "train-0");  // one GPU
+  json pod = testing::PodJson("ml", "train-0", "", "topofit");  // one GPU, topofit's profile
   pod["metadata"]["uid"] = "uid-train-0";
   f.server.Upsert(testing::Resource::kPods, pod);
   const codec::ExtenderBindingArgs args{"train-0", "ml", "uid-train-0", "gpu-node-7"};

@@ -47,13 +47,15 @@ expect_kind() { # kind count
 }
 expect_kind Namespace 1
 expect_kind ServiceAccount 2
-expect_kind ClusterRole 1
-expect_kind ClusterRoleBinding 3
-expect_kind Role 2
-expect_kind RoleBinding 3
+expect_kind ClusterRole 2
+expect_kind ClusterRoleBinding 4
+expect_kind Role 1
+expect_kind RoleBinding 2
 expect_kind ConfigMap 1
 expect_kind Deployment 2
 expect_kind Service 1
+expect_kind PodDisruptionBudget 2
+expect_kind NetworkPolicy 2
 expect_kind Secret 0 # referenced by name, made by make-tls.sh or cert-manager
 expect_kind Pod 0    # examples/ stays out of the kustomization
 
@@ -70,17 +72,15 @@ expect_line "schedulerName: topofit"
 expect_line "leaderElect: true"
 expect_line "resourceNamespace: topofit-system"
 expect_line "resourceName: topofit-scheduler"
-expect_line "urlPrefix: https://topofit-extender.topofit-system.svc:8443"
+expect_line "urlPrefix: http://127.0.0.1:8443"
 expect_line "filterVerb: filter"
 expect_line "prioritizeVerb: prioritize"
 expect_line "bindVerb: bind"
 expect_line "preemptVerb: preempt"
 expect_line "weight: 5"
-expect_line "enableHTTPS: true"
-expect_line "caFile: /etc/topofit/ca/ca.crt"
-expect_line "serverName: topofit-extender.topofit-system.svc"
+expect_line "enableHTTPS: false"
 expect_line "httpTimeout: 5s"
-expect_line "nodeCacheCapable: false"
+expect_line "nodeCacheCapable: true"
 expect_line "name: nvidia.com/gpu"
 expect_line "ignoredByScheduler: false"
 expect_line "ignorable: false"
@@ -91,7 +91,7 @@ expect_line "name: extension-apiserver-authentication-reader"
 expect_line "pods/binding"
 expect_line "provisioningrequests"
 expect_line "leases"
-expect_line "image: topofit:latest"
+expect_line "image: ghcr.io/topofit/topofit:v0.1.0"
 if grep -Eq '^[[:space:]]*image: registry\.k8s\.io/kube-scheduler:v1\.33\.[0-9]+$' "$render"; then
   ok "stock kube-scheduler image v1.33.x"
 else
@@ -161,13 +161,13 @@ only_keys(ext, EXTENDER, "extenders[0]")
 only_keys(ext.get("tlsConfig", {}), TLS, "extenders[0].tlsConfig")
 for m in ext.get("managedResources", []):
     only_keys(m, MANAGED, "extenders[0].managedResources[]")
-want = {"urlPrefix": "https://topofit-extender.topofit-system.svc:8443", "filterVerb": "filter",
+want = {"urlPrefix": "http://127.0.0.1:8443", "filterVerb": "filter",
         "prioritizeVerb": "prioritize", "bindVerb": "bind", "preemptVerb": "preempt", "weight": 5,
-        "enableHTTPS": True, "httpTimeout": "5s", "nodeCacheCapable": False, "ignorable": False,
-        "tlsConfig": {"caFile": "/etc/topofit/ca/ca.crt", "serverName": "topofit-extender.topofit-system.svc"},
+        "enableHTTPS": False, "httpTimeout": "5s", "nodeCacheCapable": True, "ignorable": False,
         "managedResources": [{"name": "nvidia.com/gpu", "ignoredByScheduler": False}]}
 for k, v in want.items():
     check(k in ext and ext[k] == v, f"extender {k}: want {v!r}, got {ext.get(k)!r}")
+check("tlsConfig" not in ext, "no tlsConfig: the extender is on loopback")
 
 # --- RBAC, exactly.
 def triples(rules):
@@ -189,10 +189,10 @@ want_cr = (T([""], ["pods"], ["get", "list", "watch", "patch"]) | T([""], ["pods
            | T(["", "events.k8s.io"], ["events"], ["create", "patch"]))
 got = triples(cr.get("rules", []))
 check(got == want_cr, f"ClusterRole topofit-extender: extra {sorted(got - want_cr)}, missing {sorted(want_cr - got)}")
-r = get("Role", "topofit-system", "topofit-extender-leader-election")
-check(triples(r.get("rules", [])) == (T(["coordination.k8s.io"], ["leases"], ["create"])
-      | T(["coordination.k8s.io"], ["leases"], ["get", "update"], ["topofit"])),
-      "Role topofit-extender-leader-election: leases create, get/update of topofit")
+cr = get("ClusterRole", None, "topofit-expander")
+got = triples(cr.get("rules", []))
+want_cr = T([""], ["pods"], ["get", "list", "watch", "patch"])
+check(got == want_cr, f"ClusterRole topofit-expander: extra {sorted(got - want_cr)}, missing {sorted(want_cr - got)}")
 r = get("Role", "topofit-system", "topofit-scheduler-leader-election")
 check(triples(r.get("rules", [])) == (T(["coordination.k8s.io"], ["leases"], ["create"])
       | T(["coordination.k8s.io"], ["leases"], ["get", "update"], ["topofit-scheduler"])),
@@ -214,17 +214,17 @@ bound("ClusterRoleBinding", None, "topofit-scheduler-as-volume-scheduler", "Clus
 bound("RoleBinding", "topofit-system", "topofit-scheduler-leader-election", "Role", "topofit-scheduler-leader-election", "topofit-scheduler")
 bound("RoleBinding", "kube-system", "topofit-scheduler-extension-apiserver-authentication-reader", "Role",
       "extension-apiserver-authentication-reader", "topofit-scheduler")
-bound("ClusterRoleBinding", None, "topofit-extender", "ClusterRole", "topofit-extender", "topofit-extender")
-bound("RoleBinding", "topofit-system", "topofit-extender-leader-election", "Role", "topofit-extender-leader-election", "topofit-extender")
-for kind, name in (("ServiceAccount", "topofit-scheduler"), ("ServiceAccount", "topofit-extender")):
+# The extender container runs under the scheduler pod's service account.
+bound("ClusterRoleBinding", None, "topofit-extender", "ClusterRole", "topofit-extender", "topofit-scheduler")
+bound("ClusterRoleBinding", None, "topofit-expander", "ClusterRole", "topofit-expander", "topofit-expander")
+for kind, name in (("ServiceAccount", "topofit-scheduler"), ("ServiceAccount", "topofit-expander")):
     get(kind, "topofit-system", name)
 get("Namespace", None, "topofit-system")
 
 # --- Deployments and their wiring.
-def container(dep):
-    cs = dep.get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
-    check(len(cs) == 1, f"{dep.get('metadata', {}).get('name')}: one container")
-    return cs[0] if cs else {}
+TOPOFIT_IMAGE = "ghcr.io/topofit/topofit:v0.1.0"  # manifests/base/kustomization.yaml images:, the one place
+def containers(dep):
+    return {c["name"]: c for c in dep.get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])}
 def volumes(dep):
     return {v["name"]: v for v in dep["spec"]["template"]["spec"].get("volumes", [])}
 def mounts(c):
@@ -232,21 +232,56 @@ def mounts(c):
 def hardened(dep):
     name = dep["metadata"]["name"]
     pod = dep["spec"]["template"]["spec"]
-    c = container(dep)
-    sc = c.get("securityContext", {})
     check(pod.get("securityContext", {}).get("runAsNonRoot") is True, f"{name}: runAsNonRoot")
-    check(sc.get("readOnlyRootFilesystem") is True, f"{name}: readOnlyRootFilesystem")
-    check(sc.get("allowPrivilegeEscalation") is False, f"{name}: allowPrivilegeEscalation false")
-    check(sc.get("capabilities", {}).get("drop") == ["ALL"], f"{name}: drop ALL")
-    res = c.get("resources", {})
-    check({"cpu", "memory"} <= set(res.get("requests", {})) and "memory" in res.get("limits", {}),
-          f"{name}: resource requests and limits")
+    for cname, c in containers(dep).items():
+        sc = c.get("securityContext", {})
+        check(sc.get("readOnlyRootFilesystem") is True, f"{name}/{cname}: readOnlyRootFilesystem")
+        check(sc.get("allowPrivilegeEscalation") is False, f"{name}/{cname}: allowPrivilegeEscalation false")
+        check(sc.get("capabilities", {}).get("drop") == ["ALL"], f"{name}/{cname}: drop ALL")
+        res = c.get("resources", {})
+        check({"cpu", "memory"} <= set(res.get("requests", {})) and "memory" in res.get("limits", {}),
+              f"{name}/{cname}: resource requests and limits")
+def spread(dep):
+    """One replica per node: required or preferred pod anti-affinity on the hostname, or a hostname spread."""
+    pod = dep["spec"]["template"]["spec"]
+    labels = dep["spec"]["template"]["metadata"]["labels"]
+    anti = pod.get("affinity", {}).get("podAntiAffinity", {})
+    terms = anti.get("requiredDuringSchedulingIgnoredDuringExecution", []) + [
+        t.get("podAffinityTerm", {}) for t in anti.get("preferredDuringSchedulingIgnoredDuringExecution", [])]
+    def selects(sel):
+        return all(labels.get(k) == v for k, v in sel.get("matchLabels", {}).items()) and sel.get("matchLabels")
+    by_anti = any(t.get("topologyKey") == "kubernetes.io/hostname" and selects(t.get("labelSelector", {})) for t in terms)
+    by_spread = any(c.get("topologyKey") == "kubernetes.io/hostname" and c.get("whenUnsatisfiable") == "DoNotSchedule"
+                    and selects(c.get("labelSelector", {})) for c in pod.get("topologySpreadConstraints", []))
+    check(by_anti, f"{dep['metadata']['name']}: pod anti-affinity on kubernetes.io/hostname")
+    return by_anti or by_spread
+def budget(dep):
+    labels = dep["spec"]["template"]["metadata"]["labels"]
+    pdbs = [d for d in docs if d["kind"] == "PodDisruptionBudget" and
+            all(labels.get(k) == v for k, v in d["spec"].get("selector", {}).get("matchLabels", {}).items())]
+    check(len(pdbs) == 1, f"{dep['metadata']['name']}: one PodDisruptionBudget selects its pods")
+    if pdbs:
+        p = pdbs[0]["spec"]
+        replicas = dep["spec"].get("replicas", 1)
+        allowed = p["maxUnavailable"] if "maxUnavailable" in p else replicas - p.get("minAvailable", replicas)
+        check(0 < allowed < replicas, f"{dep['metadata']['name']}: the PDB lets one go and keeps one ({p})")
+def ready_for_all(dep, c):
+    """Every replica Ready: no leader election in topofit (readiness does not follow a Lease)."""
+    args = c.get("command", []) + c.get("args", [])
+    check("--leader-elect" not in args, f"{dep['metadata']['name']}/{c['name']}: no --leader-elect (all replicas Ready)")
+    check(dep["spec"].get("strategy", {}).get("type", "RollingUpdate") == "RollingUpdate",
+          f"{dep['metadata']['name']}: RollingUpdate")
 
 sched = get("Deployment", "topofit-system", "topofit-scheduler")
 if sched:
-    c = container(sched)
+    cs = containers(sched)
+    check(set(cs) == {"kube-scheduler", "topofit-extender"}, f"scheduler pod containers {sorted(cs)}")
     hardened(sched)
+    check(sched["spec"].get("replicas", 1) >= 2, "scheduler replicas >= 2 (kube-scheduler's own Lease)")
+    spread(sched)
+    budget(sched)
     check(sched["spec"]["template"]["spec"].get("serviceAccountName") == "topofit-scheduler", "scheduler SA")
+    c = cs.get("kube-scheduler", {})
     check(c.get("image", "").startswith("registry.k8s.io/kube-scheduler:v1.33."), "scheduler image")
     args = c.get("command", []) + c.get("args", [])
     check("--config=/etc/kubernetes/scheduler/config.yaml" in args, "scheduler --config")
@@ -254,49 +289,74 @@ if sched:
     check(vols.get("config", {}).get("configMap", {}).get("name") == cm["metadata"]["name"],
           "scheduler mounts the generated ConfigMap (hashed name)")
     check(mnt.get("config") == "/etc/kubernetes/scheduler", "config mounted at /etc/kubernetes/scheduler")
-    ca = vols.get("extender-ca", {}).get("secret", {})
-    check(ca.get("secretName") == "topofit-extender-tls" and ca.get("items") == [{"key": "ca.crt", "path": "ca.crt"}],
-          "scheduler mounts only ca.crt of topofit-extender-tls")
-    check(os.path.join(mnt.get("extender-ca", ""), "ca.crt") == ext.get("tlsConfig", {}).get("caFile"),
-          "tlsConfig.caFile is where the CA is mounted")
+    check(not any("secret" in v for v in vols.values()), "the scheduler pod mounts no Secret (loopback, no TLS)")
     for probe in ("livenessProbe", "readinessProbe"):
         h = c.get(probe, {}).get("httpGet", {})
         check(h.get("port") == 10259 and h.get("scheme") == "HTTPS", f"scheduler {probe} HTTPS 10259")
 
-ex = get("Deployment", "topofit-system", "topofit-extender")
-if ex:
-    c = container(ex)
-    hardened(ex)
-    pod = ex["spec"]["template"]["spec"]
-    check(ex["spec"].get("replicas") == 2, "extender replicas 2 (leader election)")
-    check(ex["spec"].get("strategy", {}).get("type") == "Recreate", "extender Recreate: followers are never ready")
-    env = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") for e in c.get("env", [])}
-    check(env.get("POD_NAMESPACE") == "metadata.namespace" and env.get("POD_NAME") == "metadata.name",
-          f"extender POD_NAMESPACE/POD_NAME from the downward API: {env}")
-    check(pod.get("serviceAccountName") == "topofit-extender", "extender SA")
-    check(c.get("image") == "topofit:latest", "extender image from images: entry")
-    want_args = ["serve", "--port", "8443", "--tls-cert", "/etc/topofit/tls/tls.crt", "--tls-key",
-                 "/etc/topofit/tls/tls.key", "--ops-port", "9090", "--admin-token-file", "/etc/topofit/admin/token",
-                 "--log-format", "json", "--live-state", "--provisioning-requests", "--leader-elect",
-                 "--leader-elect-identity", "$(POD_NAME)", "--max-body-bytes", "67108864", "--kubeconfig", "",
-                 "--ledger", "api", "--grpc-port", "8444"]
-    check(c.get("command", []) + c.get("args", []) == want_args, f"extender args: {c.get('args')}")
-    ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
-    check(ports == {"https": 8443, "grpc": 8444, "ops": 9090}, f"extender ports {ports}")
+    x = cs.get("topofit-extender", {})
+    ready_for_all(sched, x)
+    check(x.get("image") == TOPOFIT_IMAGE, f"extender image {x.get('image')} from images:")
+    xargs = x.get("args", [])
+    def flag(args, name):
+        return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
+    check(xargs[:1] == ["extender"], "the extender container runs `topofit extender`")
+    check(flag(xargs, "--address") == "127.0.0.1", "extender verbs on loopback")
+    check(flag(xargs, "--port") == ext.get("urlPrefix", "").rsplit(":", 1)[-1], "urlPrefix port is the extender's --port")
+    check(flag(xargs, "--scheduler-name") == "topofit", "extender --scheduler-name is the profile's")
+    check(flag(xargs, "--ledger") == "api", "extender --ledger api")
+    for f in ("--live-state", "--provisioning-requests"):
+        check(f in xargs, f"extender {f}")
+    check("--tls-client-ca" not in xargs and "--insecure" not in xargs, "loopback needs neither mTLS nor --insecure")
+    ports = {p["name"]: p["containerPort"] for p in x.get("ports", [])}
+    check(ports == {"ops": int(flag(xargs, "--ops-port") or 0)}, f"extender exposes only its ops port: {ports}")
     for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
-        h = c.get(probe, {}).get("httpGet", {})
-        check(h.get("path") == path and h.get("port") in ("ops", 9090) and h.get("scheme", "HTTP") == "HTTP",
-              f"extender {probe} {path} on ops 9090")
-    vols, mnt = volumes(ex), mounts(c)
-    check(vols.get("tls", {}).get("secret", {}).get("secretName") == "topofit-extender-tls", "tls Secret volume")
-    check(vols.get("admin-token", {}).get("secret", {}).get("secretName") == "topofit-admin-token", "admin token volume")
-    check(mnt.get("tls") == "/etc/topofit/tls" and mnt.get("admin-token") == "/etc/topofit/admin", "secret mount paths")
-    labels = pod and ex["spec"]["template"]["metadata"]["labels"]
-    svc = get("Service", "topofit-system", "topofit-extender")
+        h = x.get(probe, {}).get("httpGet", {})
+        check(h.get("path") == path and h.get("port") == "ops", f"extender {probe} {path} on ops")
+
+exp = get("Deployment", "topofit-system", "topofit-expander")
+if exp:
+    cs = containers(exp)
+    check(list(cs) == ["topofit"], f"expander containers {list(cs)}")
+    c = cs.get("topofit", {})
+    hardened(exp)
+    ready_for_all(exp, c)
+    check(exp["spec"].get("replicas", 1) >= 2, "expander replicas >= 2")
+    check(spread(exp), "expander replicas spread over nodes")
+    budget(exp)
+    check(exp["spec"]["template"]["spec"].get("serviceAccountName") == "topofit-expander", "expander SA")
+    check(c.get("image") == TOPOFIT_IMAGE, f"expander image {c.get('image')} from images:")
+    args = c.get("args", [])
+    check(args[:1] == ["expander"], "`topofit expander`")
+    for pair in (["--ledger", "api"], ["--tls-cert", "/etc/topofit/tls/tls.crt"], ["--tls-key", "/etc/topofit/tls/tls.key"],
+                 ["--grpc-port", "8444"]):
+        check(any(args[i:i + 2] == pair for i in range(len(args))), f"expander {' '.join(pair)}")
+    check("--insecure" not in args, "expander serves TLS")
+    vols, mnt = volumes(exp), mounts(c)
+    check(vols.get("tls", {}).get("secret", {}).get("secretName") == "topofit-expander-tls", "tls Secret volume")
+    check(mnt.get("tls") == "/etc/topofit/tls", "tls mounted at /etc/topofit/tls")
+    labels = exp["spec"]["template"]["metadata"]["labels"]
+    svc = get("Service", "topofit-system", "topofit-expander")
     sel = svc.get("spec", {}).get("selector", {})
-    check(sel and all(labels.get(k) == v for k, v in sel.items()), "Service selects the extender pods")
+    check(sel and all(labels.get(k) == v for k, v in sel.items()), "Service selects the expander pods")
     sp = {p["port"]: p.get("targetPort") for p in svc.get("spec", {}).get("ports", [])}
-    check(sp == {8443: "https", 8444: "grpc", 9090: "ops"}, f"Service ports {sp}")
+    check(sp == {8444: "grpc", 9091: "ops"}, f"Service ports {sp}")
+
+# --- NetworkPolicies: each topofit pod selected, ingress only on the ports it serves.
+def policy_ports(app):
+    ps = [d for d in docs if d["kind"] == "NetworkPolicy"
+          and d["spec"].get("podSelector", {}).get("matchLabels", {}).get("app.kubernetes.io/name") == app]
+    check(len(ps) == 1 and "Ingress" in ps[0]["spec"].get("policyTypes", []) if ps else False,
+          f"a NetworkPolicy (Ingress) selects {app}")
+    return {p["port"] for d in ps for rule in d["spec"].get("ingress", []) for p in rule.get("ports", [])}
+check(policy_ports("topofit-scheduler") == {9090, 10259}, "scheduler pod: ingress only on ops 9090 and 10259 (not 8443)")
+check(policy_ports("topofit-expander") == {8444, 9091}, "expander: ingress only on gRPC 8444 and ops 9091")
+
+# --- The image is named in one place: every topofit container renders to the images: entry.
+for d in docs:
+    for c in d.get("spec", {}).get("template", {}).get("spec", {}).get("containers", []) if d["kind"] in ("Deployment", "DaemonSet") else []:
+        if "topofit" in c.get("image", "") and "kube-scheduler" not in c.get("image", ""):
+            check(c["image"] == TOPOFIT_IMAGE, f"{d['metadata']['name']}/{c['name']} image {c['image']}")
 
 # --- The demo pod (not rendered; parsed on its own).
 pod = yaml.safe_load(open(sys.argv[2]))
@@ -316,9 +376,9 @@ fi
 # The cert-manager overlay.
 if kubectl kustomize "$tmp/manifests/overlays/cert-manager" >"$tmp/cm.yaml" 2>"$tmp/err"; then
   if [[ $(grep -c '^kind: Certificate$' "$tmp/cm.yaml") == 2 && $(grep -c '^kind: Issuer$' "$tmp/cm.yaml") == 2 ]] &&
-    grep -q 'secretName: topofit-extender-tls' "$tmp/cm.yaml" &&
-    grep -q -- '- topofit-extender.topofit-system.svc$' "$tmp/cm.yaml" &&
-    grep -q -- '- topofit-extender.topofit-system.svc.cluster.local$' "$tmp/cm.yaml" &&
+    grep -q 'secretName: topofit-expander-tls' "$tmp/cm.yaml" &&
+    grep -q -- '- topofit-expander.topofit-system.svc$' "$tmp/cm.yaml" &&
+    grep -q -- '- topofit-expander.topofit-system.svc.cluster.local$' "$tmp/cm.yaml" &&
     [[ $(grep -c '^kind: Deployment$' "$tmp/cm.yaml") == 2 ]]; then
     ok "overlays/cert-manager renders: base + 2 Issuers + 2 Certificates for the service names"
   else
@@ -364,7 +424,7 @@ components: [../manifests/components/cluster-autoscaler]
 YAML
 if kubectl kustomize "$ca" >"$tmp/ca.yaml" 2>"$tmp/err"; then
   missing=""
-  for line in "- --expander=grpc,least-waste" "- --grpc-expander-url=topofit-extender.topofit-system.svc:8444" \
+  for line in "- --expander=grpc,least-waste" "- --grpc-expander-url=topofit-expander.topofit-system.svc:8444" \
     "- --grpc-expander-cert=/etc/topofit/ca/ca.crt" "- --enable-provisioning-requests=true" \
     "- --cloud-provider=aws" "- mountPath: /etc/topofit/ca" "name: topofit-expander-ca" "- key: ca.crt" \
     "name: ssl-certs"; do
@@ -427,20 +487,20 @@ else
     ok "make-tls.sh ran"
     if openssl verify -CAfile "$tls/ca.crt" "$tls/tls.crt" >/dev/null 2>&1 &&
       openssl x509 -in "$tls/tls.crt" -noout -ext subjectAltName 2>/dev/null |
-      grep -q 'DNS:topofit-extender.topofit-system.svc, DNS:topofit-extender.topofit-system.svc.cluster.local'; then
+      grep -q 'DNS:topofit-expander.topofit-system.svc, DNS:topofit-expander.topofit-system.svc.cluster.local'; then
       ok "server certificate verifies against the CA and names both service DNS names"
     else
       fail "server certificate does not verify or lacks the SANs"
     fi
-    grep -q 'kubectl -n topofit-system create secret generic topofit-extender-tls' "$tmp/make-tls.out" ||
+    grep -q 'kubectl -n topofit-system create secret generic topofit-expander-tls' "$tmp/make-tls.out" ||
       fail "make-tls.sh does not print the kubectl create secret commands"
     if kubectl kustomize "$tls" >"$tmp/tls.yaml" 2>"$tmp/err" &&
-      [[ $(grep -c '^kind: Secret$' "$tmp/tls.yaml") == 2 ]] && grep -q '^type: kubernetes.io/tls$' "$tmp/tls.yaml" &&
-      grep -q '^  name: topofit-extender-tls$' "$tmp/tls.yaml" && grep -q '^  name: topofit-admin-token$' "$tmp/tls.yaml"; then
-      ok "the generated overlay renders the base + Secrets topofit-extender-tls and topofit-admin-token"
+      [[ $(grep -c '^kind: Secret$' "$tmp/tls.yaml") == 1 ]] && grep -q '^type: kubernetes.io/tls$' "$tmp/tls.yaml" &&
+      grep -q '^  name: topofit-expander-tls$' "$tmp/tls.yaml"; then
+      ok "the generated overlay renders the base + Secret topofit-expander-tls"
     else
       cat "$tmp/err"
-      fail "the overlay written by make-tls.sh does not render the two Secrets"
+      fail "the overlay written by make-tls.sh does not render the Secret"
     fi
   else
     cat "$tmp/make-tls.out"

@@ -1,10 +1,15 @@
 #include <future>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <spdlog/sinks/ostream_sink.h>
 
+#include "kubeclient/kube_api.h"
+#include "server/logging.h"
 #include "tests/kube/builders.h"
+#include "tests/kubeclient/fake_api_server.h"
 #include "tests/scheduler/extender_fixture.h"
 
 namespace topofit::scheduler {
@@ -79,6 +84,123 @@ TEST_CASE("A bind that fails releases only what it claimed", "[extender][bind]")
     CHECK(f.state->Snapshot("p4d-2")->free().size() == 8);
     CHECK(f.state->Snapshot("p4d-1")->free().size() == 4);  // the trainer's claim is untouched
   }
+}
+
+
+// An extender on the real Kubernetes client against the fake API server, its log kept for reading.
+struct ApiBackedExtender {
+  std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
+  kubeclient::testing::FakeApiServer api{*certs};
+  std::unique_ptr<kubeclient::RestClient> rest = kubeclient::testing::DirectClientFor(api, *certs);
+  kubeclient::KubeApi kube{*rest};
+  server::FakeClock clock;
+  server::MetricsRegistry registry;
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  ExtenderMetrics metrics = ExtenderMetrics::Create(registry);
+  std::ostringstream logged;
+  std::shared_ptr<spdlog::logger> log =
+      server::MakeLogger("test", {}, std::make_shared<spdlog::sinks::ostream_sink_mt>(logged));
+  Extender extender{*state, *ledger, kube, metrics, *log, clock};
+
+  // Binding POSTs the API server received.
+  int bindings() const {
+    int n = 0;
+    for (const auto& request : api.requests()) n += request.method == "POST" && request.target.ends_with("/binding");
+    return n;
+  }
+};
+
+nlohmann::json StoredPod(const std::string& namespace_name, const std::string& name, const std::string& scheduler) {
+  nlohmann::json pod = kubeclient::testing::PodJson(namespace_name, name, "", scheduler);
+  pod["metadata"]["uid"] = "uid-" + name;
+  return pod;
+}
+
+// The attack of issue 14: with the extender reachable, POST /bind named a pod of another scheduler in
+// kube-system, asking for no GPU, and topofit created its Binding. Every such bind is refused now.
+TEST_CASE("Bind refuses, counts and logs what the API server's pod does not authorise, and creates no Binding",
+          "[extender][bind]") {
+  ApiBackedExtender f;
+  REQUIRE(f.api.valid());
+  REQUIRE(f.state->UpsertNode(P4d("p4d-1")).ok());
+  f.api.Upsert(kubeclient::testing::Resource::kPods, StoredPod("ml", "trainer", "topofit"));
+  nlohmann::json victim = StoredPod("kube-system", "victim", "default-scheduler");
+  victim["spec"]["containers"][0]["resources"] = nlohmann::json::object();
+  f.api.Upsert(kubeclient::testing::Resource::kPods, victim);
+  nlohmann::json foreign_gpu = StoredPod("ml", "other-team", "default-scheduler");
+  f.api.Upsert(kubeclient::testing::Resource::kPods, foreign_gpu);
+  nlohmann::json cpu_only = StoredPod("ml", "web", "topofit");
+  cpu_only["spec"]["containers"][0]["resources"] = nlohmann::json::object();
+  f.api.Upsert(kubeclient::testing::Resource::kPods, cpu_only);
+
+  struct Row {
+    const char* name;
+    codec::ExtenderBindingArgs args;
+    const char* refusal;
+  };
+  const Row rows[] = {
+      {"the issue's victim: another scheduler's pod in kube-system, no GPU",
+       {"victim", "kube-system", "uid-victim", "p4d-1"}, "foreign-scheduler"},
+      {"another scheduler's GPU pod", {"other-team", "ml", "uid-other-team", "p4d-1"}, "foreign-scheduler"},
+      {"a pod of topofit's profile asking for no GPU", {"web", "ml", "uid-web", "p4d-1"}, "no-gpu-request"},
+      {"a uid that is not the stored pod's", {"trainer", "ml", "uid-forged", "p4d-1"}, "uid-mismatch"},
+      {"a node topofit does not know", {"trainer", "ml", "uid-trainer", "ghost"}, "unknown-node"},
+      {"a pod the API server does not have", {"nobody", "ml", "uid-nobody", "p4d-1"}, "unknown-pod"},
+  };
+  for (const Row& row : rows) {
+    SECTION(row.name) {
+      absl::StatusOr<std::string> reply = f.extender.Bind(row.args);
+      REQUIRE(reply.ok());
+      CHECK_THAT(*reply, Catch::Contains(absl::StrCat("bind refused (", row.refusal, ")")));
+      CHECK(f.metrics.bind_refusals.Value({row.refusal}) == 1);
+      CHECK(f.metrics.binds.Value({"refused"}) == 1);
+      CHECK(f.metrics.binds.Value({"ok"}) == 0);
+      CHECK_THAT(f.logged.str(), Catch::Contains(absl::StrCat("refusal=", row.refusal)));
+      CHECK(f.bindings() == 0);
+      CHECK(f.state->Snapshot("p4d-1")->free().size() == 8);  // nothing claimed
+      const nlohmann::json stored = f.api.Object(kubeclient::testing::Resource::kPods, row.args.pod_namespace,
+                                                 row.args.pod_name);
+      if (!stored.is_null()) {
+        CHECK_FALSE(stored["spec"].contains("nodeName"));
+        CHECK_FALSE(stored["metadata"].contains("annotations"));  // no topofit.io/gpu-ids written either
+      }
+    }
+  }
+  SECTION("the pod the scheduler really sent binds") {
+    REQUIRE(*f.extender.Bind({"trainer", "ml", "uid-trainer", "p4d-1"}) == "");
+    CHECK(f.bindings() == 1);
+    CHECK(f.api.Object(kubeclient::testing::Resource::kPods, "ml", "trainer")["spec"]["nodeName"] == "p4d-1");
+    CHECK(f.metrics.binds.Value({"ok"}) == 1);
+  }
+}
+
+TEST_CASE("Bind reads the pod from the API server even after a filter call described it", "[extender][bind]") {
+  ApiBackedExtender f;
+  REQUIRE(f.api.valid());
+  REQUIRE(f.state->UpsertNode(P4d("p4d-1")).ok());
+  f.api.Upsert(kubeclient::testing::Resource::kPods, StoredPod("kube-system", "victim", "default-scheduler"));
+  // A caller describes the victim to filter as a topofit GPU pod; the stored pod still decides.
+  const kube::Pod forged = [] {
+    kube::Pod pod = MakePod().name("victim").gpus(1);
+    pod.metadata.namespace_name = "kube-system";
+    return pod;
+  }();
+  REQUIRE(f.extender.Filter({forged, std::nullopt, std::vector<std::string>{"p4d-1"}}).ok());
+  CHECK_THAT(*f.extender.Bind({"victim", "kube-system", "uid-victim", "p4d-1"}),
+             Catch::Contains("bind refused (foreign-scheduler)"));
+  CHECK(f.bindings() == 0);
+}
+
+TEST_CASE("An API server that cannot be read fails the bind as an error, not a refusal", "[extender][bind]") {
+  ApiBackedExtender f;
+  REQUIRE(f.api.valid());
+  REQUIRE(f.state->UpsertNode(P4d("p4d-1")).ok());
+  f.api.Script(503, kubeclient::testing::StatusJson(503, "ServiceUnavailable", "etcd is down"));
+  CHECK_THAT(*f.extender.Bind({"trainer", "ml", "uid-trainer", "p4d-1"}), Catch::Contains("reading pod ml/trainer"));
+  CHECK(f.metrics.binds.Value({"error"}) == 1);
+  CHECK(f.metrics.binds.Value({"refused"}) == 0);
+  CHECK(f.bindings() == 0);
 }
 
 }  // namespace

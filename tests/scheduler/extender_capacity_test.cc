@@ -25,6 +25,8 @@ TEST_CASE("The extender holds new capacity for the pod the expander scaled up fo
   const kube::Pod trainer = MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV")
                                 .annotation("topofit.io/topology-policy", "required");
   const kube::Pod web = MakePod().name("web").gpus(1);
+  kube.PutPod(trainer);
+  kube.PutPod(web);
   // The trainer found no node; the expander chose p4d-group for it.
   codec::ExtenderArgs trainer_args{trainer, std::nullopt, std::vector<std::string>{}};
   REQUIRE(extender.Filter(trainer_args).ok());
@@ -42,7 +44,8 @@ TEST_CASE("The extender holds new capacity for the pod the expander scaled up fo
   CHECK(metrics.nodes_refused.Value({"held-for-scale-up"}) == 1);
   // The node fits the web pod once the trainer lands: no capacity of its own is asked for.
   CHECK(capacity.calls().empty());
-  CHECK(*extender.Bind({"web", "default", "uid-web", "p4d-new"}) != "");  // a bind that skipped filter too
+  CHECK_THAT(*extender.Bind({"web", "default", "uid-web", "p4d-new"}),  // a bind that skipped filter too
+             Catch::Contains("scaled up for default/trainer"));
 
   trainer_args.node_names = std::vector<std::string>{"p4d-new"};
   absl::StatusOr<codec::ExtenderFilterResult> for_trainer = extender.Filter(trainer_args);
@@ -63,6 +66,7 @@ TEST_CASE("A pod refused by the nodes CA would count as fitting gets a capacity 
   REQUIRE(f.state->UpsertNode(MakeNode().name("g5-1").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8)).ok());
   const kube::Pod trainer = MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV")
                                 .annotation("topofit.io/topology-policy", "required");
+  f.kube.PutPod(trainer);
   codec::ExtenderArgs args{trainer, std::nullopt, std::vector<std::string>{"g5-1"}};
   REQUIRE(f.extender.Filter(args)->failed_and_unresolvable_nodes.count("g5-1") == 1);
   REQUIRE(f.extender.Filter(args).ok());  // the provider de-duplicates; the extender asks each time
@@ -83,12 +87,14 @@ TEST_CASE("A pod refused by the nodes CA would count as fitting gets a capacity 
   SECTION("a pod consuming a request (asked before a restart) has it withdrawn at bind") {
     const kube::Pod resumed = MakePod().name("resumed").gpus(1)
                                   .annotation("autoscaling.x-k8s.io/consume-provisioning-request", "topofit-resumed");
+    f.kube.PutPod(resumed);
     REQUIRE(f.extender.Filter({resumed, std::nullopt, std::vector<std::string>{"g5-1"}})->node_names->size() == 1);
     REQUIRE(*f.extender.Bind({"resumed", "default", "uid-resumed", "g5-1"}) == "");
     CHECK(f.capacity.calls().back() == "withdraw default/resumed");
   }
   SECTION("a pod that never asked binds without a withdrawal") {
     const kube::Pod small = MakePod().name("small").gpus(1);
+    f.kube.PutPod(small);
     REQUIRE(f.extender.Filter({small, std::nullopt, std::vector<std::string>{"g5-1"}})->node_names->size() == 1);
     REQUIRE(*f.extender.Bind({"small", "default", "uid-small", "g5-1"}) == "");
     CHECK(f.capacity.calls().size() == 3);

@@ -44,6 +44,7 @@ json GpuPod(const json& fixture, const std::string& name, int gpus, bool nv_requ
   pod["metadata"]["name"] = name;
   pod["metadata"]["namespace"] = "ml";
   pod["metadata"]["uid"] = "uid-" + name;
+  pod["spec"]["schedulerName"] = "topofit";
   pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = std::to_string(gpus);
   if (nv_required) {
     pod["metadata"]["annotations"]["topofit.io/min-link"] = "NV";
@@ -180,23 +181,25 @@ TEST_CASE("extender verbs over HTTP with the upstream fixtures", "[extender_http
   }
   SECTION("bind records the GPU ids, then binds; a full node refuses the next pod") {
     h.Post("/filter", json{{"Pod", nv_pod}, {"Nodes", nodes}}.dump());
+    h.kube.PutPod(*codec::PodFromJson(nv_pod));  // the API server's pod authorises the bind
     h.clock.Advance(absl::Microseconds(250));  // the stamp keeps microseconds
     auto [status, reply] = h.Post(
         "/bind", json{{"PodName", "trainer"}, {"PodNamespace", "ml"}, {"PodUID", "uid-trainer"}, {"Node", "p4d-1"}}.dump());
     REQUIRE(status == 200);
     CHECK(reply == json{{"Error", ""}});
     const auto calls = h.kube.calls();
-    // One merge patch with both annotations (the fake lists them in key order), then the Binding.
-    REQUIRE(calls.size() == 3);
-    CHECK(calls[0].verb == "annotate");
-    CHECK(calls[0].detail == "topofit.io/bound-at=2023-11-14T22:13:20.000250Z");  // the fake clock's start + 250 us
+    // The pod read, one merge patch with both annotations (the fake lists them in key order), the Binding.
+    REQUIRE(calls.size() == 4);
+    CHECK(calls[0].verb == "get");
     CHECK(calls[1].verb == "annotate");
-    CHECK(calls[1].detail == "topofit.io/gpu-ids=0,1,2,3");
-    CHECK(calls[2].verb == "bind");
-    CHECK(calls[2].detail == "p4d-1");
+    CHECK(calls[1].detail == "topofit.io/bound-at=2023-11-14T22:13:20.000250Z");  // the fake clock's start + 250 us
+    CHECK(calls[2].verb == "annotate");
+    CHECK(calls[2].detail == "topofit.io/gpu-ids=0,1,2,3");
+    CHECK(calls[3].verb == "bind");
+    CHECK(calls[3].detail == "p4d-1");
 
     const json big = GpuPod(*pod_fixture, "big", 8, false);
-    h.kube.PutPod(*codec::PodFromJson(big));  // bind looks it up: no filter call saw it
+    h.kube.PutPod(*codec::PodFromJson(big));
     auto [status2, reply2] = h.Post(
         "/bind", json{{"PodName", "big"}, {"PodNamespace", "ml"}, {"PodUID", "uid-big"}, {"Node", "p4d-1"}}.dump());
     REQUIRE(status2 == 200);
@@ -204,6 +207,7 @@ TEST_CASE("extender verbs over HTTP with the upstream fixtures", "[extender_http
   }
   SECTION("a failed Binding releases the GPUs") {
     h.Post("/filter", json{{"Pod", nv_pod}, {"Nodes", nodes}}.dump());
+    h.kube.PutPod(*codec::PodFromJson(nv_pod));
     // What KubeApi makes of the API server's 409 Conflict (tests/kubeclient/kube_api_test.cc).
     h.kube.FailBindsWith(absl::AbortedError("POST /api/v1/namespaces/ml/pods/trainer/binding: Operation cannot be "
                                             "fulfilled on pods/binding \"trainer\": pod trainer is already "
@@ -286,6 +290,48 @@ TEST_CASE("Only the leader requests capacity for a pod every node refused", "[ex
   CHECK(r.capacity.calls() == std::vector<std::string>{"request default/huge refused=n1"});
 }
 
+// nodeCacheCapable: true sends names from kube-scheduler's cache, which may hold a node topofit's node watch
+// has not delivered yet. That node fails alone, where kube-scheduler retries it; the others are judged.
+TEST_CASE("nodeCacheCapable: a node name topofit has not seen fails that node alone, in every verb",
+          "[extender_http]") {
+  Harness h;
+  REQUIRE(h.state->UpsertNode(
+                    kube::testing::MakeNode().name("p4d-1").label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8))
+              .ok());
+  const json pod = {{"metadata", {{"name", "p"}, {"namespace", "ml"}, {"uid", "uid-p"}}},
+                    {"spec", {{"containers", {{{"name", "main"}, {"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}}}}}}};
+  const json names = {"p4d-1", "ghost-1", "ghost-2"};
+
+  auto [filter_status, filtered] = h.Post("/filter", json{{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", names}}.dump());
+  REQUIRE(filter_status == 200);
+  CHECK(filtered["NodeNames"] == json({"p4d-1"}));
+  CHECK(filtered["Nodes"].is_null());
+  CHECK(filtered["FailedNodes"] ==
+        json({{"ghost-1", "topofit: unknown node (not yet seen by topofit's node watch)"},
+              {"ghost-2", "topofit: unknown node (not yet seen by topofit's node watch)"}}));
+  CHECK(filtered["FailedAndUnresolvableNodes"] == json::object());  // retried, unlike an unresolvable node
+  CHECK(filtered["Error"] == "");
+  CHECK(h.metrics.nodes_refused.Value({"unknown-node"}) == 2);
+  CHECK(h.ledger->Preferences().empty());  // a node passed: no capacity is wanted
+
+  auto [prioritize_status, scores] = h.Post("/prioritize", json{{"Pod", pod}, {"NodeNames", names}}.dump());
+  REQUIRE(prioritize_status == 200);
+  REQUIRE(scores.size() == 3);
+  for (const json& entry : scores) {
+    if (entry["Host"] != "p4d-1") CHECK(entry["Score"] == 0);
+  }
+
+  auto [preempt_status, kept] = h.Post(
+      "/preempt", json{{"Pod", pod},
+                       {"NodeNameToMetaVictims",
+                        {{"p4d-1", {{"Pods", {{{"UID", "cpu-pod"}}}}, {"NumPDBViolations", 0}}},
+                         {"ghost-1", {{"Pods", {{{"UID", "other"}}}}, {"NumPDBViolations", 0}}}}}}
+                      .dump());
+  REQUIRE(preempt_status == 200);
+  CHECK(kept["NodeNameToMetaVictims"].contains("p4d-1"));
+  CHECK_FALSE(kept["NodeNameToMetaVictims"].contains("ghost-1"));
+}
+
 TEST_CASE("bad requests get a 4xx JSON error and the server stays healthy", "[extender_http]") {
   Harness h;
   struct Row {
@@ -304,10 +350,6 @@ TEST_CASE("bad requests get a 4xx JSON error and the server stays healthy", "[ex
       {"bad quantity", "/filter",
        R"({"Pod": {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": "lots"}}}]}}})", 400,
        "nvidia.com/gpu"},
-      {"unknown nodes", "/filter", R"({"Pod": {}, "NodeNames": ["ghost-1", "ghost-2"]})", 404,
-       "unknown nodes: ghost-1, ghost-2"},
-      {"bind to an unknown node", "/bind", R"({"PodName": "p", "PodNamespace": "d", "PodUID": "u", "Node": "ghost"})",
-       404, "unknown node ghost"},
       {"bind without a pod name", "/bind", R"({"PodNamespace": "d", "PodUID": "u", "Node": "n"})", 400, "PodName"},
   };
   for (const Row& row : rows) {
@@ -316,6 +358,13 @@ TEST_CASE("bad requests get a 4xx JSON error and the server stays healthy", "[ex
       CHECK(status == row.status);
       CHECK_THAT(reply["error"].get<std::string>(), Catch::Contains(row.message));
     }
+  }
+  SECTION("a bind to an unknown node is refused in the reply, as kube-scheduler reads bind errors") {
+    auto [status, reply] = h.Post("/bind", R"({"PodName": "p", "PodNamespace": "d", "PodUID": "u", "Node": "ghost"})");
+    CHECK(status == 200);
+    CHECK(reply["Error"] == "topofit: bind refused (unknown-node): unknown node ghost");
+    CHECK(h.metrics.bind_refusals.Value({"unknown-node"}) == 1);
+    CHECK(h.kube.calls().empty());
   }
   SECTION("a 100 MB body is refused from its header, without being read") {
     // A raw request: httplib's client writes the whole body before it reads, and would only see the
