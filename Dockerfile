@@ -35,6 +35,7 @@ RUN apt-get update \
         libre2-9 \
         libsimdjson14 \
         libspdlog1.10 \
+        libsqlite3-0 \
         libssl3 \
         libstdc++6 \
         libyaml-cpp0.7 \

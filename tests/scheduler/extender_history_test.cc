@@ -30,6 +30,7 @@ TEST_CASE("the extender records a refused pod's chain, from filter to bind, on i
   REQUIRE(f.state->UpsertNode(MakeNode().name("g5-1").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8)).ok());
   const kube::Pod trainer = MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV")
                                 .annotation("topofit.io/topology-policy", "required");
+  f.kube.PutPod(trainer);  // bind reads the pod it authorises from the API server
   REQUIRE(f.extender.Filter({trainer, std::nullopt, std::vector<std::string>{"g5-1"}}).ok());
   REQUIRE(f.state->UpsertNode(decision::testing::P4d("p4d-1", 0)).ok());
   REQUIRE(*f.extender.Filter({trainer, std::nullopt, std::vector<std::string>{"p4d-1"}})->node_names ==

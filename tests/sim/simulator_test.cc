@@ -62,7 +62,7 @@ TEST_CASE("topofit: the pod refused for topology gets a ProvisioningRequest and 
 
 // Issue 11: with topofit's node agent the kubelet gets the ids the extender chose; without it NVIDIA's
 // plugin picks (a random free GPU for one), and the replay counts the pods whose set differs.
-TEST_CASE("--gpu-ids: the agent gives the chosen GPU ids, NVIDIA's device plugin its own", "[replay]") {
+TEST_CASE("The node agent gives the chosen GPU ids; without it NVIDIA's device plugin picks its own (--gpu-ids)", "[replay]") {
   Workload workload;
   workload.groups = {Group("nvlink", "p4d.24xlarge", 8, 32.77, 1, 1)};
   for (int i = 0; i < 8; ++i) workload.pods.push_back(Pod(absl::StrCat("one-", i), i * kSecond, kHour, 1));
