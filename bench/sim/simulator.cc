@@ -188,15 +188,18 @@ void Replayer::Schedule(int pod) {
 }
 
 void Replayer::RetryOn(int node) {
-  // Merge the class queues by their head pod: higher priority first, then older.
-  auto later = [&](const std::pair<int, int>& a, const std::pair<int, int>& b) {
-    const int pa = world_->klass(a.second).priority, pb = world_->klass(b.second).priority;
-    return pa != pb ? pa < pb : a.second > b.second;
+  // kube-scheduler's queue order: higher priority first, then older (pod ids follow arrival).
+  auto before = [&](int a, int b) {
+    const int pa = world_->klass(a).priority, pb = world_->klass(b).priority;
+    return pa != pb ? pa > pb : a < b;
   };
   // The pods a scale-up was chosen for are offered its node first: the extender holds it for them, so a
-  // class's head pod being refused there says nothing about them.
+  // class's head pod being refused there says nothing about them. Among them, kube-scheduler's queue
+  // order decides who is tried first (priority, then age), not the order CA's estimator packed them in.
   if (auto intended = intended_pods_.find(world_->nodes()[node].scale_up); intended != intended_pods_.end()) {
-    for (int pod : intended->second) {
+    std::vector<int> queue = intended->second;
+    std::sort(queue.begin(), queue.end(), before);
+    for (int pod : queue) {
       const SimPod& p = world_->pods()[pod];
       if (p.phase != PodPhase::kPending || !p.unschedulable) continue;
       scheduler_.set_holds(Holds());
@@ -204,6 +207,8 @@ void Replayer::RetryOn(int node) {
       if (decision.node >= 0) Place(pod, decision);
     }
   }
+  // The class queues merged by their head pod.
+  auto later = [&](const std::pair<int, int>& a, const std::pair<int, int>& b) { return before(b.second, a.second); };
   std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>, decltype(later)> heads(later);
   for (int klass : waiting_classes_) heads.push({klass, *waiting_[klass].begin()});
   while (!heads.empty()) {

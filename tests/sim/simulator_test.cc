@@ -1,5 +1,7 @@
 #include "bench/sim/simulator.h"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -149,6 +151,28 @@ TEST_CASE("topofit: the node grown for a pod is held for it against a higher-pri
   CHECK(result.pods[1].first_start == 30 * kSecond + 5 * kMinute);
   CHECK(result.pods[1].best_topology);
   CHECK(result.pods[2].first_start > result.pods[1].first_start);  // web got capacity of its own
+}
+
+TEST_CASE("topofit: pods a scale-up was made for take its nodes in the scheduler's queue order, not CA's packing order", "[replay]") {
+  Workload workload;
+  NodeGroupSpec nvlink = Group("nvlink", "p4d.24xlarge", 8, 32.77, 2);
+  nvlink.provision_delay_min = 4 * kMinute;  // the two nodes come up at different times
+  nvlink.provision_delay_max = 6 * kMinute;
+  workload.groups = {nvlink};
+  PodSpec big = NvPod("big", kSecond, kHour, 8);
+  big.cpu_milli = 64000;  // CA's estimator packs it first (by CPU and memory share)
+  workload.pods = {NvPod("small", 0, kHour, 2), big};
+  const ReplayResult result = Run(workload, "topofit");
+  REQUIRE(result.scale_ups.size() == 1);
+  CHECK(result.scale_ups[0].nodes == 2);
+  REQUIRE(result.nodes.size() == 2);
+  const SimTime first_ready = std::min(result.nodes[0].ready, result.nodes[1].ready);
+  const SimTime second_ready = std::max(result.nodes[0].ready, result.nodes[1].ready);
+  REQUIRE(first_ready < second_ready);
+  // The older pod is first in kube-scheduler's queue: it takes the first node; the 8-GPU pod, which no
+  // longer fits there, the second.
+  CHECK(result.pods[0].first_start == first_ready);
+  CHECK(result.pods[1].first_start == second_ready);
 }
 
 TEST_CASE("A poor set stretches a batch pod's run time, and a service replica's throughput only", "[replay]") {
