@@ -56,6 +56,9 @@ struct ExtenderOptions {
   std::string decision_db;        // empty: the decision history in memory (cli/decision_history.h)
   // Bind binds only pods with this spec.schedulerName (scheduler/bind_authorization.h).
   std::string scheduler_name = std::string(scheduler::kDefaultSchedulerName);
+  // Wait or place now (decision/capacity_wait.h): Go-style durations; max wait 0 turns waiting off.
+  std::string expected_node_boot = "5m";
+  std::string max_topology_wait = "10m";
 };
 
 // How long a pending pod's preference lives without a refresh (kube-scheduler retries unschedulable pods

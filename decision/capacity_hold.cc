@@ -11,11 +11,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "decision/node_group_identity.h"
+#include "topology/catalog.h"
 
 namespace topofit::decision {
 
 CapacityHolds::CapacityHolds(const std::vector<Intent>& intents, const std::vector<Preference>& preferences,
-                             const std::vector<const NodeGpuSnapshot*>& nodes) {
+                             const std::vector<const NodeGpuSnapshot*>& nodes, const HoldContext& context)
+    : context_(context) {
   std::map<absl::string_view, const Preference*> pending;
   for (const Preference& preference : preferences) pending.emplace(preference.pod_uid, &preference);
   // Nodes in creation order (then by name), each brought by at most one intent: the oldest that wants it.
@@ -76,7 +78,10 @@ CapacityHolds::CapacityHolds(const std::vector<Intent>& intents, const std::vect
       if (on_node[i] > 0) held.gpus_on.emplace(brought[i]->node, on_node[i]);
       held.nodes.push_back(brought[i]->node);
     }
-    if (!held.gpus_on.empty()) held_.push_back(std::move(held));
+    // Kept while it holds GPUs on a node, or while its nodes are still to come: its pods may wait for them.
+    if (!held.gpus_on.empty() || (!held.pods.empty() && static_cast<int>(brought.size()) < intent.node_count)) {
+      held_.push_back(std::move(held));
+    }
   }
 }
 
@@ -93,6 +98,37 @@ std::vector<const CapacityHolds::Held*> CapacityHolds::Holding(absl::string_view
   return holding;
 }
 
+const CapacityHolds::Held* CapacityHolds::HeldFor(absl::string_view pod_uid) const {
+  const Held* youngest = nullptr;
+  for (const Held& held : held_) {
+    auto gpus = held.intent.pod_gpus.find(std::string(pod_uid));
+    if (gpus == held.intent.pod_gpus.end() || gpus->second <= 0) continue;
+    if (youngest == nullptr || held.intent.recorded > youngest->intent.recorded) youngest = &held;
+  }
+  return youngest;
+}
+
+int64_t CapacityHolds::ComingBandwidth(const Held& held, int gpus) const {
+  absl::StatusOr<topology::LabelledTopology> coming = topology::TopologyFromLabels(held.intent.node_labels, 0);
+  if (!coming.ok() || gpus < 2 || gpus > coming->topology.gpu_count()) return 0;
+  return coming->topology.quality().BestBandwidth(gpus);
+}
+
+bool CapacityHolds::WaitsForCapacity(const GpuDemand& demand, absl::string_view pod_uid, const NodeVerdict& fitted,
+                                     const NodeGpuSnapshot& node) const {
+  if (!context_.now || !fitted.fits || !fitted.chosen || !demand.asks_for_topology() || demand.constraints_required()) {
+    return false;
+  }
+  const Held* held = HeldFor(pod_uid);
+  if (held == nullptr || std::find(held->nodes.begin(), held->nodes.end(), node.node) != held->nodes.end()) {
+    return false;
+  }
+  const topology::SetQuality& here = fitted.chosen->quality;
+  return WaitForComingCapacity(demand, here.bandwidth_mbps, topology::MeetsLinkAndBandwidth(here, demand.request),
+                               ComingBandwidth(*held, demand.request.gpus), *context_.now - held->intent.recorded,
+                               context_.wait);
+}
+
 int CapacityHolds::HeldAgainst(absl::string_view pod_uid, const NodeGpuSnapshot& node) const {
   int held_gpus = 0;
   for (const Held* held : Holding(pod_uid, node)) {
@@ -104,6 +140,16 @@ int CapacityHolds::HeldAgainst(absl::string_view pod_uid, const NodeGpuSnapshot&
 
 std::string CapacityHolds::ReasonText(absl::string_view pod_uid, const NodeVerdict& verdict,
                                       const NodeGpuSnapshot& node) const {
+  if (verdict.refusal == Refusal::kWaitingForCapacity) {
+    const Held* held = HeldFor(pod_uid);
+    if (held == nullptr) return "topofit: waiting for the capacity scaled up for this pod";
+    return absl::StrCat("topofit: waiting for node group ", held->intent.node_group,
+                        ", scaled up for this pod ", absl::FormatDuration(absl::Trunc(context_.now.value_or(held->intent.recorded) - held->intent.recorded, absl::Seconds(1))),
+                        " ago, whose GPUs give it the topology it prefers (here at best ",
+                        topology::LinkClassName(verdict.chosen ? verdict.chosen->quality.weakest : topology::LinkClass::kSys),
+                        "); it takes this node if they are not up ", absl::FormatDuration(context_.wait.max_wait),
+                        " after the scale-up");
+  }
   std::vector<std::string> why;
   for (const Held* held : Holding(pod_uid, node)) {
     why.push_back(absl::StrCat("node group ", held->intent.node_group, " scaled up for ",
@@ -119,7 +165,14 @@ NodeVerdict JudgeNode(const GpuDemand& demand, absl::string_view pod_uid, const 
   if (!verdict.fits || !demand.wants_gpus()) return verdict;
   const int held_gpus = holds.HeldAgainst(pod_uid, node);
   const int free_gpus = node.free().size();
-  if (held_gpus == 0 || free_gpus - demand.request.gpus >= held_gpus) return verdict;
+  if (held_gpus == 0 || free_gpus - demand.request.gpus >= held_gpus) {
+    if (!holds.WaitsForCapacity(demand, pod_uid, verdict, node)) return verdict;
+    // Refused for now, keeping the set it would have had for the reason (capacity_wait.h).
+    verdict.fits = false;
+    verdict.unresolvable = true;
+    verdict.refusal = Refusal::kWaitingForCapacity;
+    return verdict;
+  }
   NodeVerdict held;
   held.unresolvable = true;
   held.refusal = Refusal::kHeldForScaleUp;
@@ -131,7 +184,9 @@ NodeVerdict JudgeNode(const GpuDemand& demand, absl::string_view pod_uid, const 
 
 std::string JudgedReasonText(const NodeVerdict& verdict, absl::string_view pod_uid, const NodeGpuSnapshot& node,
                              const CapacityHolds& holds) {
-  if (verdict.refusal == Refusal::kHeldForScaleUp) return holds.ReasonText(pod_uid, verdict, node);
+  if (verdict.refusal == Refusal::kHeldForScaleUp || verdict.refusal == Refusal::kWaitingForCapacity) {
+    return holds.ReasonText(pod_uid, verdict, node);
+  }
   return ReasonText(verdict, node.topology_origin);
 }
 

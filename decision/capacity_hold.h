@@ -1,10 +1,13 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "decision/capacity_wait.h"
 #include "decision/filter.h"
 #include "decision/filter_memo.h"
 #include "decision/intent.h"
@@ -26,19 +29,35 @@ namespace topofit::decision {
 // taken. Later scale-ups of the same group (for other pods) bring nodes no intent holds: holding them too
 // kept whole nodes empty while the pods they were grown for waited (Azure LLM, issue 13).
 //
+// A pod the new capacity is held for, and that only prefers its topology, also waits for it rather than
+// take a poorer set elsewhere, while that pays (capacity_wait.h: WaitForComingCapacity).
+//
 // Built once per request from the ledger's intents (the GPUs held: Intent::pod_gpus of the pods still in
-// it), preferences (the pods' names, for the reason) and the nodes known; pure and cheap to query per node.
+// it), preferences (the pods' names, for the reason), the nodes known and the time of the request; pure
+// and cheap to query per node.
+struct HoldContext {
+  std::optional<absl::Time> now;  // unset: no pod waits
+  CapacityWaitPolicy wait;
+};
+
 class CapacityHolds {
  public:
   CapacityHolds() = default;  // holds nothing
   CapacityHolds(const std::vector<Intent>& intents, const std::vector<Preference>& preferences,
-                const std::vector<const NodeGpuSnapshot*>& nodes);
+                const std::vector<const NodeGpuSnapshot*>& nodes, const HoldContext& context = {});
+
+  // Whether the pod, for which an intent holds capacity not on `node`, should wait for it rather than
+  // take `fitted` (FilterNode's verdict on `node`, which fits): WaitForComingCapacity against the best
+  // set of the pod's size the intent's group gives. The intent's nodes themselves are never refused.
+  bool WaitsForCapacity(const GpuDemand& demand, absl::string_view pod_uid, const NodeVerdict& fitted,
+                        const NodeGpuSnapshot& node) const;
 
   // GPUs of `node` held for pods other than `pod_uid` (of each intent holding it, what its pending pods
   // would take of this node: their GPUs packed first-fit decreasing over the intent's nodes); 0 when none.
   int HeldAgainst(absl::string_view pod_uid, const NodeGpuSnapshot& node) const;
 
-  // The words for a kHeldForScaleUp verdict of `pod_uid` on `node`: which scale-ups hold it for whom.
+  // The words for a kHeldForScaleUp verdict of `pod_uid` on `node`: which scale-ups hold it for whom; for
+  // a kWaitingForCapacity verdict, which scale-up the pod waits for and until when.
   std::string ReasonText(absl::string_view pod_uid, const NodeVerdict& verdict, const NodeGpuSnapshot& node) const;
 
  private:
@@ -50,8 +69,14 @@ class CapacityHolds {
   };
   // The holds on `node` that bind `pod_uid`.
   std::vector<const Held*> Holding(absl::string_view pod_uid, const NodeGpuSnapshot& node) const;
+  // The youngest intent that holds capacity for `pod_uid` (its GPUs in Intent::pod_gpus); null when none.
+  const Held* HeldFor(absl::string_view pod_uid) const;
+  // The best bandwidth of a set of `gpus` on the held intent's group (its nodes' labels, through the
+  // catalog); 0 when they resolve to no topology.
+  int64_t ComingBandwidth(const Held& held, int gpus) const;
 
   std::vector<Held> held_;  // the intents whose pods still wait
+  HoldContext context_;
 };
 
 // The extender's verdict on a node for a pod, as filter and bind give it: FilterNode (through `memo`),

@@ -34,6 +34,8 @@ absl::string_view RefusalCode(Refusal refusal) {
       return "min-bandwidth";
     case Refusal::kHeldForScaleUp:
       return "held-for-scale-up";
+    case Refusal::kWaitingForCapacity:
+      return "waiting-for-capacity";
   }
   return "";
 }
@@ -74,6 +76,7 @@ std::string ReasonText(const NodeVerdict& verdict, absl::string_view topology_or
   switch (verdict.refusal) {
     case Refusal::kNone:
     case Refusal::kHeldForScaleUp:  // CapacityHolds::ReasonText names the intents
+    case Refusal::kWaitingForCapacity:
       return "";
     case Refusal::kNodeSize:
       return absl::StrCat("topofit: needs ", verdict.requested_gpus, " GPUs, node has ", verdict.node_gpus, " (",

@@ -107,7 +107,10 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
       placed_gpus += pod.demand.request.gpus;
       if (pod.demand.asks_for_topology()) {
         ++asked;
-        met += topology::MeetsLinkAndBandwidth(v.chosen->quality, pod.demand.request);
+        if (topology::MeetsLinkAndBandwidth(v.chosen->quality, pod.demand.request)) {
+          ++met;
+          verdict.topology_met.push_back(LedgerPodUid(*pod.pod));
+        }
       }
       useful_gpus += pod.demand.request.gpus / Stretch(best.For(pod.demand.request.gpus),
                                                       v.chosen->quality.bandwidth_mbps,

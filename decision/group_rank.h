@@ -50,6 +50,8 @@ struct OptionVerdict {
   int placed_pods = 0;            // GPU pods of the option the new nodes take
   // GPU pods the new nodes would refuse (namespace/name), when the option was simulated.
   std::vector<std::string> unplaced_pods;
+  // Placed pods that ask for a topology and whose set on the new nodes meets it (their ledger uids).
+  std::vector<std::string> topology_met;
   double price = 0;               // node_count x price per node-hour (0 when unknown)
 };
 

@@ -1,5 +1,6 @@
 #include "decision/intent.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_set>
 
@@ -14,10 +15,12 @@ std::optional<Intent> IntentFor(const RankInput& input, const Ranking& ranking) 
   // Verdicts are in the options' order (group_rank.h): one pass pairs them.
   const std::unordered_set<std::string> chosen(ranking.chosen.begin(), ranking.chosen.end());
   const GroupOption* gpu_option = nullptr;
+  const OptionVerdict* gpu_verdict = nullptr;
   for (size_t i = 0; i < ranking.verdicts.size() && i < input.options.size(); ++i) {
     if (!ranking.verdicts[i].needs_gpus || chosen.count(input.options[i].node_group_id) == 0) continue;
     if (gpu_option != nullptr) return std::nullopt;  // several GPU groups: CA's choice
     gpu_option = &input.options[i];
+    gpu_verdict = &ranking.verdicts[i];
   }
   if (gpu_option == nullptr) return std::nullopt;
   Intent intent;
@@ -30,10 +33,14 @@ std::optional<Intent> IntentFor(const RankInput& input, const Ranking& ranking) 
     const std::string& uid = LedgerPodUid(pod);
     if (uid.empty()) continue;
     intent.pod_uids.push_back(uid);
-    // Held for: pods whose required topology the group was chosen to serve. A pod that only counts GPUs
-    // is served as well by any capacity, and holding the node for it would only keep others waiting.
+    // Held for: pods whose required topology the group was chosen to serve, and pods that prefer a
+    // topology its nodes give them (they may wait for it: capacity_wait.h). A pod that only counts GPUs is
+    // served as well by any capacity, and holding the node for it would only keep others waiting.
     absl::StatusOr<GpuDemand> demand = DemandOf(pod);
-    if (demand.ok() && demand->wants_gpus() && demand->constraints_required()) {
+    const bool gets_preferred =
+        demand.ok() && demand->asks_for_topology() &&
+        std::find(gpu_verdict->topology_met.begin(), gpu_verdict->topology_met.end(), uid) != gpu_verdict->topology_met.end();
+    if (demand.ok() && demand->wants_gpus() && (demand->constraints_required() || gets_preferred)) {
       intent.pod_gpus[uid] = demand->request.gpus;
     }
   }

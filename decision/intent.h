@@ -18,7 +18,8 @@ struct Ranking;
 struct Intent {
   std::string node_group;
   std::vector<std::string> pod_uids;  // those still pending: a pod leaves when it binds or goes
-  // GPUs of those the new capacity is held for (pods requiring a topology; IntentFor).
+  // GPUs of those the new capacity is held for (pods requiring a topology, or preferring one the group's
+  // nodes give; IntentFor).
   std::map<std::string, int> pod_gpus;
   int node_count = 0;
   kube::StringMap node_labels;  // what the group's nodes carry (node_group_identity.h)
@@ -28,8 +29,9 @@ struct Intent {
 // The intent a ranking implies: when exactly one GPU group is chosen, that is the scale-up CA will make
 // (the chain's later expanders only choose among the options without GPU pods passed through with it), so
 // the extender should hold the group's new GPUs for the option's pods — by the uid the ledger knows them by
-// (LedgerPodUid), with the GPUs of those that require a topology (the pods the node is held for), and with
-// the labels the group's nodes will carry (NodeGroupLabels of its template). With several GPU groups left
+// (LedgerPodUid), with the GPUs of those that require a topology or prefer one the group gives (the pods
+// the node is held for), and with the labels the group's nodes will carry (NodeGroupLabels of its
+// template). With several GPU groups left
 // the choice is CA's, and guessing would hold capacity for the wrong one: none. The time is the ledger's
 // to set. One function for the gRPC service and the bench.
 std::optional<Intent> IntentFor(const RankInput& input, const Ranking& ranking);

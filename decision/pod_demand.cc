@@ -41,6 +41,14 @@ absl::StatusOr<GpuDemand> DemandOf(const kube::Pod& pod) {
       return AnnotationError(it->first, it->second, "expected required or preferred");
     }
   }
+  if (auto it = annotations.find(kube::kExpectedRuntimeAnnotation); it != annotations.end()) {
+    absl::Duration runtime;
+    if (!absl::ParseDuration(it->second, &runtime) || runtime <= absl::ZeroDuration() ||
+        runtime == absl::InfiniteDuration()) {
+      return AnnotationError(it->first, it->second, "expected a positive duration such as 90m or 2h30m");
+    }
+    demand.expected_runtime = runtime;
+  }
   return demand;
 }
 

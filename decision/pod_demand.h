@@ -1,6 +1,9 @@
 #pragma once
 
+#include <optional>
+
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/strings/string_view.h"
 #include "kube/objects.h"
 #include "kube/topofit_annotations.h"
@@ -17,6 +20,8 @@ enum class TopologyPolicy {
 struct GpuDemand {
   topology::AllocationRequest request;  // request.gpus is 0 for a pod without GPUs
   TopologyPolicy policy = TopologyPolicy::kPreferred;
+  // kube::kExpectedRuntimeAnnotation; nullopt when the pod does not say.
+  std::optional<absl::Duration> expected_runtime;
   bool wants_gpus() const { return request.gpus > 0; }
   // Whether min-link / min-bandwidth are binding: only under kRequired; kPreferred only ranks by them.
   bool constraints_required() const { return policy == TopologyPolicy::kRequired; }

@@ -47,6 +47,9 @@ std::string NodeReason(const Candidate& c) {
     case Reason::kHeldForScaleUp:
       why = absl::StrCat(c.held_gpus, " of its ", c.free_gpus, " free GPUs are held for the pods a scale-up brought it for");
       break;
+    case Reason::kWaitingForCapacity:
+      why = "gives a poorer set than the capacity scaled up for the pod, which it waits for";
+      break;
     case Reason::kTopologyUnknown:
       why = "its GPU topology could not be resolved";
       break;

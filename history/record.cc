@@ -31,7 +31,7 @@ absl::StatusOr<Enum> ParseName(absl::string_view name, const std::array<absl::st
 }  // namespace
 
 Reason ReasonOf(decision::Refusal refusal) {
-  static_assert(static_cast<int>(decision::Refusal::kHeldForScaleUp) == static_cast<int>(Reason::kHeldForScaleUp));
+  static_assert(static_cast<int>(decision::Refusal::kWaitingForCapacity) == static_cast<int>(Reason::kWaitingForCapacity));
   return static_cast<Reason>(refusal);
 }
 

@@ -27,7 +27,7 @@ enum class Kind : uint8_t {
   kCapacityWithdrawn,  // the ProvisioningRequest served (the pod bound)
 };
 
-// Why: a closed set. The first six are decision::Refusal one for one (ReasonOf), so a filter refusal keeps
+// Why: a closed set. The first seven are decision::Refusal one for one (ReasonOf), so a filter refusal keeps
 // its typed reason; the rest are the outcomes and losses of the other decisions.
 enum class Reason : uint8_t {
   kFits,             // decision::Refusal::kNone
@@ -36,6 +36,7 @@ enum class Reason : uint8_t {
   kMinLink,
   kMinBandwidth,
   kHeldForScaleUp,
+  kWaitingForCapacity,
   kTopologyUnknown,  // the node's topology could not be resolved
   kNodeUnknown,      // the request named a node topofit does not know
   kInvalidPod,       // the pod's topofit annotations do not parse

@@ -11,6 +11,10 @@ namespace topofit::kube {
 inline constexpr absl::string_view kMinLinkAnnotation = "topofit.io/min-link";
 inline constexpr absl::string_view kMinBandwidthAnnotation = "topofit.io/min-bandwidth";
 inline constexpr absl::string_view kTopologyPolicyAnnotation = "topofit.io/topology-policy";
+// How long the pod is expected to run on its best set, as a Go-style duration ("90m", "2h30m"): weighs
+// waiting for a preferred topology against running slower now (decision/capacity_wait.h). Absent: as long
+// as it is left running (a service replica), so a bounded wait always pays.
+inline constexpr absl::string_view kExpectedRuntimeAnnotation = "topofit.io/expected-runtime";
 
 // Written at bind: the GPU ids topofit chose, "0,1,4".
 inline constexpr absl::string_view kGpuIdsAnnotation = "topofit.io/gpu-ids";

@@ -134,7 +134,9 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
     } else {
       std::string reason = decision::JudgedReasonText(verdict, args.pod.metadata.uid, node, holds);
-      held_back = held_back || verdict.refusal == Refusal::kHeldForScaleUp;
+      // Held, or waiting for its own scale-up: capacity is coming, the pod asks for none of its own.
+      held_back = held_back || verdict.refusal == Refusal::kHeldForScaleUp ||
+                  verdict.refusal == Refusal::kWaitingForCapacity;
       metrics_.nodes_refused.Inc({std::string(decision::RefusalCode(verdict.refusal))});
       // Checked here too: building the fields costs more than the check, for every refused node.
       if (log_.should_log(spdlog::level::debug)) {
@@ -179,7 +181,7 @@ CapacityHolds Extender::HoldsNow(const GpuDemand& demand) const {
   for (const decision::Intent& intent : *intents) {
     held_for.insert(held_for.end(), intent.pod_uids.begin(), intent.pod_uids.end());
   }
-  return CapacityHolds(*intents, ledger_.PreferencesOf(held_for), nodes);
+  return CapacityHolds(*intents, ledger_.PreferencesOf(held_for), nodes, {clock_.Now(), capacity_wait_});
 }
 
 void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,

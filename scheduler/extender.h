@@ -65,6 +65,9 @@ class Extender {
   // Where filter verdicts, preferences, capacity requests and binds of GPU pods are recorded (null: not
   // recorded). Set before serving; the recorder must outlive the extender and never block.
   void RecordDecisionsTo(history::DecisionRecorder* recorder) { recorder_ = recorder; }
+  // How long a pod that prefers a topology waits for the capacity scaled up for it rather than take a
+  // poorer set now (decision/capacity_wait.h; the default unless set). Set before serving.
+  void WaitForCapacity(const decision::CapacityWaitPolicy& policy) { capacity_wait_ = policy; }
 
  private:
   // The snapshots of the nodes a request names, learning nodes sent in full. Names topofit does not know
@@ -110,6 +113,7 @@ class Extender {
   CapacityRequests* capacity_;
   const Leadership& leadership_;
   history::DecisionRecorder* recorder_ = nullptr;
+  decision::CapacityWaitPolicy capacity_wait_;
 
   const std::string scheduler_name_;
 

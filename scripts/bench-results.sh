@@ -113,6 +113,51 @@ run "Alibaba openb, the trace's own times, without the node agent" - --workload 
   echo
 } >>"$section"
 
+# Ablations (issue 13): topofit with one mechanism of its extender off at a time, against tuned. One row
+# per policy of the run's "vs tuned" block: the policies are the header's names after tuned, in order.
+ablation_rows() {
+  local workload=$1 table=$2
+  awk -v workload="$workload" '
+    !header && /^ +tuned  / { header = 1; n = split($0, names, /  +/); next }
+    /^vs tuned$/ { block = 1; next }
+    block && /^$/ { block = 0 }
+    block {
+      m = split($0, cells, /  +/)
+      for (i = 2; i <= m; i++) {
+        if (!match(cells[i], /\([-+][0-9.]+%/)) continue
+        value[cells[1], i] = substr(cells[i], RSTART + 1, RLENGTH - 1)
+      }
+    }
+    END {
+      # names[1] is empty (the label column), names[2] tuned; the vs-tuned cells start at column 2.
+      for (i = 3; i <= n; i++) {
+        printf "| %s | %s | %s | %s | %s | %s |\n", workload, names[i], value["idle GPU-hours", i - 1],
+          value["cost", i - 1], value["pending p95, multi-GPU pods", i - 1], value["slowdown GPU-hours", i - 1]
+      }
+    }' <<<"$table"
+}
+{
+  echo "### Ablations (issue 13): each mechanism of topofit's extender off in turn, against tuned, seeds $seeds"
+  echo
+  echo "\`topofit-no-wait\`: pods preferring a topology place now instead of waiting for the capacity grown for"
+  echo "them; \`topofit-no-holds\`: new capacity is not held for the pods it was grown for (nobody waits either);"
+  echo "\`topofit-no-score\`: the extender's prioritize score has weight 0; \`topofit-no-requests\`: no"
+  echo "ProvisioningRequests for pods refused for topology. \`extender-only\` and \`expander-only\` in the tables"
+  echo "above are the component ablations. Each cell: the mean change against \`tuned\`."
+  echo
+  echo '| workload | policy | idle GPU-hours | cost | p95 pending, multi-GPU pods | slowdown GPU-hours |'
+  echo '|---|---|---|---|---|---|'
+} >>"$section"
+for spec in "Synthetic default:" "openb, trace times:--workload openb" "openb, paper mode:--workload openb --openb-interval 1" \
+  "Azure LLM:--workload azure-llm"; do
+  title=${spec%%:*}
+  read -r -a extra <<<"${spec#*:}"
+  echo "bench-results.sh: ablations, $title" >&2
+  table=$("$topofit" bench --no-progress --no-legend --baselines tuned --policies topofit,ablations --seeds "$seeds" "${extra[@]}")
+  ablation_rows "$title" "$table" >>"$section"
+done
+echo >>"$section"
+
 {
   echo "### Sensitivity: the slowdown model's comm_fraction (synthetic default, tuned vs topofit)"
   echo

@@ -36,7 +36,11 @@ const decision::FilterMemo::Entry& KubeSchedulerModel::Extend(int pod, const Sim
 bool KubeSchedulerModel::ExtenderAccepts(int pod, absl::string_view uid, const SimNode& node, bool* held) {
   const decision::NodeVerdict verdict = decision::JudgeNode(world_.klass(pod).demand, uid, node.gpus, *holds_, memo_);
   if (verdict.fits) return true;
-  if (held != nullptr && verdict.refusal == decision::Refusal::kHeldForScaleUp) *held = true;
+  // Held, or waiting for its own scale-up: capacity is coming, the pod asks for none of its own.
+  if (held != nullptr && (verdict.refusal == decision::Refusal::kHeldForScaleUp ||
+                          verdict.refusal == decision::Refusal::kWaitingForCapacity)) {
+    *held = true;
+  }
   return false;
 }
 
@@ -133,7 +137,7 @@ PlacementDecision KubeSchedulerModel::Schedule(int pod) {
         decision.refused_nodes.push_back(node);
         continue;
       }
-      score += Extend(pod, candidate).score * kExtenderWeight * kExtenderScale;
+      if (world_.policy().topology_score) score += Extend(pod, candidate).score * kExtenderWeight * kExtenderScale;
     }
     if (score > best) {
       best = score;

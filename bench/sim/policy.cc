@@ -129,6 +129,21 @@ std::vector<Policy> TopofitPolicies(const std::vector<StockExpander>& chain, con
   };
 }
 
+// topofit with one mechanism of its extender off, each: what that mechanism is worth.
+std::vector<Policy> AblationPolicies(const std::vector<StockExpander>& chain, const ExpanderPriorities& priorities) {
+  const Policy topofit = TopofitPolicies(chain, priorities).back();
+  std::vector<Policy> ablations(4, topofit);
+  ablations[0].name = "topofit-no-wait";
+  ablations[0].capacity_wait.max_wait = absl::ZeroDuration();
+  ablations[1].name = "topofit-no-holds";
+  ablations[1].capacity_holds = false;
+  ablations[2].name = "topofit-no-score";
+  ablations[2].topology_score = false;
+  ablations[3].name = "topofit-no-requests";
+  ablations[3].provisioning_requests = false;
+  return ablations;
+}
+
 // Appends `policy` unless one of that name is there.
 void AddOnce(std::vector<Policy>& policies, Policy policy) {
   for (const Policy& p : policies) {
@@ -170,13 +185,21 @@ absl::StatusOr<std::vector<Policy>> SelectPolicies(const PolicySelection& select
       return absl::InvalidArgumentError(absl::StrCat("unknown baseline \"", name, "\"; known: stock, tuned, sweep"));
     }
   }
-  const std::vector<Policy> ours = TopofitPolicies(selection.chain, priorities);
+  std::vector<Policy> ours = TopofitPolicies(selection.chain, priorities);
+  const std::vector<Policy> ablations = AblationPolicies(selection.chain, priorities);
+  ours.insert(ours.end(), ablations.begin(), ablations.end());
   for (absl::string_view name : absl::StrSplit(selection.policies, ',', absl::SkipWhitespace())) {
     name = absl::StripAsciiWhitespace(name);
+    if (name == "ablations") {
+      for (const Policy& ablation : ablations) AddOnce(selected, ablation);
+      continue;
+    }
     const auto it = std::find_if(ours.begin(), ours.end(), [&](const Policy& p) { return p.name == name; });
     if (it == ours.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown policy \"", name, "\"; known: extender-only, expander-only, topofit"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown policy \"", name,
+          "\"; known: extender-only, expander-only, topofit, ablations (topofit-no-wait, topofit-no-holds, "
+          "topofit-no-score, topofit-no-requests)"));
     }
     AddOnce(selected, *it);
   }

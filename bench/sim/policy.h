@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "decision/capacity_wait.h"
 
 namespace topofit::sim {
 
@@ -73,6 +74,18 @@ struct Policy {
   ResourceScoring scoring = ResourceScoring::kLeastAllocated;
   // With topofit_extender: who gives the bound pod its GPU ids on the node.
   GpuIds gpu_ids = GpuIds::kAgent;
+  // With topofit_extender, its mechanisms, each on as `topofit extender` runs by default; the ablations
+  // (AblationPolicies) turn one off at a time:
+  // how long pods preferring a topology wait for the capacity scaled up for them (decision/capacity_wait.h;
+  // max_wait 0: never),
+  decision::CapacityWaitPolicy capacity_wait = {};
+  // new capacity held for the pods it was grown for (decision/capacity_hold.h; off: nothing held, so nobody
+  // waits either),
+  bool capacity_holds = true;
+  // the extender's prioritize score (topology quality, packing, cohesion; off: weight 0),
+  bool topology_score = true;
+  // ProvisioningRequests for pods refused for topology (off: they wait for capacity CA grows on its own).
+  bool provisioning_requests = true;
 };
 
 // The stock world as shipped: no topofit, default scoring, no affinity an operator would add. "stock".
@@ -92,7 +105,8 @@ std::vector<std::vector<StockExpander>> SweepChains();
 
 // What `topofit bench` compares: `baselines` from stock, tuned (with `chain`) and sweep (tuned with each
 // of SweepChains, named "tuned:<chain>", the one equal to `chain` plain "tuned"); then `policies` from
-// extender-only, expander-only, topofit (with `chain`). Duplicates are kept once. `priorities` is what
+// extender-only, expander-only, topofit (with `chain`), and topofit's ablations, each one mechanism off:
+// topofit-no-wait, topofit-no-holds, topofit-no-score, topofit-no-requests ("ablations": all four). Duplicates are kept once. `priorities` is what
 // every `priority` expander reads. InvalidArgument for an unknown name or when nothing is selected.
 struct PolicySelection {
   std::string baselines = "stock,tuned";

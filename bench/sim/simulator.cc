@@ -146,7 +146,7 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
   ledger_->RecordPreference(std::move(preference));
   holds_stale_ = true;
   preference_refreshed_[pod] = world_->now();
-  if (p.provisioning_request < 0 && !decision.held_back) {
+  if (p.provisioning_request < 0 && !decision.held_back && world_->policy().provisioning_requests) {
     // topofit asks CA for capacity the scheduler will accept: the pod's template without the refused nodes.
     ProvisioningRequest request;
     request.pod = pod;
@@ -161,14 +161,14 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
 }
 
 const decision::CapacityHolds* Replayer::Holds() {
-  if (!world_->policy().topofit_extender) return nullptr;
+  if (!world_->policy().topofit_extender || !world_->policy().capacity_holds) return nullptr;
   if (holds_stale_ || holds_at_ != world_->now()) {
     std::vector<decision::Intent> intents = ledger_->Intents();
     holds_.reset();
     if (!intents.empty()) {
       std::vector<const decision::NodeGpuSnapshot*> nodes;
       for (int node : world_->live_nodes()) nodes.push_back(&world_->nodes()[node].gpus);
-      holds_.emplace(intents, ledger_->Preferences(), nodes);
+      holds_.emplace(intents, ledger_->Preferences(), nodes, decision::HoldContext{clock_.Now(), world_->policy().capacity_wait});
     }
     holds_at_ = world_->now();
     holds_stale_ = false;
@@ -271,7 +271,8 @@ void Replayer::Apply(const AutoscalerActions& actions) {
       if (!fails) Push(Event::Kind::kNodeReady, world_->now() + delay, node);
     }
     for (int pod : option.pods) world_->pods()[pod].scale_up = id;
-    if (option.intent && world_->policy().topofit_extender) {  // only the extender reads intents
+    // Only the extender reads intents, and only to hold capacity for them.
+    if (option.intent && world_->policy().topofit_extender && world_->policy().capacity_holds) {
       if (world_->recorder() != nullptr) {
         std::map<std::string, std::string> keys;
         for (int pod : option.pods) keys.emplace(world_->PodUid(pod), Subject(pod).key);

@@ -113,5 +113,46 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
   }
 }
 
+// Wait or place now (capacity_wait.h): a pod preferring NVLink, for which a p4d node is booting, is
+// refused a PCIe node until the bound; the node grown for it is never refused to it.
+TEST_CASE("A pod preferring a topology waits for the capacity scaled up for it rather than run slower now",
+          "[capacity_hold][capacity_wait]") {
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  REQUIRE(state->UpsertNode(kube::testing::MakeNode().name("g5-old").label("node.kubernetes.io/instance-type", "g5.48xlarge")
+                                .gpus(8).created(kIntentSeconds - 3600)).ok());
+  const NodeGpuSnapshot& pcie = *state->Snapshot("g5-old");
+  const kube::Pod trainer = MakePod().name("trainer").gpus(4).annotation("topofit.io/min-link", "NV");
+  const GpuDemand demand = *DemandOf(trainer);
+  const Intent intent = P4dIntentFor({{"uid-trainer", 4}});  // its p4d node is still booting
+  FilterMemo memo;
+  auto at = [&](absl::Duration since, const std::vector<const NodeGpuSnapshot*>& nodes) {
+    return CapacityHolds({intent}, {PendingPod("trainer", 4)}, nodes,
+                         HoldContext{absl::FromUnixSeconds(kIntentSeconds) + since, CapacityWaitPolicy{}});
+  };
+
+  const CapacityHolds booting = at(absl::Minutes(2), {&pcie});
+  const NodeVerdict waiting = JudgeNode(demand, "uid-trainer", pcie, booting, memo);
+  REQUIRE(waiting.refusal == Refusal::kWaitingForCapacity);
+  CHECK_FALSE(waiting.fits);
+  CHECK(waiting.unresolvable);  // preemption would not bring the NVLink node sooner
+  CHECK(JudgedReasonText(waiting, "uid-trainer", pcie, booting) ==
+        "topofit: waiting for node group p4d-group, scaled up for this pod 2m ago, whose GPUs give it the "
+        "topology it prefers (here at best PHB); it takes this node if they are not up 10m after the scale-up");
+  // Others are not held off the PCIe node: nothing was grown there for the trainer.
+  CHECK(JudgeNode(*DemandOf(MakePod().gpus(4).annotation("topofit.io/min-link", "NV")), "uid-other", pcie, booting,
+                  memo).fits);
+  // Past the bound the capacity is late: the trainer takes what there is.
+  CHECK(JudgeNode(demand, "uid-trainer", pcie, at(absl::Minutes(10), {&pcie}), memo).fits);
+  // Without a time (HoldContext's default) nobody waits.
+  CHECK(JudgeNode(demand, "uid-trainer", pcie, CapacityHolds({intent}, {}, {&pcie}), memo).fits);
+
+  // The p4d node is up: it is the trainer's, and the PCIe node is still refused while it has it.
+  REQUIRE(state->UpsertNode(P4d("p4d-new", kIntentSeconds + 240)).ok());
+  const NodeGpuSnapshot& nvswitch = *state->Snapshot("p4d-new");
+  const CapacityHolds up = at(absl::Minutes(5), {&pcie, &nvswitch});
+  CHECK(JudgeNode(demand, "uid-trainer", nvswitch, up, memo).fits);
+  CHECK(JudgeNode(demand, "uid-trainer", pcie, up, memo).refusal == Refusal::kWaitingForCapacity);
+}
+
 }  // namespace
 }  // namespace topofit::decision

@@ -33,6 +33,11 @@ TEST_CASE("demand reads GPUs and the topofit.io annotations", "[pod_demand]") {
   CHECK(preferred->policy == TopologyPolicy::kPreferred);
   CHECK(EnforcedRequest(*preferred).min_link == LinkClass::kSys);
   CHECK(EnforcedRequest(*preferred).gpus == 2);
+  CHECK_FALSE(preferred->expected_runtime.has_value());
+
+  absl::StatusOr<GpuDemand> timed = DemandOf(MakePod().gpus(4).annotation("topofit.io/expected-runtime", "1h30m"));
+  REQUIRE(timed.ok());
+  CHECK(timed->expected_runtime == absl::Minutes(90));
 }
 
 TEST_CASE("demand rejects malformed annotations by name", "[pod_demand]") {
@@ -46,6 +51,9 @@ TEST_CASE("demand rejects malformed annotations by name", "[pod_demand]") {
       {"self is not a link", "topofit.io/min-link", "X"},
       {"bandwidth without unit", "topofit.io/min-bandwidth", "200"},
       {"unknown policy", "topofit.io/topology-policy", "sometimes"},
+      {"runtime without unit", "topofit.io/expected-runtime", "90"},
+      {"negative runtime", "topofit.io/expected-runtime", "-5m"},
+      {"infinite runtime", "topofit.io/expected-runtime", "inf"},
   };
   for (const Row& row : rows) {
     SECTION(row.name) {

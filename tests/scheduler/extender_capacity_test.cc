@@ -60,6 +60,40 @@ TEST_CASE("The extender holds new capacity for the pod the expander scaled up fo
   CHECK(*extender.Filter(web_args)->node_names == std::vector<std::string>{"p4d-second"});
 }
 
+// Wait or place now (decision/capacity_wait.h): a pod preferring NVLink, with a p4d node booting for it,
+// is refused the PCIe node a finished pod freed, asks for no capacity of its own, and takes the p4d node.
+TEST_CASE("The extender keeps a pod preferring NVLink off a PCIe node while its NVLink node boots",
+          "[capacity_wait][extender]") {
+  testing::ExtenderFixture f;
+  f.clock.Set(absl::FromUnixSeconds(kIntentSeconds));
+  REQUIRE(f.state->UpsertNode(MakeNode().name("g5-1").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8)).ok());
+  const kube::Pod trainer = MakePod().name("trainer").gpus(4).annotation("topofit.io/min-link", "NV");
+  f.kube.PutPod(trainer);
+  f.ledger->RecordIntent(P4dIntentFor({{"uid-trainer", 4}}));
+
+  codec::ExtenderArgs args{trainer, std::nullopt, std::vector<std::string>{"g5-1"}};
+  absl::StatusOr<codec::ExtenderFilterResult> waiting = f.extender.Filter(args);
+  REQUIRE(waiting.ok());
+  CHECK(waiting->node_names->empty());
+  REQUIRE(waiting->failed_and_unresolvable_nodes.count("g5-1") == 1);
+  CHECK_THAT(waiting->failed_and_unresolvable_nodes.at("g5-1"), Catch::Contains("waiting for node group p4d-group"));
+  CHECK(f.metrics.nodes_refused.Value({"waiting-for-capacity"}) == 1);
+  CHECK(f.capacity.calls().empty());  // its capacity is coming: none of its own
+
+  REQUIRE(f.state->UpsertNode(P4d("p4d-new", kIntentSeconds + 240)).ok());
+  args.node_names = std::vector<std::string>{"g5-1", "p4d-new"};
+  CHECK(*f.extender.Filter(args)->node_names == std::vector<std::string>{"p4d-new"});
+
+  SECTION("with --max-topology-wait 0 it takes the PCIe node at once") {
+    f.extender.WaitForCapacity(decision::CapacityWaitPolicy{.max_wait = absl::ZeroDuration()});
+    CHECK(*f.extender.Filter(args)->node_names == std::vector<std::string>{"g5-1", "p4d-new"});
+  }
+  SECTION("past the bound it takes what there is") {
+    f.clock.Advance(absl::Minutes(10));  // the ledger stamped the intent when it was recorded
+    CHECK(*f.extender.Filter(args)->node_names == std::vector<std::string>{"g5-1", "p4d-new"});
+  }
+}
+
 TEST_CASE("A pod refused by the nodes CA would count as fitting gets a capacity request, withdrawn at bind",
           "[capacity_requests][extender]") {
   testing::ExtenderFixture f;

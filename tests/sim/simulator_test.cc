@@ -175,6 +175,38 @@ TEST_CASE("topofit: pods a scale-up was made for take its nodes in the scheduler
   CHECK(result.pods[1].first_start == second_ready);
 }
 
+// Wait or place now (decision/capacity_wait.h): a 4-GPU pod preferring NVLink, for which a p4d node is
+// booting, waits for it rather than take the PCIe node a finished pod frees before then.
+TEST_CASE("topofit: a pod preferring NVLink waits for the p4d node booting for it rather than run slower on a g5 now",
+          "[replay][capacity_wait]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 1, 1), Group("nvlink", "p4d.24xlarge", 8, 32.77, 1)};
+  PodSpec train = Pod("train", 0, kHour, 4);
+  train.min_link = "NV";  // preferred: the default policy
+  train.comm_fraction = 0.3;
+  workload.pods = {Pod("filler", 0, 2 * kMinute, 8), train};
+
+  ReplayOptions options;
+  Policy topofit = Named("topofit");
+  absl::StatusOr<ReplayResult> waited = Replay(workload, topofit, options);
+  REQUIRE(waited.ok());
+  REQUIRE(waited->scale_ups.size() == 1);
+  CHECK(waited->scale_ups[0].group == "nvlink");  // CA grew it once the pod had waited 30 s
+  // The g5 frees at 2 minutes; the pod waits for its node, Ready at 30 s + 5 minutes, and runs at full speed.
+  CHECK(waited->pods[1].first_start == 30 * kSecond + 5 * kMinute);
+  CHECK(waited->pods[1].best_topology);
+  CHECK(waited->pods[1].stretch == 1);
+  CHECK_FALSE(waited->scale_ups[0].stranded);
+
+  topofit.capacity_wait.max_wait = absl::ZeroDuration();  // place now, as the stock scheduler does
+  absl::StatusOr<ReplayResult> placed = Replay(workload, topofit, options);
+  REQUIRE(placed.ok());
+  CHECK(placed->pods[1].first_start == 2 * kMinute);
+  CHECK(placed->pods[1].stretch > 1.5);
+  REQUIRE(placed->scale_ups.size() == 1);
+  CHECK(placed->scale_ups[0].stranded);  // the p4d node came up to nobody
+}
+
 TEST_CASE("A poor set stretches a batch pod's run time, and a service replica's throughput only", "[replay]") {
   Workload workload;
   // The PCIe node is up; the NVLink group could have given the 8-GPU pod its best set.
