@@ -8,12 +8,12 @@
 
 namespace topofit::cli {
 
-// `topofit explain pod NS/NAME | group NAME`: the decision history told in plain language, newest first,
+// `topofit explain pod NS/NAME | group NAME | idle [NODE]`: the decision history told in plain language, newest first,
 // from a running extender's ops port (GET /decisions with the admin token) or a decision database (a
 // server's --decision-db, or a bench run's).
 struct ExplainOptions {
-  std::string subject;     // pod or group
-  std::string name;        // NS/NAME or the node group
+  std::string subject;     // pod, group or idle
+  std::string name;        // NS/NAME, the node group, or the node (empty: every node's idle GPUs)
   std::string server;      // http://HOST:PORT of the ops port
   std::string token_file;  // the admin token
   std::string db;          // or a decision database file

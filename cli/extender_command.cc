@@ -15,6 +15,7 @@
 #include "kubeclient/kube_api.h"
 #include "kubeclient/rest_client.h"
 #include "ledger/ledger.h"
+#include "mcp/http.h"
 #include "scheduler/extender.h"
 #include "scheduler/extender_http.h"
 #include "server/clock.h"
@@ -202,9 +203,16 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   scheduler::RegisterPreferencesRoute(*parts.ops, *process.ledger);
   parts.extender->RecordDecisionsTo(process.decisions.recorder.get());
   parts.idle_gpus = std::make_unique<scheduler::IdleGpusGauge>(process.registry, *parts.state, *process.ledger);
+  parts.idle_gpus->RecordChangesTo(process.decisions.recorder.get(), &process.clock);
   parts.idle_gpus->Start(kIdleGpusPeriod);
   history::RegisterDecisionsRoute(*parts.ops, process.decisions.store.get(), *admin_token,
                                   process.decisions.unavailable);
+  history::PageSource pages;
+  if (const history::DecisionStore* store = process.decisions.store.get(); store != nullptr) {
+    pages = [store](const history::DecisionQuery& query) { return store->Query(query); };
+  }
+  parts.mcp = std::make_unique<mcp::McpServer>(std::move(pages), kVersion, process.decisions.unavailable);
+  mcp::RegisterMcpRoute(*parts.ops, *parts.mcp, *admin_token);
   return parts;
 }
 

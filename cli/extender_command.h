@@ -20,6 +20,7 @@
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
 #include "scheduler/idle_gpus_gauge.h"
+#include "mcp/server.h"
 #include "server/clock.h"
 #include "server/http_server.h"
 #include "server/logging.h"
@@ -113,6 +114,8 @@ struct ExtenderServers {
   std::unique_ptr<scheduler::Extender> extender;
   // topofit_idle_gpus, refreshed every kIdleGpusPeriod (declared after the state it reads).
   std::unique_ptr<scheduler::IdleGpusGauge> idle_gpus;
+  // /mcp on the ops port reads the decision history through it (declared before the server that calls it).
+  std::unique_ptr<mcp::McpServer> mcp;
   std::unique_ptr<server::HttpServer> api;
   std::unique_ptr<server::HttpServer> ops;
   bool admin_enabled = false;

@@ -8,6 +8,7 @@
 #include "cli/expander_command.h"
 #include "cli/explain_command.h"
 #include "cli/extender_command.h"
+#include "cli/mcp_command.h"
 #include "cli/topo_command.h"
 
 int main(int argc, char** argv) {
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   topofit::cli::AddBenchCommand(app, exit_code);
   topofit::cli::AddAgentCommand(app, exit_code);
   topofit::cli::AddExplainCommand(app, exit_code);
+  topofit::cli::AddMcpCommand(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -21,6 +21,10 @@ absl::StatusOr<DecisionQuery> ParseDecisionQuery(const std::multimap<std::string
       query.node_group = value;
     } else if (key == "node") {
       query.node = value;
+    } else if (key == "kind") {
+      absl::StatusOr<Kind> kind = ParseKind(value);
+      if (!kind.ok()) return kind.status();
+      query.kind = *kind;
     } else if (key == "since") {
       absl::StatusOr<absl::Time> since = ParseRecordTime(value);
       if (!since.ok()) return absl::InvalidArgumentError(absl::StrCat("since: ", since.status().message()));
@@ -35,7 +39,7 @@ absl::StatusOr<DecisionQuery> ParseDecisionQuery(const std::multimap<std::string
       }
     } else {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown parameter '", key, "' (pod, uid, group, node, since, limit, cursor)"));
+          absl::StrCat("unknown parameter '", key, "' (pod, uid, group, node, kind, since, limit, cursor)"));
     }
   }
   return query;

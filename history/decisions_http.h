@@ -11,9 +11,9 @@
 
 namespace topofit::history {
 
-// GET /decisions?pod=NS/NAME&uid=UID&group=G&node=N&since=RFC3339&limit=N&cursor=C: a page of the decision
+// GET /decisions?pod=NS/NAME&uid=UID&group=G&node=N&kind=K&since=RFC3339&limit=N&cursor=C: a page of the decision
 // history, newest first: {"decisions": [...], "nextCursor": "C"} (no nextCursor on the last page). Every
-// parameter is optional; an unknown one, a bad time, a limit outside 1..1000 or a cursor that is not one
+// parameter is optional; an unknown one or kind, a bad time, a limit outside 1..1000 or a cursor that is not one
 // this endpoint gave is a 400.
 absl::StatusOr<DecisionQuery> ParseDecisionQuery(const std::multimap<std::string, std::string>& params);
 nlohmann::json DecisionPageToJson(const DecisionPage& page);

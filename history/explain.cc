@@ -1,6 +1,8 @@
 #include "history/explain.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -106,6 +108,20 @@ std::string Ranking(const Record& r) {
   return absl::StrCat("expander ranked ", r.candidates.size(), " GPU group(s): ", absl::StrJoin(verdicts, "; "));
 }
 
+// "6 free GPUs (0,1,2,3,4,5): 4 fragmented, 2 held-for-intent".
+std::string Idle(const Record& r) {
+  if (r.gpus == 0) return "no free GPUs";
+  std::vector<std::string> parts;
+  for (const Candidate& c : r.candidates) parts.push_back(absl::StrCat(c.free_gpus, " ", ReasonName(c.reason)));
+  std::string ids = r.candidates.empty() || !r.candidates.front().topology ? ""
+                                                                           : absl::StrCat(" (", r.candidates.front().topology->gpu_ids, ")");
+  return absl::StrCat(r.gpus, " free GPUs", ids, ": ", absl::StrJoin(parts, ", "));
+}
+
+std::string NodeName(const Record& r) {
+  return r.node_group.empty() ? r.node : absl::StrCat(r.node, " (", r.node_group, ")");
+}
+
 std::string Duration(absl::Duration d) {
   const int64_t s = absl::ToInt64Seconds(d);
   if (s < 60) return absl::StrCat(s, "s");
@@ -158,6 +174,8 @@ std::string DescribeRecord(const Record& r) {
       return absl::StrCat("node group ", r.node_group, " grows by ",
                           r.candidates.empty() ? 0 : r.candidates.front().requested, " node(s); ", r.gpus,
                           " of its GPUs held for ", r.pods.size(), " pod(s)");
+    case Kind::kIdle:
+      return absl::StrCat("node ", NodeName(r), ": ", Idle(r));
     case Kind::kBind:
       if (r.reason == Reason::kBindFailed) return absl::StrCat("bind to ", r.node, " failed");
       return absl::StrCat("bound to ", r.node,
@@ -205,6 +223,44 @@ std::string ExplainGroup(absl::string_view group, const std::vector<Record>& rec
   }
   return absl::StrCat("node group ", group, ": chosen by ", chosen, " ranking(s), passed over by ", passed_over,
                       " (newest first)\n", Timeline(records));
+}
+
+std::vector<Record> IdleRecordsTold(absl::string_view node, const std::vector<Record>& records) {
+  std::vector<Record> told;
+  std::set<std::string> seen;
+  for (const Record& r : records) {
+    if (r.kind != Kind::kIdle) continue;
+    if (!node.empty()) {
+      if (r.node == node) told.push_back(r);
+    } else if (seen.insert(r.node).second && r.gpus > 0) {
+      told.push_back(r);
+    }
+  }
+  return told;
+}
+
+std::string ExplainIdle(absl::string_view node, const std::vector<Record>& records) {
+  const std::vector<Record> told = IdleRecordsTold(node, records);
+  if (told.empty()) return "";
+  if (!node.empty()) {
+    return absl::StrCat("node ", NodeName(told.front()), ": ", Idle(told.front()), " since ",
+                        FormatRecordTime(told.front().time), "\n", told.size(), " change(s), newest first\n",
+                        Timeline(told));
+  }
+  std::map<Reason, int> totals;
+  int gpus = 0;
+  for (const Record& r : told) {
+    gpus += r.gpus;
+    for (const Candidate& c : r.candidates) totals[c.reason] += c.free_gpus;
+  }
+  std::vector<std::string> by_reason;
+  for (const auto& [reason, n] : totals) by_reason.push_back(absl::StrCat(n, " ", ReasonName(reason)));
+  std::string out = absl::StrCat(gpus, " idle GPUs on ", told.size(), " node(s): ", absl::StrJoin(by_reason, ", "),
+                                 "\n");
+  for (const Record& r : told) {
+    absl::StrAppend(&out, "  ", NodeName(r), ": ", Idle(r), " since ", FormatRecordTime(r.time), "\n");
+  }
+  return out;
 }
 
 }  // namespace topofit::history

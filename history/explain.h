@@ -20,6 +20,12 @@ std::string DescribeRecord(const Record& record);
 std::string ExplainPod(absl::string_view pod, const std::vector<Record>& records);
 // A node group's story, newest first: each ranking that weighed it (chosen, or why not) and each intent.
 std::string ExplainGroup(absl::string_view group, const std::vector<Record>& records);
+// Idle GPUs from the idle records (newest first). `node` empty: each node's newest record that still has
+// free GPUs, with the totals by reason; else that node's records, its idle GPUs over time. Empty when none.
+std::string ExplainIdle(absl::string_view node, const std::vector<Record>& records);
+// The records ExplainIdle tells: for no `node`, each node's newest idle record if it has free GPUs; else
+// the node's idle records. Newest first.
+std::vector<Record> IdleRecordsTold(absl::string_view node, const std::vector<Record>& records);
 // The records ExplainPod tells: those of the newest correlation id.
 std::vector<Record> PodChain(absl::string_view pod, const std::vector<Record>& records);
 

@@ -143,6 +143,31 @@ Record RankingRecord(absl::Time time, const decision::RankInput& input, const de
   return r;
 }
 
+Record IdleRecord(absl::Time time, const NodeIdleGpus& idle) {
+  // The record's reason is that of most of its GPUs (the first in classification order on a tie); a node
+  // with nothing free has all its GPUs bound.
+  Reason reason = Reason::kBound;
+  int most = 0;
+  for (size_t i = 0; i < kIdleReasons; ++i) {
+    if (idle.counts[i] > most) {
+      most = idle.counts[i];
+      reason = ReasonOfIdle(static_cast<IdleReason>(i));
+    }
+  }
+  Record r = Started(time, Component::kExtender, Kind::kIdle, reason);
+  r.node = idle.node;
+  r.node_group = idle.node_group;
+  r.gpus = idle.free.size();
+  for (size_t i = 0; i < kIdleReasons; ++i) {
+    if (idle.counts[i] == 0) continue;
+    r.candidates.push_back(Candidate{.name = idle.node,
+                                     .reason = ReasonOfIdle(static_cast<IdleReason>(i)),
+                                     .free_gpus = idle.counts[i],
+                                     .topology = TopologyDetail{idle.free.ToString(), "", 0}});
+  }
+  return r;
+}
+
 std::map<std::string, std::string> PodKeys(const decision::RankInput& input, absl::string_view node_group) {
   std::map<std::string, std::string> keys;
   for (const decision::GroupOption& option : input.options) {

@@ -10,6 +10,7 @@
 #include "decision/group_rank.h"
 #include "decision/intent.h"
 #include "decision/preference.h"
+#include "history/idle_gpus.h"
 #include "history/record.h"
 
 namespace topofit::history {
@@ -42,6 +43,11 @@ Record RankingRecord(absl::Time time, const decision::RankInput& input, const de
 // The scale-up the expander chose and the pods whose GPUs its nodes will hold, named by `pod_keys` (ledger
 // uid -> namespace/name; PodKeys gives them from a ranking's input).
 Record IntentRecord(absl::Time time, const decision::Intent& intent, const std::map<std::string, std::string>& pod_keys);
+// A node's idle GPUs (recorded when they change): `gpus` its free GPUs, a candidate per reason that has
+// some (the node, the reason, `free_gpus` how many), each with the node's free GPU ids; no candidate when
+// nothing on the node is free any more.
+Record IdleRecord(absl::Time time, const NodeIdleGpus& idle);
+
 std::map<std::string, std::string> PodKeys(const decision::RankInput& input, absl::string_view node_group);
 
 }  // namespace topofit::history

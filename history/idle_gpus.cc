@@ -2,7 +2,32 @@
 
 #include <algorithm>
 
+#include "decision/capacity_hold.h"
+
 namespace topofit::history {
+namespace {
+
+std::string NodeGroupOf(const decision::NodeGpuSnapshot& node) {
+  static constexpr std::array<absl::string_view, 6> kKeys = {
+      "eks.amazonaws.com/nodegroup",    "alpha.eksctl.io/nodegroup-name", "cloud.google.com/gke-nodepool",
+      "kubernetes.azure.com/agentpool", "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"};
+  for (absl::string_view key : kKeys) {
+    if (auto it = node.origin->labels.find(std::string(key)); it != node.origin->labels.end()) return it->second;
+  }
+  return "";
+}
+
+// What a pending pod with a preference asks: its shape, binding (it was refused at it).
+decision::GpuDemand DemandOf(const decision::Preference& p) {
+  decision::GpuDemand demand;
+  demand.request.gpus = p.gpus;
+  demand.request.min_link = p.min_link;
+  demand.request.min_bandwidth_mbps = p.min_bandwidth_mbps;
+  demand.policy = decision::TopologyPolicy::kRequired;
+  return demand;
+}
+
+}  // namespace
 
 absl::string_view IdleReasonName(IdleReason reason) {
   static constexpr std::array<absl::string_view, kIdleReasons> kNames = {
@@ -33,6 +58,22 @@ IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, i
   }
   counts[static_cast<size_t>(reason)] = rest;
   return counts;
+}
+
+std::vector<NodeIdleGpus> ClassifyIdleNodes(const std::vector<const decision::NodeGpuSnapshot*>& nodes,
+                                            const std::vector<decision::Intent>& intents,
+                                            const std::vector<decision::Preference>& preferences) {
+  const decision::CapacityHolds holds(intents, preferences, nodes);
+  std::vector<decision::GpuDemand> pending;
+  for (const decision::Preference& p : preferences) pending.push_back(DemandOf(p));
+  decision::FilterMemo memo;
+  std::vector<NodeIdleGpus> out;
+  out.reserve(nodes.size());
+  for (const decision::NodeGpuSnapshot* node : nodes) {
+    out.push_back({node->node, NodeGroupOf(*node), node->free(),
+                   ClassifyIdleGpus(*node, /*ready=*/true, holds.HeldAgainst("", *node), pending, memo)});
+  }
+  return out;
 }
 
 }  // namespace topofit::history

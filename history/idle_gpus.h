@@ -2,12 +2,15 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 #include "decision/filter_memo.h"
+#include "decision/intent.h"
 #include "decision/node_snapshot.h"
 #include "decision/pod_demand.h"
+#include "decision/preference.h"
 
 namespace topofit::history {
 
@@ -33,5 +36,21 @@ using IdleCounts = std::array<int, kIdleReasons>;
 // GPUs (decision::FilterNode, through `memo`), else no demand. Pure.
 IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, int held,
                             const std::vector<decision::GpuDemand>& pending, decision::FilterMemo& memo);
+
+// One node's idle GPUs: what `topofit_idle_gpus`, the idle records and `topofit explain idle` show.
+struct NodeIdleGpus {
+  std::string node{};
+  std::string node_group{};  // the node-pool label (EKS, eksctl, GKE, AKS), else the instance type
+  topology::GpuSet free{};
+  IdleCounts counts{};
+  friend bool operator==(const NodeIdleGpus&, const NodeIdleGpus&) = default;
+};
+
+// Every node's free GPUs classified (ClassifyIdleGpus), all nodes Ready (the extender does not see
+// readiness): the held ones from the intents' capacity holds, the pending demand from the ledger's
+// preferences (each binding: the pod was refused at it). In `nodes`' order. Pure.
+std::vector<NodeIdleGpus> ClassifyIdleNodes(const std::vector<const decision::NodeGpuSnapshot*>& nodes,
+                                            const std::vector<decision::Intent>& intents,
+                                            const std::vector<decision::Preference>& preferences);
 
 }  // namespace topofit::history

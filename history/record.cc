@@ -9,8 +9,8 @@ namespace topofit::history {
 namespace {
 
 constexpr std::array<absl::string_view, 3> kComponentNames = {"extender", "expander", "provisioner"};
-constexpr std::array<absl::string_view, 7> kKindNames = {
-    "filter", "bind", "preference", "ranking", "intent", "capacity-requested", "capacity-withdrawn"};
+constexpr std::array<absl::string_view, 8> kKindNames = {
+    "filter", "bind", "preference", "ranking", "intent", "capacity-requested", "capacity-withdrawn", "idle"};
 // Past the refusals (named by decision::RefusalCode), in enum order from kTopologyUnknown.
 constexpr std::array<absl::string_view, 13> kOutcomeNames = {
     "topology-unknown", "node-unknown", "invalid-pod", "no-node-fits", "bound", "bind-failed", "chosen",
@@ -18,6 +18,8 @@ constexpr std::array<absl::string_view, 13> kOutcomeNames = {
     "passed-through", "vetoed"};
 constexpr int kFirstOutcome = static_cast<int>(Reason::kTopologyUnknown);
 static_assert(kFirstOutcome + kOutcomeNames.size() == static_cast<size_t>(Reason::kVetoed) + 1);
+constexpr int kFirstIdle = static_cast<int>(Reason::kIdleBooting);
+static_assert(kFirstIdle + kIdleReasons == static_cast<size_t>(Reason::kIdleNoDemand) + 1);
 
 template <typename Enum, size_t N>
 absl::StatusOr<Enum> ParseName(absl::string_view name, const std::array<absl::string_view, N>& names,
@@ -35,6 +37,8 @@ Reason ReasonOf(decision::Refusal refusal) {
   return static_cast<Reason>(refusal);
 }
 
+Reason ReasonOfIdle(IdleReason reason) { return static_cast<Reason>(kFirstIdle + static_cast<int>(reason)); }
+
 absl::string_view ComponentName(Component component) { return kComponentNames[static_cast<size_t>(component)]; }
 absl::string_view KindName(Kind kind) { return kKindNames[static_cast<size_t>(kind)]; }
 
@@ -42,6 +46,7 @@ absl::string_view ReasonName(Reason reason) {
   const int i = static_cast<int>(reason);
   if (reason == Reason::kFits) return "fits";
   if (i < kFirstOutcome) return decision::RefusalCode(static_cast<decision::Refusal>(i));
+  if (i >= kFirstIdle) return IdleReasonName(static_cast<IdleReason>(i - kFirstIdle));
   return kOutcomeNames[i - kFirstOutcome];
 }
 
@@ -51,7 +56,7 @@ absl::StatusOr<Component> ParseComponent(absl::string_view name) {
 absl::StatusOr<Kind> ParseKind(absl::string_view name) { return ParseName<Kind>(name, kKindNames, "decision kind"); }
 
 absl::StatusOr<Reason> ParseReason(absl::string_view name) {
-  for (int i = 0; i <= static_cast<int>(Reason::kVetoed); ++i) {
+  for (int i = 0; i <= static_cast<int>(Reason::kIdleNoDemand); ++i) {
     if (ReasonName(static_cast<Reason>(i)) == name) return static_cast<Reason>(i);
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown reason code '", name, "'"));

@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "decision/filter.h"
+#include "history/idle_gpus.h"
 #include "topology/allocator.h"
 
 namespace topofit::history {
@@ -25,6 +26,7 @@ enum class Kind : uint8_t {
   kIntent,             // the expander's choice: a group grows for these pods, its new GPUs held for them
   kCapacityRequested,  // a ProvisioningRequest was asked for a pod
   kCapacityWithdrawn,  // the ProvisioningRequest served (the pod bound)
+  kIdle,               // a node's free GPUs by why they are idle, recorded when that changes
 };
 
 // Why: a closed set. The first seven are decision::Refusal one for one (ReasonOf), so a filter refusal keeps
@@ -50,10 +52,18 @@ enum class Reason : uint8_t {
   kFewerPodsPlaced,  // ranking: lost on pods placed
   kPassedThrough,    // ranking: no GPU pods, left to the rest of CA's expander chain
   kVetoed,           // ranking: every GPU option would strand, no scale-up this loop
+  // idle: history::IdleReason one for one (ReasonOfIdle), named by IdleReasonName.
+  kIdleBooting,
+  kIdleHeldForIntent,
+  kIdleAwaitingScaleDown,
+  kIdleFragmented,
+  kIdleNoDemand,
 };
 
 // The reason a filter refusal gives.
 Reason ReasonOf(decision::Refusal refusal);
+// The reason an idle GPU's class gives (history/idle_gpus.h).
+Reason ReasonOfIdle(IdleReason reason);
 // Stable names: decision::RefusalCode for the refusals ("min-link", ...; "fits" for kFits), kebab-case for
 // the rest. They are what the database, /decisions and explain --json carry.
 absl::string_view ComponentName(Component component);

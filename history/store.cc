@@ -315,6 +315,10 @@ absl::StatusOr<DecisionPage> DecisionStore::Query(const DecisionQuery& query) co
     sql += " AND d.node = ?";
     text(query.node);
   }
+  if (query.kind) {
+    sql += " AND d.kind = ?";
+    text(std::string(KindName(*query.kind)));
+  }
   if (query.since) {
     sql += " AND d.time_us >= ?";
     integer(absl::ToUnixMicros(*query.since));

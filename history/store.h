@@ -28,6 +28,7 @@ struct DecisionQuery {
   std::string pod_uid{};    // or by uid (the correlation id)
   std::string node_group{};  // decisions about that group, and rankings that weighed it
   std::string node{};
+  std::optional<Kind> kind{};  // only decisions of this kind
   std::optional<absl::Time> since{};
   int limit = 100;             // 1..kMaxPageSize
   int64_t before_id = 0;       // the cursor: only records older than this id; 0 from the newest

@@ -1,38 +1,10 @@
 #include "scheduler/idle_gpus_gauge.h"
 
-#include <array>
-#include <map>
 #include <vector>
 
-#include "absl/strings/string_view.h"
-#include "decision/capacity_hold.h"
-#include "decision/filter_memo.h"
-#include "history/idle_gpus.h"
+#include "history/from_decisions.h"
 
 namespace topofit::scheduler {
-namespace {
-
-std::string NodeGroupOf(const decision::NodeGpuSnapshot& node) {
-  static constexpr std::array<absl::string_view, 6> kKeys = {
-      "eks.amazonaws.com/nodegroup",    "alpha.eksctl.io/nodegroup-name", "cloud.google.com/gke-nodepool",
-      "kubernetes.azure.com/agentpool", "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"};
-  for (absl::string_view key : kKeys) {
-    if (auto it = node.origin->labels.find(std::string(key)); it != node.origin->labels.end()) return it->second;
-  }
-  return "";
-}
-
-// What a pending pod with a preference asks: its shape, binding (it was refused at it).
-decision::GpuDemand DemandOf(const decision::Preference& p) {
-  decision::GpuDemand demand;
-  demand.request.gpus = p.gpus;
-  demand.request.min_link = p.min_link;
-  demand.request.min_bandwidth_mbps = p.min_bandwidth_mbps;
-  demand.policy = decision::TopologyPolicy::kRequired;
-  return demand;
-}
-
-}  // namespace
 
 IdleGpusGauge::IdleGpusGauge(server::MetricsRegistry& registry, const GpuState& state, const ledger::Ledger& ledger)
     : gauge_(registry.AddGauge("topofit_idle_gpus",
@@ -51,22 +23,24 @@ IdleGpusGauge::~IdleGpusGauge() {
   if (thread_.joinable()) thread_.join();
 }
 
+void IdleGpusGauge::RecordChangesTo(history::DecisionRecorder* recorder, const server::Clock* clock) {
+  recorder_ = recorder;
+  clock_ = clock;
+}
+
 void IdleGpusGauge::Refresh() {
   const std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> snapshots = state_.Snapshots();
   std::vector<const decision::NodeGpuSnapshot*> nodes;
   for (const auto& s : snapshots) nodes.push_back(s.get());
-  const std::vector<decision::Preference> preferences = ledger_.Preferences();
-  const decision::CapacityHolds holds(ledger_.Intents(), preferences, nodes);
-  std::vector<decision::GpuDemand> pending;
-  for (const decision::Preference& p : preferences) pending.push_back(DemandOf(p));
-  decision::FilterMemo memo;
+  const std::vector<history::NodeIdleGpus> idle =
+      history::ClassifyIdleNodes(nodes, ledger_.Intents(), ledger_.Preferences());
   std::map<std::pair<std::string, std::string>, int> counts;
-  for (const decision::NodeGpuSnapshot* node : nodes) {
-    const history::IdleCounts idle =
-        history::ClassifyIdleGpus(*node, /*ready=*/true, holds.HeldAgainst("", *node), pending, memo);
-    const std::string group = NodeGroupOf(*node);
+  for (const history::NodeIdleGpus& node : idle) {
     for (size_t r = 0; r < history::kIdleReasons; ++r) {
-      if (idle[r] > 0) counts[{std::string(history::IdleReasonName(static_cast<history::IdleReason>(r))), group}] += idle[r];
+      if (node.counts[r] > 0) {
+        counts[{std::string(history::IdleReasonName(static_cast<history::IdleReason>(r))), node.node_group}] +=
+            node.counts[r];
+      }
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -77,6 +51,16 @@ void IdleGpusGauge::Refresh() {
   for (const auto& [labels, n] : counts) {
     gauge_.Set(n, {labels.first, labels.second});
     shown_.insert(labels);
+  }
+  if (recorder_ == nullptr) return;
+  const absl::Time now = clock_->Now();
+  for (const history::NodeIdleGpus& node : idle) {
+    auto [last, first] = recorded_.try_emplace(node.node, node);
+    if (!first && last->second == node) continue;
+    // A node first seen with nothing free has nothing to tell yet.
+    if (first && node.free.empty()) continue;
+    last->second = node;
+    recorder_->Record(history::IdleRecord(now, node));
   }
 }
 

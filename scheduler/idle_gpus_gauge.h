@@ -2,14 +2,18 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
 #include <utility>
 
 #include "absl/time/time.h"
+#include "history/idle_gpus.h"
+#include "history/recorder.h"
 #include "ledger/ledger.h"
 #include "scheduler/gpu_state.h"
+#include "server/clock.h"
 #include "server/metrics.h"
 
 namespace topofit::scheduler {
@@ -18,7 +22,9 @@ namespace topofit::scheduler {
 // (history/idle_gpus.h), from the GPU state and the ledger (holds of intents, pending preferences). The
 // extender does not see node readiness, so it reports no `booting` GPUs. The node group is the node's
 // node-pool label (EKS, eksctl, GKE, AKS), else its instance type. Refresh recomputes; Start refreshes
-// every `period` on a thread of its own until the object goes.
+// every `period` on a thread of its own until the object goes. With a recorder, each refresh also records
+// (history::IdleRecord) every node whose idle GPUs changed since the last one — the history
+// `topofit explain idle` and the MCP server tell.
 class IdleGpusGauge {
  public:
   IdleGpusGauge(server::MetricsRegistry& registry, const GpuState& state, const ledger::Ledger& ledger);
@@ -26,6 +32,8 @@ class IdleGpusGauge {
   IdleGpusGauge(const IdleGpusGauge&) = delete;
   IdleGpusGauge& operator=(const IdleGpusGauge&) = delete;
 
+  // Before Start: record the changes to `recorder` (not owned, outlives this), timed by `clock`.
+  void RecordChangesTo(history::DecisionRecorder* recorder, const server::Clock* clock);
   void Refresh();
   void Start(absl::Duration period);
 
@@ -34,6 +42,9 @@ class IdleGpusGauge {
   const GpuState& state_;
   const ledger::Ledger& ledger_;
   std::set<std::pair<std::string, std::string>> shown_;  // (reason, node group) set by the last refresh
+  history::DecisionRecorder* recorder_ = nullptr;
+  const server::Clock* clock_ = nullptr;
+  std::map<std::string, history::NodeIdleGpus> recorded_;  // by node: what the last record said
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;

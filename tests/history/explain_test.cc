@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "history/from_decisions.h"
 
 namespace topofit::history {
 namespace {
@@ -42,6 +43,53 @@ TEST_CASE("a pod's story is its newest uid's chain, newest first, timed from its
         "  2025-06-15T15:06:40.000000Z  +0s  filter: every one of 1 nodes refused 8 GPUs: g5-1 needs links of NV or "
         "better, best reachable is SYS (best set: GPUs 0,1,2,3,4,5,6,7, weakest link SYS, 12 GB/s)\n");
   CHECK(ExplainPod("ml/other", records).empty());
+}
+
+NodeIdleGpus Idle(const std::string& node, uint32_t free_mask, std::initializer_list<std::pair<IdleReason, int>> counts) {
+  NodeIdleGpus idle{.node = node, .node_group = "p5", .free = topology::GpuSet::FromMask(free_mask)};
+  for (const auto& [reason, n] : counts) idle.counts[static_cast<size_t>(reason)] = n;
+  return idle;
+}
+
+TEST_CASE("an idle record names its node's free GPUs by reason; most of them give the record's reason", "[history]") {
+  const Record r = IdleRecord(absl::FromUnixSeconds(1'750'000'000),
+                              Idle("h100-3", 0b01100110, {{IdleReason::kHeldForIntent, 1}, {IdleReason::kFragmented, 3}}));
+  CHECK(r.kind == Kind::kIdle);
+  CHECK(r.reason == Reason::kIdleFragmented);
+  CHECK(r.node == "h100-3");
+  CHECK(r.node_group == "p5");
+  CHECK(r.gpus == 4);
+  REQUIRE(r.candidates.size() == 2);
+  CHECK(r.candidates[0].reason == Reason::kIdleHeldForIntent);
+  CHECK(r.candidates[0].free_gpus == 1);
+  CHECK(r.candidates[1].reason == Reason::kIdleFragmented);
+  CHECK(r.candidates[1].topology->gpu_ids == "1,2,5,6");
+  // Nothing free any more: all bound, no candidates.
+  const Record busy = IdleRecord(absl::FromUnixSeconds(1'750'000'000), Idle("h100-3", 0, {}));
+  CHECK(busy.reason == Reason::kBound);
+  CHECK(busy.candidates.empty());
+}
+
+TEST_CASE("explain idle: each node's latest idle GPUs, or one node's over time", "[history]") {
+  auto at = [](int s) { return absl::FromUnixSeconds(1'750'000'000 + s); };
+  // Newest first, as GET /decisions pages them; h100-3 went from 4 fragmented to all busy, g5-2 empty.
+  const std::vector<Record> records = {
+      IdleRecord(at(30), Idle("g5-2", 0xff, {{IdleReason::kAwaitingScaleDown, 8}})),
+      IdleRecord(at(20), Idle("h100-3", 0, {})),
+      IdleRecord(at(10), Idle("h100-3", 0b01100110, {{IdleReason::kFragmented, 4}})),
+      IdleRecord(at(5), Idle("a100-1", 0b11, {{IdleReason::kHeldForIntent, 2}})),
+  };
+  CHECK(ExplainIdle("", records) ==
+        "10 idle GPUs on 2 node(s): 2 held-for-intent, 8 awaiting-scale-down\n"
+        "  g5-2 (p5): 8 free GPUs (0,1,2,3,4,5,6,7): 8 awaiting-scale-down since 2025-06-15T15:07:10.000000Z\n"
+        "  a100-1 (p5): 2 free GPUs (0,1): 2 held-for-intent since 2025-06-15T15:06:45.000000Z\n");
+  CHECK(ExplainIdle("h100-3", records) ==
+        "node h100-3 (p5): no free GPUs since 2025-06-15T15:07:00.000000Z\n"
+        "2 change(s), newest first\n"
+        "  2025-06-15T15:07:00.000000Z  +10s  node h100-3 (p5): no free GPUs\n"
+        "  2025-06-15T15:06:50.000000Z  +0s  node h100-3 (p5): 4 free GPUs (1,2,5,6): 4 fragmented\n");
+  CHECK(ExplainIdle("nowhere", records).empty());
+  CHECK(ExplainIdle("", {}).empty());
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace {
 
 TEST_CASE("every reason code has one name that parses back; refusals keep the filter's codes", "[history]") {
   std::set<std::string> names;
-  for (int i = 0; i <= static_cast<int>(Reason::kVetoed); ++i) {
+  for (int i = 0; i <= static_cast<int>(Reason::kIdleNoDemand); ++i) {
     const Reason reason = static_cast<Reason>(i);
     const std::string name(ReasonName(reason));
     CHECK_FALSE(name.empty());
@@ -25,6 +25,10 @@ TEST_CASE("every reason code has one name that parses back; refusals keep the fi
     CHECK(ReasonName(ReasonOf(refusal)) == decision::RefusalCode(refusal));
   }
   CHECK(ReasonOf(decision::Refusal::kNone) == Reason::kFits);
+  for (size_t i = 0; i < kIdleReasons; ++i) {
+    CHECK(ReasonName(ReasonOfIdle(static_cast<IdleReason>(i))) == IdleReasonName(static_cast<IdleReason>(i)));
+  }
+  CHECK(*ParseKind("idle") == Kind::kIdle);
   CHECK_STATUS(ParseReason("because"), absl::StatusCode::kInvalidArgument, "unknown reason code 'because'");
   CHECK_STATUS(ParseKind("guess"), absl::StatusCode::kInvalidArgument, "unknown decision kind");
 }

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "decision/preference.h"
+#include "tests/history/memory_recorder.h"
+#include "tests/server/fake_clock.h"
 #include "tests/kube/builders.h"
 #include "tests/scheduler/extender_fixture.h"
 
@@ -34,6 +36,45 @@ TEST_CASE("topofit_idle_gpus counts free GPUs by reason and node group, and zero
   metrics = f.registry.Render();
   CHECK_THAT(metrics, Catch::Contains(R"(topofit_idle_gpus{reason="fragmented",node_group="g5.48xlarge"} 0)"));
   CHECK_THAT(metrics, Catch::Contains(R"(topofit_idle_gpus{reason="no-demand",node_group="g5.48xlarge"} 6)"));
+}
+
+TEST_CASE("with a recorder, each refresh records the nodes whose idle GPUs changed", "[idle]") {
+  testing::ExtenderFixture f;
+  REQUIRE(f.state->UpsertNode(MakeNode().name("g5-1").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8)).ok());
+  REQUIRE(f.state->UpsertNode(MakeNode().name("g5-2").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8)).ok());
+  REQUIRE(f.state->Assume(PodRef{"uid-all", "ml", "all"}, "g5-2", topology::GpuSet::FromMask(0xff)).ok());
+  history::testing::MemoryRecorder recorder;
+  server::FakeClock clock;
+  IdleGpusGauge gauge(f.registry, *f.state, *f.ledger);
+  gauge.RecordChangesTo(&recorder, &clock);
+
+  // g5-1 runs nothing (8 awaiting scale-down); g5-2 has nothing free, nothing to tell.
+  gauge.Refresh();
+  std::vector<history::Record> records = recorder.records();
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].kind == history::Kind::kIdle);
+  CHECK(records[0].node == "g5-1");
+  CHECK(records[0].node_group == "g5.48xlarge");
+  CHECK(records[0].reason == history::Reason::kIdleAwaitingScaleDown);
+  CHECK(records[0].gpus == 8);
+  CHECK(records[0].time == clock.Now());
+
+  clock.Advance(absl::Seconds(15));
+  gauge.Refresh();  // nothing changed
+  CHECK(recorder.records().size() == 1);
+
+  // A pod lands on g5-1: its 6 free GPUs are idle for want of demand; g5-2 frees its GPUs.
+  REQUIRE(f.state->Assume(PodRef{"uid-small", "ml", "small"}, "g5-1", topology::GpuSet::FromMask(0b11)).ok());
+  REQUIRE(f.state->Forget("uid-all"));
+  clock.Advance(absl::Seconds(15));
+  gauge.Refresh();
+  records = recorder.records();
+  REQUIRE(records.size() == 3);
+  CHECK(records[1].node == "g5-1");
+  CHECK(records[1].reason == history::Reason::kIdleNoDemand);
+  CHECK(records[1].gpus == 6);
+  CHECK(records[2].node == "g5-2");
+  CHECK(records[2].reason == history::Reason::kIdleAwaitingScaleDown);
 }
 
 }  // namespace

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <string>
+
+#include "mcp/server.h"
+#include "server/http_server.h"
+
+namespace topofit::mcp {
+
+// Whether an Origin header may reach /mcp: absent (not a browser), or a loopback origin (http(s)://
+// localhost, 127.0.0.1 or [::1], any port). A browser page elsewhere that DNS-rebinds a name to this host
+// sends its own origin and is refused.
+bool IsAllowedOrigin(const std::string& origin);
+
+// The Streamable HTTP transport at /mcp (POST; GET and DELETE answer 405: no server-initiated stream, no
+// sessions), in this order: a foreign Origin 403 (DNS-rebinding protection), then the admin token (403 when
+// none is configured, 401 when missing or wrong), an MCP-Protocol-Version header this server does not speak
+// 400, a body that is not JSON 415; then the message: a request's reply 200 (application/json; JSON-RPC
+// errors inside), a notification or response 202, a message that is not JSON-RPC 400 with the error.
+// `mcp` outlives the server.
+void RegisterMcpRoute(server::HttpServer& server, const McpServer& mcp, std::string admin_token);
+
+}  // namespace topofit::mcp

@@ -1,0 +1,225 @@
+#include "mcp/server.h"
+
+#include <algorithm>
+#include <exception>
+#include <limits>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "mcp/json_rpc.h"
+#include "mcp/tools.h"
+
+namespace topofit::mcp {
+namespace {
+
+using nlohmann::json;
+
+constexpr absl::string_view kDecisionsUri = "topofit://decisions";
+constexpr absl::string_view kIdleGpusUri = "topofit://idle-gpus";
+constexpr absl::string_view kDecisionPrefix = "topofit://decisions/";
+constexpr absl::string_view kPodPrefix = "topofit://pods/";
+constexpr int kResourceDecisions = 50;
+
+constexpr absl::string_view kInstructions =
+    "Read-only context from topofit, the GPU-topology-aware scheduler extender and cluster-autoscaler expander: "
+    "why a GPU pod is pending (explain_pending_pod), why a node group grew or not (explain_scale_up), why GPUs "
+    "are idle (list_idle_gpus), and the raw decision records (list_decisions, get_decision). Reason codes are a "
+    "closed set: min-link/min-bandwidth (topology), gpu-count, node-size, held-for-scale-up, group-would-strand, "
+    "fragmented, held-for-intent, awaiting-scale-down, no-demand.";
+
+// Only the params a method may take are checked; an absent or wrong one is invalid params.
+absl::StatusOr<std::string> StringParam(const json& params, const char* name) {
+  auto it = params.find(name);
+  if (it == params.end() || !it->is_string()) {
+    return absl::InvalidArgumentError(absl::StrCat("Invalid params: '", name, "' must be a string"));
+  }
+  return it->get<std::string>();
+}
+
+// The list methods have one page: a cursor can only be one this server never gave.
+std::optional<json> RefuseCursor(const json& id, const json& params) {
+  if (params.contains("cursor")) return Error(id, kInvalidParams, "Invalid params: no such cursor (there is one page)");
+  return std::nullopt;
+}
+
+json Resources() {
+  return json::array({
+      {{"uri", kDecisionsUri},
+       {"name", "decisions"},
+       {"title", "Recent decisions"},
+       {"description", absl::StrCat("The newest ", kResourceDecisions, " decision records")},
+       {"mimeType", "application/json"}},
+      {{"uri", kIdleGpusUri},
+       {"name", "idle-gpus"},
+       {"title", "Idle GPUs"},
+       {"description", "Every node's free GPUs by why they are idle, as last recorded"},
+       {"mimeType", "application/json"}},
+  });
+}
+
+json ResourceTemplates() {
+  return json::array({
+      {{"uriTemplate", absl::StrCat(kDecisionPrefix, "{id}")},
+       {"name", "decision"},
+       {"title", "One decision"},
+       {"description", "A decision record by id"},
+       {"mimeType", "application/json"}},
+      {{"uriTemplate", absl::StrCat(kPodPrefix, "{namespace}/{name}")},
+       {"name", "pod"},
+       {"title", "A pod's story"},
+       {"description", "Why a GPU pod is pending or where it went: its decision chain"},
+       {"mimeType", "application/json"}},
+  });
+}
+
+json Prompts() {
+  return json::array({{{"name", "diagnose-pending-gpu-pod"},
+                       {"title", "Why is my GPU pod pending"},
+                       {"description", "Diagnose a pending GPU pod from topofit's decisions: topology refusals, "
+                                       "capacity asked, the group grown, GPUs held, idle GPUs elsewhere"},
+                       {"arguments", json::array({{{"name", "pod"},
+                                                   {"description", "the pod, NAMESPACE/NAME"},
+                                                   {"required", true}}})}}});
+}
+
+}  // namespace
+
+bool IsSupportedProtocolVersion(absl::string_view version) {
+  return std::any_of(std::begin(kProtocolVersions), std::end(kProtocolVersions),
+                     [&](const char* v) { return version == v; });
+}
+
+McpServer::McpServer(history::PageSource pages, std::string version, std::string unavailable)
+    : pages_(std::move(pages)), version_(std::move(version)), unavailable_(std::move(unavailable)) {
+  if (!pages_) {
+    pages_ = [why = absl::StrCat("the decision history is unavailable: ",
+                                 unavailable_.empty() ? "not kept by this process" : unavailable_)](
+                 const history::DecisionQuery&) -> absl::StatusOr<history::DecisionPage> {
+      return absl::UnavailableError(why);
+    };
+  }
+}
+
+std::optional<json> McpServer::Handle(absl::string_view text) const {
+  const Message message = ParseMessage(text);
+  switch (message.type) {
+    case Message::Type::kInvalid:
+      return Error(message.id, message.error_code, message.error);
+    case Message::Type::kNotification:
+    case Message::Type::kResponse:
+      return std::nullopt;  // notifications/initialized, cancelled: nothing to do or answer
+    case Message::Type::kRequest:
+      break;
+  }
+  try {
+    return Dispatch(message.id, message.method, message.params);
+  } catch (const std::exception& e) {
+    return Error(message.id, kInternalError, absl::StrCat("Internal error: ", e.what()));
+  }
+}
+
+json McpServer::Dispatch(const json& id, const std::string& method, const json& params) const {
+  if (method == "initialize") return Initialize(id, params);
+  if (method == "ping") return Result(id, json::object());
+  if (method == "tools/list") return RefuseCursor(id, params).value_or(Result(id, {{"tools", ToolDefinitions()}}));
+  if (method == "tools/call") return CallTool(id, params);
+  if (method == "resources/list") return RefuseCursor(id, params).value_or(Result(id, {{"resources", Resources()}}));
+  if (method == "resources/templates/list") {
+    return RefuseCursor(id, params).value_or(Result(id, {{"resourceTemplates", ResourceTemplates()}}));
+  }
+  if (method == "resources/read") return ReadResource(id, params);
+  if (method == "prompts/list") return RefuseCursor(id, params).value_or(Result(id, {{"prompts", Prompts()}}));
+  if (method == "prompts/get") return GetPrompt(id, params);
+  return Error(id, kMethodNotFound, absl::StrCat("Method not found: ", method));
+}
+
+json McpServer::Initialize(const json& id, const json& params) const {
+  absl::StatusOr<std::string> asked = StringParam(params, "protocolVersion");
+  if (!asked.ok()) return Error(id, kInvalidParams, asked.status().message());
+  // Version negotiation: the client's revision when this server speaks it, else the newest it does (the
+  // client then decides whether to go on).
+  const std::string version = IsSupportedProtocolVersion(*asked) ? *asked : kProtocolVersions[0];
+  return Result(id, {{"protocolVersion", version},
+                     {"capabilities",
+                      {{"tools", {{"listChanged", false}}},
+                       {"resources", {{"subscribe", false}, {"listChanged", false}}},
+                       {"prompts", {{"listChanged", false}}}}},
+                     {"serverInfo", {{"name", "topofit"}, {"title", "topofit decisions (read-only)"}, {"version", version_}}},
+                     {"instructions", kInstructions}});
+}
+
+json McpServer::CallTool(const json& id, const json& params) const {
+  absl::StatusOr<std::string> name = StringParam(params, "name");
+  if (!name.ok()) return Error(id, kInvalidParams, name.status().message());
+  if (!IsTool(*name)) return Error(id, kInvalidParams, absl::StrCat("Unknown tool: ", *name));
+  const auto args = params.find("arguments");
+  if (args != params.end() && !args->is_object()) {
+    return Error(id, kInvalidParams, "Invalid params: 'arguments' must be an object");
+  }
+  return Result(id, mcp::CallTool(*name, args == params.end() ? json::object() : *args, pages_));
+}
+
+json McpServer::ReadResource(const json& id, const json& params) const {
+  absl::StatusOr<std::string> uri = StringParam(params, "uri");
+  if (!uri.ok()) return Error(id, kInvalidParams, uri.status().message());
+  absl::StatusOr<json> content = absl::NotFoundError("");
+  absl::string_view rest = *uri;
+  if (*uri == kDecisionsUri) {
+    history::DecisionQuery query;
+    query.limit = kResourceDecisions;
+    content = DecisionsPage(query, pages_);
+  } else if (*uri == kIdleGpusUri) {
+    content = Explanation(history::Subject::kIdle, "", history::kMaxPageSize, pages_);
+  } else if (absl::ConsumePrefix(&rest, kDecisionPrefix)) {
+    int64_t decision = 0;
+    if (absl::SimpleAtoi(rest, &decision) && decision > 0 && decision < std::numeric_limits<int64_t>::max()) {
+      history::DecisionQuery query;
+      query.before_id = decision + 1;
+      query.limit = 1;
+      content = DecisionsPage(query, pages_);
+      if (content.ok() && ((*content)["decisions"].empty() || (*content)["decisions"][0]["id"] != decision)) {
+        content = absl::NotFoundError("");
+      } else if (content.ok()) {
+        content = json((*content)["decisions"][0]);
+      }
+    }
+  } else if (absl::ConsumePrefix(&rest, kPodPrefix) && std::count(rest.begin(), rest.end(), '/') == 1 &&
+             !absl::StartsWith(rest, "/") && !absl::EndsWith(rest, "/")) {
+    content = Explanation(history::Subject::kPod, std::string(rest), history::kMaxPageSize, pages_);
+  }
+  if (absl::IsNotFound(content.status())) {
+    return Error(id, kResourceNotFound, "Resource not found", json{{"uri", *uri}});
+  }
+  if (!content.ok()) return Error(id, kInternalError, content.status().message());
+  return Result(id, {{"contents", json::array({{{"uri", *uri}, {"mimeType", "application/json"},
+                                                 {"text", content->dump(-1, ' ', false, json::error_handler_t::replace)}}})}});
+}
+
+json McpServer::GetPrompt(const json& id, const json& params) const {
+  absl::StatusOr<std::string> name = StringParam(params, "name");
+  if (!name.ok()) return Error(id, kInvalidParams, name.status().message());
+  if (*name != "diagnose-pending-gpu-pod") return Error(id, kInvalidParams, absl::StrCat("Unknown prompt: ", *name));
+  const auto args = params.find("arguments");
+  const json* pod = args != params.end() && args->is_object() && args->contains("pod") ? &(*args)["pod"] : nullptr;
+  if (pod == nullptr || !pod->is_string() || pod->get<std::string>().empty()) {
+    return Error(id, kInvalidParams, "Invalid params: argument 'pod' (NAMESPACE/NAME) is required");
+  }
+  const std::string pod_name = pod->get<std::string>();
+  const std::string text = absl::StrCat(
+      "GPU pod ", pod_name, " is pending (or was). Using topofit's read-only tools, find out why:\n"
+      "1. Call explain_pending_pod with pod \"", pod_name, "\" and read its chain, newest first.\n"
+      "2. For each filter refusal, say which nodes refused and why in topology terms (weakest link, bandwidth, GPUs "
+      "free vs asked, GPUs held for another pod's scale-up).\n"
+      "3. If capacity was asked, call explain_scale_up on the group the expander chose: say why it won and why the "
+      "others lost, and whether new nodes are booting or held for this pod.\n"
+      "4. Call list_idle_gpus: are GPUs idle that this pod could use, and why not (fragmented, held)?\n"
+      "Answer in a few sentences an operator can act on, quoting the reason codes, then the evidence.");
+  return Result(id, {{"description", absl::StrCat("Diagnose why ", pod_name, " is pending")},
+                     {"messages", json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", text}}}}})}});
+}
+
+}  // namespace topofit::mcp

@@ -1,0 +1,53 @@
+// The official MCP conformance suite's server scenarios (@modelcontextprotocol/conformance) against
+// /mcp on a real `topofit extender`. The suite sends no credentials, so a pass-through proxy on loopback
+// adds the admin token to every request and changes nothing else (Host and Origin reach topofit as the
+// suite sent them, which the DNS-rebinding scenario relies on). Scenarios topofit does not pass are listed
+// in expected-failures.yml; the suite fails on any other failure and on a listed scenario that passes.
+import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TOKEN, makeScratch, startExtender } from './topofit.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+function startProxy(target) {
+  const upstream = new URL(target);
+  const server = http.createServer((req, res) => {
+    const headers = { ...req.headers, authorization: `Bearer ${TOKEN}` };
+    const forward = http.request({
+      hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers,
+    }, (reply) => {
+      res.writeHead(reply.statusCode, reply.headers);
+      reply.pipe(res);
+    });
+    forward.on('error', (e) => { res.writeHead(502); res.end(String(e)); });
+    req.pipe(forward);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+const scratch = makeScratch();
+let extender;
+let proxy;
+let code = 1;
+try {
+  extender = await startExtender(scratch);
+  proxy = await startProxy(extender.url);
+  const url = `http://127.0.0.1:${proxy.address().port}/mcp`;
+  const suite = join(here, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+  const results = mkdtempSync(join(tmpdir(), 'topofit-conformance-'));
+  const run = spawn(process.execPath, [suite, 'server', '--url', url, '--expected-failures',
+    join(here, 'expected-failures.yml'), '-o', results], { stdio: 'inherit', cwd: here });
+  code = await new Promise((resolve) => run.once('exit', (c) => resolve(c ?? 1)));
+  console.log(`conformance results: ${results}`);
+} catch (e) {
+  console.error(e);
+} finally {
+  proxy?.close();
+  await extender?.stop();
+  scratch.remove();
+}
+process.exit(code);

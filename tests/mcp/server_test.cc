@@ -1,0 +1,201 @@
+#include "mcp/server.h"
+
+#include <memory>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "history/store.h"
+#include "mcp/json_rpc.h"
+#include "mcp/tools.h"
+#include "tests/kube/status_matchers.h"
+
+namespace topofit::mcp {
+namespace {
+
+using nlohmann::json;
+
+history::Record Refusal(int i, const std::string& pod) {
+  history::Record r;
+  r.time = absl::FromUnixSeconds(1'750'000'000 + i);
+  r.reason = history::Reason::kNoNodeFits;
+  r.correlation_id = absl::StrCat("uid-", pod);
+  r.pods = {{r.correlation_id, pod}};
+  r.gpus = 4;
+  r.candidates = {history::Candidate{.name = "g5-1", .reason = history::Reason::kMinLink, .unresolvable = true}};
+  return r;
+}
+
+// An MCP server over an in-memory store holding `records`.
+struct Fixture {
+  explicit Fixture(std::vector<history::Record> records = {Refusal(0, "ml/a"), Refusal(1, "ml/b"), Refusal(2, "ml/a")})
+      : store(history::DecisionStore::Open("").value()),
+        server([s = store.get()](const history::DecisionQuery& q) { return s->Query(q); }, "test") {
+    REQUIRE_OK(store->Append(records));
+  }
+  json Call(const json& message) const { return server.Handle(message.dump()).value(); }
+  json Request(const std::string& method, json params = json::object()) const {
+    return Call({{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", std::move(params)}});
+  }
+  json Tool(const std::string& name, json arguments) const {
+    return Request("tools/call", {{"name", name}, {"arguments", std::move(arguments)}});
+  }
+  std::unique_ptr<history::DecisionStore> store;
+  McpServer server;
+};
+
+int ErrorCode(const json& reply) { return reply.contains("error") ? reply["error"]["code"].get<int>() : 0; }
+
+TEST_CASE("initialize negotiates the protocol revision", "[mcp]") {
+  Fixture f;
+  CHECK(f.Request("initialize", {{"protocolVersion", "2025-06-18"}})["result"]["protocolVersion"] == "2025-06-18");
+  CHECK(f.Request("initialize", {{"protocolVersion", "2025-11-25"}})["result"]["protocolVersion"] == "2025-11-25");
+  // One it does not speak: the newest it does, for the client to decide.
+  const json init = f.Request("initialize", {{"protocolVersion", "1999-01-01"}, {"capabilities", json::object()}});
+  CHECK(init["result"]["protocolVersion"] == "2025-11-25");
+  CHECK(init["result"]["serverInfo"]["name"] == "topofit");
+  CHECK(init["result"]["capabilities"].contains("tools"));
+  CHECK(init["result"]["capabilities"].contains("resources"));
+  CHECK(init["result"]["capabilities"].contains("prompts"));
+  CHECK(ErrorCode(f.Request("initialize")) == kInvalidParams);
+  CHECK(ErrorCode(f.Request("initialize", {{"protocolVersion", 20251125}})) == kInvalidParams);
+}
+
+TEST_CASE("the lifecycle's small messages", "[mcp]") {
+  Fixture f;
+  CHECK(f.Request("ping") == json::parse(R"({"jsonrpc":"2.0","id":1,"result":{}})"));
+  CHECK_FALSE(f.server.Handle(R"({"jsonrpc":"2.0","method":"notifications/initialized"})").has_value());
+  CHECK_FALSE(f.server.Handle(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})"));
+  CHECK_FALSE(f.server.Handle(R"({"jsonrpc":"2.0","id":9,"result":{}})").has_value());
+  CHECK(ErrorCode(f.Request("logging/setLevel", {{"level", "debug"}})) == kMethodNotFound);
+  CHECK(ErrorCode(f.Request("resources/subscribe", {{"uri", "topofit://decisions"}})) == kMethodNotFound);
+  CHECK(f.Call({{"jsonrpc", "2.0"}, {"id", "s"}, {"method", "nope"}})["id"] == "s");
+}
+
+TEST_CASE("tools answer with structured content; bad arguments are tool errors, an unknown tool a protocol error",
+          "[mcp]") {
+  Fixture f;
+  const json tools = f.Request("tools/list")["result"]["tools"];
+  CHECK(tools.size() == 5);
+  for (const json& tool : tools) CHECK(tool["annotations"]["readOnlyHint"] == true);
+
+  const json page = f.Tool("list_decisions", {{"pod", "ml/a"}, {"limit", 1}})["result"];
+  CHECK_FALSE(page.contains("isError"));
+  REQUIRE(page["structuredContent"]["decisions"].size() == 1);
+  CHECK(page["structuredContent"]["decisions"][0]["id"] == 3);
+  CHECK(page["structuredContent"]["nextCursor"] == "3");
+  CHECK(json::parse(page["content"][0]["text"].get<std::string>()) == page["structuredContent"]);
+  const json next = f.Tool("list_decisions", {{"pod", "ml/a"}, {"cursor", "3"}, {"limit", 3.0}})["result"];
+  CHECK(next["structuredContent"]["decisions"][0]["id"] == 1);
+  CHECK_FALSE(next["structuredContent"].contains("nextCursor"));
+
+  struct Row {
+    const char* name;
+    json arguments;
+    const char* says;
+  };
+  const Row rows[] = {
+      {"limit a string", {{"limit", "10"}}, "'limit' must be an integer"},
+      {"limit huge", {{"limit", 1'000'000}}, "'limit' must be an integer in 1..100"},
+      {"limit past int64", json::parse(R"({"limit": 99999999999999999999})"), "in 1..100"},
+      {"limit 1e300", json::parse(R"({"limit": 1e300})"), "in 1..100"},
+      {"limit fractional", {{"limit", 2.5}}, "in 1..100"},
+      {"limit zero", {{"limit", 0}}, "in 1..100"},
+      {"limit negative", {{"limit", -5}}, "in 1..100"},
+      {"cursor not ours", {{"cursor", "abc"}}, "cursor 'abc' is not one this endpoint gave"},
+      {"cursor a number", {{"cursor", 5}}, "'cursor' must be a string"},
+      {"unknown kind", {{"kind", "delete"}}, "unknown decision kind 'delete'"},
+      {"bad since", {{"since", "yesterday"}}, "since:"},
+      {"unknown argument", {{"color", "red"}}, "unknown argument 'color'"},
+  };
+  for (const Row& row : rows) {
+    SECTION(row.name) {
+      const json result = f.Tool("list_decisions", row.arguments)["result"];
+      CHECK(result["isError"] == true);
+      CHECK_THAT(result["content"][0]["text"].get<std::string>(), Catch::Contains(row.says));
+    }
+  }
+  CHECK(f.Tool("explain_pending_pod", json::object())["result"]["isError"] == true);
+  CHECK(f.Tool("explain_pending_pod", {{"pod", "no-namespace"}})["result"]["isError"] == true);
+  CHECK(f.Tool("explain_pending_pod", {{"pod", 42}})["result"]["isError"] == true);
+  CHECK(f.Tool("get_decision", {{"id", 999}})["result"]["isError"] == true);
+  CHECK(f.Tool("get_decision", {{"id", "1"}})["result"]["isError"] == true);
+  CHECK(ErrorCode(f.Tool("delete_everything", json::object())) == kInvalidParams);
+  CHECK(ErrorCode(f.Request("tools/call", {{"name", 5}})) == kInvalidParams);
+  CHECK(ErrorCode(f.Request("tools/call", {{"name", "list_decisions"}, {"arguments", json::array()}})) == kInvalidParams);
+  CHECK(ErrorCode(f.Request("tools/list", {{"cursor", "anything"}})) == kInvalidParams);
+
+  // Nothing above changed what it answers.
+  CHECK(f.Tool("list_decisions", {{"pod", "ml/a"}, {"limit", 1}})["result"] == page);
+}
+
+TEST_CASE("explain_pending_pod tells the pod's chain", "[mcp]") {
+  Fixture f;
+  const json pod = f.Tool("explain_pending_pod", {{"pod", "ml/a"}})["result"]["structuredContent"];
+  CHECK(pod["pod"] == "ml/a");
+  CHECK(pod["correlationId"] == "uid-ml/a");
+  CHECK(pod["decisions"].size() == 2);
+  CHECK_THAT(pod["text"].get<std::string>(), Catch::StartsWith("ml/a pending"));
+  const json none = f.Tool("explain_pending_pod", {{"pod", "ml/zzz"}})["result"]["structuredContent"];
+  CHECK(none["decisions"].empty());
+  CHECK(none["text"] == "nothing recorded");
+}
+
+TEST_CASE("an answer is capped in bytes, and the cursor goes on from the last record kept", "[mcp]") {
+  std::vector<history::Record> records;
+  for (int i = 0; i < 100; ++i) {
+    history::Record r = Refusal(i, "ml/big");
+    r.candidates.assign(60, history::Candidate{.name = std::string(40, 'n'), .reason = history::Reason::kGpuCount,
+                                               .topology = history::TopologyDetail{"0,1,2,3,4,5,6,7", "SYS", 1}});
+    records.push_back(r);
+  }
+  Fixture f(records);
+  const json page = f.Tool("list_decisions", {{"limit", 100}})["result"]["structuredContent"];
+  CHECK(page["truncated"] == true);
+  CHECK(page.dump().size() <= kMaxToolBytes);
+  const size_t kept = page["decisions"].size();
+  REQUIRE(kept > 0);
+  REQUIRE(kept < 100);
+  CHECK(page["nextCursor"] == std::to_string(page["decisions"].back()["id"].get<int64_t>()));
+  const json rest = f.Tool("list_decisions", {{"limit", 100}, {"cursor", page["nextCursor"]}})["result"]["structuredContent"];
+  CHECK(rest["decisions"][0]["id"] == page["decisions"].back()["id"].get<int64_t>() - 1);
+  const json told = f.Tool("explain_pending_pod", {{"pod", "ml/big"}})["result"]["structuredContent"];
+  CHECK(told["truncated"] == true);
+  CHECK(told.dump().size() <= kMaxToolBytes);
+}
+
+TEST_CASE("resources and the prompt", "[mcp]") {
+  Fixture f;
+  CHECK(f.Request("resources/list")["result"]["resources"].size() == 2);
+  CHECK(f.Request("resources/templates/list")["result"]["resourceTemplates"].size() == 2);
+  const json read = f.Request("resources/read", {{"uri", "topofit://decisions/2"}})["result"];
+  CHECK(json::parse(read["contents"][0]["text"].get<std::string>())["id"] == 2);
+  CHECK(read["contents"][0]["uri"] == "topofit://decisions/2");
+  const json pod = f.Request("resources/read", {{"uri", "topofit://pods/ml/b"}})["result"];
+  CHECK(json::parse(pod["contents"][0]["text"].get<std::string>())["decisions"].size() == 1);
+  for (const char* uri : {"topofit://decisions/99", "topofit://decisions/x", "topofit://decisions/-1",
+                          "topofit://pods/ml", "topofit://pods/a/b/c", "file:///etc/passwd", ""}) {
+    CAPTURE(uri);
+    const json missing = f.Request("resources/read", {{"uri", uri}});
+    CHECK(ErrorCode(missing) == kResourceNotFound);
+  }
+  CHECK(ErrorCode(f.Request("resources/read")) == kInvalidParams);
+
+  CHECK(f.Request("prompts/list")["result"]["prompts"][0]["name"] == "diagnose-pending-gpu-pod");
+  const json prompt = f.Request("prompts/get", {{"name", "diagnose-pending-gpu-pod"}, {"arguments", {{"pod", "ml/a"}}}});
+  CHECK_THAT(prompt["result"]["messages"][0]["content"]["text"].get<std::string>(), Catch::Contains("\"ml/a\""));
+  CHECK(ErrorCode(f.Request("prompts/get", {{"name", "diagnose-pending-gpu-pod"}})) == kInvalidParams);
+  CHECK(ErrorCode(f.Request("prompts/get", {{"name", "other"}, {"arguments", {{"pod", "ml/a"}}}})) == kInvalidParams);
+}
+
+TEST_CASE("without a history the tools say why, as tool errors", "[mcp]") {
+  const McpServer server(nullptr, "test", "decision database x.db: file is not a database");
+  const json reply = server.Handle(R"({"jsonrpc":"2.0","id":1,"method":"tools/call",)"
+                                   R"("params":{"name":"list_decisions","arguments":{}}})").value();
+  CHECK(reply["result"]["isError"] == true);
+  CHECK_THAT(reply["result"]["content"][0]["text"].get<std::string>(), Catch::Contains("file is not a database"));
+}
+
+}  // namespace
+}  // namespace topofit::mcp
