@@ -1,26 +1,15 @@
 #include "scheduler/idle_gpus_gauge.h"
 
-#include <array>
 #include <map>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "decision/capacity_hold.h"
 #include "decision/filter_memo.h"
+#include "decision/node_group_identity.h"
 #include "history/idle_gpus.h"
 
 namespace topofit::scheduler {
 namespace {
-
-std::string NodeGroupOf(const decision::NodeGpuSnapshot& node) {
-  static constexpr std::array<absl::string_view, 6> kKeys = {
-      "eks.amazonaws.com/nodegroup",    "alpha.eksctl.io/nodegroup-name", "cloud.google.com/gke-nodepool",
-      "kubernetes.azure.com/agentpool", "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"};
-  for (absl::string_view key : kKeys) {
-    if (auto it = node.origin->labels.find(std::string(key)); it != node.origin->labels.end()) return it->second;
-  }
-  return "";
-}
 
 // What a pending pod with a preference asks: its shape, binding (it was refused at it).
 decision::GpuDemand DemandOf(const decision::Preference& p) {
@@ -64,7 +53,7 @@ void IdleGpusGauge::Refresh() {
   for (const decision::NodeGpuSnapshot* node : nodes) {
     const history::IdleCounts idle =
         history::ClassifyIdleGpus(*node, /*ready=*/true, holds.HeldAgainst("", *node), pending, memo);
-    const std::string group = NodeGroupOf(*node);
+    const std::string group = decision::NodeGroupName(node->origin->labels);
     for (size_t r = 0; r < history::kIdleReasons; ++r) {
       if (idle[r] > 0) counts[{std::string(history::IdleReasonName(static_cast<history::IdleReason>(r))), group}] += idle[r];
     }
