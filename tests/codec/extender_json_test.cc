@@ -81,7 +81,7 @@ TEST_CASE("ParseExtenderArgs calls malformed exactly what a JSON parser rejects"
   }
 }
 
-TEST_CASE("A node's bytes checked once are taken as checked; other bytes at the same resourceVersion are not",
+TEST_CASE("A node's bytes checked once are taken as checked, other bytes at the same resourceVersion are not",
           "[extender_json]") {
   const auto current = [](absl::string_view, absl::string_view) { return true; };
   const auto body = [](const std::string& node) {
@@ -148,7 +148,7 @@ TEST_CASE("ParseExtenderArgs locates each node's bytes and decodes only the node
   }
 }
 
-TEST_CASE("EncodeFilterResult splices runs of adjacent passing nodes; joined, it is SerializeFilterResult",
+TEST_CASE("EncodeFilterResult splices runs of adjacent passing nodes, joined, it is SerializeFilterResult",
           "[extender_json]") {
   const std::string a = Node("a", "1"), b = Node("b", "1"), c = Node("c", "1"), d = Node("d", "1"), e = Node("e", "1");
   // a,b,c one comma apart; d after ", " and e after ",\n": only a comma alone joins two nodes into one run.
