@@ -73,7 +73,7 @@ Agent::~Agent() { Stop(); }
 void Agent::Start() {
   if (started_) return;
   started_ = true;
-  server::LogEvent(log_, "agent-start", {{"node", options_.node_name},
+  server::LogEvent(log_, "agent_start", {{"node", options_.node_name},
                                          {"resource", options_.resource_name},
                                          {"socket", absl::StrCat(options_.device_plugin_dir, "/", options_.endpoint)}});
   pod_watch_->Start();
@@ -122,19 +122,19 @@ void Agent::CheckGpus() {
     if (!found.ok()) {
       metrics_.discovery_errors.Inc();
       discovery_error_ = std::string(found.status().message());
-      server::LogEvent(log_, "gpu-discovery", {{"error", discovery_error_}}, spdlog::level::err);
+      server::LogEvent(log_, "gpu_discovery", {{"error", discovery_error_}}, spdlog::level::err);
       return;
     }
     known_ = found->queried;
     discovery_error_.clear();
     devices_.SetDiscovered(*found);
-    server::LogEvent(log_, "gpu-discovery",
-                     {{"gpus", std::to_string(found->queried.size())}, {"product", found->queried.front().name}});
+    server::LogEvent(log_, "gpu_discovery",
+                     {{"gpus", found->queried.size()}, {"product", found->queried.front().name}});
   } else {
     absl::StatusOr<std::vector<QueriedGpu>> now = discovery_.Query();
     if (!now.ok()) {
       metrics_.discovery_errors.Inc();
-      server::LogEvent(log_, "gpu-health", {{"error", std::string(now.status().message())}}, spdlog::level::err);
+      server::LogEvent(log_, "gpu_health", {{"error", std::string(now.status().message())}}, spdlog::level::err);
     }
     std::vector<bool> healthy;
     {
@@ -143,8 +143,8 @@ void Agent::CheckGpus() {
     }
     if (devices_.SetHealth(healthy)) {
       const DeviceSnapshot snapshot = devices_.Snapshot();
-      server::LogEvent(log_, "gpu-health",
-                       {{"healthy", snapshot.Healthy().ToString()}, {"of", std::to_string(snapshot.devices.size())}},
+      server::LogEvent(log_, "gpu_health",
+                       {{"healthy", snapshot.Healthy().ToString()}, {"of", snapshot.devices.size()}},
                        spdlog::level::warn);
     }
   }
@@ -176,12 +176,12 @@ void Agent::PublishTopology() {
       nlohmann::json patch = {{"metadata", {{"annotations", {{std::string(kube::kGpuTopologyAnnotation), descriptor}}}}}};
       status = rest_.Patch(path, patch, "application/merge-patch+json").status();
       metrics_.topology_published.Inc({status.ok() ? "ok" : "error"});
-      server::LogEvent(log_, "publish-topology",
+      server::LogEvent(log_, "publish_topology",
                        {{"node", options_.node_name}, {"result", status.ok() ? "ok" : std::string(status.message())}},
                        status.ok() ? spdlog::level::info : spdlog::level::warn);
     }
   } else {
-    server::LogEvent(log_, "publish-topology", {{"node", options_.node_name}, {"result", std::string(status.message())}},
+    server::LogEvent(log_, "publish_topology", {{"node", options_.node_name}, {"result", std::string(status.message())}},
                      spdlog::level::warn);
   }
   if (status.ok()) {
@@ -201,7 +201,7 @@ void Agent::KubeletLoop() {
     const FileIdentity kubelet = IdentityOf(kubelet_socket);
     if (!kubelet.exists) {
       if (registered_with.exists) {
-        server::LogEvent(log_, "kubelet-gone", {{"socket", kubelet_socket}}, spdlog::level::warn);
+        server::LogEvent(log_, "kubelet_gone", {{"socket", kubelet_socket}}, spdlog::level::warn);
         registered_with = {};
       }
       absl::MutexLock lock(&mu_);
@@ -254,7 +254,7 @@ void Agent::CorrectionLoop() {
 void Agent::CorrectOnce() {
   absl::StatusOr<v1::ListPodResourcesResponse> list = pod_resources_.List();
   if (!list.ok()) {
-    server::LogEvent(log_, "gpu-ids-correction", {{"error", std::string(list.status().message())}}, spdlog::level::warn);
+    server::LogEvent(log_, "gpu_ids_correction", {{"error", std::string(list.status().message())}}, spdlog::level::warn);
     return;
   }
   int skipped = 0;
@@ -264,7 +264,7 @@ void Agent::CorrectOnce() {
       &skipped);
   for (const GpuIdsCorrection& correction : corrections) {
     metrics_.mismatches_corrected.Inc();
-    server::LogEvent(log_, "gpu-ids-correction",
+    server::LogEvent(log_, "gpu_ids_correction",
                      {{"pod", absl::StrCat(correction.namespace_name, "/", correction.name)},
                       {"was", correction.was},
                       {"holds", correction.gpu_ids}},

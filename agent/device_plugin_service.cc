@@ -41,9 +41,9 @@ grpc::Status DevicePluginService::ListAndWatch(grpc::ServerContext* context, con
     const DeviceSnapshot snapshot = devices_.Snapshot();
     if (!writer->Write(ListAndWatchResponseOf(snapshot))) break;  // the kubelet went away
     sent = snapshot.version;
-    server::LogEvent(log_, "list-and-watch",
-                     {{"devices", std::to_string(snapshot.devices.size())},
-                      {"healthy", std::to_string(snapshot.Healthy().size())}});
+    server::LogEvent(log_, "list_and_watch",
+                     {{"devices", snapshot.devices.size()},
+                      {"healthy", snapshot.Healthy().size()}});
   }
   return grpc::Status::OK;
 }
@@ -58,16 +58,16 @@ grpc::Status DevicePluginService::GetPreferredAllocation(grpc::ServerContext*,
     absl::StatusOr<PreferredDevices> preferred = PreferDevices(devices, waiting, ContainerRequestOf(container));
     if (!preferred.ok()) {
       metrics_.preferred.Inc({"error"});
-      server::LogEvent(log_, "preferred-allocation", {{"result", "error"}, {"error", std::string(preferred.status().message())}},
+      server::LogEvent(log_, "preferred_allocation", {{"result", "error"}, {"error", std::string(preferred.status().message())}},
                        spdlog::level::warn);
       return ToGrpc(preferred.status());
     }
     const bool honoured = preferred->pod != nullptr;
     metrics_.preferred.Inc({honoured ? "honoured" : "fallback"});
-    server::LogEvent(log_, "preferred-allocation",
+    server::LogEvent(log_, "preferred_allocation",
                      {{"result", honoured ? "honoured" : "fallback"},
                       {"pod", honoured ? preferred->pod->key : ""},
-                      {"size", std::to_string(container.allocation_size())},
+                      {"size", container.allocation_size()},
                       {"devices", absl::StrJoin(preferred->device_ids, ",")}},
                      honoured ? spdlog::level::info : spdlog::level::warn);
     v1beta1::ContainerPreferredAllocationResponse* out = response->add_container_responses();

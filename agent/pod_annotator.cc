@@ -31,10 +31,10 @@ kubeclient::CoalescingQueue::Outcome PodAnnotator::Write(const std::string& pod_
   const std::pair<std::string, std::string> pod = absl::StrSplit(pod_key, absl::MaxSplits('/', 1));
   absl::StatusOr<std::string> written = kube_.MergePodAnnotations(pod.first, pod.second, annotations);
   if (written.ok() || absl::IsNotFound(written.status())) {
-    if (!written.ok()) server::LogEvent(log_, "annotate-pod", {{"pod", pod_key}, {"result", "pod gone"}});
+    if (!written.ok()) server::LogEvent(log_, "annotate_pod", {{"pod", pod_key}, {"result", "pod gone"}});
     return kubeclient::CoalescingQueue::Outcome::kDone;
   }
-  server::LogEvent(log_, "annotate-pod", {{"pod", pod_key}, {"error", std::string(written.status().message())}},
+  server::LogEvent(log_, "annotate_pod", {{"pod", pod_key}, {"error", std::string(written.status().message())}},
                    spdlog::level::warn);
   absl::MutexLock lock(&mu_);
   kube::StringMap& pending = pending_[pod_key];

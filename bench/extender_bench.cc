@@ -22,7 +22,9 @@
 //
 //   extender_bench [--quick] [--iterations=N] [--duration=S] [--sizes=100,1000,5000] [--client-threads=4]
 //                  [--server-threads=4] [--in-use=0.45] [--seed=1] [--max-body-mb=256] [--images=50] [--no-breakdown]
-//                  [--no-throughput] [--no-cycles] [--decision-db=PATH|:memory:]
+//                  [--no-throughput] [--no-cycles] [--decision-db=PATH|:memory:] [--modes=nodes,names]
+//
+// --modes chooses the request shapes: `nodes` (full Node objects) and/or `names` (NodeNames); both by default.
 //
 // --decision-db records every decision to a decision history (history/), as `topofit extender` does:
 // run with and without it to see what recording costs a request.
@@ -93,6 +95,7 @@ struct Flags {
   bool breakdown = true;
   bool throughput = true;
   bool cycles = true;
+  std::vector<bool> modes = {false, true};  // NodeNames (nodeCacheCapable) off, then on
   std::string decision_db;   // record decisions here (":memory:": in memory); empty: not recorded
 };
 
@@ -139,6 +142,12 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
     } else if (auto v = value("--decision-db")) {
       flags.decision_db = std::string(*v);
       ok = !flags.decision_db.empty();
+    } else if (auto v = value("--modes")) {
+      flags.modes.clear();
+      for (absl::string_view m : absl::StrSplit(*v, ',')) {
+        ok = ok && (m == "nodes" || m == "names");
+        flags.modes.push_back(m == "names");
+      }
     } else if (auto v = value("--max-body-mb")) {
       ok = absl::SimpleAtoi(*v, &flags.max_body_mb) && flags.max_body_mb > 0;
     } else {
@@ -907,7 +916,7 @@ int Main(int argc, char** argv) {
                 "prioritize p50 | prioritize p99 | pair p50 | pair p99 | pair server CPU p50 |\n"
                 "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int nodes : flags.sizes) {
-      for (bool cache : {false, true}) {
+      for (bool cache : flags.modes) {
         const CycleRow r = RunCycles(server, fleet, nodes, cache, CyclesFor(flags, nodes));
         std::printf("| %d | %s | %d | %s | %.0f | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r.nodes,
                     r.cache ? "NodeNames" : "Nodes", r.cycles, Bytes(r.filter_bytes).c_str(), r.passed,
@@ -920,7 +929,7 @@ int Main(int argc, char** argv) {
   if (flags.throughput) {
     std::printf("\n### Throughput: 100-node /filter, %d client threads, keep-alive\n\n", flags.client_threads);
     std::printf("| mode | threads | seconds | requests | requests/s | p50 ms | p99 ms |\n|---|---:|---:|---:|---:|---:|---:|\n");
-    for (bool cache : {false, true}) {
+    for (bool cache : flags.modes) {
       const ThroughputRow r = RunThroughput(server, fleet, cache, flags.client_threads, flags.duration_s);
       std::printf("| %s | %d | %.1f | %lld | %.0f | %.3f | %.3f |\n", r.cache ? "NodeNames" : "Nodes", r.threads,
                   r.seconds, static_cast<long long>(r.requests), static_cast<double>(r.requests) / r.seconds, r.p50,

@@ -82,7 +82,7 @@ int RunAgent(const AgentCommandOptions& options, const std::function<void(int)>&
   absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::HttpServer::Create(ops_options, registry);
   if (!ops.ok()) return Fail("ops server", ops.status());
   server::RegisterOpsEndpoints(**ops, registry,
-                               server::ReadinessReason([&node_agent] { return (*node_agent)->NotReadyReason(); }));
+                               {{"node-agent", [&node_agent] { return (*node_agent)->NotReadyReason(); }}});
   absl::StatusOr<int> ops_port = (*ops)->Start();
   if (!ops_port.ok()) return Fail("ops server", ops_port.status());
   (*node_agent)->Start();
@@ -90,7 +90,7 @@ int RunAgent(const AgentCommandOptions& options, const std::function<void(int)>&
   if (on_listening) on_listening(*ops_port);
 
   absl::Status waited = server::WaitForShutdownSignal([&](int signal) {
-    server::LogEvent(log, "shutdown", {{"signal", std::to_string(signal)}});
+    server::LogEvent(log, "shutdown", {{"signal", signal}});
     (*node_agent)->Stop();  // removes the plugin socket: the kubelet marks the GPUs unavailable for new pods
     (*ops)->Stop();
   });

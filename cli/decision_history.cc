@@ -23,7 +23,7 @@ DecisionHistory OpenDecisionHistory(const std::string& path, server::MetricsRegi
   if (!store.ok()) {
     errors.Inc();
     out.unavailable = std::string(store.status().message());
-    server::LogEvent(log, "decision-db", {{"error", out.unavailable}, {"history", "off"}}, spdlog::level::err);
+    server::LogEvent(log, "decision_db", {{"error", out.unavailable}, {"history", "off"}}, spdlog::level::err);
     return out;
   }
   out.store = *std::move(store);
@@ -40,10 +40,10 @@ DecisionHistory OpenDecisionHistory(const std::string& path, server::MetricsRegi
           .on_write_failed =
               [&errors, &log](const absl::Status& status) {
                 errors.Inc();
-                server::LogEvent(log, "decision-db", {{"error", std::string(status.message())}}, spdlog::level::warn);
+                server::LogEvent(log, "decision_db", {{"error", std::string(status.message())}}, spdlog::level::warn);
               }});
-  server::LogEvent(log, "decision-db", {{"path", path.empty() ? ":memory:" : path},
-                                        {"schema", std::to_string(out.store->schema_version())}});
+  server::LogEvent(log, "decision_db", {{"path", path.empty() ? ":memory:" : path},
+                                        {"schema", out.store->schema_version()}});
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "cli/ledger_flags.h"
 #include "codec/ledger_json.h"
 #include "kubeclient/config.h"
+#include "server/bearer_token.h"
 #include "server/logging.h"
 #include "server/ops_endpoints.h"
 #include "server/shutdown.h"
@@ -83,10 +84,11 @@ absl::StatusOr<ExpanderParts> BuildExpander(const ExpanderOptions& options, Proc
   return parts;
 }
 
-void RegisterIntentsRoute(server::HttpServer& server, const ledger::Ledger& ledger) {
-  server.Handle("GET", "/intents", [&ledger](const server::HttpRequest&) {
-    return server::JsonResponse(200, codec::IntentsToJson(ledger.Intents()));
-  });
+void RegisterIntentsRoute(server::HttpServer& server, const ledger::Ledger& ledger, std::string admin_token) {
+  server.Handle("GET", "/intents",
+                server::RequireLoopbackOrAdminToken(std::move(admin_token), [&ledger](const server::HttpRequest&) {
+                  return server::JsonResponse(200, codec::IntentsToJson(ledger.Intents()));
+                }));
 }
 
 int RunExpander(const ExpanderOptions& options, const std::function<void(int, int)>& on_listening) {
@@ -102,6 +104,9 @@ int RunExpander(const ExpanderOptions& options, const std::function<void(int, in
   if (absl::Status ledger = UseLedger(options.ledger, options.kubeconfig, process, log); !ledger.ok()) {
     return Fail(kCommand, ledger);
   }
+  absl::StatusOr<std::string> admin_token = ReadAdminToken(options.admin_token_file);
+  if (!admin_token.ok()) return Fail(kCommand, absl::Status(admin_token.status().code(),
+                                                            absl::StrCat("--admin-token-file: ", admin_token.status().message())));
   process.decisions = OpenDecisionHistory(options.decision_db, process.registry, log);
   absl::StatusOr<ExpanderParts> parts = BuildExpander(options, process, log);
   if (!parts.ok()) return Fail(kCommand, parts.status());
@@ -112,8 +117,8 @@ int RunExpander(const ExpanderOptions& options, const std::function<void(int, in
   absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::HttpServer::Create(ops_options, process.registry);
   if (!ops.ok()) return Fail(kCommand, ops.status());
   std::atomic<bool> serving{false};
-  server::RegisterOpsEndpoints(**ops, process.registry, [&] { return serving.load() && process.ledger_ready(); });
-  RegisterIntentsRoute(**ops, *process.ledger);
+  server::RegisterOpsEndpoints(**ops, process.registry, process.ReadinessChecks(serving));
+  RegisterIntentsRoute(**ops, *process.ledger, *admin_token);
 
   absl::StatusOr<int> ops_port = (*ops)->Start();
   if (!ops_port.ok()) return Fail(kCommand, ops_port.status());
@@ -121,12 +126,12 @@ int RunExpander(const ExpanderOptions& options, const std::function<void(int, in
   if (!grpc.ok()) return Fail(kCommand, grpc.status());
   serving = true;
   server::LogEvent(log, "listening", {{"expander", absl::StrCat(options.address, ":", (*grpc)->port())},
-                                      {"tls", (*grpc)->is_tls() ? "true" : "false"},
+                                      {"tls", (*grpc)->is_tls()},
                                       {"ops", absl::StrCat(options.address, ":", *ops_port)}});
   if (on_listening) on_listening((*grpc)->port(), *ops_port);
 
   absl::Status waited = server::WaitForShutdownSignal([&](int signal) {
-    server::LogEvent(log, "shutdown", {{"signal", std::to_string(signal)}});
+    server::LogEvent(log, "shutdown", {{"signal", signal}});
     serving = false;
     (*grpc)->Shutdown(kGrpcShutdownGrace);
     (*ops)->Stop();
@@ -161,11 +166,11 @@ int RunServe(const ServeOptions& options, const std::function<void(int, int, int
   process.decisions = OpenDecisionHistory(extender_options.decision_db, process.registry, log);
   std::atomic<bool> serving{false};
   absl::StatusOr<ExtenderServers> extender =
-      BuildExtender(extender_checked, process, log, [&] { return serving.load() && process.ledger_ready(); });
+      BuildExtender(extender_checked, process, log, process.ReadinessChecks(serving));
   if (!extender.ok()) return Fail(kCommand, extender.status());
   absl::StatusOr<ExpanderParts> expander = BuildExpander(expander_options, process, log);
   if (!expander.ok()) return Fail(kCommand, expander.status());
-  RegisterIntentsRoute(*extender->ops, *process.ledger);
+  RegisterIntentsRoute(*extender->ops, *process.ledger, extender->admin_token);
 
   absl::StatusOr<int> ops_port = extender->ops->Start();
   if (!ops_port.ok()) return Fail(kCommand, ops_port.status());
@@ -177,13 +182,13 @@ int RunServe(const ServeOptions& options, const std::function<void(int, int, int
   serving = true;
   server::LogEvent(log, "listening", {{"extender", absl::StrCat(extender_options.address, ":", *api_port)},
                                       {"expander", absl::StrCat(extender_options.address, ":", (*grpc)->port())},
-                                      {"tls", extender->api->is_tls() ? "true" : "false"},
+                                      {"tls", extender->api->is_tls()},
                                       {"ops", absl::StrCat(extender_options.ops_address, ":", *ops_port)},
-                                      {"admin", extender->admin_enabled ? "enabled" : "disabled"}});
+                                      {"admin", extender->admin_token.empty() ? "disabled" : "enabled"}});
   if (on_listening) on_listening(*api_port, (*grpc)->port(), *ops_port);
 
   absl::Status waited = server::WaitForShutdownSignal([&](int signal) {
-    server::LogEvent(log, "shutdown", {{"signal", std::to_string(signal)}});
+    server::LogEvent(log, "shutdown", {{"signal", signal}});
     serving = false;
     (*grpc)->Shutdown(kGrpcShutdownGrace);
     extender->api->Stop();
@@ -204,6 +209,8 @@ void AddExpanderCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--ops-port", options->ops_port, "plain HTTP port for /healthz /readyz /metrics /intents")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
+  cmd->add_option("--admin-token-file", options->admin_token_file,
+                  "file holding a bearer token that opens /intents beyond loopback (default: loopback only)");
   cmd->add_option("--log-format", options->log_format, "text or json")->capture_default_str();
   cmd->add_option("--log-level", options->log_level, "trace, debug, info, warn, error")->capture_default_str();
   AddKubeconfigFlag(*cmd, options->kubeconfig);

@@ -28,6 +28,7 @@ struct ExpanderOptions {
   std::string tls_client_ca;  // optional: require client certificates signed by this CA (CA sends none)
   bool insecure = false;      // plaintext gRPC, instead of the TLS files
   int ops_port = 9091;        // plain HTTP: /healthz /readyz /metrics /intents
+  std::string admin_token_file;  // opens /intents beyond loopback; empty: loopback only
   std::string prices_file;    // optional, see ReadPricesFile
   bool no_veto = false;       // fail open instead of vetoing when every GPU option would strand
   std::string log_format = "text";
@@ -52,8 +53,9 @@ struct ExpanderParts {
 absl::StatusOr<ExpanderParts> BuildExpander(const ExpanderOptions& options, ProcessState& process,
                                             spdlog::logger& log);
 
-// GET /intents: the ledger's unexpired intents as JSON (the ops port).
-void RegisterIntentsRoute(server::HttpServer& server, const ledger::Ledger& ledger);
+// GET /intents: the ledger's unexpired intents as JSON (the ops port); they name pods, so only for callers
+// on loopback or with `admin_token` (server::RequireLoopbackOrAdminToken).
+void RegisterIntentsRoute(server::HttpServer& server, const ledger::Ledger& ledger, std::string admin_token);
 
 // Runs the expander until SIGTERM or SIGINT; returns the exit code (1 for bad options or start-up failures,
 // with a message on stderr). `on_listening(grpc_port, ops_port)` is called once both servers serve.

@@ -36,18 +36,17 @@ absl::Status Prefixed(absl::string_view what, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
 }
 
-absl::StatusOr<std::string> ReadAdminToken(const std::string& path) {
-  if (path.empty()) return std::string();
-  absl::StatusOr<std::string> token = kubeclient::ReadFileToString(path);
-  if (!token.ok()) return token.status();
-  std::string trimmed(absl::StripAsciiWhitespace(*token));
-  if (trimmed.empty()) return absl::InvalidArgumentError(absl::StrCat(path, " is empty"));
-  return trimmed;
+// "" once `watcher` has listed; else "<what> not listed yet", with the last error if there was one.
+std::string NotListedYet(const kubeclient::ListWatcher& watcher, absl::string_view what) {
+  if (watcher.synced()) return "";
+  const absl::Status failure = watcher.last_failure();
+  return absl::StrCat(what, " not listed yet", failure.ok() ? "" : absl::StrCat(": ", failure.message()));
 }
 
 // The elector on a client of its own: one attempt per request, each within half the renew deadline, and a
 // rate limit no Binding or watch competes for, so renewals are never stuck behind other traffic.
-absl::Status StartLeaderElection(const ExtenderOptions& options, spdlog::logger& log, ExtenderServers& parts) {
+absl::Status StartLeaderElection(const ExtenderOptions& options, spdlog::logger& log,
+                                 KubeObservability& observability, ExtenderServers& parts) {
   kubeclient::LeaderElectionConfig config;
   config.namespace_name =
       options.leader_elect_namespace.empty() ? kubeclient::OwnNamespace() : options.leader_elect_namespace;
@@ -55,16 +54,12 @@ absl::Status StartLeaderElection(const ExtenderOptions& options, spdlog::logger&
   config.identity =
       options.leader_elect_identity.empty() ? kubeclient::DefaultLeaderIdentity() : options.leader_elect_identity;
   const std::string lease = absl::StrCat(config.namespace_name, "/", config.lease_name);
-  config.on_started_leading = [&log, lease, identity = config.identity] {
-    server::LogEvent(log, "leader-elected", {{"lease", lease}, {"identity", identity}});
-  };
-  config.on_stopped_leading = [&log, lease, identity = config.identity] {
-    server::LogEvent(log, "leader-lost", {{"lease", lease}, {"identity", identity}}, spdlog::level::warn);
-  };
+  observability.Observe(config);
   kubeclient::RestOptions rest_options;
   rest_options.max_attempts = 1;
   rest_options.timeout = config.renew_deadline / 2;
   rest_options.user_agent = "topofit/leader-election";
+  observability.Observe(rest_options, "leader_election");
   absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(options.kubeconfig, rest_options);
   if (!rest.ok()) return Prefixed("leader election client", rest.status());
   parts.election_rest = *std::move(rest);
@@ -73,7 +68,7 @@ absl::Status StartLeaderElection(const ExtenderOptions& options, spdlog::logger&
   if (!elector.ok()) return Prefixed("--leader-elect", elector.status());
   parts.elector = *std::move(elector);
   parts.elector->Start();
-  server::LogEvent(log, "leader-election", {{"lease", lease}, {"identity", parts.elector->identity()}});
+  server::LogEvent(log, "leader_election", {{"lease", lease}, {"identity", parts.elector->identity()}});
   return absl::OkStatus();
 }
 
@@ -99,7 +94,8 @@ bool IsLoopback(const std::string& address) {
 }  // namespace
 
 ProcessState::ProcessState()
-    : ledger_limits{.on_evicted = [evicted = &registry.AddCounter("topofit_ledger_evicted_total",
+    : kube_observability(registry, clock, spdlog::default_logger()),
+      ledger_limits{.on_evicted = [evicted = &registry.AddCounter("topofit_ledger_evicted_total",
                                                                    "Ledger entries evicted at the ledger's caps, "
                                                                    "by kind (preference, intent)",
                                                                    {"kind"})](absl::string_view kind,
@@ -112,6 +108,22 @@ ProcessState::ProcessState()
   RegisterBuildInfo(registry);
 }
 
+server::ReadinessChecks ProcessState::ReadinessChecks(const std::atomic<bool>& serving) const {
+  return {{"serving", [&serving] { return serving ? std::string() : std::string("not listening yet, or shutting down"); }},
+          {"ledger-sync", [this] {
+             return ledger_watch == nullptr ? std::string() : NotListedYet(*ledger_watch, "pending pods (--ledger=api)");
+           }}};
+}
+
+absl::StatusOr<std::string> ReadAdminToken(const std::string& path) {
+  if (path.empty()) return std::string();
+  absl::StatusOr<std::string> token = kubeclient::ReadFileToString(path);
+  if (!token.ok()) return token.status();
+  std::string trimmed(absl::StripAsciiWhitespace(*token));
+  if (trimmed.empty()) return absl::InvalidArgumentError(absl::StrCat(path, " is empty"));
+  return trimmed;
+}
+
 absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& format, const std::string& level) {
   absl::StatusOr<server::LogFormat> parsed_format = server::ParseLogFormat(format);
   if (!parsed_format.ok()) return Prefixed("--log-format", parsed_format.status());
@@ -121,7 +133,7 @@ absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& form
 }
 
 absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, ProcessState& process,
-                                              spdlog::logger& log, server::ReadinessCheck ready) {
+                                              spdlog::logger& log, server::ReadinessChecks readiness) {
   if (options.tls_cert.empty() != options.tls_key.empty()) {
     return absl::InvalidArgumentError("TLS: --tls-cert and --tls-key go together");
   }
@@ -135,7 +147,9 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   absl::StatusOr<std::string> admin_token = ReadAdminToken(options.admin_token_file);
   if (!admin_token.ok()) return Prefixed("--admin-token-file", admin_token.status());
 
-  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(options.kubeconfig);
+  kubeclient::RestOptions rest_options;
+  process.kube_observability.Observe(rest_options, "extender");
+  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(options.kubeconfig, rest_options);
   if (!rest.ok()) return rest.status();
 
   ExtenderServers parts;
@@ -146,20 +160,31 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   if (options.live_state) {
     parts.live_state = std::make_unique<kubeclient::GpuStateSync>(*parts.state, log);
     kubeclient::ListWatchOptions node_options;
+    process.kube_observability.Observe(node_options, "nodes");
     parts.node_watch = kubeclient::ListWatcher::ForNodes(*parts.rest, node_options, parts.live_state->NodeHandler());
     kubeclient::ListWatchOptions pod_options;
     pod_options.field_selector = "spec.nodeName!=";  // only bound pods hold GPUs
+    process.kube_observability.Observe(pod_options, "bound_pods");
     parts.pod_watch = kubeclient::ListWatcher::ForPods(*parts.rest, pod_options, parts.live_state->PodHandler());
     parts.node_watch->Start();
     parts.pod_watch->Start();
-    ready = [ready = std::move(ready), nodes = parts.node_watch.get(), pods = parts.pod_watch.get()] {
-      return nodes->synced() && pods->synced() && ready();
-    };
+    readiness.push_back({"informer-sync", [nodes = parts.node_watch.get(), pods = parts.pod_watch.get()] {
+                           std::string failure = NotListedYet(*nodes, "nodes");
+                           if (std::string p = NotListedYet(*pods, "pods"); !p.empty()) {
+                             absl::StrAppend(&failure, failure.empty() ? "" : "; ", p);
+                           }
+                           return failure;
+                         }});
   }
   if (options.leader_elect) {
-    absl::Status elected = StartLeaderElection(options, log, parts);
+    absl::Status elected = StartLeaderElection(options, log, process.kube_observability, parts);
     if (!elected.ok()) return elected;
-    ready = [ready = std::move(ready), elector = parts.elector.get()] { return elector->IsLeader() && ready(); };
+    readiness.push_back({"leader-election", [elector = parts.elector.get()] {
+                           if (elector->IsLeader()) return std::string();
+                           const std::string holder = elector->holder();
+                           return holder.empty() ? std::string("not the leader: no replica holds the Lease")
+                                                 : absl::StrCat("not the leader: the Lease is held by ", holder);
+                         }});
   }
   parts.metrics = std::make_unique<scheduler::ExtenderMetrics>(scheduler::ExtenderMetrics::Create(process.registry));
   if (options.provisioning_requests) parts.provisioner = std::make_unique<kubeclient::Provisioner>(*parts.kube, log);
@@ -190,7 +215,7 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   if (!api.ok()) return Prefixed("extender server", api.status());
   parts.api = *std::move(api);
   scheduler::RegisterExtenderRoutes(*parts.api, *parts.extender, *admin_token);
-  parts.admin_enabled = !admin_token->empty();
+  parts.admin_token = *admin_token;
 
   server::HttpServerOptions ops_options;
   ops_options.address = options.ops_address;
@@ -199,8 +224,8 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::HttpServer::Create(ops_options, process.registry);
   if (!ops.ok()) return Prefixed("ops server", ops.status());
   parts.ops = *std::move(ops);
-  server::RegisterOpsEndpoints(*parts.ops, process.registry, std::move(ready));
-  scheduler::RegisterPreferencesRoute(*parts.ops, *process.ledger);
+  server::RegisterOpsEndpoints(*parts.ops, process.registry, std::move(readiness));
+  scheduler::RegisterPreferencesRoute(*parts.ops, *process.ledger, *admin_token);
   parts.extender->RecordDecisionsTo(process.decisions.recorder.get());
   parts.idle_gpus = std::make_unique<scheduler::IdleGpusGauge>(process.registry, *parts.state, *process.ledger);
   parts.idle_gpus->RecordChangesTo(process.decisions.recorder.get(), &process.clock);
@@ -231,7 +256,7 @@ int RunExtender(const ExtenderOptions& options, const std::function<void(int, in
   process.decisions = OpenDecisionHistory(options.decision_db, process.registry, log);
   std::atomic<bool> serving{false};
   absl::StatusOr<ExtenderServers> servers =
-      BuildExtender(options, process, log, [&] { return serving.load() && process.ledger_ready(); });
+      BuildExtender(options, process, log, process.ReadinessChecks(serving));
   if (!servers.ok()) return Fail(servers.status());
 
   absl::StatusOr<int> ops_port = servers->ops->Start();
@@ -240,13 +265,13 @@ int RunExtender(const ExtenderOptions& options, const std::function<void(int, in
   if (!api_port.ok()) return Fail(Prefixed("extender server", api_port.status()));
   serving = true;
   server::LogEvent(log, "listening", {{"extender", absl::StrCat(options.address, ":", *api_port)},
-                                      {"tls", servers->api->is_tls() ? "true" : "false"},
+                                      {"tls", servers->api->is_tls()},
                                       {"ops", absl::StrCat(options.ops_address, ":", *ops_port)},
-                                      {"admin", servers->admin_enabled ? "enabled" : "disabled"}});
+                                      {"admin", servers->admin_token.empty() ? "disabled" : "enabled"}});
   if (on_listening) on_listening(*api_port, *ops_port);
 
   absl::Status waited = server::WaitForShutdownSignal([&](int signal) {
-    server::LogEvent(log, "shutdown", {{"signal", std::to_string(signal)}});
+    server::LogEvent(log, "shutdown", {{"signal", signal}});
     serving = false;  // readiness fails at once; requests in flight finish inside Stop()
     servers->api->Stop();
     servers->ops->Stop();
@@ -277,7 +302,8 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   cmd.add_option("--admin-token-file", options.admin_token_file,
-                 "file holding the bearer token for /admin/* (absent: admin endpoints disabled)");
+                 "file holding the bearer token for /admin/*, /decisions and, beyond loopback, /preferences "
+                 "(absent: /admin/* and /decisions disabled, /preferences on loopback only)");
   cmd.add_option("--log-format", options.log_format, "text or json")->capture_default_str();
   cmd.add_option("--log-level", options.log_level, "trace, debug, info, warn, error")->capture_default_str();
   cmd.add_option("--max-body-bytes", options.max_body_bytes, "largest request body accepted")->capture_default_str();

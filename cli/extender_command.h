@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "cli/decision_history.h"
+#include "cli/kube_observability.h"
 #include "kubeclient/gpu_state_sync.h"
 #include "kubeclient/kube_api.h"
 #include "kubeclient/leader_election.h"
@@ -40,8 +42,10 @@ struct ExtenderOptions {
   std::string tls_key;
   std::string tls_client_ca;    // optional: require client certificates signed by this CA
   std::string ops_address = "0.0.0.0";  // probes and Prometheus come from outside the pod
-  int ops_port = 9090;          // plain HTTP: /healthz /readyz /metrics /preferences
-  std::string admin_token_file; // bearer token for /admin/*; empty: admin endpoints disabled
+  int ops_port = 9090;          // plain HTTP: /healthz /readyz /metrics; /preferences /decisions guarded
+  // Bearer token for /admin/* and, beyond loopback, /preferences and /decisions; empty: admin endpoints
+  // disabled, the others on loopback only.
+  std::string admin_token_file;
   std::string log_format = "text";
   std::string log_level = "info";
   int64_t max_body_bytes = int64_t{64} << 20;
@@ -74,11 +78,15 @@ inline constexpr absl::Duration kIdleGpusPeriod = absl::Seconds(15);
 // with --ledger=api, through the API, as between separate processes).
 struct ProcessState {
   ProcessState();
-  // Ready to serve: always in memory; with --ledger=api once the pending pods have been listed.
-  bool ledger_ready() const { return ledger_watch == nullptr || ledger_watch->synced(); }
+  // The readiness of a process serving on it: "serving" while `serving` holds (set once the servers
+  // listen, cleared at shutdown), and "ledger-sync": with --ledger=api, once the pending pods have been
+  // listed.
+  server::ReadinessChecks ReadinessChecks(const std::atomic<bool>& serving) const;
 
   const server::RealClock clock;  // the real clock, constructed here once and injected from here
   server::MetricsRegistry registry;
+  // Metrics and condition logs of every API client, watch, ledger write and election of the process.
+  KubeObservability kube_observability;
   // Both ledgers' caps; evictions counted (topofit_ledger_evicted_total{kind}) and logged.
   const ledger::LedgerLimits ledger_limits;
   // --ledger=api (UseLedger): the ledger's client, declared before the ledger that publishes through it.
@@ -89,6 +97,9 @@ struct ProcessState {
   // What the front ends record their decisions to (OpenDecisionHistory); empty: nothing is recorded.
   DecisionHistory decisions;
 };
+
+// The admin token in `path` (--admin-token-file), surrounding whitespace trimmed; "" for no path.
+absl::StatusOr<std::string> ReadAdminToken(const std::string& path);
 
 // --log-format and --log-level, checked; the error names the flag.
 absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& format, const std::string& level);
@@ -118,15 +129,15 @@ struct ExtenderServers {
   std::unique_ptr<mcp::McpServer> mcp;
   std::unique_ptr<server::HttpServer> api;
   std::unique_ptr<server::HttpServer> ops;
-  bool admin_enabled = false;
+  std::string admin_token;  // from --admin-token-file; empty: none
 };
 
 // Checks `options` (other than logging) and builds the extender on `process`. Errors name the flag or part
-// that failed. With --live-state the node and pod watches start here, and `ready` holds only once both
-// have listed. With --leader-elect the elector starts here, and `ready` holds only while it leads: the
-// Service then sends kube-scheduler's calls to the leader alone.
+// that failed. /readyz holds `readiness` and the extender's own checks: with --live-state the node and pod
+// watches start here, and "informer-sync" passes once both have listed; with --leader-elect the elector
+// starts here, and "leader-election" passes only while it leads.
 absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, ProcessState& process,
-                                              spdlog::logger& log, server::ReadinessCheck ready);
+                                              spdlog::logger& log, server::ReadinessChecks readiness);
 
 // Runs the extender until SIGTERM or SIGINT; returns the exit code (1 for bad options or start-up
 // failures, each with a message on stderr). `on_listening(api_port, ops_port)` is called once both

@@ -37,7 +37,9 @@ absl::Status UseLedger(const std::string& ledger, const std::string& kubeconfig,
   if (ledger == "memory") return absl::OkStatus();
   if (ledger != "api") return absl::InvalidArgumentError(absl::StrCat("--ledger: want memory or api, not \"", ledger, "\""));
   // A client of its own: publishing the ledger has its own QPS budget and never holds up a Binding.
-  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(kubeconfig);
+  kubeclient::RestOptions rest_options;
+  process.kube_observability.Observe(rest_options, "ledger");
+  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(kubeconfig, rest_options);
   if (!rest.ok()) return absl::Status(rest.status().code(), absl::StrCat("--ledger=api: ", rest.status().message()));
   process.ledger_rest = *std::move(rest);
   process.ledger_kube = std::make_unique<kubeclient::KubeApi>(*process.ledger_rest);
@@ -45,9 +47,11 @@ absl::Status UseLedger(const std::string& ledger, const std::string& kubeconfig,
   options.preference_ttl = kPreferenceTtl;
   options.intent_ttl = kIntentTtl;
   options.limits = process.ledger_limits;
+  process.kube_observability.Observe(options);
   auto api_ledger = std::make_unique<kubeclient::ApiLedger>(*process.ledger_kube, process.clock, log, options);
   kubeclient::ListWatchOptions pending;
   pending.field_selector = "spec.nodeName=";  // pending pods, of every scheduler (docs/kubeclient.md)
+  process.kube_observability.Observe(pending, "pending_pods");
   process.ledger_watch = kubeclient::ListWatcher::ForPods(*process.ledger_rest, pending, api_ledger->PodHandler());
   process.ledger = std::move(api_ledger);
   process.ledger_watch->Start();

@@ -8,19 +8,9 @@
 namespace topofit::decision {
 namespace {
 
-// Labels cloud providers' node groups put on every node of the group, and the shape labels that
-// templates carry: the node-pool labels name the group, the others narrow a fallback match.
-constexpr std::array<absl::string_view, 9> kNodeGroupLabelKeys = {
-    "eks.amazonaws.com/nodegroup",     // EKS managed node groups
-    "alpha.eksctl.io/nodegroup-name",  // eksctl
-    "cloud.google.com/gke-nodepool",   // GKE
-    "kubernetes.azure.com/agentpool",  // AKS
-    "agentpool",                       // AKS, older clusters
-    "node.kubernetes.io/instance-type",
-    "beta.kubernetes.io/instance-type",
-    "nvidia.com/gpu.product",
-    "nvidia.com/gpu.count",
-};
+// The GPU shape labels templates carry (GPU Feature Discovery's, set on node groups that scale from zero):
+// with kNodeGroupNameLabelKeys, what a template's group is matched by.
+constexpr std::array<absl::string_view, 2> kGpuShapeLabelKeys = {"nvidia.com/gpu.product", "nvidia.com/gpu.count"};
 
 // Labels that differ from node to node of one group: a template's value is its own, not the group's.
 constexpr std::array<absl::string_view, 2> kPerNodeLabelKeys = {"kubernetes.io/hostname",
@@ -31,15 +21,24 @@ constexpr std::array<absl::string_view, 2> kPerNodeLabelKeys = {"kubernetes.io/h
 kube::StringMap NodeGroupLabels(const kube::Node& template_node) {
   const kube::StringMap& labels = template_node.metadata.labels;
   kube::StringMap out;
-  for (absl::string_view key : kNodeGroupLabelKeys) {
+  const auto take = [&](absl::string_view key) {
     if (auto it = labels.find(key); it != labels.end()) out.insert(*it);
-  }
+  };
+  for (absl::string_view key : kNodeGroupNameLabelKeys) take(key);
+  for (absl::string_view key : kGpuShapeLabelKeys) take(key);
   if (!out.empty()) return out;
   out = labels;
   for (absl::string_view key : kPerNodeLabelKeys) {
     if (auto it = out.find(key); it != out.end()) out.erase(it);
   }
   return out;
+}
+
+std::string NodeGroupName(const kube::StringMap& labels) {
+  for (absl::string_view key : kNodeGroupNameLabelKeys) {
+    if (auto it = labels.find(key); it != labels.end()) return it->second;
+  }
+  return "";
 }
 
 bool BroughtBy(const Intent& intent, const kube::StringMap& node_labels, int64_t created_seconds) {

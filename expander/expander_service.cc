@@ -46,8 +46,6 @@ std::string ResultLabel(absl::StatusCode code) {
   return out;
 }
 
-std::string Bool(bool b) { return b ? "true" : "false"; }
-
 }  // namespace
 
 ExpanderMetrics ExpanderMetrics::Create(server::MetricsRegistry& registry) {
@@ -115,7 +113,7 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Answer(
 void ExpanderService::Record(absl::Time start, const absl::Status& status, const std::string& result, int options) {
   if (!status.ok()) {
     server::LogEvent(log_, "best_options_error",
-                     {{"options", std::to_string(options)}, {"result", result}, {"error", std::string(status.message())}},
+                     {{"options", options}, {"result", result}, {"error", std::string(status.message())}},
                      spdlog::level::warn);
   }
   metrics_.calls.Inc({result});
@@ -206,25 +204,25 @@ void ExpanderService::Log(const decision::Ranking& ranking, const decision::Rank
       if (logged++ == kMaxLoggedVerdicts) break;
       server::LogEvent(log_, "option_verdict",
                        {{"node_group", v.node_group_id},
-                        {"strands", Bool(v.strands)},
+                        {"strands", v.strands},
                         {"reason", v.reason},
-                        {"preferences_satisfied", std::to_string(v.preferences_satisfied)},
-                        {"quality_per_mille", std::to_string(v.quality_per_mille)},
-                        {"idle_gpus", std::to_string(v.idle_gpus)},
-                        {"price", std::to_string(v.price)}});
+                        {"preferences_satisfied", v.preferences_satisfied},
+                        {"quality_per_mille", v.quality_per_mille},
+                        {"idle_gpus", v.idle_gpus},
+                        {"price", v.price}});
     }
   }
   server::LogEvent(log_, "best_options",
-                   {{"options", std::to_string(input.options.size())},
-                    {"gpu_options", std::to_string(gpu_options)},
-                    {"stranding", std::to_string(stranding)},
-                    {"preferences", std::to_string(input.preferences.size())},
+                   {{"options", input.options.size()},
+                    {"gpu_options", gpu_options},
+                    {"stranding", stranding},
+                    {"preferences", input.preferences.size()},
                     {"chosen", absl::StrJoin(ranking.chosen, ",")},
-                    {"veto", Bool(ranking.veto)},
+                    {"veto", ranking.veto},
                     {"intent", intent_group},
-                    {"verdicts_not_logged", std::to_string(gpu_options > kMaxLoggedVerdicts
+                    {"verdicts_not_logged", gpu_options > kMaxLoggedVerdicts
                                                                ? gpu_options - kMaxLoggedVerdicts
-                                                               : 0)}});
+                                                               : 0}});
 }
 
 }  // namespace topofit::expander

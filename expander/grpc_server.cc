@@ -1,5 +1,6 @@
 #include "expander/grpc_server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -7,6 +8,8 @@
 #include <utility>
 
 #include <grpcpp/security/server_credentials.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 #include <openssl/bio.h>
@@ -96,11 +99,21 @@ absl::StatusOr<std::shared_ptr<::grpc::ServerCredentials>> Credentials(const Grp
   }
   if (absl::Status checked = CheckPemFiles(options, *cert, *key, ca); !checked.ok()) return checked;
 
-  ::grpc::SslServerCredentialsOptions ssl(ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                                                     : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  ssl.pem_root_certs = ca;
-  ssl.pem_key_cert_pairs.push_back({*std::move(key), *std::move(cert)});
-  return ::grpc::SslServerCredentials(ssl);
+  // The files checked above are also watched: cert-manager renews the certificate by rewriting the Secret,
+  // and gRPC loads the new pair for new connections, so a renewal needs no restart.
+  const auto interval = static_cast<unsigned int>(
+      std::max<int64_t>(1, absl::ToInt64Seconds(options.tls_reload_interval)));
+  auto provider = std::make_shared<::grpc::experimental::FileWatcherCertificateProvider>(
+      options.tls_key_file, options.tls_cert_file, options.tls_client_ca_file, interval);
+  ::grpc::experimental::TlsServerCredentialsOptions tls(provider);
+  tls.watch_identity_key_cert_pairs();
+  if (!ca.empty()) {
+    tls.watch_root_certs();
+    tls.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  } else {
+    tls.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  }
+  return ::grpc::experimental::TlsServerCredentials(tls);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/time/time.h"
 
 namespace grpc {
 class Server;
@@ -32,6 +33,9 @@ struct GrpcServerOptions {
   std::string tls_key_file;
   std::string tls_client_ca_file;
   bool insecure = false;  // plaintext; must be asked for, and excludes the TLS files
+  // How often gRPC looks whether the TLS files changed (a renewed certificate) and loads them for new
+  // connections (grpc::experimental::FileWatcherCertificateProvider; whole seconds, at least 1).
+  absl::Duration tls_reload_interval = absl::Seconds(10);
   int max_receive_bytes = kMaxReceiveBytes;
 };
 

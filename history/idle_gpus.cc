@@ -3,19 +3,10 @@
 #include <algorithm>
 
 #include "decision/capacity_hold.h"
+#include "decision/node_group_identity.h"
 
 namespace topofit::history {
 namespace {
-
-std::string NodeGroupOf(const decision::NodeGpuSnapshot& node) {
-  static constexpr std::array<absl::string_view, 6> kKeys = {
-      "eks.amazonaws.com/nodegroup",    "alpha.eksctl.io/nodegroup-name", "cloud.google.com/gke-nodepool",
-      "kubernetes.azure.com/agentpool", "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"};
-  for (absl::string_view key : kKeys) {
-    if (auto it = node.origin->labels.find(std::string(key)); it != node.origin->labels.end()) return it->second;
-  }
-  return "";
-}
 
 // What a pending pod with a preference asks: its shape, binding (it was refused at it).
 decision::GpuDemand DemandOf(const decision::Preference& p) {
@@ -70,7 +61,7 @@ std::vector<NodeIdleGpus> ClassifyIdleNodes(const std::vector<const decision::No
   std::vector<NodeIdleGpus> out;
   out.reserve(nodes.size());
   for (const decision::NodeGpuSnapshot* node : nodes) {
-    out.push_back({node->node, NodeGroupOf(*node), node->free(),
+    out.push_back({node->node, decision::NodeGroupName(node->origin->labels), node->free(),
                    ClassifyIdleGpus(*node, /*ready=*/true, holds.HeldAgainst("", *node), pending, memo)});
   }
   return out;

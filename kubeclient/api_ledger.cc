@@ -20,6 +20,7 @@ ApiLedger::ApiLedger(KubeApi& kube, const server::Clock& clock, spdlog::logger& 
       clock_(clock),
       log_(log),
       options_(std::move(options)),
+      publishing_(log, clock, "ledger_publish", {}),
       intents_view_(options_.intent_ttl),
       publisher_(std::make_unique<CoalescingQueue>([this](const std::string& uid) { return Publish(uid); },
                                                    options_.publishing)) {}
@@ -88,7 +89,7 @@ void ApiLedger::Apply(const std::string& uid, Entry& entry, const kube::Pod& pod
   for (const absl::Status& status : {preference.status(), intent.status()}) {
     if (status.ok()) continue;
     ++stats_.bad_annotations;
-    server::LogEvent(log_, "ledger-bad-annotation", {{"pod", KeyOf(pod)}, {"error", std::string(status.message())}},
+    server::LogEvent(log_, "ledger_bad_annotation", {{"pod", KeyOf(pod)}, {"error", std::string(status.message())}},
                      spdlog::level::warn);
   }
   std::optional<decision::Preference> observed = preference.ok() ? *std::move(preference) : std::nullopt;
@@ -339,7 +340,7 @@ CoalescingQueue::Outcome ApiLedger::Publish(const std::string& uid) {
     std::optional<PodName> name = NameOf(uid, entry);
     if (!name) {
       ++stats_.unresolved;  // published when the watch names the pod (Observe)
-      server::LogEvent(log_, "ledger-unresolved-pod", {{"uid", uid}}, spdlog::level::debug);
+      server::LogEvent(log_, "ledger_unresolved_pod", {{"uid", uid}}, spdlog::level::debug);
       return CoalescingQueue::Outcome::kDone;
     }
     pod = *std::move(name);
@@ -356,18 +357,23 @@ CoalescingQueue::Outcome ApiLedger::Publish(const std::string& uid) {
   const std::string key = absl::StrCat(pod.namespace_name, "/", pod.name);
   if (absl::IsNotFound(version.status())) {
     ++stats_.pods_gone;
-    server::LogEvent(log_, "ledger-pod-gone", {{"pod", key}});
+    if (options_.on_publish) options_.on_publish("pod_gone");
+    server::LogEvent(log_, "ledger_pod_gone", {{"pod", key}});
     Drop(uid);
     return CoalescingQueue::Outcome::kDone;
   }
   auto it = entries_.find(uid);
   if (!version.ok()) {
     ++stats_.publish_failures;
-    server::LogEvent(log_, "ledger-publish-failed", {{"pod", key}, {"error", std::string(version.status().message())}},
-                     spdlog::level::warn);
+    if (options_.on_publish) options_.on_publish("failed");
+    // Reason: the status code alone, so that an API server down for every pod is one line, not one per pod.
+    publishing_.Failed(absl::StatusCodeToString(version.status().code()), absl::ZeroDuration(),
+                       absl::StrCat(key, ": ", version.status().message()));
     return it == entries_.end() ? CoalescingQueue::Outcome::kDone : CoalescingQueue::Outcome::kRetry;
   }
   ++stats_.published;
+  if (options_.on_publish) options_.on_publish("ok");
+  publishing_.Succeeded();
   if (it == entries_.end()) return CoalescingQueue::Outcome::kDone;  // forgotten meanwhile
   Entry& entry = it->second;
   if (preference) entry.in_api = std::move(preference);

@@ -58,6 +58,7 @@
 #include "ledger/intents_view.h"
 #include "ledger/ledger.h"
 #include "server/clock.h"
+#include "server/condition_log.h"
 
 namespace topofit::kubeclient {
 
@@ -69,6 +70,9 @@ struct ApiLedgerOptions {
   // nothing.
   absl::Duration shutdown_grace = absl::Seconds(5);
   ledger::LedgerLimits limits;
+  // Told of every annotation patch's outcome ("ok", "failed": retried, "pod_gone": the pod's entries
+  // dropped), on the writer thread, for the process's metrics; may be null.
+  std::function<void(absl::string_view result)> on_publish;
 };
 
 struct ApiLedgerStats {
@@ -158,6 +162,7 @@ class ApiLedger final : public ledger::Ledger {
   const server::Clock& clock_;
   spdlog::logger& log_;
   const ApiLedgerOptions options_;
+  server::ConditionLog publishing_;  // failed patches, logged once per change of reason
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);   // by uid: ordered, so ties sort by uid
   std::map<std::string, PodName> names_ ABSL_GUARDED_BY(mu_);   // pending pods the watch shows, by uid

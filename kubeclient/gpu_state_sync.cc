@@ -77,7 +77,7 @@ std::optional<GpuStateSync::Holding> GpuStateSync::HoldingOf(const kube::Pod& po
   const absl::StatusOr<int> gpus = kube::GpuRequest(pod);
   if (!gpus.ok()) {
     ++stats_.bad_gpu_requests;
-    server::LogEvent(log_, "live-state-bad-gpu-request",
+    server::LogEvent(log_, "live_state_bad_gpu_request",
                      {{"pod", absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name)},
                       {"error", std::string(gpus.status().message())}},
                      spdlog::level::warn);
@@ -100,7 +100,7 @@ void GpuStateSync::UpsertNodeLocked(const kube::Node& node) {
   const std::string& name = node.metadata.name;
   if (absl::Status upserted = state_.UpsertNode(node); !upserted.ok()) {
     ++stats_.nodes_rejected;
-    server::LogEvent(log_, "live-state-node-rejected", {{"node", name}, {"error", std::string(upserted.message())}},
+    server::LogEvent(log_, "live_state_node_rejected", {{"node", name}, {"error", std::string(upserted.message())}},
                      spdlog::level::warn);
     return;
   }
@@ -153,11 +153,11 @@ void GpuStateSync::Apply(Holding& holding) {
       ids = *parsed;
     } else {
       ++stats_.bad_gpu_ids;
-      server::LogEvent(log_, "live-state-bad-gpu-ids",
+      server::LogEvent(log_, "live_state_bad_gpu_ids",
                        {{"pod", holding.pod.key()},
                         {"node", holding.node},
-                        {"gpu-ids", holding.ids},
-                        {"gpus", std::to_string(holding.gpus)},
+                        {"gpu_ids", holding.ids},
+                        {"gpus", holding.gpus},
                         {"error", parsed.ok() ? "count differs from the GPU request"
                                               : std::string(parsed.status().message())}},
                        spdlog::level::warn);
@@ -171,7 +171,7 @@ void GpuStateSync::Apply(Holding& holding) {
   }
   if (absl::IsNotFound(observed)) return;  // the node went away meanwhile
   ++stats_.pods_rejected;
-  server::LogEvent(log_, "live-state-pod-rejected",
+  server::LogEvent(log_, "live_state_pod_rejected",
                    {{"pod", holding.pod.key()}, {"node", holding.node}, {"error", std::string(observed.message())}},
                    spdlog::level::warn);
 }

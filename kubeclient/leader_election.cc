@@ -65,7 +65,9 @@ absl::Duration LeaderElector::CandidateWait() const {
 void LeaderElector::Start() {
   thread_ = std::thread([this] {
     while (!stop_.HasBeenNotified()) {
-      Round().IgnoreError();  // a failed round is the normal lot of a candidate; the next one tries again
+      // A failed round is the normal lot of a candidate; the next one tries again.
+      const absl::Status round = Round();
+      if (config_.on_round) config_.on_round(round);
       stop_.WaitForNotificationWithTimeout(IsLeader() ? config_.retry_period : CandidateWait());
     }
   });

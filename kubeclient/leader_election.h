@@ -55,6 +55,8 @@ struct LeaderElectionConfig {
   // or stops leading, never under the elector's lock.
   std::function<void()> on_started_leading;
   std::function<void()> on_stopped_leading;
+  // Called on the elector's thread with each of Start()'s rounds' status (see Round()); may be null.
+  std::function<void(const absl::Status& round)> on_round;
 
   // Injected time and randomness; null means the real ones. The thread sleeps in real time whatever the
   // clock: tests that drive a fake clock call Round() themselves instead of Start().

@@ -118,6 +118,11 @@ ListWatchStats ListWatcher::stats() const {
   return stats_;
 }
 
+absl::Status ListWatcher::last_failure() const {
+  absl::MutexLock lock(&mu_);
+  return last_failure_;
+}
+
 absl::Time ListWatcher::Now() const { return options_.clock != nullptr ? options_.clock->Now() : absl::Now(); }
 
 void ListWatcher::Sleep(absl::Duration d) {
@@ -163,14 +168,22 @@ void ListWatcher::Run() {
       failed = ListAndSync();
       if (failed.ok()) {
         need_list = false;
+        if (failures > 0 && options_.on_recovered) options_.on_recovered();
         failures = 0;
+        absl::MutexLock lock(&mu_);
+        last_failure_ = absl::OkStatus();
         continue;
       }
     } else {
       const absl::Time started = Now();
       WatchOutcome outcome = WatchOnce();
       if (outcome.end == WatchEnd::kStopped) break;
-      if (outcome.events > 0) failures = 0;
+      if (outcome.events > 0) {
+        if (failures > 0 && options_.on_recovered) options_.on_recovered();
+        failures = 0;
+        absl::MutexLock lock(&mu_);
+        last_failure_ = absl::OkStatus();
+      }
       if (outcome.end == WatchEnd::kClosed &&
           (outcome.events > 0 || Now() - started >= options_.min_watch_duration)) {
         continue;  // the server's timeoutSeconds ran out: watch again at once
@@ -190,8 +203,11 @@ void ListWatcher::Run() {
     {
       absl::MutexLock lock(&mu_);
       ++stats_.failures;
+      last_failure_ = failed;
     }
-    Sleep(Backoff(failures, failed));
+    const absl::Duration backoff = Backoff(failures, failed);
+    if (options_.on_failure) options_.on_failure(failed, backoff);
+    Sleep(backoff);
   }
 }
 
@@ -223,11 +239,16 @@ absl::Status ListWatcher::ListAndSync() {
   }
 
   const int64_t undecodable = sink_.on_sync ? sink_.on_sync(objects) : 0;
-  absl::MutexLock lock(&mu_);
-  resource_version_ = resource_version;
-  synced_ = true;
-  ++stats_.lists;
-  stats_.undecodable += undecodable;
+  bool relist = false;
+  {
+    absl::MutexLock lock(&mu_);
+    resource_version_ = resource_version;
+    relist = synced_;
+    synced_ = true;
+    ++stats_.lists;
+    stats_.undecodable += undecodable;
+  }
+  if (options_.on_listed) options_.on_listed(relist, static_cast<int64_t>(objects.size()));
   return absl::OkStatus();
 }
 

@@ -86,6 +86,14 @@ struct ListWatchOptions {
   const server::Clock* clock = nullptr;
   std::function<void(absl::Duration)> sleep;
   std::function<double()> uniform_random;  // in [0, 1)
+
+  // Told of the watcher's condition on its thread, for the process's metrics and logs; each may be null.
+  // on_listed: after every complete LIST (relist: not the first one, e.g. after 410 Gone).
+  std::function<void(bool relist, int64_t objects)> on_listed;
+  // on_failure: every failed LIST or WATCH, with the wait before the next attempt.
+  std::function<void(const absl::Status& failure, absl::Duration retry_in)> on_failure;
+  // on_recovered: the first LIST or watch event after failures.
+  std::function<void()> on_recovered;
 };
 
 struct ListWatchStats {
@@ -132,6 +140,8 @@ class ListWatcher {
   // The resourceVersion the next watch would start from ("" before the first LIST).
   std::string resource_version() const;
   ListWatchStats stats() const;
+  // The last LIST or WATCH failure since the watcher last listed or received an event; OK when none.
+  absl::Status last_failure() const;
 
  private:
   enum class WatchEnd { kClosed, kGone, kFailed, kStopped };
@@ -166,6 +176,7 @@ class ListWatcher {
   mutable absl::Mutex mu_;
   std::string resource_version_ ABSL_GUARDED_BY(mu_);
   bool synced_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status last_failure_ ABSL_GUARDED_BY(mu_);
   ListWatchStats stats_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -60,7 +60,7 @@ void Provisioner::Run() {
 void Provisioner::Create(const Task& task) {
   const std::string name = ProvisioningObjectName(task.pod.name);
   const auto fail = [&](absl::string_view step, const absl::Status& status) {
-    server::LogEvent(log_, "provisioning-request",
+    server::LogEvent(log_, "provisioning_request",
                      {{"pod", task.pod.key()}, {"result", "failed"}, {"step", std::string(step)},
                       {"reason", std::string(status.message())}},
                      spdlog::level::warn);
@@ -80,7 +80,7 @@ void Provisioner::Create(const Task& task) {
     skip = "the pod is bound";
   }
   if (!skip.empty()) {
-    server::LogEvent(log_, "provisioning-request", {{"pod", task.pod.key()}, {"result", "skipped"}, {"reason", skip}});
+    server::LogEvent(log_, "provisioning_request", {{"pod", task.pod.key()}, {"result", "skipped"}, {"reason", skip}});
     absl::MutexLock lock(&mu_);
     ++stats_.skipped;
     requested_.erase(task.pod.uid);
@@ -102,9 +102,9 @@ void Provisioner::Create(const Task& task) {
       !annotated.ok()) {
     return fail("annotate pod", annotated);
   }
-  server::LogEvent(log_, "provisioning-request",
+  server::LogEvent(log_, "provisioning_request",
                    {{"pod", task.pod.key()}, {"result", "created"}, {"name", name},
-                    {"refused_nodes", std::to_string(task.refused_nodes.size())}});
+                    {"refused_nodes", task.refused_nodes.size()}});
   absl::MutexLock lock(&mu_);
   ++stats_.requested;
 }
@@ -115,7 +115,7 @@ void Provisioner::Remove(const Task& task) {
   if (removed.ok()) removed = api_.DeletePodTemplate(task.pod.namespace_name, name);
   if (!removed.ok()) {
     // Both are owned by the pod: the garbage collector removes them when it goes.
-    server::LogEvent(log_, "provisioning-request",
+    server::LogEvent(log_, "provisioning_request",
                      {{"pod", task.pod.key()}, {"result", "withdraw failed"}, {"reason", std::string(removed.message())}},
                      spdlog::level::warn);
     absl::MutexLock lock(&mu_);

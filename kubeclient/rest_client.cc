@@ -437,6 +437,7 @@ absl::StatusOr<nlohmann::json> RestClient::Do(const char* method, absl::string_v
     } else {
       last = StatusFromHttp(reply->status, reply->body);
       if (last.ok()) {
+        if (options_.on_attempt) options_.on_attempt(ApiAttempt{method, reply->status, last, false, absl::ZeroDuration()});
         if (absl::StripAsciiWhitespace(reply->body).empty()) return nlohmann::json::object();
         nlohmann::json json = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
         if (json.is_discarded()) {
@@ -447,8 +448,11 @@ absl::StatusOr<nlohmann::json> RestClient::Do(const char* method, absl::string_v
       retry_after = reply->retry_after;
       SetRetryAfter(last, retry_after);
     }
-    if (!retriable || attempt >= max_attempts) break;
-    Sleep(RetryDelay(attempt, retry_after));
+    const bool retry = retriable && attempt < max_attempts;
+    const absl::Duration delay = retry ? RetryDelay(attempt, retry_after) : absl::ZeroDuration();
+    if (options_.on_attempt) options_.on_attempt(ApiAttempt{method, reply.ok() ? reply->status : 0, last, retry, delay});
+    if (!retry) break;
+    Sleep(delay);
   }
   return WithMessage(last, absl::StrCat(method, " ", full_path, ": ", last.message(),
                                         attempt > 1 ? absl::StrCat(" (after ", attempt, " attempts)") : ""));

@@ -29,6 +29,15 @@ class ClientImpl;
 
 namespace topofit::kubeclient {
 
+// One attempt of a request, as RestOptions::on_attempt reports it.
+struct ApiAttempt {
+  absl::string_view verb;     // GET, POST, PUT, PATCH, DELETE
+  int code = 0;               // the HTTP status; 0 when no reply came (connection refused, reset, timeout)
+  absl::Status status;        // OK for a 2xx; else what the attempt failed with
+  bool will_retry = false;    // another attempt follows, after retry_in
+  absl::Duration retry_in;
+};
+
 struct RestOptions {
   absl::Duration timeout = absl::Seconds(10);  // per attempt: connect, and each read or write
   double qps = 5;                              // client-go's defaults
@@ -43,6 +52,10 @@ struct RestOptions {
   const server::Clock* clock = nullptr;
   std::function<void(absl::Duration)> sleep;
   std::function<double()> uniform_random;  // in [0, 1)
+
+  // Told of every attempt of a request (not of watch streams), on the calling thread, for metrics and
+  // logs the process keeps; null: nobody is told.
+  std::function<void(const ApiAttempt&)> on_attempt;
 };
 
 // Maps an API server reply to a status: 2xx OK; 400/422 InvalidArgument, 401 Unauthenticated,

@@ -140,7 +140,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
       metrics_.nodes_refused.Inc({std::string(decision::RefusalCode(verdict.refusal))});
       // Checked here too: building the fields costs more than the check, for every refused node.
       if (log_.should_log(spdlog::level::debug)) {
-        server::LogEvent(log_, "filter-node",
+        server::LogEvent(log_, "filter_node",
                          {{"pod", pod_key}, {"node", node.node},
                           {"verdict", verdict.unresolvable ? "unresolvable" : "fail"}, {"reason", reason}},
                          spdlog::level::debug);
@@ -161,10 +161,10 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   const size_t passed = result.nodes ? result.nodes->size() : result.node_names->size();
   server::LogEvent(log_, "filter",
                    {{"pod", pod_key},
-                    {"gpus", std::to_string(demand->request.gpus)},
-                    {"passed", std::to_string(passed)},
-                    {"failed", std::to_string(result.failed_nodes.size())},
-                    {"unresolvable", std::to_string(result.failed_and_unresolvable_nodes.size())}});
+                    {"gpus", demand->request.gpus},
+                    {"passed", passed},
+                    {"failed", result.failed_nodes.size()},
+                    {"unresolvable", result.failed_and_unresolvable_nodes.size()}});
   return result;
 }
 
@@ -206,8 +206,8 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
     }
   }
   decision::Preference preference = decision::PreferenceFor(pod, demand, std::move(refused));
-  server::LogEvent(log_, "preference", {{"pod", preference.pod_key}, {"gpus", std::to_string(preference.gpus)},
-                                        {"min-link", std::string(topology::LinkClassName(preference.min_link))}});
+  server::LogEvent(log_, "preference", {{"pod", preference.pod_key}, {"gpus", preference.gpus},
+                                        {"min_link", std::string(topology::LinkClassName(preference.min_link))}});
   if (recorder_ != nullptr) recorder_->Record(history::PreferenceRecord(clock_.Now(), preference));
   ledger_.RecordPreference(std::move(preference));
   metrics_.pending_preferences.Set(static_cast<double>(ledger_.PreferenceCount()));
@@ -387,15 +387,17 @@ absl::StatusOr<std::map<std::string, codec::MetaVictims>> Extender::Preempt(
     if (snapshot == nullptr) {  // declined, as a node where preemption cannot help: it may be retried later
       server::LogEvent(log_, "preempt", {{"pod", absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name)},
                                          {"node", node},
-                                         {"kept", "declined: unknown node"}});
+                                         {"declined", true},
+                                         {"reason", "unknown node"}});
       continue;
     }
     std::optional<std::vector<std::string>> trimmed = decision::TrimVictims(*demand, *snapshot, victims.pod_uids);
     server::LogEvent(log_, "preempt",
                      {{"pod", absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name)},
                       {"node", node},
-                      {"proposed", std::to_string(victims.pod_uids.size())},
-                      {"kept", trimmed ? std::to_string(trimmed->size()) : "declined"}});
+                      {"proposed", victims.pod_uids.size()},
+                      {"declined", !trimmed.has_value()},
+                      {"kept", trimmed ? trimmed->size() : 0}});
     if (trimmed) kept[node] = codec::MetaVictims{*std::move(trimmed), victims.num_pdb_violations};
   }
   return kept;
@@ -409,14 +411,14 @@ bool Extender::PodDeleted(const std::string& pod_uid) {
     std::lock_guard<std::mutex> lock(asked_mu_);
     asked_capacity_.erase(pod_uid);
   }
-  server::LogEvent(log_, "pod-deleted", {{"uid", pod_uid}, {"released", released ? "true" : "false"}});
+  server::LogEvent(log_, "pod_deleted", {{"uid", pod_uid}, {"released", released}});
   return released;
 }
 
 absl::Status Extender::PodReported(const PodRef& pod, const std::string& node, int gpus,
                                    std::optional<topology::GpuSet> ids) {
   absl::Status observed = state_.ObservePod(pod, node, gpus, ids);
-  server::LogEvent(log_, "pod-reported", {{"pod", pod.key()}, {"node", node}, {"gpus", std::to_string(gpus)},
+  server::LogEvent(log_, "pod_reported", {{"pod", pod.key()}, {"node", node}, {"gpus", gpus},
                                           {"result", observed.ok() ? "ok" : std::string(observed.message())}});
   return observed;
 }

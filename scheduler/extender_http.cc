@@ -111,10 +111,11 @@ void RegisterExtenderRoutes(server::HttpServer& server, Extender& extender, std:
   }));
 }
 
-void RegisterPreferencesRoute(server::HttpServer& server, const ledger::Ledger& ledger) {
-  server.Handle("GET", "/preferences", [&ledger](const HttpRequest&) {
-    return server::JsonResponse(200, codec::PreferencesToJson(ledger.Preferences()));
-  });
+void RegisterPreferencesRoute(server::HttpServer& server, const ledger::Ledger& ledger, std::string admin_token) {
+  server.Handle("GET", "/preferences",
+                server::RequireLoopbackOrAdminToken(std::move(admin_token), [&ledger](const HttpRequest&) {
+                  return server::JsonResponse(200, codec::PreferencesToJson(ledger.Preferences()));
+                }));
 }
 
 }  // namespace topofit::scheduler

@@ -20,7 +20,9 @@ namespace topofit::scheduler {
 // the reply (extender.h), and a refused bind is the reply's Error.
 void RegisterExtenderRoutes(server::HttpServer& server, Extender& extender, std::string admin_token);
 
-// GET /preferences: the ledger's pending preferences as JSON (the ops port).
-void RegisterPreferencesRoute(server::HttpServer& server, const ledger::Ledger& ledger);
+// GET /preferences: the ledger's pending preferences as JSON (the ops port); they name pods and their UIDs
+// (what a bind needs), so only for callers on loopback or with `admin_token`
+// (server::RequireLoopbackOrAdminToken).
+void RegisterPreferencesRoute(server::HttpServer& server, const ledger::Ledger& ledger, std::string admin_token);
 
 }  // namespace topofit::scheduler

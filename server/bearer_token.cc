@@ -20,4 +20,16 @@ HttpHandler RequireAdminToken(std::string token, HttpHandler handler) {
   };
 }
 
+HttpHandler RequireLoopbackOrAdminToken(std::string token, HttpHandler handler) {
+  return [token = std::move(token), handler = std::move(handler)](const HttpRequest& request) {
+    if (request.from_loopback) return handler(request);
+    if (token.empty()) {
+      return JsonError(403, "served on loopback only (kubectl port-forward); beyond it, start with "
+                            "--admin-token-file and send the token");
+    }
+    if (!HasBearerToken(request, token)) return JsonError(401, "missing or wrong bearer token");
+    return handler(request);
+  };
+}
+
 }  // namespace topofit::server

@@ -37,6 +37,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/http_request_parser.h"
+#include "server/logging.h"
 #include "server/tls_context.h"
 
 namespace topofit::server {
@@ -124,6 +125,16 @@ int Unacknowledged(tcp::socket& socket) {
   return unacked;
 }
 
+bool IsLoopback(const tcp::socket& socket) {
+  beast::error_code ec;
+  const asio::ip::address peer = socket.remote_endpoint(ec).address();
+  if (ec) return false;
+  if (peer.is_v6() && peer.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, peer.to_v6()).is_loopback();
+  }
+  return peer.is_loopback();
+}
+
 // Asio writes with MSG_NOSIGNAL, but the process's HTTP clients (cpp-httplib, in kubeclient) do not: a peer
 // that hangs up mid-write raises SIGPIPE, whose default action kills the process. Every process that serves
 // has it ignored.
@@ -181,6 +192,10 @@ HttpMetrics HttpMetrics::Create(MetricsRegistry& registry) {
                           "received within its deadline), idle (no request within the idle timeout), tls-handshake (TLS "
                           "refused, e.g. no client certificate signed by the client CA).",
                           {"server", "reason"}),
+      registry.AddCounter("topofit_tls_reloads_total",
+                          "TLS certificate, key or client CA files found changed and loaded (ok) or not (failed: "
+                          "the previous ones stay in use).",
+                          {"server", "result"}),
   };
 }
 
@@ -203,7 +218,7 @@ struct HttpServer::Impl {
   const HttpServerOptions& options;
   KeptBodies bodies;
   const RequestLimits limits;
-  std::unique_ptr<asio::ssl::context> tls;
+  std::unique_ptr<ReloadingTlsContext> tls;
   std::atomic<bool> stopping{false};
   std::atomic<int> blocking_admitted{0};  // blocking requests running or waiting for a thread
 
@@ -230,7 +245,11 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
  public:
   static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
 
-  Connection(HttpServer::Impl& impl, tcp::socket socket) : impl_(impl), stream_(MakeStream(impl, std::move(socket))) {}
+  Connection(HttpServer::Impl& impl, tcp::socket socket)
+      : impl_(impl),
+        from_loopback_(IsLoopback(socket)),
+        tls_(kTls ? impl.tls->Current() : nullptr),
+        stream_(MakeStream(tls_.get(), std::move(socket))) {}
   ~Connection() override { impl_.Unregister(this); }
 
   void Start() override {
@@ -263,9 +282,9 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
  private:
   enum class Phase { kIdle, kReading, kHandling, kWriting, kClosing };
 
-  static Stream MakeStream(HttpServer::Impl& impl, tcp::socket socket) {
+  static Stream MakeStream(asio::ssl::context* tls, tcp::socket socket) {
     if constexpr (kTls) {
-      return Stream(beast::tcp_stream(std::move(socket)), *impl.tls);
+      return Stream(beast::tcp_stream(std::move(socket)), *tls);
     } else {
       return Stream(std::move(socket));
     }
@@ -294,6 +313,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     phase_ = Phase::kReading;
     Lowest().expires_after(absl::ToChronoNanoseconds(impl_.options.request_timeout));
     request_ = std::make_shared<HttpRequest>();
+    request_->from_loopback = from_loopback_;
     request_->body = impl_.bodies.Take();
     parser_.emplace(impl_.limits, *request_);
     http::async_read_header(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
@@ -498,6 +518,8 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
   }
 
   HttpServer::Impl& impl_;
+  const bool from_loopback_;
+  const std::shared_ptr<asio::ssl::context> tls_;  // the TLS context current when accepted; outlives stream_
   Stream stream_;
   beast::flat_buffer buffer_;
   Phase phase_ = Phase::kIdle;
@@ -611,8 +633,17 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerO
   IgnoreSigpipe();
   std::unique_ptr<HttpServer> self(new HttpServer(options, registry));
   if (!options.tls_cert_file.empty()) {
-    absl::StatusOr<std::unique_ptr<asio::ssl::context>> tls =
-        MakeServerTlsContext(options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file);
+    HttpServer* server = self.get();
+    absl::StatusOr<std::unique_ptr<ReloadingTlsContext>> tls = ReloadingTlsContext::Create(
+        {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file}, options.tls_reload_interval,
+        [server](const absl::Status& reloaded) {
+          server->metrics_.tls_reloads.Inc({server->name(), reloaded.ok() ? "ok" : "failed"});
+          // New connections get the new certificate; when the files do not load, the previous ones stay.
+          LogFields fields = {{"server", server->name()}};
+          if (!reloaded.ok()) fields.emplace_back("error", reloaded.message());
+          LogEvent(*spdlog::default_logger(), reloaded.ok() ? "tls_reloaded" : "tls_reload_failed", fields,
+                   reloaded.ok() ? spdlog::level::info : spdlog::level::warn);
+        });
     if (!tls.ok()) return tls.status();
     self->impl_->tls = *std::move(tls);
   }

@@ -50,6 +50,9 @@ struct HttpServerOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string tls_client_ca_file;
+  // How often new connections look whether those files changed (a renewed certificate), and load them if so
+  // (server/tls_context.h: ReloadingTlsContext).
+  absl::Duration tls_reload_interval = absl::Seconds(10);
   size_t max_body_bytes = 8 << 20;       // larger bodies get 413, refused from Content-Length unread
   size_t max_header_bytes = 64 << 10;    // request line and fields; beyond: 431
   size_t max_header_fields = 100;        // beyond: 431
@@ -81,6 +84,9 @@ struct HttpRequest {
   std::multimap<std::string, std::string> query;  // decoded ?k=v pairs
   // For a prefix route ("/explain/*"), the rest of the path after the prefix ("ns/pod"); else empty.
   std::string path_suffix;
+  // Whether the peer connected from a loopback address (127.0.0.0/8, ::1, or ::ffff:127.x.y.z): a process in
+  // the same network namespace, e.g. a container of the same pod or `kubectl port-forward`.
+  bool from_loopback = false;
 
   // The first value of header `name` (any case), or "" if absent.
   std::string Header(absl::string_view name) const;
@@ -124,6 +130,7 @@ struct HttpMetrics {
   Gauge& in_flight;        // topofit_http_requests_in_flight{server}
   Gauge& connections;      // topofit_http_connections{server}
   Counter& dropped;        // topofit_http_connections_dropped_total{server,reason}
+  Counter& tls_reloads;    // topofit_tls_reloads_total{server,result}
 };
 
 class HttpServer {

@@ -1,6 +1,7 @@
 #include "server/logging.h"
 
 #include <chrono>
+#include <cmath>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -15,7 +16,8 @@ namespace topofit::server {
 namespace {
 
 // LogEvent hands its fields to the formatter inside the spdlog payload, after the event name:
-//   event \x1e key \x1f value \x1e key \x1f value ...
+//   event \x1e key \x1f kind value \x1e key \x1f kind value ...
+// where kind is one character, LogValue::Kind ('s' string, 'n' number, 'b' boolean).
 // LogEvent replaces these ASCII record/unit separators in keys and values with spaces. A plain spdlog
 // message containing \x1e would be split into fields; no text we log holds that control character.
 // Carrying the fields in the payload keeps spdlog's plain API for ordinary messages and needs no state
@@ -31,9 +33,15 @@ std::string Sanitize(absl::string_view s) {
   return out;
 }
 
+struct Field {
+  absl::string_view key;
+  LogValue::Kind kind = LogValue::Kind::kString;
+  absl::string_view value;
+};
+
 struct Record {
   absl::string_view msg;
-  std::vector<std::pair<absl::string_view, absl::string_view>> fields;
+  std::vector<Field> fields;
 };
 
 Record Decode(absl::string_view payload) {
@@ -42,7 +50,12 @@ Record Decode(absl::string_view payload) {
   r.msg = parts[0];
   for (size_t i = 1; i < parts.size(); ++i) {
     std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(parts[i], absl::MaxSplits(kUnitSep, 1));
-    r.fields.push_back(kv);
+    Field field{kv.first, LogValue::Kind::kString, kv.second};
+    if (!kv.second.empty()) {
+      field.kind = static_cast<LogValue::Kind>(kv.second.front());
+      field.value = kv.second.substr(1);
+    }
+    r.fields.push_back(field);
   }
   return r;
 }
@@ -81,11 +94,16 @@ class LineFormatter final : public spdlog::formatter {
     if (format_ == LogFormat::kJson) {
       absl::StrAppend(&line, "{\"ts\":\"", Timestamp(msg), "\",\"level\":\"", LevelName(msg.level),
                       "\",\"msg\":", JsonString(r.msg));
-      for (const auto& [key, value] : r.fields) absl::StrAppend(&line, ",", JsonString(key), ":", JsonString(value));
+      for (const Field& f : r.fields) {
+        absl::StrAppend(&line, ",", JsonString(f.key), ":",
+                        f.kind == LogValue::Kind::kString ? JsonString(f.value) : std::string(f.value));
+      }
       line += "}\n";
     } else {
       absl::StrAppend(&line, Timestamp(msg), " ", LevelName(msg.level), " ", r.msg);
-      for (const auto& [key, value] : r.fields) absl::StrAppend(&line, " ", key, "=", LogfmtValue(value));
+      for (const Field& f : r.fields) {
+        absl::StrAppend(&line, " ", f.key, "=", f.kind == LogValue::Kind::kString ? LogfmtValue(f.value) : std::string(f.value));
+      }
       line += "\n";
     }
     dest.append(line.data(), line.data() + line.size());
@@ -98,6 +116,11 @@ class LineFormatter final : public spdlog::formatter {
 };
 
 }  // namespace
+
+LogValue::LogValue(double value) : kind_(Kind::kNumber) {
+  // Shortest text that reads back as the same double; JSON has no NaN or infinity.
+  text_ = std::isfinite(value) ? nlohmann::json(value).dump() : "null";
+}
 
 absl::StatusOr<LogFormat> ParseLogFormat(absl::string_view text) {
   const std::string t = absl::AsciiStrToLower(text);
@@ -136,8 +159,10 @@ void LogEvent(spdlog::logger& logger, absl::string_view event, const LogFields& 
               spdlog::level::level_enum level) {
   if (!logger.should_log(level)) return;  // building the payload costs more than the check
   std::string payload = Sanitize(event);
-  for (const auto& [key, value] : fields) absl::StrAppend(&payload, std::string(1, kRecordSep), Sanitize(key),
-                                                          std::string(1, kUnitSep), Sanitize(value));
+  for (const auto& [key, value] : fields) {
+    absl::StrAppend(&payload, std::string(1, kRecordSep), Sanitize(key), std::string(1, kUnitSep),
+                    std::string(1, static_cast<char>(value.kind())), Sanitize(value.text()));
+  }
   logger.log(level, spdlog::string_view_t(payload.data(), payload.size()));
 }
 

@@ -2,25 +2,35 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "server/http_server.h"
 #include "server/metrics.h"
 
 namespace topofit::server {
 
-// True once the process can do its job (e.g. the first cluster snapshot is loaded). Called per probe, from
-// server threads, so it must be cheap and thread-safe.
-using ReadinessCheck = std::function<bool()>;
-// Why the process is not ready, or "" when it is; the same constraints as ReadinessCheck.
-using ReadinessReason = std::function<std::string()>;
+// One readiness check, named as Kubernetes components name theirs ("informer-sync", "leader-election"):
+// `failure` returns "" when the check passes, else why it fails. Called per probe, from server threads, so
+// it must be cheap and thread-safe.
+struct ReadinessCheck {
+  std::string name;
+  std::function<std::string()> failure;
+};
+using ReadinessChecks = std::vector<ReadinessCheck>;
 
 // Registers on `server`:
 //   GET /healthz  200 "ok" while the server runs (liveness: the process answers at all)
-//   GET /readyz   200 "ok" when `ready()` is true, else 503 "not ready" (readiness: send traffic here)
+//   GET /readyz   readiness (send traffic here), in the format of Kubernetes components' /readyz:
+//                   every check passes: 200 "ok"
+//                   else: 503, the failing checks one per line, then "readyz check failed":
+//                     [-]leader-election failed: not the leader: the Lease is held by topofit-1_ab12
+//                     readyz check failed
+//                 ?verbose lists every check, passing ones as "[+]informer-sync ok", and ends with
+//                 "readyz check passed" or "readyz check failed"; ?exclude=<name> (repeatable) leaves a
+//                 check out
+//   GET /readyz/<name>  that check alone: 200 "ok", or 503 "[-]<name> failed: <reason>"; 404 for no such check
 //   GET /metrics  `registry` in the Prometheus text format 0.0.4
 // `registry` must outlive the server.
-void RegisterOpsEndpoints(HttpServer& server, const MetricsRegistry& registry, ReadinessCheck ready);
-// The same, with /readyz answering 503 with the reason as its body.
-void RegisterOpsEndpoints(HttpServer& server, const MetricsRegistry& registry, ReadinessReason not_ready);
+void RegisterOpsEndpoints(HttpServer& server, const MetricsRegistry& registry, ReadinessChecks readiness);
 
 }  // namespace topofit::server

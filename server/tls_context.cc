@@ -5,6 +5,10 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 
+#include <sys/stat.h>
+
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 
 namespace topofit::server {
@@ -74,6 +78,58 @@ absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> MakeServerTlsContext(
     if (absl::Status s = LoadClientCa(ctx, client_ca_file); !s.ok()) return s;
   }
   return context;
+}
+
+absl::StatusOr<std::unique_ptr<ReloadingTlsContext>> ReloadingTlsContext::Create(Files files,
+                                                                                  absl::Duration check_every,
+                                                                                  OnReload on_reload) {
+  std::unique_ptr<ReloadingTlsContext> self(new ReloadingTlsContext(std::move(files), check_every, std::move(on_reload)));
+  self->identities_ = self->Look();
+  absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> first =
+      MakeServerTlsContext(self->files_.cert, self->files_.key, self->files_.client_ca);
+  if (!first.ok()) return first.status();
+  self->current_ = *std::move(first);
+  return self;
+}
+
+ReloadingTlsContext::ReloadingTlsContext(Files files, absl::Duration check_every, OnReload on_reload)
+    : files_(std::move(files)),
+      check_every_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(absl::ToChronoNanoseconds(check_every))),
+      on_reload_(std::move(on_reload)),
+      next_look_(std::chrono::steady_clock::now() + check_every_) {}
+
+ReloadingTlsContext::Identities ReloadingTlsContext::Look() const {
+  Identities out;
+  for (const std::string* path : {&files_.cert, &files_.key, &files_.client_ca}) {
+    FileIdentity id;
+    struct stat st {};
+    if (!path->empty() && ::stat(path->c_str(), &st) == 0) {  // stat follows the kubelet's symlinks
+      id = FileIdentity{static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
+                        static_cast<unsigned long long>(st.st_size),
+                        static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec, true};
+    }
+    out.push_back(id);
+  }
+  return out;
+}
+
+std::shared_ptr<boost::asio::ssl::context> ReloadingTlsContext::Current() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_look_) return current_;
+  next_look_ = now + check_every_;
+  Identities seen = Look();
+  if (seen == identities_ || seen == failed_) return current_;
+  absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> rebuilt =
+      MakeServerTlsContext(files_.cert, files_.key, files_.client_ca);
+  if (rebuilt.ok()) {
+    current_ = *std::move(rebuilt);
+    identities_ = std::move(seen);
+  } else {
+    failed_ = std::move(seen);
+  }
+  if (on_reload_) on_reload_(rebuilt.status());
+  return current_;
 }
 
 }  // namespace topofit::server

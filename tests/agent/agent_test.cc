@@ -221,7 +221,7 @@ TEST_CASE("agent: a pod no extender chose for gets the allocator's best set, cou
   CHECK(Admit(*plugin, Uuids({0, 2, 4, 5, 6}), 2) == Uuids({4, 5}));
   CHECK(h.agent->metrics().preferred.Value({"fallback"}) == 1);
   CHECK(h.agent->metrics().allocations.Value({"unmatched"}) == 1);
-  CHECK_THAT(h.logs.str(), Catch::Contains(R"("msg":"preferred-allocation","result":"fallback")"));
+  CHECK_THAT(h.logs.str(), Catch::Contains(R"("msg":"preferred_allocation","result":"fallback")"));
 }
 
 TEST_CASE("agent: bad requests get a clear gRPC status, a log line, and change nothing", "[agent][e2e]") {
@@ -287,7 +287,7 @@ TEST_CASE("agent: a corrected mismatch reaches the extender's GPU state through 
   REQUIRE(Eventually([&] { return h.PodAnnotation("other", "topofit.io/gpu-ids") == "0,1"; }));
   CHECK(Eventually([&] { return held_by_other() == topology::GpuSet::Parse("0,1", 8).value(); }));
   CHECK(h.agent->metrics().mismatches_corrected.Value() == 1);
-  CHECK_THAT(h.logs.str(), Catch::Contains(R"("msg":"gpu-ids-correction","pod":"ml/other","was":"6,7","holds":"0,1")"));
+  CHECK_THAT(h.logs.str(), Catch::Contains(R"("msg":"gpu_ids_correction","pod":"ml/other","was":"6,7","holds":"0,1")"));
   pod_watch->Stop();
   node_watch->Stop();
 }
@@ -310,10 +310,10 @@ TEST_CASE("agent: a missing or garbled nvidia-smi is a readiness reason, and not
   absl::SleepFor(absl::Milliseconds(200));
   CHECK(h.kubelet.registrations().empty());
   CHECK(h.agent->metrics().discovery_errors.Value() >= 1);
-  CHECK_THAT(h.logs.str(), Catch::Contains(R"("msg":"gpu-discovery","error":)"));
+  CHECK_THAT(h.logs.str(), Catch::Contains(R"("msg":"gpu_discovery","error":)"));
 }
 
-TEST_CASE("agent: an unreachable API server is a readiness reason; the device plugin still serves", "[agent][e2e]") {
+TEST_CASE("agent: an unreachable API server is a readiness reason, the device plugin still serves", "[agent][e2e]") {
   Harness h;
   h.api.reset();  // the client now meets a closed port
   h.Start(h.Options());

@@ -66,7 +66,7 @@ TEST_CASE("agent serves its ops port, not ready with the reason, until SIGTERM",
   auto ready = ops.Get("/readyz");
   REQUIRE(ready);
   CHECK(ready->status == 503);
-  CHECK_THAT(ready->body, Catch::StartsWith("GPUs not discovered: "));
+  CHECK_THAT(ready->body, Catch::StartsWith("[-]node-agent failed: GPUs not discovered: "));
   auto metrics = ops.Get("/metrics");
   REQUIRE(metrics);
   CHECK_THAT(metrics->body, Catch::Contains("# TYPE topofit_agent_preferred_allocations_total counter"));

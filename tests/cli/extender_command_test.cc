@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <atomic>
 #include <future>
 
 #include <catch2/catch.hpp>
@@ -12,6 +13,7 @@
 
 #include <spdlog/sinks/null_sink.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/build_info.h"
 #include "server/shutdown.h"
@@ -86,26 +88,26 @@ TEST_CASE("extender refuses to listen beyond loopback without client certificate
   ProcessState process;
   spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
   CHECK(ExtenderOptions().address == "127.0.0.1");
-  CHECK(BuildExtender(options, process, log, [] { return true; }).ok());
+  CHECK(BuildExtender(options, process, log, {}).ok());
 
   options.address = "0.0.0.0";
-  absl::StatusOr<ExtenderServers> open = BuildExtender(options, process, log, [] { return true; });
+  absl::StatusOr<ExtenderServers> open = BuildExtender(options, process, log, {});
   REQUIRE_FALSE(open.ok());
   CHECK_THAT(std::string(open.status().message()), Catch::Contains("--address 0.0.0.0: beyond loopback"));
   CHECK_THAT(std::string(open.status().message()), Catch::Contains("--tls-client-ca"));
 
   ExtenderOptions insecure = options;
   insecure.insecure = true;
-  CHECK(BuildExtender(insecure, process, log, [] { return true; }).ok());
+  CHECK(BuildExtender(insecure, process, log, {}).ok());
   ExtenderOptions mutual = options;
   mutual.tls_cert = certs->server_cert_file();
   mutual.tls_key = certs->server_key_file();
   mutual.tls_client_ca = certs->ca_cert_file();
-  CHECK(BuildExtender(mutual, process, log, [] { return true; }).ok());
+  CHECK(BuildExtender(mutual, process, log, {}).ok());
 
   options.scheduler_name.clear();
   options.address = "127.0.0.1";
-  CHECK_THAT(std::string(BuildExtender(options, process, log, [] { return true; }).status().message()),
+  CHECK_THAT(std::string(BuildExtender(options, process, log, {}).status().message()),
              Catch::Contains("--scheduler-name"));
 }
 
@@ -161,7 +163,7 @@ TEST_CASE("extender --live-state keeps the GPU state from the API's nodes and po
   options.live_state = true;
   ProcessState process;
   spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
-  absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, [] { return true; });
+  absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, {});
   REQUIRE(servers.ok());
   REQUIRE(servers->pod_watch != nullptr);
   absl::StatusOr<int> ops_port = servers->ops->Start();
@@ -187,7 +189,46 @@ TEST_CASE("extender --live-state keeps the GPU state from the API's nodes and po
   servers->ops->Stop();
 }
 
-TEST_CASE("extender --leader-elect: only the Lease holder is ready and binds; shutting down releases the Lease",
+TEST_CASE("extender --live-state: /readyz names the watch that has not listed and the API server's error",
+          "[cli][extender]") {
+  std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
+  kubeclient::testing::FakeApiServer api(*certs);
+  REQUIRE(api.valid());
+  // Every LIST refused, as with RBAC missing: the watchers back off (0.8 s, 1.6 s, ...) and stay unsynced.
+  for (int i = 0; i < 50; ++i) {
+    api.Script(403,
+               kubeclient::testing::StatusJson(403, "Forbidden", "nodes is forbidden: User \"system:serviceaccount:x\" cannot list"),
+               {}, kubeclient::testing::Match::kList);
+  }
+  Scratch scratch;
+  ExtenderOptions options = LoopbackOptions(KubeconfigFor(scratch, api, *certs));
+  options.live_state = true;
+  ProcessState process;
+  spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  std::atomic<bool> serving{true};
+  absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, process.ReadinessChecks(serving));
+  REQUIRE(servers.ok());
+  absl::StatusOr<int> ops_port = servers->ops->Start();
+  REQUIRE(ops_port.ok());
+  httplib::Client ops("127.0.0.1", *ops_port);
+  std::string body;
+  CHECK(kubeclient::testing::Eventually([&] {
+    auto ready = ops.Get("/readyz");
+    body = ready ? ready->body : "";
+    return ready && ready->status == 503 && absl::StrContains(body, "pods not listed yet: ") &&
+           absl::StrContains(body, "nodes not listed yet: ");
+  }));
+  INFO(body);
+  CHECK_THAT(body, Catch::StartsWith("[-]informer-sync failed: nodes not listed yet: "));
+  CHECK_THAT(body, Catch::Contains("cannot list"));
+  CHECK_THAT(body, Catch::EndsWith("\nreadyz check failed\n"));
+  auto verbose = ops.Get("/readyz?verbose");
+  REQUIRE(verbose);
+  CHECK_THAT(verbose->body, Catch::StartsWith("[+]serving ok\n[+]ledger-sync ok\n[-]informer-sync failed: "));
+  servers->ops->Stop();
+}
+
+TEST_CASE("extender --leader-elect: only the Lease holder is ready and binds, shutting down releases the Lease",
           "[cli][extender]") {
   std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
   kubeclient::testing::FakeApiServer api(*certs);
@@ -200,7 +241,7 @@ TEST_CASE("extender --leader-elect: only the Lease holder is ready and binds; sh
     options.leader_elect = true;
     options.leader_elect_namespace = "topofit-system";
     options.leader_elect_identity = identity;
-    absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, [] { return true; });
+    absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, {});
     REQUIRE(servers.ok());
     return std::make_unique<ExtenderServers>(*std::move(servers));
   };
@@ -222,6 +263,7 @@ TEST_CASE("extender --leader-elect: only the Lease holder is ready and binds; sh
   REQUIRE((a_ready && b_ready));
   CHECK(a_ready->status == 200);
   CHECK(b_ready->status == 503);  // the Service sends kube-scheduler to the leader only
+  CHECK(b_ready->body == "[-]leader-election failed: not the leader: the Lease is held by replica-a\nreadyz check failed\n");
 
   auto bind = httplib::Client("127.0.0.1", *b_api)
                   .Post("/bind", R"({"PodName": "p", "PodNamespace": "ml", "PodUID": "u", "Node": "n1"})",
@@ -257,7 +299,7 @@ TEST_CASE("extender --tls-client-ca: a bind without a client certificate creates
   options.tls_client_ca = certs->ca_cert_file();
   ProcessState process;
   spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
-  absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, [] { return true; });
+  absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, {});
   REQUIRE(servers.ok());
   REQUIRE(servers->node_watch->WaitForSync(kubeclient::testing::kPatience));
   absl::StatusOr<int> port = servers->api->Start();

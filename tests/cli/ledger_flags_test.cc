@@ -32,7 +32,7 @@ TEST_CASE("UseLedger(api): the process's ledger lives on the pending pods, ready
 
   ProcessState process;
   REQUIRE_OK(UseLedger("api", scratch.path("kubeconfig"), process, log));
-  REQUIRE(Eventually([&] { return process.ledger_ready(); }));
+  REQUIRE(process.ledger_watch->WaitForSync(kubeclient::testing::kPatience));
   decision::Intent intent;
   intent.node_group = "p4d";
   intent.node_count = 1;
@@ -51,6 +51,11 @@ TEST_CASE("UseLedger(api): the process's ledger lives on the pending pods, ready
   };
   CHECK(Eventually(patched));
   CHECK(api.requests().at(0).Param("fieldSelector") == "spec.nodeName=");
+  // The write and the watch are metrics (cli/kube_observability.h); the write is counted once its reply is in.
+  CHECK(Eventually([&] { return absl::StrContains(process.registry.Render(), "topofit_ledger_writes_total{result=\"ok\"} 1\n"); }));
+  const std::string metrics = process.registry.Render();
+  CHECK_THAT(metrics, Catch::Contains("topofit_watch_synced{resource=\"pending_pods\"} 1\n"));
+  CHECK_THAT(metrics, Catch::Contains("topofit_kube_api_requests_total{client=\"ledger\",verb=\"PATCH\",code=\"200\"} 1\n"));
 }
 
 TEST_CASE("UseLedger(memory) keeps the process's own ledger, ready at once", "[cli][ledger]") {
@@ -59,7 +64,7 @@ TEST_CASE("UseLedger(memory) keeps the process's own ledger, ready at once", "[c
   spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
   REQUIRE_OK(UseLedger("memory", "", process, log));
   CHECK(process.ledger.get() == in_memory);
-  CHECK(process.ledger_ready());
+  CHECK(process.ledger_watch == nullptr);  // nothing to list: "ledger-sync" passes at once
   CHECK_STATUS(UseLedger("disk", "", process, log), absl::StatusCode::kInvalidArgument, "--ledger");
 }
 

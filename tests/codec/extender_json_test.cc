@@ -81,7 +81,7 @@ TEST_CASE("ParseExtenderArgs calls malformed exactly what a JSON parser rejects"
   }
 }
 
-TEST_CASE("A node's bytes checked once are taken as checked; other bytes at the same resourceVersion are not",
+TEST_CASE("A node's bytes checked once are taken as checked, other bytes at the same resourceVersion are not",
           "[extender_json]") {
   const auto current = [](absl::string_view, absl::string_view) { return true; };
   const auto body = [](const std::string& node) {
@@ -148,7 +148,7 @@ TEST_CASE("ParseExtenderArgs locates each node's bytes and decodes only the node
   }
 }
 
-TEST_CASE("EncodeFilterResult splices runs of adjacent passing nodes; joined, it is SerializeFilterResult",
+TEST_CASE("EncodeFilterResult splices runs of adjacent passing nodes, joined, it is SerializeFilterResult",
           "[extender_json]") {
   const std::string a = Node("a", "1"), b = Node("b", "1"), c = Node("c", "1"), d = Node("d", "1"), e = Node("e", "1");
   // a,b,c one comma apart; d after ", " and e after ",\n": only a comma alone joins two nodes into one run.
@@ -275,6 +275,51 @@ TEST_CASE("JSON nested beyond kMaxJsonDepth is refused with a message, at any de
     REQUIRE_OK(args);
     CHECK(args->node_names == std::vector<std::string>{"a"});
   }
+}
+
+}  // namespace
+}  // namespace topofit::codec
+
+namespace topofit::codec {
+namespace {
+
+// The replies are written without a DOM; they must be byte for byte what nlohmann's dump of the DOM wrote.
+TEST_CASE("Filter and prioritize replies are what nlohmann's dump writes, for every kind of string",
+          "[codec][extender_json]") {
+  const std::vector<std::string> strings = {
+      "", "p4d-1", "needs 4 NVLink GPUs, 2 free", "quote \" and backslash \\", "tab\tnewline\ncr\r",
+      std::string("nul\0byte", 8), "\x01\x1f control", "del \x7f", "caf\xc3\xa9 \xe2\x9c\x93 UTF-8", "bad \xff\xfe UTF-8",
+      "/slash", "<html>&"};
+  using nlohmann::json;
+  for (const std::string& a : strings) {
+    for (const std::string& b : strings) {
+      ExtenderFilterResult result;
+      result.node_names = std::vector<std::string>{a, b};
+      result.failed_nodes = {{a, b}, {"n2", a}};
+      result.failed_and_unresolvable_nodes = {{b, a}};
+      result.error = a;
+      json dom = json::object();
+      dom["NodeNames"] = *result.node_names;
+      dom["FailedNodes"] = result.failed_nodes;
+      dom["FailedAndUnresolvableNodes"] = result.failed_and_unresolvable_nodes;
+      dom["Error"] = result.error;
+      std::string expected = dom.dump(-1, ' ', false, json::error_handler_t::replace);
+      expected.pop_back();
+      expected += ",\"Nodes\":null}";
+      INFO(json(a).dump(-1, ' ', true, json::error_handler_t::replace) << " / "
+                                                                         << json(b).dump(-1, ' ', true, json::error_handler_t::replace));
+      CHECK(SerializeFilterResult(result) == expected);
+
+      const std::vector<HostPriority> priorities = {{a, 10}, {b, -3}, {"n3", 0}};
+      json list = json::array();
+      for (const HostPriority& p : priorities) list.push_back({{"Host", p.host}, {"Score", p.score}});
+      CHECK(SerializeHostPriorityList(priorities) == list.dump(-1, ' ', false, json::error_handler_t::replace));
+    }
+  }
+  ExtenderFilterResult no_names;
+  CHECK(SerializeFilterResult(no_names) ==
+        R"({"Error":"","FailedAndUnresolvableNodes":{},"FailedNodes":{},"NodeNames":null,"Nodes":null})");
+  CHECK(SerializeHostPriorityList({}) == "[]");
 }
 
 }  // namespace

@@ -56,3 +56,18 @@ TEST_CASE("A node is an intent's capacity when it carries the group's labels and
 
 }  // namespace
 }  // namespace topofit::decision
+
+namespace topofit::decision {
+namespace {
+
+TEST_CASE("A node's group name: its node-pool label, else its instance type, else none", "[ledger]") {
+  CHECK(NodeGroupName({{"eks.amazonaws.com/nodegroup", "gpu-p4d"}, {"node.kubernetes.io/instance-type", "p4d.24xlarge"}}) ==
+        "gpu-p4d");
+  CHECK(NodeGroupName({{"agentpool", "gpu"}, {"kubernetes.io/hostname", "aks-gpu-1"}}) == "gpu");  // older AKS
+  CHECK(NodeGroupName({{"node.kubernetes.io/instance-type", "g5.48xlarge"}, {"nvidia.com/gpu.product", "A10G"}}) ==
+        "g5.48xlarge");
+  CHECK(NodeGroupName({{"nvidia.com/gpu.product", "A10G"}}).empty());  // a GPU product names no group
+}
+
+}  // namespace
+}  // namespace topofit::decision

@@ -76,7 +76,7 @@ TEST_CASE("After bind, the kubelet admits the pods and the agent gives them the 
   options.ops_port = 0;
   options.kubeconfig = scratch.path("kubeconfig");
   options.live_state = true;
-  absl::StatusOr<cli::ExtenderServers> extender = cli::BuildExtender(options, process, log, [] { return true; });
+  absl::StatusOr<cli::ExtenderServers> extender = cli::BuildExtender(options, process, log, {});
   REQUIRE(extender.ok());
   const int port = extender->api->Start().value();
   REQUIRE(extender->node_watch->WaitForSync(kubeclient::testing::kPatience));

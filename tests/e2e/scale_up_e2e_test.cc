@@ -154,7 +154,7 @@ struct Cluster {
           cli::OpenDecisionHistory(scratch.path("decisions.db"), separate_process.registry, log);
       REQUIRE(separate_process.decisions.recorder != nullptr);
     }
-    absl::StatusOr<cli::ExtenderServers> built = cli::BuildExtender(extender_options, process, log, [] { return true; });
+    absl::StatusOr<cli::ExtenderServers> built = cli::BuildExtender(extender_options, process, log, {});
     REQUIRE(built.ok());
     extender = *std::move(built);
     extender_port = extender.api->Start().value();

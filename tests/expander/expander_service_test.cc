@@ -13,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -29,6 +30,7 @@
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/history/memory_recorder.h"
 #include "tests/kube/status_matchers.h"
+#include "tests/server/mounted_secret.h"
 #include "tests/server/test_certs.h"
 
 namespace topofit::expander {
@@ -241,7 +243,7 @@ TEST_CASE("An NV-required 4-GPU pod grows the NVLink group, never the PCIe one, 
   CHECK(f.metrics.decisions.Value({"p4d"}) == 3);
   CHECK(f.metrics.latency.Count() == 3);
   CHECK_THAT(f.logged.str(), Catch::Contains(R"("msg":"best_options")"));
-  CHECK_THAT(f.logged.str(), Catch::Contains(R"("node_group":"g5","strands":"true")"));
+  CHECK_THAT(f.logged.str(), Catch::Contains(R"("node_group":"g5","strands":true)"));
 
   SECTION("one GPU group chosen: the intent is recorded for its pods, and served as JSON") {
     const std::vector<decision::Intent> intents = f.ledger->Intents();
@@ -573,6 +575,32 @@ TEST_CASE("TLS is enforced", "[expander][grpc][tls]") {
     CHECK(with_cert.ok());
     CHECK(Ids(response) == std::vector<std::string>{"cpu"});
   }
+}
+
+TEST_CASE("TLS: a renewed certificate is served to new connections without a restart", "[expander][grpc][tls]") {
+  Fixture f;
+  f.server.reset();
+  const std::unique_ptr<testing::TestCerts> renewed = testing::TestCerts::Create(1002).value();
+  testing::MountedSecret secret(f.certs->dir() + "/mounted");
+  secret.Update(f.certs->server_cert_file(), f.certs->server_key_file());  // serial 2
+  GrpcServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.tls_cert_file = secret.cert();
+  options.tls_key_file = secret.key();
+  options.tls_reload_interval = absl::Seconds(1);  // gRPC's shortest
+  absl::StatusOr<std::unique_ptr<GrpcServer>> started = GrpcServer::Start(options, *f.service);
+  REQUIRE_OK(started);
+  const int port = (*started)->port();
+  CHECK(testing::ServedCertificateSerial(port) == 2);
+
+  secret.Update(renewed->server_cert_file(), renewed->server_key_file());  // cert-manager renewed it
+  long served = 2;
+  for (int i = 0; i < 50 && served != 1002; ++i) {  // gRPC looks every second
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    served = testing::ServedCertificateSerial(port);
+  }
+  CHECK(served == 1002);
 }
 
 TEST_CASE("TLS: 1.2 with forward-secret AEAD suites and 1.3 only, as the HTTPS servers", "[expander][grpc][tls]") {

@@ -430,16 +430,39 @@ if kubectl kustomize "$ca" >"$tmp/ca.yaml" 2>"$tmp/err"; then
     "name: ssl-certs"; do
     grep -qF -- "$line" "$tmp/ca.yaml" || missing+=" '$line'"
   done
-  # CA's flags are Go flags: the last --expander wins, so topofit's must come after the original.
-  if [[ -z $missing ]] && [[ $(grep -n -- '--expander=' "$tmp/ca.yaml" | tail -1) == *grpc,least-waste* ]]; then
-    ok "components/cluster-autoscaler appends the expander flags and mounts the CA certificate"
+  # CA's flags are Go flags: with two --expander the winner would depend on their order; one stays.
+  expanders=$(grep -c -- '--expander=' "$tmp/ca.yaml")
+  if [[ -z $missing ]] && [[ $expanders == 1 ]] && grep -qF -- "- --expander=grpc,least-waste" "$tmp/ca.yaml" &&
+    ! grep -q "topofit-cluster-autoscaler-flags" "$tmp/ca.yaml"; then
+    ok "components/cluster-autoscaler replaces --expander (one left), adds the flags, mounts the CA certificate"
   else
-    fail "components/cluster-autoscaler output lacks:$missing (or --expander=grpc,least-waste is not last)"
+    fail "components/cluster-autoscaler output lacks:$missing, or has $expanders --expander flags, or its local config"
   fi
 else
   cat "$tmp/err"
   fail "kubectl kustomize with components/cluster-autoscaler failed"
 fi
+
+# It fails loudly, instead of doing nothing, where its target is not what it expects: the Deployment named as
+# the Helm chart names it, the container named otherwise, no --expander flag to replace.
+expect_component_failure() { # what, sed expression applied to the stock Deployment, text the error must name
+  mkdir -p "$ca-bad"
+  sed "$2" "$ca/cluster-autoscaler.yaml" >"$ca-bad/cluster-autoscaler.yaml"
+  cp "$ca/kustomization.yaml" "$ca-bad/kustomization.yaml"
+  if kubectl kustomize "$ca-bad" >/dev/null 2>"$tmp/err"; then
+    fail "components/cluster-autoscaler on $1: rendered, should fail"
+  elif grep -qF -- "$3" "$tmp/err"; then
+    ok "components/cluster-autoscaler on $1: fails, naming '$3'"
+  else
+    cat "$tmp/err"
+    fail "components/cluster-autoscaler on $1: failed without naming '$3'"
+  fi
+}
+expect_component_failure "a Deployment named by the Helm chart" \
+  's/^  name: cluster-autoscaler$/  name: cluster-autoscaler-aws-cluster-autoscaler/' "nothing selected by Deployment"
+expect_component_failure "a container named otherwise" \
+  's/- name: cluster-autoscaler$/- name: aws-cluster-autoscaler/' "/spec/template/spec/containers/0/name failed"
+expect_component_failure "no --expander flag" 's/, --expander=least-waste\]/]/' "--expander=*"
 
 # The node-agent component on the base: the DaemonSet on GPU nodes with the kubelet's two folders, its node
 # name from the downward API, nvidia-smi through the NVIDIA runtime class, and RBAC limited to what it calls.

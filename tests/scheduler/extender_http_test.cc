@@ -92,8 +92,8 @@ struct Harness : testing::ExtenderFixture {
     options.name = "extender";
     server = *server::HttpServer::Create(options, registry);
     RegisterExtenderRoutes(*server, extender, kToken);
-    RegisterPreferencesRoute(*server, *ledger);
-    server::RegisterOpsEndpoints(*server, registry, [] { return true; });
+    RegisterPreferencesRoute(*server, *ledger, kToken);
+    server::RegisterOpsEndpoints(*server, registry, {});
     port = *server->Start();
     client = std::make_unique<httplib::Client>("127.0.0.1", port);
   }

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -101,6 +102,42 @@ TEST_CASE("Log format and level flags parse, and bad values are errors", "[loggi
   const auto bad = ParseLogLevel("loud");
   REQUIRE(!bad.ok());
   CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace topofit::server
+
+namespace topofit::server {
+namespace {
+
+TEST_CASE("Values keep their type: numbers are JSON numbers, booleans JSON booleans", "[logging]") {
+  std::ostringstream out;
+  auto logger = MakeLogger("test", LoggingOptions{LogFormat::kJson, spdlog::level::info},
+                           std::make_shared<spdlog::sinks::ostream_sink_st>(out));
+  const size_t nodes = 5000;
+  LogEvent(*logger, "filter",
+           {{"pod", "ns/p"}, {"gpus", 4}, {"passed", nodes}, {"fits", false}, {"veto", true}, {"price", 32.77},
+            {"ratio", std::numeric_limits<double>::quiet_NaN()}, {"count_text", "8"}, {"negative", int64_t{-3}}});
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  CHECK(j["gpus"].is_number_integer());
+  CHECK(j["gpus"] == 4);
+  CHECK(j["passed"] == 5000);
+  CHECK(j["fits"].is_boolean());
+  CHECK(j["fits"] == false);
+  CHECK(j["veto"] == true);
+  CHECK(j["price"].is_number_float());
+  CHECK(j["price"] == 32.77);
+  CHECK(j["ratio"].is_null());  // JSON has no NaN
+  CHECK(j["count_text"] == "8");  // a string stays a string
+  CHECK(j["negative"] == -3);
+}
+
+TEST_CASE("Text format prints numbers and booleans bare", "[logging]") {
+  std::ostringstream out;
+  auto logger = MakeLogger("test", LoggingOptions{LogFormat::kText, spdlog::level::info},
+                           std::make_shared<spdlog::sinks::ostream_sink_st>(out));
+  LogEvent(*logger, "bind", {{"gpus", 8}, {"fits", true}, {"reason", "no NV"}});
+  CHECK(out.str().substr(25) == "info bind gpus=8 fits=true reason=\"no NV\"\n");
 }
 
 }  // namespace

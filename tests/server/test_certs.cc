@@ -122,7 +122,7 @@ absl::StatusOr<Issued> Issue(const CertSpec& spec, X509* issuer, EVP_PKEY* issue
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<TestCerts>> TestCerts::Create() {
+absl::StatusOr<std::unique_ptr<TestCerts>> TestCerts::Create(long server_serial) {
   std::string tmpl = (std::filesystem::temp_directory_path() / "topofit-certs-XXXXXX").string();
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
@@ -132,7 +132,7 @@ absl::StatusOr<std::unique_ptr<TestCerts>> TestCerts::Create() {
   auto ca = Issue({"topofit test CA", true, "", ""}, nullptr, nullptr, 1);
   if (!ca.ok()) return ca.status();
   auto server = Issue({"localhost", false, "IP:127.0.0.1,DNS:localhost", "serverAuth"}, ca->cert.get(),
-                      ca->key.get(), 2);
+                      ca->key.get(), server_serial);
   if (!server.ok()) return server.status();
   auto client = Issue({"topofit-test-client", false, "", "clientAuth"}, ca->cert.get(), ca->key.get(), 3);
   if (!client.ok()) return client.status();
@@ -184,6 +184,41 @@ bool TlsHandshakes(int port, const TestCerts& certs, int min_version, int max_ve
   ::close(fd);
   ERR_clear_error();
   return ok;
+}
+
+long ServedCertificateSerial(int port, const TestCerts* client) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  long serial = -1;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+    if (client != nullptr) {
+      SSL_CTX_use_certificate_chain_file(ctx, client->client_cert_file().c_str());
+      SSL_CTX_use_PrivateKey_file(ctx, client->client_key_file().c_str(), SSL_FILETYPE_PEM);
+    }
+    // gRPC servers insist on ALPN h2.
+    static const unsigned char kAlpn[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+    SSL_CTX_set_alpn_protos(ctx, kAlpn, sizeof(kAlpn));
+    SSL* ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    SSL_set_tlsext_host_name(ssl, "localhost");
+    if (SSL_connect(ssl) == 1) {
+      if (X509* peer = SSL_get1_peer_certificate(ssl)) {
+        serial = ASN1_INTEGER_get(X509_get_serialNumber(peer));
+        X509_free(peer);
+      }
+    }
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+  }
+  ::close(fd);
+  ERR_clear_error();
+  return serial;
 }
 
 }  // namespace topofit::testing

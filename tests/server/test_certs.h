@@ -14,7 +14,8 @@ namespace topofit::testing {
 
 class TestCerts {
  public:
-  static absl::StatusOr<std::unique_ptr<TestCerts>> Create();
+  // `server_serial`: the server certificate's serial number (a renewed certificate has another).
+  static absl::StatusOr<std::unique_ptr<TestCerts>> Create(long server_serial = 2);
   ~TestCerts();  // deletes the directory
   TestCerts(const TestCerts&) = delete;
   TestCerts& operator=(const TestCerts&) = delete;
@@ -38,5 +39,10 @@ class TestCerts {
 // CA and offers only protocol versions `min_version`..`max_version` (TLS1_2_VERSION...) and, for TLS 1.2,
 // only `ciphers` (OpenSSL names; null: OpenSSL's defaults). The server's TLS policy, probed from outside.
 bool TlsHandshakes(int port, const TestCerts& certs, int min_version, int max_version, const char* ciphers);
+
+// The serial number of the certificate the TLS server on 127.0.0.1:`port` presents to a new connection
+// (not verified), or -1 when no handshake completes. With `client` set, the handshake offers its client
+// certificate.
+long ServedCertificateSerial(int port, const TestCerts* client = nullptr);
 
 }  // namespace topofit::testing
