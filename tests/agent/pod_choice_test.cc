@@ -112,7 +112,7 @@ TEST_CASE("PodForAllocation: the exact choice first, else the first with that co
   CHECK(PodForAllocation(pods, Ids("0,1,2")) == nullptr);
 }
 
-TEST_CASE("SortInBindOrder: bind time, then creation, then uid; an unstamped pod last", "[agent][choice]") {
+TEST_CASE("SortInBindOrder: bind time, then creation, then uid, an unstamped pod last", "[agent][choice]") {
   ChosenPod unstamped = Pod("old", "0", 0);
   unstamped.bound_at = absl::InfiniteFuture();
   std::vector<ChosenPod> pods = {unstamped, Pod("second", "1", 5), Pod("first", "2", 3)};

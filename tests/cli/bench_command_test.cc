@@ -163,7 +163,7 @@ TEST_CASE("topofit bench without --expander-priorities prefers the NVLink groups
   }
 }
 
-TEST_CASE("topofit bench --seeds: mean ± sd per cell; one seed is exactly --seed", "[bench]") {
+TEST_CASE("topofit bench --seeds: mean ± sd per cell, one seed is exactly --seed", "[bench]") {
   BenchOptions options = Small();
   options.baselines = "tuned";
   options.policies = "topofit";

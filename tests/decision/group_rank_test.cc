@@ -108,7 +108,7 @@ TEST_CASE("preferences, quality, idle GPUs, then price decide", "[rank]") {
   }
 }
 
-TEST_CASE("CPU-only options pass through; a stranding-only answer is a veto", "[rank]") {
+TEST_CASE("CPU-only options pass through, a stranding-only answer is a veto", "[rank]") {
   const kube::Pod cpu_pod = MakePod().name("web");
   const kube::Pod nv_pod = NvPod("trainer", 4, /*required=*/true);
   SECTION("pass through") {

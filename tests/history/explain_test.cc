@@ -51,7 +51,7 @@ NodeIdleGpus Idle(const std::string& node, uint32_t free_mask, std::initializer_
   return idle;
 }
 
-TEST_CASE("an idle record names its node's free GPUs by reason; most of them give the record's reason", "[history]") {
+TEST_CASE("an idle record names its node's free GPUs by reason, most of them give the record's reason", "[history]") {
   const Record r = IdleRecord(absl::FromUnixSeconds(1'750'000'000),
                               Idle("h100-3", 0b01100110, {{IdleReason::kHeldForIntent, 1}, {IdleReason::kFragmented, 3}}));
   CHECK(r.kind == Kind::kIdle);

@@ -10,7 +10,7 @@
 namespace topofit::history {
 namespace {
 
-TEST_CASE("every reason code has one name that parses back; refusals keep the filter's codes", "[history]") {
+TEST_CASE("every reason code has one name that parses back, refusals keep the filter's codes", "[history]") {
   std::set<std::string> names;
   for (int i = 0; i <= static_cast<int>(Reason::kIdleNoDemand); ++i) {
     const Reason reason = static_cast<Reason>(i);

@@ -317,7 +317,7 @@ TEST_CASE("ApiLedger: an event older than a local write does not clobber it", "[
   }
 }
 
-TEST_CASE("ApiLedger: a failed patch is retried; a pod that is gone is dropped", "[api-ledger]") {
+TEST_CASE("ApiLedger: a failed patch is retried, a pod that is gone is dropped", "[api-ledger]") {
   Fixture f;
   f.server.Upsert(Resource::kPods, PendingPodJson("trainer", 8));
   std::unique_ptr<ApiLedger> ledger = f.NewLedger();
@@ -430,7 +430,7 @@ TEST_CASE("ApiLedger: a bad annotation is ignored with a log, the rest is read",
   CHECK(reader.ledger->Intents().at(0).pod_uids == std::vector<std::string>{"uid-good"});
 }
 
-TEST_CASE("ApiLedger: preferences and intents are capped as in memory; evictions counted and reported",
+TEST_CASE("ApiLedger: preferences and intents are capped as in memory, evictions counted and reported",
           "[api-ledger][hostile]") {
   // Without a cap, --ledger=api kept every preference and intent anyone could make up (issue 15).
   Fixture f;

@@ -155,7 +155,7 @@ TEST_CASE("GpuStateSync: after a restart, a fresh state rebuilt from the API has
   CHECK(live->sync.stats().bad_gpu_ids == 0);
 }
 
-TEST_CASE("GpuStateSync: a pod deleted in the API releases its GPUs; a bound pod is observed", "[live-state]") {
+TEST_CASE("GpuStateSync: a pod deleted in the API releases its GPUs, a bound pod is observed", "[live-state]") {
   Fixture f;
   f.server.Upsert(Resource::kNodes, NodeJson("n1", 8));
   f.server.Upsert(Resource::kPods, GpuPodJson("a", "n1", 4, "0,1,2,3"));

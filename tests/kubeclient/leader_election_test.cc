@@ -127,7 +127,7 @@ TEST_CASE("LeaderElector::Create refuses timings that could give two leaders", "
   }
 }
 
-TEST_CASE("The first candidate creates the Lease and leads; the second follows", "[leader_election]") {
+TEST_CASE("The first candidate creates the Lease and leads, the second follows", "[leader_election]") {
   Fixture f;
   auto a = f.Stepped("a");
   auto b = f.Stepped("b");
@@ -262,7 +262,7 @@ TEST_CASE("A leader steps down when renewals fail for the renew deadline (5xx, 4
   CHECK(a->started == 1);
 }
 
-TEST_CASE("A write that conflicts loses the round; the next round reads the winner", "[leader_election]") {
+TEST_CASE("A write that conflicts loses the round, the next round reads the winner", "[leader_election]") {
   Fixture f;
   auto a = f.Stepped("a");
   auto b = f.Stepped("b");

@@ -172,7 +172,7 @@ TEST_CASE("ListWatcher: one LIST delivered as the synced set, then the watch's e
   CHECK(stats.failures == 0);
 }
 
-TEST_CASE("ListWatcher: a selector's transitions arrive as ADDED and DELETED; a LIST is paged", "[watch]") {
+TEST_CASE("ListWatcher: a selector's transitions arrive as ADDED and DELETED, a LIST is paged", "[watch]") {
   Fixture f;
   for (const char* name : {"p1", "p2", "p3", "p4", "p5"}) f.server.Upsert(Resource::kPods, PodJson("ml", name, "n1"));
   f.server.Upsert(Resource::kPods, PodJson("ml", "pending", ""));
@@ -271,7 +271,7 @@ TEST_CASE("ListWatcher: a dropped connection reconnects from the last resourceVe
   CHECK(f.time.sleeps() == std::vector<absl::Duration>{absl::Milliseconds(600)});
 }
 
-TEST_CASE("ListWatcher: 429 and 503 honour Retry-After; 5xx without it backs off exponentially", "[watch]") {
+TEST_CASE("ListWatcher: 429 and 503 honour Retry-After, 5xx without it backs off exponentially", "[watch]") {
   Fixture f;
   f.server.Upsert(Resource::kPods, PodJson("ml", "a", "n1"));
   f.server.Script(503, StatusJson(503, "ServiceUnavailable", "etcd leader changed"), {{"Retry-After", "2"}},
@@ -334,7 +334,7 @@ TEST_CASE("ListWatcher: an ERROR event other than 410 backs off and rewatches wi
   CHECK(f.server.watch_requests().size() == 2);
 }
 
-TEST_CASE("ListWatcher: nodes decode through the codec; an undecodable object is skipped and counted", "[watch]") {
+TEST_CASE("ListWatcher: nodes decode through the codec, an undecodable object is skipped and counted", "[watch]") {
   Fixture f;
   f.server.Upsert(Resource::kNodes, NodeJson("n1", 8));
   nlohmann::json bad = NodeJson("n2");

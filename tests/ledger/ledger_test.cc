@@ -63,7 +63,7 @@ TEST_CASE("intents lose forgotten pods and expire", "[ledger]") {
   CHECK(ledger->Intents().empty());
 }
 
-TEST_CASE("preferences and intents are capped; the least recently seen and the oldest make room, reported",
+TEST_CASE("preferences and intents are capped, the least recently seen and the oldest make room, reported",
           "[ledger][hostile]") {
   // 20,000 preferences and 15,000 intents, all creatable without authentication, slowed filter from
   // 0.35 ms to 48 ms p50 (issue 15).

@@ -73,7 +73,7 @@ TEST_CASE("the lifecycle's small messages", "[mcp]") {
   CHECK(f.Call({{"jsonrpc", "2.0"}, {"id", "s"}, {"method", "nope"}})["id"] == "s");
 }
 
-TEST_CASE("tools answer with structured content; bad arguments are tool errors, an unknown tool a protocol error",
+TEST_CASE("tools answer with structured content, bad arguments are tool errors, an unknown tool a protocol error",
           "[mcp]") {
   Fixture f;
   const json tools = f.Request("tools/list")["result"]["tools"];

@@ -58,7 +58,7 @@ TEST_CASE("GPUs topofit did not place are placed pessimistically", "[gpu_state]"
   CHECK(state->Snapshot("n")->free().size() == 6);
 }
 
-TEST_CASE("nodes no request names are forgotten unless pods hold GPUs there; a full state refuses new nodes",
+TEST_CASE("nodes no request names are forgotten unless pods hold GPUs there, a full state refuses new nodes",
           "[gpu_state][hostile]") {
   // Without --live-state every node a /filter named was kept for ever: anyone who reaches the extender
   // could fill its memory with made-up nodes (issue 15).

@@ -27,7 +27,7 @@ TEST_CASE("Counter renders HELP, TYPE and one line per label values, sorted", "[
   CHECK(requests.Value({"/bind", "200"}) == 0);
 }
 
-TEST_CASE("Gauge sets and adds; an unlabeled metric shows 0 before any update", "[metrics]") {
+TEST_CASE("Gauge sets and adds, an unlabeled metric shows 0 before any update", "[metrics]") {
   MetricsRegistry registry;
   Gauge& ready = registry.AddGauge("topofit_ready", "1 when ready.");
   Gauge& free_gpus = registry.AddGauge("topofit_free_gpus", "Free GPUs.", {"node"});
@@ -84,7 +84,7 @@ TEST_CASE("Unlabeled histogram renders zeros before the first observation", "[me
         "h_count 0\n");
 }
 
-TEST_CASE("Label values escape backslash, quote and newline; HELP escapes backslash and newline", "[metrics]") {
+TEST_CASE("Label values escape backslash, quote and newline, HELP escapes backslash and newline", "[metrics]") {
   MetricsRegistry registry;
   Counter& c = registry.AddCounter("c_total", "Line one\nback\\slash \"quoted\".", {"v"});
   c.Inc({"a\\b\"c\nd"});
@@ -94,7 +94,7 @@ TEST_CASE("Label values escape backslash, quote and newline; HELP escapes backsl
         "c_total{v=\"a\\\\b\\\"c\\nd\"} 1\n");
 }
 
-TEST_CASE("Families render in registration order; re-registering returns the same family", "[metrics]") {
+TEST_CASE("Families render in registration order, re-registering returns the same family", "[metrics]") {
   MetricsRegistry registry;
   Counter& b = registry.AddCounter("b_total", "B.");
   registry.AddCounter("a_total", "A.");

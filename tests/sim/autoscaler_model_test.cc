@@ -66,7 +66,7 @@ TEST_CASE("An upcoming node absorbs pending pods in CA's simulation", "[autoscal
   CHECK_FALSE(autoscaler.RunLoop({}, true).scale_up.has_value());
 }
 
-TEST_CASE("Scale-down: GPU nodes judged on GPUs; a busy node is drained only if its pods fit elsewhere", "[autoscaler]") {
+TEST_CASE("Scale-down: GPU nodes judged on GPUs, a busy node is drained only if its pods fit elsewhere", "[autoscaler]") {
   Workload workload;
   workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 3, 2)};
   workload.pods = {Pod("a", 0, 10 * kHour, 3), Pod("b", 0, 10 * kHour, 1)};

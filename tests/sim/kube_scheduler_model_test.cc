@@ -52,7 +52,7 @@ TEST_CASE("LeastAllocated sends a pod to the emptier node", "[kube-scheduler]") 
 //               -> (20 + 10 + 3 x 62) / 5 = 43
 //   empty node: cpu 4, memory 2, GPUs 12 -> (4 + 2 + 36) / 5 = 8
 // so it packs onto the busy node, where the stock profile's LeastAllocated spreads to the empty one.
-TEST_CASE("MostAllocated with GPUs packs a pod onto the fuller node; LeastAllocated spreads", "[kube-scheduler]") {
+TEST_CASE("MostAllocated with GPUs packs a pod onto the fuller node, LeastAllocated spreads", "[kube-scheduler]") {
   Workload workload;
   workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2, 2)};
   workload.pods = {Pod("busy", 0, kHour, 4), Pod("next", 0, kHour, 1)};
@@ -69,7 +69,7 @@ TEST_CASE("MostAllocated with GPUs packs a pod onto the fuller node; LeastAlloca
   }
 }
 
-TEST_CASE("With topofit's extender a 4-GPU NVLink pod gets an NVLink quad; without, the device plugin picks",
+TEST_CASE("With topofit's extender a 4-GPU NVLink pod gets an NVLink quad, without, the device plugin picks",
           "[kube-scheduler]") {
   Workload workload;
   workload.groups = {Group("cube", "p3.16xlarge", 8, 24.48, 1, 1)};  // DGX-1 V100 cube-mesh

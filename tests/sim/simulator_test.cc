@@ -64,7 +64,7 @@ TEST_CASE("topofit: the pod refused for topology gets a ProvisioningRequest and 
 
 // Issue 11: with topofit's node agent the kubelet gets the ids the extender chose; without it NVIDIA's
 // plugin picks (a random free GPU for one), and the replay counts the pods whose set differs.
-TEST_CASE("The node agent gives the chosen GPU ids; without it NVIDIA's device plugin picks its own (--gpu-ids)", "[replay]") {
+TEST_CASE("The node agent gives the chosen GPU ids, without it NVIDIA's device plugin picks its own (--gpu-ids)", "[replay]") {
   Workload workload;
   workload.groups = {Group("nvlink", "p4d.24xlarge", 8, 32.77, 1, 1)};
   for (int i = 0; i < 8; ++i) workload.pods.push_back(Pod(absl::StrCat("one-", i), i * kSecond, kHour, 1));
@@ -102,7 +102,7 @@ TEST_CASE("Scale-down removes a node unneeded for 10 minutes, and CA grows one f
   CHECK(result.pods[1].first_start == kHour + 30 * kSecond + 5 * kMinute);
 }
 
-TEST_CASE("Stock expanders are blind to NVLink; topofit's expander grows the NVLink group", "[replay]") {
+TEST_CASE("Stock expanders are blind to NVLink, topofit's expander grows the NVLink group", "[replay]") {
   Workload workload;
   // Same CPU and memory: least-waste ties, random decides.
   workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2), Group("nvlink", "p4d.24xlarge", 8, 32.77, 2)};
@@ -119,7 +119,7 @@ TEST_CASE("Stock expanders are blind to NVLink; topofit's expander grows the NVL
   CHECK(baseline_pcie > 0);
 }
 
-TEST_CASE("With the extender but a stock expander, scale-ups strand; with both they do not", "[replay]") {
+TEST_CASE("With the extender but a stock expander, scale-ups strand, with both they do not", "[replay]") {
   Workload workload;
   workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 4), Group("nvlink", "p4d.24xlarge", 8, 32.77, 2)};
   workload.pods = {NvPod("train", 0, kHour, 8)};

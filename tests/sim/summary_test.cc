@@ -91,7 +91,7 @@ TEST_CASE("A node that served the pod it was grown for is not stranded", "[summa
   CHECK(summary.stranded_node_hours == 0);
 }
 
-TEST_CASE("The common window is the latest end; the busy window starts at 1% of the arrivals", "[summary]") {
+TEST_CASE("The common window is the latest end, the busy window starts at 1% of the arrivals", "[summary]") {
   ReplayResult early, late;
   early.end = kHour;
   late.end = 3 * kHour;
