@@ -35,4 +35,24 @@ IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, i
   return counts;
 }
 
+std::vector<IdleCounts> ClassifyNodes(const std::vector<const decision::NodeGpuSnapshot*>& nodes,
+                                      const std::vector<bool>& ready, const decision::CapacityHolds& holds,
+                                      const std::vector<decision::GpuDemand>& pending, decision::FilterMemo& memo) {
+  std::vector<IdleCounts> counts;
+  counts.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    counts.push_back(ClassifyIdleGpus(*nodes[i], ready[i], holds.HeldAgainst("", *nodes[i]), pending, memo));
+  }
+  return counts;
+}
+
+decision::GpuDemand PreferredDemand(const decision::Preference& preference) {
+  decision::GpuDemand demand;
+  demand.request.gpus = preference.gpus;
+  demand.request.min_link = preference.min_link;
+  demand.request.min_bandwidth_mbps = preference.min_bandwidth_mbps;
+  demand.policy = decision::TopologyPolicy::kRequired;
+  return demand;
+}
+
 }  // namespace topofit::history

@@ -5,9 +5,11 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "decision/capacity_hold.h"
 #include "decision/filter_memo.h"
 #include "decision/node_snapshot.h"
 #include "decision/pod_demand.h"
+#include "decision/preference.h"
 
 namespace topofit::history {
 
@@ -33,5 +35,16 @@ using IdleCounts = std::array<int, kIdleReasons>;
 // GPUs (decision::FilterNode, through `memo`), else no demand. Pure.
 IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, int held,
                             const std::vector<decision::GpuDemand>& pending, decision::FilterMemo& memo);
+
+// Every node's free GPUs by reason, nodes[i] Ready when ready[i]: ClassifyIdleGpus with the GPUs `holds`
+// holds on each for intents. The one classification behind topofit_idle_gpus (scheduler/idle_gpus_gauge.h)
+// and the bench's idle GPU-hours by reason (bench/sim/simulator.h); only what they know of pending demand
+// differs (the extender: its ledger's preferences, PreferredDemand; the replay: every pending GPU pod).
+std::vector<IdleCounts> ClassifyNodes(const std::vector<const decision::NodeGpuSnapshot*>& nodes,
+                                      const std::vector<bool>& ready, const decision::CapacityHolds& holds,
+                                      const std::vector<decision::GpuDemand>& pending, decision::FilterMemo& memo);
+
+// What a pending pod with a ledger preference asks: its shape, required (it was refused at it).
+decision::GpuDemand PreferredDemand(const decision::Preference& preference);
 
 }  // namespace topofit::history

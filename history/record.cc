@@ -8,16 +8,18 @@
 namespace topofit::history {
 namespace {
 
-constexpr std::array<absl::string_view, 3> kComponentNames = {"extender", "expander", "provisioner"};
-constexpr std::array<absl::string_view, 7> kKindNames = {
-    "filter", "bind", "preference", "ranking", "intent", "capacity-requested", "capacity-withdrawn"};
+constexpr std::array<absl::string_view, 4> kComponentNames = {"extender", "expander", "provisioner", "agent"};
+constexpr std::array<absl::string_view, 9> kKindNames = {
+    "filter",          "bind", "preference", "ranking", "intent", "capacity-requested", "capacity-withdrawn",
+    "preferred-allocation", "allocation"};
 // Past the refusals (named by decision::RefusalCode), in enum order from kTopologyUnknown.
-constexpr std::array<absl::string_view, 13> kOutcomeNames = {
+constexpr std::array<absl::string_view, 17> kOutcomeNames = {
     "topology-unknown", "node-unknown", "invalid-pod", "no-node-fits", "bound", "bind-failed", "chosen",
     "group-would-strand", "fewer-preferences", "higher-cost-per-useful-gpu", "fewer-pods-placed",
-    "passed-through", "vetoed"};
+    "passed-through", "vetoed", "as-chosen", "allocator-fallback", "other-devices", "unmatched"};
 constexpr int kFirstOutcome = static_cast<int>(Reason::kTopologyUnknown);
-static_assert(kFirstOutcome + kOutcomeNames.size() == static_cast<size_t>(Reason::kVetoed) + 1);
+constexpr Reason kLastReason = Reason::kUnmatched;
+static_assert(kFirstOutcome + kOutcomeNames.size() == static_cast<size_t>(kLastReason) + 1);
 
 template <typename Enum, size_t N>
 absl::StatusOr<Enum> ParseName(absl::string_view name, const std::array<absl::string_view, N>& names,
@@ -51,7 +53,7 @@ absl::StatusOr<Component> ParseComponent(absl::string_view name) {
 absl::StatusOr<Kind> ParseKind(absl::string_view name) { return ParseName<Kind>(name, kKindNames, "decision kind"); }
 
 absl::StatusOr<Reason> ParseReason(absl::string_view name) {
-  for (int i = 0; i <= static_cast<int>(Reason::kVetoed); ++i) {
+  for (int i = 0; i <= static_cast<int>(kLastReason); ++i) {
     if (ReasonName(static_cast<Reason>(i)) == name) return static_cast<Reason>(i);
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown reason code '", name, "'"));

@@ -14,7 +14,7 @@
 namespace topofit::history {
 
 // Which front end decided.
-enum class Component : uint8_t { kExtender, kExpander, kProvisioner };
+enum class Component : uint8_t { kExtender, kExpander, kProvisioner, kAgent };
 
 // What was decided.
 enum class Kind : uint8_t {
@@ -25,6 +25,8 @@ enum class Kind : uint8_t {
   kIntent,             // the expander's choice: a group grows for these pods, its new GPUs held for them
   kCapacityRequested,  // a ProvisioningRequest was asked for a pod
   kCapacityWithdrawn,  // the ProvisioningRequest served (the pod bound)
+  kPreferredAllocation,  // the node agent answered the kubelet's GetPreferredAllocation
+  kAllocation,           // the kubelet's Allocate: the devices a container of the pod got
 };
 
 // Why: a closed set. The first six are decision::Refusal one for one (ReasonOf), so a filter refusal keeps
@@ -49,6 +51,10 @@ enum class Reason : uint8_t {
   kFewerPodsPlaced,  // ranking: lost on pods placed
   kPassedThrough,    // ranking: no GPU pods, left to the rest of CA's expander chain
   kVetoed,           // ranking: every GPU option would strand, no scale-up this loop
+  kAsChosen,         // agent: preferred, or given, the GPUs the extender chose for the pod
+  kAllocatorFallback,  // agent: no pod waits with a choice of that size: topofit's allocator preferred
+  kOtherDevices,     // agent: the kubelet gave the pod other devices than the extender chose
+  kUnmatched,        // agent: the kubelet gave devices matched to no pod topofit bound
 };
 
 // The reason a filter refusal gives.

@@ -22,16 +22,6 @@ std::string NodeGroupOf(const decision::NodeGpuSnapshot& node) {
   return "";
 }
 
-// What a pending pod with a preference asks: its shape, binding (it was refused at it).
-decision::GpuDemand DemandOf(const decision::Preference& p) {
-  decision::GpuDemand demand;
-  demand.request.gpus = p.gpus;
-  demand.request.min_link = p.min_link;
-  demand.request.min_bandwidth_mbps = p.min_bandwidth_mbps;
-  demand.policy = decision::TopologyPolicy::kRequired;
-  return demand;
-}
-
 }  // namespace
 
 IdleGpusGauge::IdleGpusGauge(server::MetricsRegistry& registry, const GpuState& state, const ledger::Ledger& ledger)
@@ -58,15 +48,18 @@ void IdleGpusGauge::Refresh() {
   const std::vector<decision::Preference> preferences = ledger_.Preferences();
   const decision::CapacityHolds holds(ledger_.Intents(), preferences, nodes);
   std::vector<decision::GpuDemand> pending;
-  for (const decision::Preference& p : preferences) pending.push_back(DemandOf(p));
+  for (const decision::Preference& p : preferences) pending.push_back(history::PreferredDemand(p));
   decision::FilterMemo memo;
+  // The extender does not see node readiness: every node it knows counts as Ready.
+  const std::vector<history::IdleCounts> idle =
+      history::ClassifyNodes(nodes, std::vector<bool>(nodes.size(), true), holds, pending, memo);
   std::map<std::pair<std::string, std::string>, int> counts;
-  for (const decision::NodeGpuSnapshot* node : nodes) {
-    const history::IdleCounts idle =
-        history::ClassifyIdleGpus(*node, /*ready=*/true, holds.HeldAgainst("", *node), pending, memo);
-    const std::string group = NodeGroupOf(*node);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string group = NodeGroupOf(*nodes[i]);
     for (size_t r = 0; r < history::kIdleReasons; ++r) {
-      if (idle[r] > 0) counts[{std::string(history::IdleReasonName(static_cast<history::IdleReason>(r))), group}] += idle[r];
+      if (idle[i][r] > 0) {
+        counts[{std::string(history::IdleReasonName(static_cast<history::IdleReason>(r))), group}] += idle[i][r];
+      }
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
