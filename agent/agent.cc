@@ -26,6 +26,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions options, Comma
                                                      kubeclient::RestClient& rest, server::MetricsRegistry& registry,
                                                      spdlog::logger& log) {
   if (options.node_name.empty()) return absl::InvalidArgumentError("the node name is required (--node-name or $NODE_NAME)");
+  if (options.decisions != nullptr && options.clock == nullptr) return absl::InvalidArgumentError("decisions need a clock");
   if (options.resource_name.find('/') == std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat("resource name \"", options.resource_name,
                                                    "\" is not an extended resource name (vendor-domain/name)"));
@@ -52,6 +53,9 @@ Agent::Agent(AgentOptions options, CommandRunner& runner, kubeclient::RestClient
                }),
       socket_(service_, absl::StrCat(options_.device_plugin_dir, "/", options_.endpoint)),
       pod_resources_(options_.pod_resources_socket, kPodResourcesTimeout) {
+  if (options_.decisions != nullptr) {
+    service_.RecordDecisionsTo({options_.decisions, options_.node_name, options_.clock});
+  }
   kubeclient::ListWatchOptions watch = options_.pod_watch;
   watch.field_selector = absl::StrCat("spec.nodeName=", options_.node_name);
   kubeclient::WatchHandler<kube::Pod> handler = pods_.Handler();

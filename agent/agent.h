@@ -49,6 +49,10 @@ struct AgentOptions {
   // How often the kubelet's socket is checked for a new kubelet (re-registration follows within this).
   absl::Duration kubelet_poll = absl::Milliseconds(250);
   kubeclient::ListWatchOptions pod_watch;  // the field selector is set from node_name
+  // Where GetPreferredAllocation and Allocate answers are recorded as decisions (--decision-db), stamped
+  // by `clock`; null: nowhere. Both must outlive the agent.
+  history::DecisionRecorder* decisions = nullptr;
+  const server::Clock* clock = nullptr;
 };
 
 class Agent {

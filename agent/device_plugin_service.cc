@@ -1,6 +1,7 @@
 #include "agent/device_plugin_service.h"
 
 #include "absl/strings/str_join.h"
+#include "history/from_decisions.h"
 #include "server/logging.h"
 
 namespace topofit::agent {
@@ -70,6 +71,14 @@ grpc::Status DevicePluginService::GetPreferredAllocation(grpc::ServerContext*,
                       {"size", container.allocation_size()},
                       {"devices", absl::StrJoin(preferred->device_ids, ",")}},
                      honoured ? spdlog::level::info : spdlog::level::warn);
+    if (history_.recorder != nullptr) {
+      absl::StatusOr<topology::GpuSet> gpus = GpusOf(devices, preferred->device_ids, "preferred");
+      const history::PodSubject subject = honoured ? history::PodSubject{preferred->pod->uid, preferred->pod->key}
+                                                   : history::PodSubject{};
+      history_.recorder->Record(history::PreferredAllocationRecord(
+          history_.clock->Now(), history_.node, honoured ? &subject : nullptr,
+          gpus.ok() ? gpus->ToString() : absl::StrJoin(preferred->device_ids, ",")));
+    }
     v1beta1::ContainerPreferredAllocationResponse* out = response->add_container_responses();
     for (std::string& id : preferred->device_ids) out->add_deviceids(std::move(id));
   }
@@ -113,6 +122,13 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*, const v1beta1::
                       {"chosen", pod != nullptr ? pod->chosen.ToString() : ""},
                       {"gpus", given[i].ToString()}},
                      pod != nullptr && pod->chosen == given[i] ? spdlog::level::info : spdlog::level::warn);
+    if (history_.recorder != nullptr) {
+      const history::PodSubject subject = pod != nullptr ? history::PodSubject{pod->uid, pod->key} : history::PodSubject{};
+      history_.recorder->Record(history::AllocationRecord(history_.clock->Now(), history_.node,
+                                                          pod != nullptr ? &subject : nullptr,
+                                                          pod != nullptr ? pod->chosen.ToString() : "",
+                                                          given[i].ToString()));
+    }
     if (pod == nullptr) continue;
     pods_.MarkGiven(pod->uid);
     record_(*pod, given[i]);

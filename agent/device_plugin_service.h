@@ -15,6 +15,8 @@
 #include <atomic>
 #include <functional>
 #include <mutex>
+#include <string>
+#include <utility>
 
 #include <spdlog/logger.h>
 
@@ -22,18 +24,31 @@
 #include "agent/device_plugin_wire.h"
 #include "agent/device_table.h"
 #include "agent/node_pods.h"
+#include "history/recorder.h"
 #include "proto/deviceplugin_v1beta1.grpc.pb.h"
+#include "server/clock.h"
 
 namespace topofit::agent {
 
 // Called once per Allocate matched to a pod, with the GPUs given (to write `topofit.io/gpu-allocated`).
 using AllocationRecorder = std::function<void(const ChosenPod& pod, topology::GpuSet given)>;
 
+// Where the service records its answers to the kubelet as decisions (history/from_decisions.h): each
+// GetPreferredAllocation container answer and each Allocate container. No recorder: nowhere.
+struct AllocationHistory {
+  history::DecisionRecorder* recorder = nullptr;
+  std::string node;
+  const server::Clock* clock = nullptr;  // set with a recorder
+};
+
 class DevicePluginService final : public v1beta1::DevicePlugin::Service {
  public:
   // Every reference must outlive the service.
   DevicePluginService(const DeviceTable& devices, NodePods& pods, AgentMetrics& metrics, spdlog::logger& log,
                       DeviceListStrategies strategies, AllocationRecorder record);
+
+  // Set before serving; the recorder must outlive the service and never block.
+  void RecordDecisionsTo(AllocationHistory history) { history_ = std::move(history); }
 
   // Ends the ListAndWatch streams (before the gRPC server shuts down, which waits for them).
   void Stop() { stopping_ = true; }
@@ -56,6 +71,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
   spdlog::logger& log_;
   const DeviceListStrategies strategies_;
   const AllocationRecorder record_;
+  AllocationHistory history_;
   std::atomic<bool> stopping_{false};
   std::mutex allocate_mu_;  // one Allocate at a time: a pod is matched and marked given in one step
 };

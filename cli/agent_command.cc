@@ -11,6 +11,7 @@
 #include "agent/agent.h"
 #include "agent/command_runner.h"
 #include "cli/build_info.h"
+#include "cli/decision_history.h"
 #include "cli/extender_command.h"
 #include "cli/ledger_flags.h"
 #include "server/http_server.h"
@@ -70,6 +71,14 @@ int RunAgent(const AgentCommandOptions& options, const std::function<void(int)>&
   if (!rest.ok()) return Fail("", rest.status());
   server::MetricsRegistry registry;
   RegisterBuildInfo(registry);
+  const server::RealClock clock;
+  // Declared before the agent, which records to it: destroyed after it.
+  DecisionHistory decisions;
+  if (!options.decision_db.empty()) {
+    decisions = OpenDecisionHistory(options.decision_db, registry, log);
+    agent_options->decisions = decisions.recorder.get();  // null when the file cannot be used: not recorded
+    agent_options->clock = &clock;
+  }
   agent::ProcessRunner runner(kNvidiaSmiTimeout);
   absl::StatusOr<std::unique_ptr<agent::Agent>> node_agent =
       agent::Agent::Create(*std::move(agent_options), runner, **rest, registry, log);
@@ -122,6 +131,10 @@ void AddAgentCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   AddKubeconfigFlag(*cmd, options->kubeconfig);
+  cmd->add_option("--decision-db", options->decision_db,
+                  "SQLite file recording the kubelet's GetPreferredAllocation and Allocate answers as decisions "
+                  "(topofit explain --db); not recorded when absent")
+      ->option_text("PATH");
   cmd->add_option("--log-format", options->log_format, "text or json")->capture_default_str();
   cmd->add_option("--log-level", options->log_level, "trace, debug, info, warn, error")->capture_default_str();
   cmd->callback([options, &exit_code] { exit_code = RunAgent(*options); });

@@ -21,6 +21,7 @@ struct AgentCommandOptions {
   std::string address = "0.0.0.0";
   int ops_port = 9092;  // plain HTTP: /healthz /readyz /metrics
   std::string kubeconfig;  // empty: in-cluster service account
+  std::string decision_db;  // empty: the kubelet's allocations are not recorded
   std::string log_format = "text";
   std::string log_level = "info";
 };

@@ -74,7 +74,10 @@ absl::StatusOr<ExpanderParts> BuildExpander(const ExpanderOptions& options, Proc
   parts.metrics = std::make_unique<expander::ExpanderMetrics>(expander::ExpanderMetrics::Create(process.registry));
   parts.service = std::make_unique<expander::ExpanderService>(std::move(service_options), *process.ledger,
                                                               process.clock, *parts.metrics, log);
-  parts.service->RecordDecisionsTo(process.decisions.recorder.get());
+  if (options.ledger == "api") {  // an API server to write the pods' Events to
+    if (absl::Status events = UsePodEvents(options.kubeconfig, process, log); !events.ok()) return events;
+  }
+  parts.service->RecordDecisionsTo(process.recorder());
   parts.grpc.address = options.address;
   parts.grpc.port = options.grpc_port;
   parts.grpc.tls_cert_file = options.tls_cert;

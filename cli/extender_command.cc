@@ -124,6 +124,16 @@ absl::StatusOr<std::string> ReadAdminToken(const std::string& path) {
   return trimmed;
 }
 
+absl::Status UsePodEvents(const std::string& kubeconfig, ProcessState& process, spdlog::logger& log) {
+  if (process.pod_events.recorder != nullptr) return absl::OkStatus();
+  absl::StatusOr<PodEvents> events = StartPodEvents(kubeconfig, process.registry, process.clock, log);
+  if (!events.ok()) return events.status();
+  process.pod_events = *std::move(events);
+  process.observed = std::make_unique<history::ObservedRecorder>(
+      process.decisions.recorder.get(), std::vector<history::RecordObserver*>{process.pod_events.recorder.get()});
+  return absl::OkStatus();
+}
+
 absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& format, const std::string& level) {
   absl::StatusOr<server::LogFormat> parsed_format = server::ParseLogFormat(format);
   if (!parsed_format.ok()) return Prefixed("--log-format", parsed_format.status());
@@ -226,7 +236,10 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   parts.ops = *std::move(ops);
   server::RegisterOpsEndpoints(*parts.ops, process.registry, std::move(readiness));
   scheduler::RegisterPreferencesRoute(*parts.ops, *process.ledger, *admin_token);
-  parts.extender->RecordDecisionsTo(process.decisions.recorder.get());
+  if (options.live_state) {
+    if (absl::Status events = UsePodEvents(options.kubeconfig, process, log); !events.ok()) return events;
+  }
+  parts.extender->RecordDecisionsTo(process.recorder());
   parts.idle_gpus = std::make_unique<scheduler::IdleGpusGauge>(process.registry, *parts.state, *process.ledger);
   parts.idle_gpus->RecordChangesTo(process.decisions.recorder.get(), &process.clock);
   parts.idle_gpus->Start(kIdleGpusPeriod);

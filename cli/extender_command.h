@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "cli/decision_history.h"
 #include "cli/kube_observability.h"
+#include "cli/pod_events.h"
 #include "kubeclient/gpu_state_sync.h"
 #include "kubeclient/kube_api.h"
 #include "kubeclient/leader_election.h"
@@ -96,10 +97,20 @@ struct ProcessState {
   std::unique_ptr<kubeclient::ListWatcher> ledger_watch;  // feeds the ledger: declared after it, stopped first
   // What the front ends record their decisions to (OpenDecisionHistory); empty: nothing is recorded.
   DecisionHistory decisions;
+  // With an API server (UsePodEvents): the Events on pods, shown each record before it is stored.
+  PodEvents pod_events;
+  std::unique_ptr<history::ObservedRecorder> observed;
+  // Where the front ends hand their decisions: the history, and the pod Events once they are on.
+  history::DecisionRecorder* recorder() const {
+    return observed != nullptr ? static_cast<history::DecisionRecorder*>(observed.get()) : decisions.recorder.get();
+  }
 };
 
 // The admin token in `path` (--admin-token-file), surrounding whitespace trimmed; "" for no path.
 absl::StatusOr<std::string> ReadAdminToken(const std::string& path);
+// Turns on the Kubernetes Events on pods for `process` (cli/pod_events.h), after its decision history is
+// open; a second call does nothing.
+absl::Status UsePodEvents(const std::string& kubeconfig, ProcessState& process, spdlog::logger& log);
 
 // --log-format and --log-level, checked; the error names the flag.
 absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& format, const std::string& level);

@@ -176,6 +176,20 @@ std::string DescribeRecord(const Record& r) {
                           " of its GPUs held for ", r.pods.size(), " pod(s)");
     case Kind::kIdle:
       return absl::StrCat("node ", NodeName(r), ": ", Idle(r));
+    case Kind::kPreferredAllocation:
+      return absl::StrCat("node agent on ", r.node, " preferred GPUs ",
+                          r.candidates.empty() || !r.candidates.front().topology ? "" : r.candidates.front().topology->gpu_ids,
+                          r.reason == Reason::kAsChosen ? ", as the extender chose"
+                                                        : ", topofit's allocator's (no pod waits with a choice)");
+    case Kind::kAllocation: {
+      const auto ids = [&](size_t i) {
+        return i < r.candidates.size() && r.candidates[i].topology ? r.candidates[i].topology->gpu_ids : std::string();
+      };
+      const std::string given = absl::StrCat("the kubelet gave GPUs ", ids(0), " on ", r.node);
+      if (r.reason == Reason::kAsChosen) return absl::StrCat(given, ", as the extender chose");
+      if (r.reason == Reason::kOtherDevices) return absl::StrCat(given, ", not GPUs ", ids(1), " the extender chose");
+      return absl::StrCat(given, " to a pod topofit did not bind");
+    }
     case Kind::kBind:
       if (r.reason == Reason::kBindFailed) return absl::StrCat("bind to ", r.node, " failed");
       return absl::StrCat("bound to ", r.node,

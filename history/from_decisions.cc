@@ -1,5 +1,6 @@
 #include "history/from_decisions.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
@@ -40,6 +41,14 @@ Record AboutPod(absl::Time time, Kind kind, Reason reason, PodSubject pod) {
 
 PodSubject SubjectOf(const kube::Pod& pod) {
   return {decision::LedgerPodUid(pod), absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name)};
+}
+
+// The pods topofit asked capacity for, by ledger uid: the name of the pod itself, where CA's option names
+// the stand-in it made from the pod's ProvisioningRequest (ml/topofit-trainer-0-0 for ml/trainer).
+std::map<std::string, std::string, std::less<>> PreferredPodKeys(const decision::RankInput& input) {
+  std::map<std::string, std::string, std::less<>> keys;
+  for (const decision::Preference& p : input.preferences) keys.emplace(p.pod_uid, p.pod_key);
+  return keys;
 }
 
 }  // namespace
@@ -114,8 +123,8 @@ Record RankingRecord(absl::Time time, const decision::RankInput& input, const de
   if (best != nullptr) r.node_group = best->node_group_id;
   // The ranking joins the chains of the pods topofit asked capacity for (a ledger preference), not of
   // every pending pod CA sent: naming thousands of pods per call cost the expander more than it ranks.
-  std::set<std::string, std::less<>> preferred, pod_uids;
-  for (const decision::Preference& p : input.preferences) preferred.insert(p.pod_uid);
+  const std::map<std::string, std::string, std::less<>> preferred = PreferredPodKeys(input);
+  std::set<std::string, std::less<>> pod_uids;
   for (size_t i = 0; i < ranking.verdicts.size() && i < input.options.size(); ++i) {
     const decision::OptionVerdict& v = ranking.verdicts[i];
     if (!v.needs_gpus) continue;
@@ -137,7 +146,8 @@ Record RankingRecord(absl::Time time, const decision::RankInput& input, const de
     if (preferred.empty()) continue;
     for (const kube::Pod& pod : input.options[i].pods) {
       const std::string& uid = decision::LedgerPodUid(pod);
-      if (preferred.count(uid) > 0 && pod_uids.insert(uid).second) r.pods.push_back(SubjectOf(pod));
+      auto named = preferred.find(uid);
+      if (named != preferred.end() && pod_uids.insert(uid).second) r.pods.push_back({uid, named->second});
     }
   }
   return r;
@@ -169,11 +179,13 @@ Record IdleRecord(absl::Time time, const NodeIdleGpus& idle) {
 }
 
 std::map<std::string, std::string> PodKeys(const decision::RankInput& input, absl::string_view node_group) {
+  const std::map<std::string, std::string, std::less<>> preferred = PreferredPodKeys(input);
   std::map<std::string, std::string> keys;
   for (const decision::GroupOption& option : input.options) {
     if (option.node_group_id != node_group) continue;
     for (const kube::Pod& pod : option.pods) {
       PodSubject subject = SubjectOf(pod);
+      if (auto named = preferred.find(subject.uid); named != preferred.end()) subject.key = named->second;
       keys.emplace(std::move(subject.uid), std::move(subject.key));
     }
   }
@@ -190,6 +202,50 @@ Record IntentRecord(absl::Time time, const decision::Intent& intent, const std::
   for (const auto& [uid, gpus] : intent.pod_gpus) r.gpus += gpus;
   r.candidates.push_back(Candidate{.name = intent.node_group, .reason = Reason::kChosen,
                                    .requested = intent.node_count});
+  return r;
+}
+
+namespace {
+
+// A record of the agent on `node`, about `pod` when it is known (its uid then the correlation id).
+Record ByAgent(absl::Time time, Kind kind, Reason reason, std::string node, const PodSubject* pod) {
+  Record r = Started(time, Component::kAgent, kind, reason);
+  if (pod != nullptr) {
+    r.correlation_id = pod->uid;
+    r.pods = {*pod};
+  }
+  r.node = std::move(node);
+  return r;
+}
+
+Candidate GpuSetCandidate(std::string name, std::string gpu_ids, Reason reason) {
+  Candidate c;
+  c.name = std::move(name);
+  c.reason = reason;
+  c.topology = TopologyDetail{std::move(gpu_ids), "", 0};
+  return c;
+}
+
+int CountOf(absl::string_view gpu_ids) {
+  return gpu_ids.empty() ? 0 : static_cast<int>(std::count(gpu_ids.begin(), gpu_ids.end(), ',')) + 1;
+}
+
+}  // namespace
+
+Record PreferredAllocationRecord(absl::Time time, std::string node, const PodSubject* pod, std::string preferred) {
+  const Reason reason = pod != nullptr ? Reason::kAsChosen : Reason::kAllocatorFallback;
+  Record r = ByAgent(time, Kind::kPreferredAllocation, reason, std::move(node), pod);
+  r.gpus = CountOf(preferred);
+  r.candidates.push_back(GpuSetCandidate("preferred", std::move(preferred), reason));
+  return r;
+}
+
+Record AllocationRecord(absl::Time time, std::string node, const PodSubject* pod, std::string chosen, std::string given) {
+  const Reason reason = pod == nullptr ? Reason::kUnmatched : chosen == given ? Reason::kAsChosen : Reason::kOtherDevices;
+  Record r = ByAgent(time, Kind::kAllocation, reason, std::move(node), pod);
+  r.gpus = CountOf(given);
+  r.candidates.push_back(GpuSetCandidate("given", std::move(given), reason));
+  if (pod != nullptr) r.candidates.push_back(GpuSetCandidate("chosen", std::move(chosen), Reason::kChosen));
   return r;
 }
 

@@ -41,7 +41,8 @@ inline constexpr size_t kMaxRecordedOptions = 100;
 // a ledger preference (those topofit asked capacity for: their chains).
 Record RankingRecord(absl::Time time, const decision::RankInput& input, const decision::Ranking& ranking);
 // The scale-up the expander chose and the pods whose GPUs its nodes will hold, named by `pod_keys` (ledger
-// uid -> namespace/name; PodKeys gives them from a ranking's input).
+// uid -> namespace/name; PodKeys gives them from a ranking's input, a pod with a ledger preference by the
+// name the preference gives, not that of the stand-in CA made from its ProvisioningRequest).
 Record IntentRecord(absl::Time time, const decision::Intent& intent, const std::map<std::string, std::string>& pod_keys);
 // A node's idle GPUs (recorded when they change): `gpus` its free GPUs, a candidate per reason that has
 // some (the node, the reason, `free_gpus` how many), each with the node's free GPU ids; no candidate when
@@ -49,5 +50,13 @@ Record IntentRecord(absl::Time time, const decision::Intent& intent, const std::
 Record IdleRecord(absl::Time time, const NodeIdleGpus& idle);
 
 std::map<std::string, std::string> PodKeys(const decision::RankInput& input, absl::string_view node_group);
+
+// The node agent's answers to the kubelet on `node` (agent/device_plugin_service.h). GetPreferredAllocation:
+// `preferred` (GPU indexes) is the extender's choice for `pod` (as-chosen), or topofit's allocator's when
+// no pod waits with a choice (allocator-fallback, `pod` null). Allocate: the kubelet gave a container of
+// `pod` the GPUs `given`, which the extender chose as `chosen` (as-chosen, or other-devices when they
+// differ), or gave devices matched to no pod (unmatched, `pod` null).
+Record PreferredAllocationRecord(absl::Time time, std::string node, const PodSubject* pod, std::string preferred);
+Record AllocationRecord(absl::Time time, std::string node, const PodSubject* pod, std::string chosen, std::string given);
 
 }  // namespace topofit::history

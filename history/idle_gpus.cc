@@ -6,20 +6,6 @@
 #include "decision/node_group_identity.h"
 
 namespace topofit::history {
-namespace {
-
-// What a pending pod with a preference asks: its shape, binding (it was refused at it).
-decision::GpuDemand DemandOf(const decision::Preference& p) {
-  decision::GpuDemand demand;
-  demand.request.gpus = p.gpus;
-  demand.request.min_link = p.min_link;
-  demand.request.min_bandwidth_mbps = p.min_bandwidth_mbps;
-  demand.policy = decision::TopologyPolicy::kRequired;
-  return demand;
-}
-
-}  // namespace
-
 absl::string_view IdleReasonName(IdleReason reason) {
   static constexpr std::array<absl::string_view, kIdleReasons> kNames = {
       "booting", "held-for-intent", "awaiting-scale-down", "fragmented", "no-demand"};
@@ -51,18 +37,38 @@ IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, i
   return counts;
 }
 
+std::vector<IdleCounts> ClassifyNodes(const std::vector<const decision::NodeGpuSnapshot*>& nodes,
+                                      const std::vector<bool>& ready, const decision::CapacityHolds& holds,
+                                      const std::vector<decision::GpuDemand>& pending, decision::FilterMemo& memo) {
+  std::vector<IdleCounts> counts;
+  counts.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    counts.push_back(ClassifyIdleGpus(*nodes[i], ready[i], holds.HeldAgainst("", *nodes[i]), pending, memo));
+  }
+  return counts;
+}
+
+decision::GpuDemand PreferredDemand(const decision::Preference& preference) {
+  decision::GpuDemand demand;
+  demand.request.gpus = preference.gpus;
+  demand.request.min_link = preference.min_link;
+  demand.request.min_bandwidth_mbps = preference.min_bandwidth_mbps;
+  demand.policy = decision::TopologyPolicy::kRequired;
+  return demand;
+}
+
 std::vector<NodeIdleGpus> ClassifyIdleNodes(const std::vector<const decision::NodeGpuSnapshot*>& nodes,
                                             const std::vector<decision::Intent>& intents,
                                             const std::vector<decision::Preference>& preferences) {
   const decision::CapacityHolds holds(intents, preferences, nodes);
   std::vector<decision::GpuDemand> pending;
-  for (const decision::Preference& p : preferences) pending.push_back(DemandOf(p));
+  for (const decision::Preference& p : preferences) pending.push_back(PreferredDemand(p));
   decision::FilterMemo memo;
+  const std::vector<IdleCounts> counts = ClassifyNodes(nodes, std::vector<bool>(nodes.size(), true), holds, pending, memo);
   std::vector<NodeIdleGpus> out;
   out.reserve(nodes.size());
-  for (const decision::NodeGpuSnapshot* node : nodes) {
-    out.push_back({node->node, decision::NodeGroupName(node->origin->labels), node->free(),
-                   ClassifyIdleGpus(*node, /*ready=*/true, holds.HeldAgainst("", *node), pending, memo)});
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    out.push_back({nodes[i]->node, decision::NodeGroupName(nodes[i]->origin->labels), nodes[i]->free(), counts[i]});
   }
   return out;
 }

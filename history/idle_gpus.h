@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "decision/capacity_hold.h"
 #include "decision/filter_memo.h"
 #include "decision/intent.h"
 #include "decision/node_snapshot.h"
@@ -37,6 +38,17 @@ using IdleCounts = std::array<int, kIdleReasons>;
 IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, int held,
                             const std::vector<decision::GpuDemand>& pending, decision::FilterMemo& memo);
 
+// Every node's free GPUs by reason, nodes[i] Ready when ready[i]: ClassifyIdleGpus with the GPUs `holds`
+// holds on each for intents. The one classification behind topofit_idle_gpus (scheduler/idle_gpus_gauge.h)
+// and the bench's idle GPU-hours by reason (bench/sim/simulator.h); only what they know of pending demand
+// differs (the extender: its ledger's preferences, PreferredDemand; the replay: every pending GPU pod).
+std::vector<IdleCounts> ClassifyNodes(const std::vector<const decision::NodeGpuSnapshot*>& nodes,
+                                      const std::vector<bool>& ready, const decision::CapacityHolds& holds,
+                                      const std::vector<decision::GpuDemand>& pending, decision::FilterMemo& memo);
+
+// What a pending pod with a ledger preference asks: its shape, required (it was refused at it).
+decision::GpuDemand PreferredDemand(const decision::Preference& preference);
+
 // One node's idle GPUs: what `topofit_idle_gpus`, the idle records and `topofit explain idle` show.
 struct NodeIdleGpus {
   std::string node{};
@@ -46,9 +58,8 @@ struct NodeIdleGpus {
   friend bool operator==(const NodeIdleGpus&, const NodeIdleGpus&) = default;
 };
 
-// Every node's free GPUs classified (ClassifyIdleGpus), all nodes Ready (the extender does not see
-// readiness): the held ones from the intents' capacity holds, the pending demand from the ledger's
-// preferences (each binding: the pod was refused at it). In `nodes`' order. Pure.
+// The extender's view: ClassifyNodes with every node Ready (it does not see readiness), the holds of the
+// intents, the pending demand of the ledger's preferences (PreferredDemand). In `nodes`' order. Pure.
 std::vector<NodeIdleGpus> ClassifyIdleNodes(const std::vector<const decision::NodeGpuSnapshot*>& nodes,
                                             const std::vector<decision::Intent>& intents,
                                             const std::vector<decision::Preference>& preferences);

@@ -8,17 +8,20 @@
 namespace topofit::history {
 namespace {
 
-constexpr std::array<absl::string_view, 3> kComponentNames = {"extender", "expander", "provisioner"};
-constexpr std::array<absl::string_view, 8> kKindNames = {
-    "filter", "bind", "preference", "ranking", "intent", "capacity-requested", "capacity-withdrawn", "idle"};
+constexpr std::array<absl::string_view, 4> kComponentNames = {"extender", "expander", "provisioner", "agent"};
+constexpr std::array<absl::string_view, 10> kKindNames = {
+    "filter",          "bind", "preference", "ranking", "intent", "capacity-requested", "capacity-withdrawn",
+    "idle", "preferred-allocation", "allocation"};
 // Past the refusals (named by decision::RefusalCode), in enum order from kTopologyUnknown.
-constexpr std::array<absl::string_view, 13> kOutcomeNames = {
+constexpr std::array<absl::string_view, 17> kOutcomeNames = {
     "topology-unknown", "node-unknown", "invalid-pod", "no-node-fits", "bound", "bind-failed", "chosen",
     "group-would-strand", "fewer-preferences", "higher-cost-per-useful-gpu", "fewer-pods-placed",
-    "passed-through", "vetoed"};
+    "passed-through", "vetoed", "as-chosen", "allocator-fallback", "other-devices", "unmatched"};
 constexpr int kFirstOutcome = static_cast<int>(Reason::kTopologyUnknown);
-static_assert(kFirstOutcome + kOutcomeNames.size() == static_cast<size_t>(Reason::kVetoed) + 1);
+constexpr Reason kLastOutcome = Reason::kUnmatched;
+static_assert(kFirstOutcome + kOutcomeNames.size() == static_cast<size_t>(kLastOutcome) + 1);
 constexpr int kFirstIdle = static_cast<int>(Reason::kIdleBooting);
+static_assert(kFirstIdle == static_cast<int>(kLastOutcome) + 1);
 static_assert(kFirstIdle + kIdleReasons == static_cast<size_t>(Reason::kIdleNoDemand) + 1);
 
 template <typename Enum, size_t N>

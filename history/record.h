@@ -15,7 +15,7 @@
 namespace topofit::history {
 
 // Which front end decided.
-enum class Component : uint8_t { kExtender, kExpander, kProvisioner };
+enum class Component : uint8_t { kExtender, kExpander, kProvisioner, kAgent };
 
 // What was decided.
 enum class Kind : uint8_t {
@@ -27,6 +27,8 @@ enum class Kind : uint8_t {
   kCapacityRequested,  // a ProvisioningRequest was asked for a pod
   kCapacityWithdrawn,  // the ProvisioningRequest served (the pod bound)
   kIdle,               // a node's free GPUs by why they are idle, recorded when that changes
+  kPreferredAllocation,  // the node agent answered the kubelet's GetPreferredAllocation
+  kAllocation,           // the kubelet's Allocate: the devices a container of the pod got
 };
 
 // Why: a closed set. The first seven are decision::Refusal one for one (ReasonOf), so a filter refusal keeps
@@ -52,6 +54,10 @@ enum class Reason : uint8_t {
   kFewerPodsPlaced,  // ranking: lost on pods placed
   kPassedThrough,    // ranking: no GPU pods, left to the rest of CA's expander chain
   kVetoed,           // ranking: every GPU option would strand, no scale-up this loop
+  kAsChosen,         // agent: preferred, or given, the GPUs the extender chose for the pod
+  kAllocatorFallback,  // agent: no pod waits with a choice of that size: topofit's allocator preferred
+  kOtherDevices,     // agent: the kubelet gave the pod other devices than the extender chose
+  kUnmatched,        // agent: the kubelet gave devices matched to no pod topofit bound
   // idle: history::IdleReason one for one (ReasonOfIdle), named by IdleReasonName.
   kIdleBooting,
   kIdleHeldForIntent,

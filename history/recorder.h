@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -21,6 +22,29 @@ class DecisionRecorder {
  public:
   virtual ~DecisionRecorder() = default;
   virtual void Record(history::Record record) = 0;
+};
+
+// Sees each record on the caller's thread, by reference, before it is stored (the pod Events): must not
+// block, and copies only what it keeps.
+class RecordObserver {
+ public:
+  virtual ~RecordObserver() = default;
+  virtual void Observe(const history::Record& record) = 0;
+};
+
+// Shows each record to `observers`, then hands it to `next` (null: no history is kept).
+class ObservedRecorder final : public DecisionRecorder {
+ public:
+  ObservedRecorder(DecisionRecorder* next, std::vector<RecordObserver*> observers)
+      : next_(next), observers_(std::move(observers)) {}
+  void Record(history::Record record) override {
+    for (RecordObserver* observer : observers_) observer->Observe(record);
+    if (next_ != nullptr) next_->Record(std::move(record));
+  }
+
+ private:
+  DecisionRecorder* const next_;
+  const std::vector<RecordObserver*> observers_;
 };
 
 // What the writer reports, for metrics and logs (called on the writer thread, or on the caller's for drops).

@@ -161,7 +161,8 @@ Record RowToRecord(const Statement& row) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<DecisionStore>> DecisionStore::Open(const std::string& path, Retention retention) {
+absl::StatusOr<std::unique_ptr<DecisionStore>> DecisionStore::Open(const std::string& path, Retention retention,
+                                                                    int64_t cache_kib) {
   if (retention.max_rows <= 0) return absl::InvalidArgumentError("retention: max_rows must be positive");
   if (retention.max_age <= absl::ZeroDuration()) return absl::InvalidArgumentError("retention: max_age must be positive");
   sqlite3* db = nullptr;
@@ -177,6 +178,9 @@ absl::StatusOr<std::unique_ptr<DecisionStore>> DecisionStore::Open(const std::st
   // crash in WAL mode, and the history is not worth an fsync per batch against power loss.
   absl::Status status = path.empty() ? absl::OkStatus() : ExecOn(db, "PRAGMA journal_mode = WAL", "enabling WAL");
   if (status.ok()) status = ExecOn(db, "PRAGMA synchronous = NORMAL", "setting synchronous");
+  if (status.ok()) {
+    status = ExecOn(db, absl::StrCat("PRAGMA cache_size = -", cache_kib).c_str(), "setting the cache size");
+  }
   absl::StatusOr<int> version = status.ok() ? Migrate(db) : absl::StatusOr<int>(status);
   if (!version.ok()) {
     sqlite3_close(db);

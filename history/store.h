@@ -22,6 +22,10 @@ struct Retention {
   int64_t max_rows = 1'000'000;
 };
 
+// SQLite's page cache, at most: its default (2 MiB) for a server; a replay writing a million records into
+// indexes keyed by pod and uid reads pages back from the file with it, and is given more.
+inline constexpr int64_t kDefaultCacheKib = 2048;
+
 // A page of GET /decisions: newest first, narrowed by every field given.
 struct DecisionQuery {
   std::string pod{};        // namespace/name: decisions about that pod (its chain)
@@ -60,7 +64,8 @@ class DecisionStore {
 
   // `path` empty: in memory. A file that is not a database, is locked by another writer or holds a newer
   // schema is an error naming it (the caller runs without history).
-  static absl::StatusOr<std::unique_ptr<DecisionStore>> Open(const std::string& path, Retention retention = {});
+  static absl::StatusOr<std::unique_ptr<DecisionStore>> Open(const std::string& path, Retention retention = {},
+                                                             int64_t cache_kib = kDefaultCacheKib);
   ~DecisionStore();
   DecisionStore(const DecisionStore&) = delete;
   DecisionStore& operator=(const DecisionStore&) = delete;

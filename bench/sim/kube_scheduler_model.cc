@@ -33,6 +33,10 @@ const decision::FilterMemo::Entry& KubeSchedulerModel::Extend(int pod, const Sim
   return memo_.Judge(world_.klass(pod).demand, node.gpus);
 }
 
+decision::NodeVerdict KubeSchedulerModel::ExtenderVerdict(int pod, int node) {
+  return decision::JudgeNode(world_.klass(pod).demand, world_.PodUid(pod), world_.nodes()[node].gpus, *holds_, memo_);
+}
+
 bool KubeSchedulerModel::ExtenderAccepts(int pod, absl::string_view uid, const SimNode& node, bool* held) {
   const decision::NodeVerdict verdict = decision::JudgeNode(world_.klass(pod).demand, uid, node.gpus, *holds_, memo_);
   if (verdict.fits) return true;

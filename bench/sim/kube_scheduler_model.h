@@ -42,6 +42,10 @@ class KubeSchedulerModel {
   // the same verdict as then, so the answer is this node or none.
   PlacementDecision ScheduleOn(int pod, int node);
 
+  // The extender's verdict on `node` for a GPU pod of the policy's extender (decision::JudgeNode with the
+  // current holds): what the replay records of a refusal.
+  decision::NodeVerdict ExtenderVerdict(int pod, int node);
+
   // The extender's holds on new capacity (decision/capacity_hold.h) for the next calls; null: none.
   void set_holds(const decision::CapacityHolds* holds) { holds_ = holds != nullptr ? holds : &kNoHolds; }
 

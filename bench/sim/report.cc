@@ -128,6 +128,11 @@ constexpr Field<PolicySummary> kSummaryFields[] = {
     {"idle_gpu_hours", &PolicySummary::idle_gpu_hours},
     {"idle_share", &PolicySummary::idle_share},
     {"node_hours", &PolicySummary::node_hours},
+    {"idle_booting_gpu_hours", &PolicySummary::idle_booting_gpu_hours},
+    {"idle_held_for_intent_gpu_hours", &PolicySummary::idle_held_for_intent_gpu_hours},
+    {"idle_awaiting_scale_down_gpu_hours", &PolicySummary::idle_awaiting_scale_down_gpu_hours},
+    {"idle_fragmented_gpu_hours", &PolicySummary::idle_fragmented_gpu_hours},
+    {"idle_no_demand_gpu_hours", &PolicySummary::idle_no_demand_gpu_hours},
     {"busy_idle_gpu_hours", &PolicySummary::busy_idle_gpu_hours},
     {"busy_idle_share", &PolicySummary::busy_idle_share},
     {"scale_ups", &PolicySummary::scale_ups},
@@ -562,6 +567,16 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
   add("GPU-hours idle", "provisioned - allocated", [](const PolicySummary& s) { return s.idle_gpu_hours; },
       FormatHours);
   add("idle share", "idle / provisioned", [](const PolicySummary& s) { return s.idle_share; }, FormatShare);
+  add("  idle: booting", "idle GPU-hours by reason (sampled once a minute after a change): nodes not yet Ready",
+      [](const PolicySummary& s) { return s.idle_booting_gpu_hours; }, FormatHours);
+  add("  idle: held for intent", "free GPUs a scale-up's intent holds for the pods it was made for",
+      [](const PolicySummary& s) { return s.idle_held_for_intent_gpu_hours; }, FormatHours);
+  add("  idle: awaiting scale-down", "free GPUs of nodes running nothing",
+      [](const PolicySummary& s) { return s.idle_awaiting_scale_down_gpu_hours; }, FormatHours);
+  add("  idle: fragmented", "free GPUs while GPU pods are pending and none of their shapes fits them",
+      [](const PolicySummary& s) { return s.idle_fragmented_gpu_hours; }, FormatHours);
+  add("  idle: no demand", "free GPUs nothing pending wants",
+      [](const PolicySummary& s) { return s.idle_no_demand_gpu_hours; }, FormatHours);
   add("GPU-hours requested (floor)", "each GPU pod's GPUs x its ideal run time: a floor under allocated",
       [](const PolicySummary& s) { return s.requested_gpu_hours; }, FormatHours);
   add("GPU-hours idle, busy window", "idle GPU-hours from the busy window's start to T (a trace's lead-in left out)",

@@ -78,6 +78,9 @@ class Replayer {
     const kube::Pod object = world_->PodObject(pod);
     return {object.metadata.uid, absl::StrCat(object.metadata.namespace_name, "/", object.metadata.name)};
   }
+  // Classifies the live nodes' free GPUs now, when the cluster changed since the last sample and
+  // kIdleSampleInterval has passed since it; else makes sure a sample is taken once it has.
+  void SampleIdle();
   void Push(Event::Kind kind, SimTime at, int id, int epoch = 0) { events_.push({at, sequence_++, kind, id, epoch}); }
   ReplayResult Result() const;
 
@@ -104,6 +107,11 @@ class Replayer {
   bool dirty_ = true;
   int failed_nodes_ = 0;
   int finished_ = 0;
+  // Idle GPUs by reason (SampleIdle): the samples, the next one due after a change (kNever: none due).
+  std::vector<IdleSample> idle_samples_;
+  SimTime idle_sampled_at_ = -1;
+  SimTime idle_due_ = 0;
+  decision::FilterMemo idle_memo_{1 << 16};
   // Totals at the last pod completion: the replay's end for the report.
   SimTime end_ = 0;
   double provisioned_at_end_ = 0, allocated_at_end_ = 0, cost_at_end_ = 0;
@@ -141,6 +149,16 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
   p.refused_for_topology = true;
   std::vector<std::string> refused;
   for (int node : decision.refused_nodes) refused.push_back(world_->nodes()[node].gpus.node);
+  if (world_->recorder() != nullptr) {
+    // The extender's filter as it would record it: each node it was offered, and why it refused it. The
+    // verdicts are those the scheduling cycle just reached (same holds, same memo): pure, so deterministic.
+    std::vector<history::Candidate> candidates;
+    for (int node : decision.refused_nodes) {
+      candidates.push_back(history::NodeCandidate(world_->nodes()[node].gpus.node, scheduler_.ExtenderVerdict(pod, node)));
+    }
+    world_->recorder()->Record(
+        history::FilterRecord(world_->time(), Subject(pod), world_->klass(pod).gpus, std::move(candidates)));
+  }
   decision::Preference preference = decision::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, refused);
   if (world_->recorder() != nullptr) world_->recorder()->Record(history::PreferenceRecord(world_->time(), preference));
   ledger_->RecordPreference(std::move(preference));
@@ -314,6 +332,35 @@ void Replayer::RunAutoscaler() {
   Apply(actions);
 }
 
+void Replayer::SampleIdle() {
+  const SimTime now = world_->now();
+  if (idle_sampled_at_ >= 0 && now < idle_sampled_at_ + kIdleSampleInterval) {
+    idle_due_ = std::min(idle_due_, idle_sampled_at_ + kIdleSampleInterval);
+    return;
+  }
+  std::vector<const decision::NodeGpuSnapshot*> nodes;
+  std::vector<bool> ready;
+  for (int node : world_->live_nodes()) {
+    if (world_->nodes()[node].gpus.topology == nullptr) continue;  // a node without GPUs
+    nodes.push_back(&world_->nodes()[node].gpus);
+    ready.push_back(world_->nodes()[node].state == NodeState::kReady);
+  }
+  std::vector<decision::GpuDemand> pending;
+  for (int klass : waiting_classes_) {
+    if (world_->classes()[klass].gpus > 0) pending.push_back(world_->classes()[klass].demand);
+  }
+  static const decision::CapacityHolds kNoHolds;
+  const decision::CapacityHolds* holds = Holds();
+  IdleSample sample{now, {}};
+  for (const history::IdleCounts& counts :
+       history::ClassifyNodes(nodes, ready, holds != nullptr ? *holds : kNoHolds, pending, idle_memo_)) {
+    for (size_t r = 0; r < history::kIdleReasons; ++r) sample.gpus[r] += counts[r];
+  }
+  if (idle_samples_.empty() || idle_samples_.back().gpus != sample.gpus) idle_samples_.push_back(sample);
+  idle_sampled_at_ = now;
+  idle_due_ = kNever;
+}
+
 ReplayResult Replayer::Run() {
   const std::vector<PodSpec>& specs = world_->workload().pods;
   const SimTime interval = options_.autoscaler.scan_interval;
@@ -332,7 +379,7 @@ ReplayResult Replayer::Run() {
     // ask for capacity again, for ever.
     const bool settled = world_->pending_pods() == 0 && !dirty_ && !autoscaler_.ScaleDownPending();
     if (quiet && (settled || (world_->pending_pods() > 0 && idle_loops >= 3))) break;
-    const SimTime now = std::min({event_at, arrival_at, ca_next});
+    const SimTime now = std::min({event_at, arrival_at, ca_next, idle_due_});
     if (options_.horizon > 0 && now > options_.horizon) break;
     world_->AdvanceTo(now);
 
@@ -383,6 +430,7 @@ ReplayResult Replayer::Run() {
       }
       ca_next = next;
     }
+    SampleIdle();
   }
   if (end_ == 0) {
     end_ = world_->now();
@@ -419,6 +467,7 @@ ReplayResult Replayer::Result() const {
     result.nodes_created += s.nodes;
   }
   result.timeline = world_->timeline();
+  result.idle_samples = idle_samples_;
   result.provisioned_gpu_hours = provisioned_at_end_ / static_cast<double>(kHour);
   result.allocated_gpu_hours = allocated_at_end_ / static_cast<double>(kHour);
   result.cost_dollars = cost_at_end_;

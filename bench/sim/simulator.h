@@ -10,6 +10,7 @@
 #include "bench/sim/policy.h"
 #include "bench/sim/world.h"
 #include "bench/sim/workload.h"
+#include "history/idle_gpus.h"
 #include "history/recorder.h"
 
 namespace topofit::sim {
@@ -65,6 +66,17 @@ struct NodeOutcome {
   SimTime first_own_pod = -1;    // the first start of a pod its scale-up was made for; -1: none
 };
 
+// The replay's idle GPUs by reason at `at` (history/idle_gpus.h: the classification behind the
+// topofit_idle_gpus metric), held until the next sample.
+struct IdleSample {
+  SimTime at = 0;
+  history::IdleCounts gpus{};
+};
+
+// The cluster is classified at most this often, after a change (every Ready or booting node's free GPUs
+// against every pending GPU pod's shape): idle GPU-hours by reason are sampled, the idle total is exact.
+inline constexpr SimTime kIdleSampleInterval = kMinute;
+
 struct ReplayResult {
   std::string policy;
   std::vector<NodeOutcome> nodes;  // every node the replay had, initial ones first
@@ -74,6 +86,8 @@ struct ReplayResult {
   // it goes on until scale-down has removed what it will, so that the totals can be integrated over a
   // window longer than this replay's own (window.h); the last point holds from then on.
   std::vector<TimelinePoint> timeline;
+  // From 0 until the replay stopped, as the timeline: the last sample holds from then on.
+  std::vector<IdleSample> idle_samples;
   // Up to `end` (the replay's own window).
   double provisioned_gpu_hours = 0;
   double allocated_gpu_hours = 0;

@@ -38,6 +38,18 @@ MeasuringWindow CommonWindow(const std::vector<ReplayResult>& results) {
   return window;
 }
 
+IdleGpuHours IntegrateIdle(const std::vector<IdleSample>& samples, SimTime from, SimTime to) {
+  IdleGpuHours hours{};
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const SimTime start = std::max(samples[i].at, from);
+    const SimTime end = std::min(i + 1 < samples.size() ? samples[i + 1].at : to, to);
+    if (end <= start) continue;
+    const double span = static_cast<double>(end - start) / static_cast<double>(kHour);
+    for (size_t r = 0; r < history::kIdleReasons; ++r) hours[r] += span * samples[i].gpus[r];
+  }
+  return hours;
+}
+
 PolicySummary Summarise(const ReplayResult& result) { return Summarise(result, CommonWindow({result})); }
 
 PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& window) {
@@ -50,6 +62,13 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   s.idle_share = totals.provisioned_gpu_hours > 0 ? s.idle_gpu_hours / totals.provisioned_gpu_hours : 0;
   s.node_hours = totals.node_hours;
   s.cost_dollars = totals.cost_dollars;
+  const IdleGpuHours idle = IntegrateIdle(result.idle_samples, 0, window.end);
+  using history::IdleReason;
+  s.idle_booting_gpu_hours = idle[static_cast<size_t>(IdleReason::kBooting)];
+  s.idle_held_for_intent_gpu_hours = idle[static_cast<size_t>(IdleReason::kHeldForIntent)];
+  s.idle_awaiting_scale_down_gpu_hours = idle[static_cast<size_t>(IdleReason::kAwaitingScaleDown)];
+  s.idle_fragmented_gpu_hours = idle[static_cast<size_t>(IdleReason::kFragmented)];
+  s.idle_no_demand_gpu_hours = idle[static_cast<size_t>(IdleReason::kNoDemand)];
   const WindowTotals busy = Integrate(result.timeline, window.busy_from, window.end);
   s.busy_idle_gpu_hours = busy.provisioned_gpu_hours - busy.allocated_gpu_hours;
   s.busy_idle_share = busy.provisioned_gpu_hours > 0 ? s.busy_idle_gpu_hours / busy.provisioned_gpu_hours : 0;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -37,6 +38,14 @@ struct PolicySummary {
   double idle_gpu_hours = 0;
   double idle_share = 0;  // idle / provisioned
   double node_hours = 0;
+  // The idle GPU-hours by why the GPUs were idle (history/idle_gpus.h, as topofit_idle_gpus classifies
+  // them; sampled, ReplayResult::idle_samples): on booting nodes, held for an intent, on nodes awaiting
+  // scale-down, fragmented (GPU pods pending, none of whose shapes fit), no demand.
+  double idle_booting_gpu_hours = 0;
+  double idle_held_for_intent_gpu_hours = 0;
+  double idle_awaiting_scale_down_gpu_hours = 0;
+  double idle_fragmented_gpu_hours = 0;
+  double idle_no_demand_gpu_hours = 0;
   // Over the busy window [busy_from, T).
   double busy_idle_gpu_hours = 0;
   double busy_idle_share = 0;
@@ -79,6 +88,11 @@ struct PolicySummary {
 PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& window);
 // Over the replay's own window [0, its last pod completion), the busy window from 1% of the arrivals.
 PolicySummary Summarise(const ReplayResult& result);
+
+// GPU-hours by idle reason (indexed by history::IdleReason) over [from, to): each sample held until the
+// next, the last one until `to`.
+using IdleGpuHours = std::array<double, history::kIdleReasons>;
+IdleGpuHours IntegrateIdle(const std::vector<IdleSample>& samples, SimTime from, SimTime to);
 
 // Nearest-rank percentile of `values` (sorted ascending), 0 for none.
 double Percentile(const std::vector<double>& sorted, double percentile);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include <spdlog/sinks/ostream_sink.h>
 
@@ -17,9 +18,11 @@
 #include "tests/agent/fake_kubelet.h"
 #include "tests/agent/node_dir.h"
 #include "tests/agent/test_node.h"
+#include "tests/history/memory_recorder.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
+#include "tests/server/fake_clock.h"
 
 namespace topofit::agent {
 namespace {
@@ -211,6 +214,42 @@ TEST_CASE("agent: two pods bound with {4,5} and {0,1,2,3}, admitted in bind orde
     CHECK(response.container_responses(0).envs().at("NVIDIA_VISIBLE_DEVICES") == testing::Uuid(6) + "," + testing::Uuid(7));
     CHECK(h.agent->metrics().allocations.Value({"unmatched"}) == 1);
   }
+}
+
+TEST_CASE("agent: with a decision recorder, each preference and allocation is a record on the pod's chain",
+          "[agent][e2e]") {
+  Harness h;
+  h.api->Upsert(Resource::kPods, ChosenPodJson("infer", "4,5", 2, 1));
+  history::testing::MemoryRecorder recorder;
+  const server::FakeClock clock;
+  AgentOptions options = h.Options();
+  options.decisions = &recorder;
+  options.clock = &clock;
+  h.Start(options);
+  REQUIRE(Eventually([&] { return h.agent->NotReadyReason().empty(); }));
+  auto plugin = h.kubelet.Plugin(kEndpoint);
+  CHECK(Admit(*plugin, Uuids({0, 1, 2, 3, 4, 5, 6, 7}), 2) == Uuids({4, 5}));  // infer's choice
+  const std::vector<std::string> lone = Admit(*plugin, Uuids({0, 2, 6}), 1);  // nobody's: the allocator's
+  REQUIRE(lone.size() == 1);
+  std::string lone_index;
+  for (int i : {0, 2, 6}) {
+    if (testing::Uuid(i) == lone[0]) lone_index = std::to_string(i);
+  }
+
+  std::vector<std::tuple<history::Kind, history::Reason, std::string, std::string>> got;
+  for (const history::Record& r : recorder.records()) {
+    CHECK(r.component == history::Component::kAgent);
+    CHECK(r.node == kNode);
+    CHECK(r.time == clock.Now());
+    got.emplace_back(r.kind, r.reason, r.correlation_id, r.candidates.front().topology->gpu_ids);
+  }
+  using history::Kind;
+  using history::Reason;
+  CHECK(got == std::vector<std::tuple<Kind, Reason, std::string, std::string>>{
+                   {Kind::kPreferredAllocation, Reason::kAsChosen, "uid-infer", "4,5"},
+                   {Kind::kAllocation, Reason::kAsChosen, "uid-infer", "4,5"},
+                   {Kind::kPreferredAllocation, Reason::kAllocatorFallback, "", lone_index},
+                   {Kind::kAllocation, Reason::kUnmatched, "", lone_index}});
 }
 
 TEST_CASE("agent: a pod no extender chose for gets the allocator's best set, counted and logged", "[agent][e2e]") {

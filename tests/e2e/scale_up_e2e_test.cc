@@ -10,6 +10,7 @@
 // NVLink group; the new node appears; a 1-GPU pod that arrives first is kept off it; the 8-GPU pod lands there.
 
 #include <chrono>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -164,6 +165,8 @@ struct Cluster {
     expander_options.address = "127.0.0.1";
     expander_options.grpc_port = 0;
     expander_options.insecure = true;
+    expander_options.ledger = ledger;  // with --ledger=api the expander writes its pods' Events too
+    expander_options.kubeconfig = extender_options.kubeconfig;
     absl::StatusOr<cli::ExpanderParts> parts = cli::BuildExpander(expander_options, *expander_process, log);
     REQUIRE(parts.ok());
     expander = *std::move(parts);
@@ -187,6 +190,19 @@ struct Cluster {
     const int code = cli::RunExplain(options, out, err);
     INFO(err.str());
     return {code, out.str()};
+  }
+
+  // The Events the fake API server holds about pod `name` of namespace ml, by reason, once every process
+  // has written what it queued.
+  std::map<std::string, json> EventsAbout(const std::string& name) {
+    for (cli::ProcessState* p : {&process, &separate_process}) {
+      if (p->pod_events.recorder != nullptr) REQUIRE(p->pod_events.recorder->WaitIdle(kubeclient::testing::kPatience));
+    }
+    std::map<std::string, json> by_reason;
+    for (const json& event : api.StoredObjects("/apis/events.k8s.io/v1/namespaces/ml/events")) {
+      if (event["regarding"]["name"] == name) by_reason[event["reason"].get<std::string>()] = event;
+    }
+    return by_reason;
   }
 
   // kube-scheduler's extender call with nodeCacheCapable: false: the pod and the full Node objects.
@@ -356,6 +372,30 @@ TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it 
   CHECK(told["decisions"][0]["text"] == "bound to p4d-new, GPUs 0,1,2,3,4,5,6,7");
   explain.token_file.clear();
   CHECK(cluster.Explain(explain).first == 1);  // no token: 403 from the server
+
+  // 9. What `kubectl describe pod ml/trainer` shows, from Events topofit wrote (events.k8s.io/v1): refused
+  // for its topology with the best set g5-1 reaches, capacity asked, capacity held, GPUs assigned.
+  std::map<std::string, json> events = cluster.EventsAbout("trainer");
+  std::vector<std::string> reasons;
+  for (const auto& [reason, event] : events) reasons.push_back(reason);
+  CHECK(reasons == std::vector<std::string>{"CapacityHeld", "CapacityRequested", "GpusAssigned", "RefusedForTopology"});
+  for (const auto& [reason, event] : events) {
+    INFO(event.dump());
+    CHECK(event["regarding"] == json({{"apiVersion", "v1"}, {"kind", "Pod"}, {"namespace", "ml"}, {"name", "trainer"},
+                                      {"uid", "uid-trainer"}}));
+    CHECK(event["reportingController"] == "topofit");
+    CHECK(event["type"] == (reason == "RefusedForTopology" ? "Warning" : "Normal"));
+    CHECK_FALSE(event.contains("series"));  // each happened once
+  }
+  CHECK_THAT(events["RefusedForTopology"]["note"].get<std::string>(),
+             Catch::StartsWith("every one of 1 nodes refused 8 GPUs: g5-1 needs links of NV or better, best reachable "
+                               "is") &&
+                 Catch::Contains("(best set: GPUs "));
+  CHECK(events["CapacityRequested"]["note"] == "asked cluster-autoscaler for capacity (ProvisioningRequest)");
+  CHECK(events["CapacityHeld"]["note"] == "node group p4d-group grows by 1 node(s); 8 of its GPUs held for 1 pod(s)");
+  CHECK(events["GpusAssigned"]["note"] == "bound to p4d-new, GPUs 0,1,2,3,4,5,6,7");
+  // The 1-GPU latecomer was held back from capacity bought for another pod, not refused for its topology.
+  CHECK(cluster.EventsAbout("web").empty());
 }
 
 }  // namespace

@@ -296,7 +296,8 @@ TEST_CASE("The ranking and its intent are recorded on the pod the ProvisioningRe
   CHECK(ranking.kind == history::Kind::kRanking);
   CHECK(ranking.reason == history::Reason::kChosen);
   CHECK(ranking.node_group == "p4d");
-  CHECK(ranking.pods == std::vector<history::PodSubject>{{"uid-trainer", "ml/topofit-trainer-0-0"}});
+  // Named as the pod itself, not CA's stand-in: the Events about the scale-up go on that pod.
+  CHECK(ranking.pods == std::vector<history::PodSubject>{{"uid-trainer", "ml/trainer"}});
   REQUIRE(ranking.candidates.size() == 2);  // the CPU option is passed through unjudged
   CHECK(ranking.candidates[0].name == "g5");
   CHECK(ranking.candidates[0].reason == history::Reason::kGroupWouldStrand);
@@ -308,7 +309,7 @@ TEST_CASE("The ranking and its intent are recorded on the pod the ProvisioningRe
   CHECK(intent.kind == history::Kind::kIntent);
   CHECK(intent.node_group == "p4d");
   CHECK(intent.gpus == 8);
-  CHECK(intent.pods == std::vector<history::PodSubject>{{"uid-trainer", "ml/topofit-trainer-0-0"}});
+  CHECK(intent.pods == std::vector<history::PodSubject>{{"uid-trainer", "ml/trainer"}});
 }
 
 TEST_CASE("When every GPU option would strand, the reply is the deliberate empty veto", "[expander][grpc]") {

@@ -31,6 +31,12 @@ TEST_CASE("every reason code has one name that parses back, refusals keep the fi
   CHECK(*ParseKind("idle") == Kind::kIdle);
   CHECK_STATUS(ParseReason("because"), absl::StatusCode::kInvalidArgument, "unknown reason code 'because'");
   CHECK_STATUS(ParseKind("guess"), absl::StatusCode::kInvalidArgument, "unknown decision kind");
+  for (int i = 0; i <= static_cast<int>(Kind::kAllocation); ++i) {
+    CHECK(*ParseKind(KindName(static_cast<Kind>(i))) == static_cast<Kind>(i));
+  }
+  for (int i = 0; i <= static_cast<int>(Component::kAgent); ++i) {
+    CHECK(*ParseComponent(ComponentName(static_cast<Component>(i))) == static_cast<Component>(i));
+  }
 }
 
 TEST_CASE("a record survives JSON both ways, and bad JSON is refused by field", "[history]") {

@@ -90,3 +90,41 @@ TEST_CASE("a write the database refuses drops its batch, is reported, and later 
 
 }  // namespace
 }  // namespace topofit::history
+
+namespace topofit::history {
+namespace {
+
+// Keeps the correlation ids it sees.
+class Watcher final : public RecordObserver {
+ public:
+  void Observe(const history::Record& record) override { seen.push_back(record.correlation_id); }
+  std::vector<std::string> seen;
+};
+
+class Keeper final : public DecisionRecorder {
+ public:
+  void Record(history::Record record) override { kept.push_back(std::move(record.correlation_id)); }
+  std::vector<std::string> kept;
+};
+
+TEST_CASE("an observed recorder shows each record to its observers, then hands it on (or to nobody)", "[history]") {
+  Watcher first, second;
+  Keeper keeper;
+  ObservedRecorder observed(&keeper, {&first, &second});
+  Record r;
+  r.correlation_id = "uid-a";
+  observed.Record(r);
+  r.correlation_id = "uid-b";
+  observed.Record(r);
+  CHECK(first.seen == std::vector<std::string>{"uid-a", "uid-b"});
+  CHECK(second.seen == first.seen);
+  CHECK(keeper.kept == first.seen);
+
+  Watcher alone;
+  ObservedRecorder without_history(nullptr, {&alone});  // the history could not be opened: Events still go
+  without_history.Record(r);
+  CHECK(alone.seen == std::vector<std::string>{"uid-b"});
+}
+
+}  // namespace
+}  // namespace topofit::history

@@ -120,10 +120,20 @@ struct FakeApiServer::Watch {
   }
 };
 
+namespace {
+
+constexpr size_t kServerThreads = 32;
+
+}  // namespace
+
 FakeApiServer::FakeApiServer(const topofit::testing::TestCerts& certs, const char* client_ca_file)
     : server_(certs.server_cert_file().c_str(), certs.server_key_file().c_str(), client_ca_file) {
   const auto handler = [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); };
   server_.set_tcp_nodelay(true);  // replies go out whole at once, as from the API server (Go's default)
+  // A thread per connection, as the API server serves any number: each open watch holds one, and so does
+  // each client's idle keep-alive connection (an end-to-end test has a dozen clients), which httplib's
+  // default pool (8 threads on a small machine) would make later requests queue behind.
+  server_.new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
   server_.Get(".*", handler);
   server_.Post(".*", handler);
   server_.Put(".*", handler);
@@ -229,6 +239,7 @@ const std::vector<StoredCollection>& StoredCollections() {
       {{"api", "v1"}, "podtemplates", "podtemplates"},
       {{"apis", "autoscaling.x-k8s.io", "v1"}, "provisioningrequests", "provisioningrequests.autoscaling.x-k8s.io"},
       {{"apis", "coordination.k8s.io", "v1"}, "leases", "leases.coordination.k8s.io"},
+      {{"apis", "events.k8s.io", "v1"}, "events", "events.events.k8s.io"},
   };
   return collections;
 }
@@ -293,12 +304,27 @@ bool FakeApiServer::HandleStoredObject(const httplib::Request& req, httplib::Res
     reply(201, object.dump());
     return true;
   }
-  if (req.method != "GET" && req.method != "DELETE" && req.method != "PUT") return false;
+  if (req.method != "GET" && req.method != "DELETE" && req.method != "PUT" && req.method != "PATCH") return false;
   if (it == stored_.end()) {
     reply(404, StatusJson(404, "NotFound", absl::StrCat(collection->qualified, " \"", name, "\" not found")));
     return true;
   }
   if (req.method == "GET") {
+    reply(200, it->second.dump());
+  } else if (req.method == "PATCH") {
+    // A strategic merge patch of maps only (an Event's series) merges as a JSON merge patch does.
+    const std::string type = req.get_header_value("Content-Type");
+    if (type != "application/merge-patch+json" && type != "application/strategic-merge-patch+json") {
+      reply(415, StatusJson(415, "UnsupportedMediaType", "the fake serves merge patches only"));
+      return true;
+    }
+    const nlohmann::json patch = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    if (!patch.is_object()) {
+      reply(400, StatusJson(400, "BadRequest", "the patch is not a JSON object"));
+      return true;
+    }
+    it->second.merge_patch(patch);
+    it->second["metadata"]["resourceVersion"] = absl::StrCat(++revision_);
     reply(200, it->second.dump());
   } else if (req.method == "PUT") {
     // Optimistic concurrency: a resourceVersion that is not the stored one is 409 Conflict; none at all is
@@ -405,6 +431,16 @@ nlohmann::json FakeApiServer::StoredObject(const std::string& object_path) const
   absl::MutexLock lock(&mu_);
   const auto it = stored_.find(object_path);
   return it == stored_.end() ? nlohmann::json() : it->second;
+}
+
+std::vector<nlohmann::json> FakeApiServer::StoredObjects(const std::string& collection_path) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<nlohmann::json> objects;
+  const std::string prefix = absl::StrCat(collection_path, "/");
+  for (auto it = stored_.lower_bound(prefix); it != stored_.end() && it->first.starts_with(prefix); ++it) {
+    objects.push_back(it->second);
+  }
+  return objects;
 }
 
 void FakeApiServer::PutStoredObject(const std::string& object_path, nlohmann::json object) {

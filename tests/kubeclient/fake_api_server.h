@@ -117,14 +117,18 @@ class FakeApiServer {
   // The object itself, null when absent.
   nlohmann::json Object(Resource resource, const std::string& namespace_name, const std::string& name) const;
 
-  // --- PodTemplates, ProvisioningRequests and Leases ---
+  // --- PodTemplates, ProvisioningRequests, Leases and Events ---
   // POST to /api/v1/namespaces/{ns}/podtemplates, /apis/autoscaling.x-k8s.io/v1/namespaces/{ns}/
-  // provisioningrequests or /apis/coordination.k8s.io/v1/namespaces/{ns}/leases stores the body (201, with
-  // uid and resourceVersion stamped; 409 AlreadyExists when the name is taken); GET, PUT and DELETE on
-  // "<collection>/<name>" read, replace and remove it (404 when absent). A PUT whose metadata.resourceVersion
+  // provisioningrequests, /apis/coordination.k8s.io/v1/namespaces/{ns}/leases or
+  // /apis/events.k8s.io/v1/namespaces/{ns}/events stores the body (201, with uid and resourceVersion
+  // stamped; 409 AlreadyExists when the name is taken); GET, PUT, PATCH (a merge patch, or a strategic
+  // merge patch of maps only) and DELETE on "<collection>/<name>" read, replace, patch and remove it (404
+  // when absent). A PUT whose metadata.resourceVersion
   // is not the stored one is 409 Conflict, as the API server's optimistic concurrency answers; without one
   // it replaces unconditionally. Objects are keyed by that object path; null when absent.
   nlohmann::json StoredObject(const std::string& object_path) const;
+  // The stored objects of a collection ("/apis/events.k8s.io/v1/namespaces/ml/events"), by name.
+  std::vector<nlohmann::json> StoredObjects(const std::string& collection_path) const;
   // Replaces a stored object (e.g. to give a ProvisioningRequest a status), as a controller would.
   void PutStoredObject(const std::string& object_path, nlohmann::json object);
 

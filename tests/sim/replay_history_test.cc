@@ -1,6 +1,7 @@
 // The replay records topofit's decisions as the servers do (history/from_decisions.h), in replay time,
 // and the same seed gives the same records.
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -53,21 +54,27 @@ TEST_CASE("a replay records a refused pod's chain in replay time, on its uid", "
     CHECK(about_train);
     chain.emplace_back(r.kind, r.reason);
   }
-  CHECK(chain == std::vector<std::pair<Kind, Reason>>{{Kind::kPreference, Reason::kNoNodeFits},
+  CHECK(chain == std::vector<std::pair<Kind, Reason>>{{Kind::kFilter, Reason::kNoNodeFits},
+                                                      {Kind::kPreference, Reason::kNoNodeFits},
                                                       {Kind::kCapacityRequested, Reason::kNoNodeFits},
                                                       {Kind::kRanking, Reason::kChosen},
                                                       {Kind::kIntent, Reason::kChosen},
                                                       {Kind::kBind, Reason::kBound}});
   const std::vector<history::Record> records = recorder.records();
-  REQUIRE(records.size() == 5);
-  CHECK(records[0].time == absl::UnixEpoch());  // refused on arrival
-  CHECK(records[0].candidates.back().name == "pcie-0");
-  CHECK(records[2].time == absl::UnixEpoch() + absl::Seconds(10));  // CA's first loop
-  CHECK(records[2].node_group == "nvlink");
+  REQUIRE(records.size() == 6);
+  CHECK(records[0].time == absl::UnixEpoch());  // refused on arrival: the PCIe node for its links
+  REQUIRE(records[0].candidates.size() == 1);
+  CHECK(records[0].candidates[0].name == "pcie-0");
+  CHECK(records[0].candidates[0].reason == Reason::kMinLink);
+  CHECK(records[0].candidates[0].topology.has_value());  // the best set it could reach
+  CHECK(records[0].gpus == 4);
+  CHECK(records[1].candidates.back().name == "pcie-0");
+  CHECK(records[3].time == absl::UnixEpoch() + absl::Seconds(10));  // CA's first loop
   CHECK(records[3].node_group == "nvlink");
+  CHECK(records[4].node_group == "nvlink");
   // Bound when the node is Ready, 5 minutes later, on an NVLink set.
-  CHECK(records[4].time == absl::UnixEpoch() + absl::Seconds(10) + absl::Minutes(5));
-  CHECK(records[4].node.rfind("nvlink", 0) == 0);
+  CHECK(records[5].time == absl::UnixEpoch() + absl::Seconds(10) + absl::Minutes(5));
+  CHECK(records[5].node.rfind("nvlink", 0) == 0);
 }
 
 std::vector<std::string> Dump(const history::DecisionStore& store) {
@@ -87,6 +94,7 @@ TEST_CASE("two replays with the same seed write identical decision databases", "
   Workload workload;
   workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 6, 1), Group("nvlink", "p4d.24xlarge", 8, 32.77, 6),
                      Group("cube", "p3.16xlarge", 8, 24.48, 6)};
+  workload.pods.push_back(NvPod("nv-first", 0, 30 * kMinute, 4));  // refused by the PCIe node at once: a filter
   for (int i = 0; i < 200; ++i) {
     const int gpus = std::vector<int>{1, 2, 4, 8}[i % 4];
     const std::string name = absl::StrCat("p", i);
@@ -106,6 +114,10 @@ TEST_CASE("two replays with the same seed write identical decision databases", "
     dumps.push_back(Dump(**store));
   }
   CHECK(dumps[0].size() > 200);  // a bind per pod at least
+  // Filter refusals among them, each naming the nodes refused and why.
+  CHECK(std::count_if(dumps[0].begin(), dumps[0].end(), [](const std::string& record) {
+          return record.find("\"kind\":\"filter\"") != std::string::npos;
+        }) > 0);
   CHECK(dumps[0] == dumps[1]);
 }
 

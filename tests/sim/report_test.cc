@@ -270,13 +270,15 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
     for (const char* column : {"provisioned_gpu_hours", "idle_share", "stranded_scale_ups", "stranded_nodes",
                                "stranded_node_hours", "window_hours", "pending_p95_seconds",
                                "pending_multi_gpu_p95_seconds", "pending_8gpu_p95_seconds", "pending_1gpu_pods",
-                               "lower_bound_cost_dollars", "hours"}) {
+                               "lower_bound_cost_dollars", "hours", "idle_booting_gpu_hours",
+                               "idle_held_for_intent_gpu_hours", "idle_awaiting_scale_down_gpu_hours",
+                               "idle_fragmented_gpu_hours", "idle_no_demand_gpu_hours"}) {
       INFO(column);
       CHECK(std::count(header.begin(), header.end(), column) == 1);
     }
-    // policy, seed + 31 numbers + 4 pending + 4 multi-GPU pending + 2 GPU counts x 4 pending.
-    CHECK(header.size() == 49);
-    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 48);
+    // policy, seed + 36 numbers + 4 pending + 4 multi-GPU pending + 2 GPU counts x 4 pending.
+    CHECK(header.size() == 54);
+    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 53);
     CHECK(absl::StartsWith(lines[1], "tuned,1,100.0,75.0,25.0,0.25,"));
   }
 

@@ -61,6 +61,55 @@ TEST_CASE("Two nodes by hand: the window, over the replay's own end and over a l
   CHECK(longer.hours == Approx(62.0 / 60));  // the policy's own last pod, unchanged
 }
 
+TEST_CASE("Two nodes by hand: idle GPU-hours by reason, as topofit_idle_gpus classifies them", "[summary]") {
+  const ReplayResult result = Stock(StrandedNode());
+  // Samples at most once a minute after a change: 0:00 (nothing free), 1:00 (node 1, asked at 0:30,
+  // booting: 8), 2:00 (the same: not a new sample), 5:30 (node 1 Ready, runs nothing: 8 awaiting scale-down;
+  // `late` runs on node 0), 15:30 (node 1 removed: nothing free), 62:00 (node 0 empty: 8 awaiting scale-down),
+  // 72:00 (removed).
+  using history::IdleReason;
+  const auto gpus = [](int booting, int awaiting) {
+    history::IdleCounts counts{};
+    counts[static_cast<size_t>(IdleReason::kBooting)] = booting;
+    counts[static_cast<size_t>(IdleReason::kAwaitingScaleDown)] = awaiting;
+    return counts;
+  };
+  std::vector<std::pair<SimTime, history::IdleCounts>> samples;
+  for (const IdleSample& sample : result.idle_samples) samples.emplace_back(sample.at, sample.gpus);
+  CHECK(samples == std::vector<std::pair<SimTime, history::IdleCounts>>{
+                       {0, gpus(0, 0)},
+                       {kMinute, gpus(8, 0)},
+                       {5 * kMinute + 30 * kSecond, gpus(0, 8)},
+                       {15 * kMinute + 30 * kSecond, gpus(0, 0)},
+                       {62 * kMinute, gpus(0, 8)},
+                       {72 * kMinute, gpus(0, 0)}});
+
+  // [0, 62:00): booting 8 x (5:30 - 1:00) = 8 x 4.5 / 60 = 0.6 h; awaiting scale-down 8 x 10 / 60 = 1.333 h.
+  // Their sum falls short of the exact idle 2.0 h by the sampling lag: 8 GPUs x 0:30 = 0.067 h.
+  const PolicySummary own = Summarise(result);
+  CHECK(own.idle_booting_gpu_hours == Approx(0.6));
+  CHECK(own.idle_awaiting_scale_down_gpu_hours == Approx(8.0 * 10 / 60));
+  CHECK(own.idle_held_for_intent_gpu_hours == 0);
+  CHECK(own.idle_fragmented_gpu_hours == 0);
+  CHECK(own.idle_no_demand_gpu_hours == 0);
+  // Over [0, 2 h): node 0's empty 10 minutes before its removal add 1.333 h awaiting scale-down.
+  const PolicySummary longer = Summarise(result, MeasuringWindow{.end = 2 * kHour});
+  CHECK(longer.idle_awaiting_scale_down_gpu_hours == Approx(2 * 8.0 * 10 / 60));
+}
+
+TEST_CASE("IntegrateIdle holds each sample until the next, the last until the window's end", "[summary]") {
+  history::IdleCounts four{}, two{};
+  four[static_cast<size_t>(history::IdleReason::kFragmented)] = 4;
+  two[static_cast<size_t>(history::IdleReason::kNoDemand)] = 2;
+  const std::vector<IdleSample> samples = {{0, four}, {30 * kMinute, two}};
+  // [15 min, 2 h): fragmented 4 x 15 min = 1 h; no demand 2 x 90 min = 3 h.
+  const IdleGpuHours hours = IntegrateIdle(samples, 15 * kMinute, 2 * kHour);
+  CHECK(hours[static_cast<size_t>(history::IdleReason::kFragmented)] == Approx(1.0));
+  CHECK(hours[static_cast<size_t>(history::IdleReason::kNoDemand)] == Approx(3.0));
+  CHECK(IntegrateIdle(samples, 0, 0)[static_cast<size_t>(history::IdleReason::kFragmented)] == 0);
+  CHECK(IntegrateIdle({}, 0, kHour) == IdleGpuHours{});
+}
+
 TEST_CASE("Two nodes by hand: node-level stranding", "[summary]") {
   const PolicySummary empty = Summarise(Stock(StrandedNode()));
   CHECK(empty.scale_ups == 1);
