@@ -111,7 +111,7 @@ void PodEventRecorder::Write(const EventWrite& write) {
     return;
   }
   if (hooks_.on_dropped) hooks_.on_dropped("write-failed");
-  server::LogEvent(log_, "pod-event",
+  server::LogEvent(log_, "pod_event",
                    {{"pod", absl::StrCat(ns, "/", write.event["regarding"].value("name", ""))},
                     {"reason", write.event.value("reason", "")}, {"result", "dropped"},
                     {"error", std::string(status.message())}},

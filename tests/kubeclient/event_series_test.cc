@@ -65,7 +65,7 @@ TEST_CASE("Repeats become a series: created, patched at the second, counted afte
   CHECK_FALSE(again->series);
 }
 
-TEST_CASE("Events differing in kind or pod are separate; the note is not part of the key", "[event_series]") {
+TEST_CASE("Events differing in kind or pod are separate, the note is not part of the key", "[event_series]") {
   EventSeriesCache cache("topofit-host");
   REQUIRE(cache.Observe(Refused("a"), kStart));
   REQUIRE(cache.Observe(Refused("b"), kStart));
@@ -81,7 +81,7 @@ TEST_CASE("Events differing in kind or pod are separate; the note is not part of
   CHECK(repeat->event["note"] == "g5-1 needs links of NV or better");  // the first note stays, as in client-go
 }
 
-TEST_CASE("A single Event is forgotten after 6 minutes without a write; a long series is refreshed every 30",
+TEST_CASE("A single Event is forgotten after 6 minutes without a write, a long series is refreshed every 30",
           "[event_series]") {
   EventSeriesCache cache("topofit-host");
   REQUIRE(cache.Observe(Refused("single"), kStart));

@@ -127,7 +127,7 @@ TEST_CASE("A series whose Event the API server lost is created again, series and
   CHECK(json::parse(requests[2].body)["series"]["count"] == 2);
 }
 
-TEST_CASE("A refused write and a full queue drop the Event and count it; decisions never wait", "[pod_event_recorder]") {
+TEST_CASE("A refused write and a full queue drop the Event and count it, decisions never wait", "[pod_event_recorder]") {
   SECTION("write refused") {
     Fixture f;
     f.server.Script(403, StatusJson(403, "Forbidden", "events.events.k8s.io is forbidden"));
