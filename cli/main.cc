@@ -1,6 +1,7 @@
 // topofit: one binary, one subcommand per front end (DESIGN.md, "Command line").
 
 #include <CLI/CLI.hpp>
+#include <openssl/crypto.h>
 
 #include "cli/agent_command.h"
 #include "cli/bench_command.h"
@@ -12,6 +13,9 @@
 #include "cli/topo_command.h"
 
 int main(int argc, char** argv) {
+  // No OpenSSL cleanup at exit: it races the gRPC and HTTP worker threads still ending then (a thread
+  // that ends after it leaks its error state; OpenSSL issue #6214). The kernel frees the rest.
+  OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr);
   CLI::App app{"topofit: GPU-topology-aware scheduling and autoscaling for Kubernetes"};
   app.set_version_flag("--version", std::string("topofit ") + topofit::cli::kVersion);
   app.require_subcommand(1);
