@@ -15,6 +15,54 @@
 
 namespace topofit::decision {
 
+namespace {
+
+// First-fit decreasing of `gpus` (sorted, largest first) over `free`, in order: what lands on each, and
+// the GPUs of the pods that fit no node whole. Such a pod is still held on the node with most left, up to
+// what it has (a node is grown whole, so its pod's GPUs are kept together as far as they go).
+struct Packing {
+  std::vector<int> on_node;
+  int unplaced = 0;
+};
+Packing PackFirstFitDecreasing(const std::vector<int>& gpus, std::vector<int> free) {
+  Packing packing{std::vector<int>(free.size(), 0), 0};
+  for (int want : gpus) {
+    if (free.empty()) {
+      packing.unplaced += want;
+      continue;
+    }
+    auto fit = std::find_if(free.begin(), free.end(), [want](int left) { return left >= want; });
+    if (fit == free.end()) fit = std::max_element(free.begin(), free.end());
+    const size_t i = static_cast<size_t>(fit - free.begin());
+    const int take = std::min(want, free[i]);
+    free[i] -= take;
+    packing.on_node[i] += take;
+    if (take < want) packing.unplaced += want;
+  }
+  return packing;
+}
+
+std::vector<int> Descending(const std::map<std::string, int>& pending, absl::string_view except = {}) {
+  std::vector<int> gpus;
+  for (const auto& [uid, count] : pending) {
+    if (uid != except) gpus.push_back(count);
+  }
+  std::sort(gpus.begin(), gpus.end(), std::greater<>());
+  return gpus;
+}
+
+// The best bandwidth of a set of n GPUs (index n) on nodes carrying `labels`; empty when they resolve to
+// no topology.
+std::vector<int64_t> BestBandwidths(const kube::StringMap& labels) {
+  absl::StatusOr<topology::LabelledTopology> coming = topology::TopologyFromLabels(labels, 0);
+  if (!coming.ok()) return {};
+  std::vector<int64_t> best(coming->topology.gpu_count() + 1, 0);
+  for (int n = 2; n < static_cast<int>(best.size()); ++n) best[n] = coming->topology.quality().BestBandwidth(n);
+  return best;
+}
+
+}  // namespace
+
 CapacityHolds::CapacityHolds(const std::vector<Intent>& intents, const std::vector<Preference>& preferences,
                              const std::vector<const NodeGpuSnapshot*>& nodes, const HoldContext& context)
     : context_(context) {
@@ -38,80 +86,72 @@ CapacityHolds::CapacityHolds(const std::vector<Intent>& intents, const std::vect
   for (const Intent& intent : intents) oldest_first.push_back(&intent);
   std::stable_sort(oldest_first.begin(), oldest_first.end(),
                    [](const Intent* a, const Intent* b) { return a->recorded < b->recorded; });
+  struct Gathered {
+    Pool pool;
+    std::vector<const NodeGpuSnapshot*> brought;
+    int node_count = 0;
+    const kube::StringMap* labels = nullptr;
+  };
+  std::map<std::string, Gathered> groups;
   for (const Intent* intent_ptr : oldest_first) {
     const Intent& intent = *intent_ptr;
-    Held held{intent, {}, {}, {}};
-    std::vector<const NodeGpuSnapshot*> brought;
-    for (size_t i = 0; i < by_creation.size() && static_cast<int>(brought.size()) < intent.node_count; ++i) {
+    Gathered& group = groups[intent.node_group];
+    group.pool.node_group = intent.node_group;
+    group.node_count += intent.node_count;
+    group.labels = &intent.node_labels;
+    int brought = 0;
+    for (size_t i = 0; i < by_creation.size() && brought < intent.node_count; ++i) {
       if (taken[i] || !BroughtBy(intent, by_creation[i]->origin->labels, by_creation[i]->origin->created_seconds)) {
         continue;
       }
       taken[i] = true;
-      brought.push_back(by_creation[i]);
+      group.brought.push_back(by_creation[i]);
+      ++brought;
     }
-    std::vector<int> pending_gpus;
     for (const std::string& uid : intent.pod_uids) {
+      group.pool.members.push_back(uid);
       auto gpus = intent.pod_gpus.find(uid);
       if (gpus == intent.pod_gpus.end() || gpus->second <= 0) continue;  // not held for
+      if (!group.pool.pending_gpus.emplace(uid, gpus->second).second) continue;  // in an older intent too
+      group.pool.scaled_up[uid] = intent.recorded;
       auto preference = pending.find(uid);
-      pending_gpus.push_back(gpus->second);
-      held.pods.push_back(preference != pending.end() ? preference->second->pod_key : uid);
+      group.pool.pods.push_back(preference != pending.end() ? preference->second->pod_key : uid);
     }
-    // Each node holds what the pods would take of it, not the intent's whole demand: the pods packed
-    // first-fit decreasing over the nodes' free GPUs, as the expander placed them on the empty template
-    // nodes (free, so that a pod of the intent that already landed is not held for again). A pod whose GPUs
-    // fit no node's remaining count is held on the node with most left, up to what it has.
-    std::sort(pending_gpus.begin(), pending_gpus.end(), std::greater<>());
-    std::vector<int> left;
-    for (const NodeGpuSnapshot* node : brought) left.push_back(node->free().size());
-    std::vector<int> on_node(brought.size(), 0);
-    for (int gpus : pending_gpus) {
-      if (brought.empty()) break;
-      auto fit = std::find_if(left.begin(), left.end(), [gpus](int l) { return l >= gpus; });
-      if (fit == left.end()) fit = std::max_element(left.begin(), left.end());
-      const size_t i = static_cast<size_t>(fit - left.begin());
-      const int take = std::min(gpus, left[i]);
-      left[i] -= take;
-      on_node[i] += take;
+  }
+  for (auto& [name, group] : groups) {
+    Pool& pool = group.pool;
+    std::sort(group.brought.begin(), group.brought.end(), [](const NodeGpuSnapshot* a, const NodeGpuSnapshot* b) {
+      return std::tie(a->origin->created_seconds, a->node) < std::tie(b->origin->created_seconds, b->node);
+    });
+    for (const NodeGpuSnapshot* node : group.brought) {
+      pool.nodes.push_back(node->node);
+      pool.free.push_back(node->free().size());
     }
-    for (size_t i = 0; i < brought.size(); ++i) {
-      if (on_node[i] > 0) held.gpus_on.emplace(brought[i]->node, on_node[i]);
-      held.nodes.push_back(brought[i]->node);
-    }
+    // Each node holds what the pods would take of it, not the pool's whole demand (free GPUs, so that a
+    // pod that already landed is not held for again).
+    pool.held = PackFirstFitDecreasing(Descending(pool.pending_gpus), pool.free).on_node;
+    const bool holds_gpus = std::any_of(pool.held.begin(), pool.held.end(), [](int gpus) { return gpus > 0; });
+    const bool nodes_to_come = static_cast<int>(group.brought.size()) < group.node_count;
     // Kept while it holds GPUs on a node, or while its nodes are still to come: its pods may wait for them.
-    if (!held.gpus_on.empty() || (!held.pods.empty() && static_cast<int>(brought.size()) < intent.node_count)) {
-      held_.push_back(std::move(held));
-    }
+    if (!holds_gpus && (pool.pending_gpus.empty() || !nodes_to_come)) continue;
+    if (context_.now) pool.coming_mbps = BestBandwidths(*group.labels);
+    pools_.push_back(std::move(pool));
   }
 }
 
-std::vector<const CapacityHolds::Held*> CapacityHolds::Holding(absl::string_view pod_uid,
-                                                               const NodeGpuSnapshot& node) const {
-  std::vector<const Held*> holding;
-  if (held_.empty() || node.origin == nullptr) return holding;
-  for (const Held& held : held_) {
-    const std::vector<std::string>& uids = held.intent.pod_uids;
-    if (std::find(uids.begin(), uids.end(), pod_uid) != uids.end()) continue;  // bought for this pod
-    if (std::find(held.nodes.begin(), held.nodes.end(), node.node) == held.nodes.end()) continue;
-    holding.push_back(&held);
+const CapacityHolds::Pool* CapacityHolds::PoolOf(const NodeGpuSnapshot& node) const {
+  if (node.origin == nullptr) return nullptr;
+  for (const Pool& pool : pools_) {
+    if (std::find(pool.nodes.begin(), pool.nodes.end(), node.node) != pool.nodes.end()) return &pool;
   }
-  return holding;
+  return nullptr;
 }
 
-const CapacityHolds::Held* CapacityHolds::HeldFor(absl::string_view pod_uid) const {
-  const Held* youngest = nullptr;
-  for (const Held& held : held_) {
-    auto gpus = held.intent.pod_gpus.find(std::string(pod_uid));
-    if (gpus == held.intent.pod_gpus.end() || gpus->second <= 0) continue;
-    if (youngest == nullptr || held.intent.recorded > youngest->intent.recorded) youngest = &held;
+const CapacityHolds::Pool* CapacityHolds::HeldFor(absl::string_view pod_uid) const {
+  for (const Pool& pool : pools_) {
+    if (pool.pending_gpus.count(std::string(pod_uid)) > 0) return &pool;
   }
-  return youngest;
-}
-
-int64_t CapacityHolds::ComingBandwidth(const Held& held, int gpus) const {
-  absl::StatusOr<topology::LabelledTopology> coming = topology::TopologyFromLabels(held.intent.node_labels, 0);
-  if (!coming.ok() || gpus < 2 || gpus > coming->topology.gpu_count()) return 0;
-  return coming->topology.quality().BestBandwidth(gpus);
+  return nullptr;
 }
 
 bool CapacityHolds::WaitsForCapacity(const GpuDemand& demand, absl::string_view pod_uid, const NodeVerdict& fitted,
@@ -119,53 +159,63 @@ bool CapacityHolds::WaitsForCapacity(const GpuDemand& demand, absl::string_view 
   if (!context_.now || !fitted.fits || !fitted.chosen || !demand.asks_for_topology() || demand.constraints_required()) {
     return false;
   }
-  const Held* held = HeldFor(pod_uid);
-  if (held == nullptr || std::find(held->nodes.begin(), held->nodes.end(), node.node) != held->nodes.end()) {
+  const Pool* pool = HeldFor(pod_uid);
+  if (pool == nullptr || std::find(pool->nodes.begin(), pool->nodes.end(), node.node) != pool->nodes.end()) {
     return false;
   }
+  const int gpus = demand.request.gpus;
+  const int64_t coming = gpus >= 0 && gpus < static_cast<int>(pool->coming_mbps.size()) ? pool->coming_mbps[gpus] : 0;
   const topology::SetQuality& here = fitted.chosen->quality;
   return WaitForComingCapacity(demand, here.bandwidth_mbps, topology::MeetsLinkAndBandwidth(here, demand.request),
-                               ComingBandwidth(*held, demand.request.gpus), *context_.now - held->intent.recorded,
-                               context_.wait);
+                               coming, *context_.now - pool->scaled_up.at(std::string(pod_uid)), context_.wait);
 }
 
-int CapacityHolds::HeldAgainst(absl::string_view pod_uid, const NodeGpuSnapshot& node) const {
-  int held_gpus = 0;
-  for (const Held* held : Holding(pod_uid, node)) {
-    auto on = held->gpus_on.find(node.node);
-    if (on != held->gpus_on.end()) held_gpus += on->second;
+int CapacityHolds::HeldOn(const NodeGpuSnapshot& node) const {
+  const Pool* pool = PoolOf(node);
+  if (pool == nullptr) return 0;
+  const size_t i = static_cast<size_t>(std::find(pool->nodes.begin(), pool->nodes.end(), node.node) - pool->nodes.begin());
+  return pool->held[i];
+}
+
+bool CapacityHolds::MayTake(absl::string_view pod_uid, const NodeGpuSnapshot& node, int gpus) const {
+  const Pool* pool = PoolOf(node);
+  if (pool == nullptr) return true;
+  const size_t i = static_cast<size_t>(std::find(pool->nodes.begin(), pool->nodes.end(), node.node) - pool->nodes.begin());
+  if (std::find(pool->members.begin(), pool->members.end(), pod_uid) == pool->members.end()) {
+    return static_cast<int>(node.free().size()) - gpus >= pool->held[i];
   }
-  return held_gpus;
+  // The pool's pods placed before, against the others after this one took its GPUs: no worse.
+  std::vector<int> after = pool->free;
+  after[i] -= std::min(gpus, after[i]);
+  return PackFirstFitDecreasing(Descending(pool->pending_gpus, pod_uid), after).unplaced <=
+         PackFirstFitDecreasing(Descending(pool->pending_gpus), pool->free).unplaced;
 }
 
 std::string CapacityHolds::ReasonText(absl::string_view pod_uid, const NodeVerdict& verdict,
                                       const NodeGpuSnapshot& node) const {
   if (verdict.refusal == Refusal::kWaitingForCapacity) {
-    const Held* held = HeldFor(pod_uid);
-    if (held == nullptr) return "topofit: waiting for the capacity scaled up for this pod";
-    return absl::StrCat("topofit: waiting for node group ", held->intent.node_group,
-                        ", scaled up for this pod ", absl::FormatDuration(absl::Trunc(context_.now.value_or(held->intent.recorded) - held->intent.recorded, absl::Seconds(1))),
+    const Pool* pool = HeldFor(pod_uid);
+    if (pool == nullptr) return "topofit: waiting for the capacity scaled up for this pod";
+    const absl::Time scaled_up = pool->scaled_up.at(std::string(pod_uid));
+    return absl::StrCat("topofit: waiting for node group ", pool->node_group, ", scaled up for this pod ",
+                        absl::FormatDuration(absl::Trunc(context_.now.value_or(scaled_up) - scaled_up, absl::Seconds(1))),
                         " ago, whose GPUs give it the topology it prefers (here at best ",
                         topology::LinkClassName(verdict.chosen ? verdict.chosen->quality.weakest : topology::LinkClass::kSys),
                         "); it takes this node if they are not up ", absl::FormatDuration(context_.wait.max_wait),
                         " after the scale-up");
   }
-  std::vector<std::string> why;
-  for (const Held* held : Holding(pod_uid, node)) {
-    why.push_back(absl::StrCat("node group ", held->intent.node_group, " scaled up for ",
-                               absl::StrJoin(held->pods, ", ")));
-  }
+  const Pool* pool = PoolOf(node);
+  const std::string why =
+      pool == nullptr ? "" : absl::StrCat(" (node group ", pool->node_group, " scaled up for ", absl::StrJoin(pool->pods, ", "), ")");
   return absl::StrCat("topofit: ", verdict.held_gpus, " of the node's ", verdict.free_gpus,
-                      " free GPUs are held for pending pods (", absl::StrJoin(why, "; "), ")");
+                      " free GPUs are held for pending pods", why);
 }
 
 NodeVerdict JudgeNode(const GpuDemand& demand, absl::string_view pod_uid, const NodeGpuSnapshot& node,
                       const CapacityHolds& holds, FilterMemo& memo) {
   NodeVerdict verdict = memo.Judge(demand, node).verdict;
   if (!verdict.fits || !demand.wants_gpus()) return verdict;
-  const int held_gpus = holds.HeldAgainst(pod_uid, node);
-  const int free_gpus = node.free().size();
-  if (held_gpus == 0 || free_gpus - demand.request.gpus >= held_gpus) {
+  if (holds.MayTake(pod_uid, node, demand.request.gpus)) {
     if (!holds.WaitsForCapacity(demand, pod_uid, verdict, node)) return verdict;
     // Refused for now, keeping the set it would have had for the reason (capacity_wait.h).
     verdict.fits = false;
@@ -177,8 +227,8 @@ NodeVerdict JudgeNode(const GpuDemand& demand, absl::string_view pod_uid, const 
   held.unresolvable = true;
   held.refusal = Refusal::kHeldForScaleUp;
   held.requested_gpus = demand.request.gpus;
-  held.held_gpus = held_gpus;
-  held.free_gpus = free_gpus;
+  held.held_gpus = holds.HeldOn(node);
+  held.free_gpus = node.free().size();
   return held;
 }
 

@@ -29,6 +29,14 @@ namespace topofit::decision {
 // taken. Later scale-ups of the same group (for other pods) bring nodes no intent holds: holding them too
 // kept whole nodes empty while the pods they were grown for waited (Azure LLM, issue 13).
 //
+// The holds of one group are one pool: the nodes its scale-ups brought, held for the pods of all of them.
+// Nodes of a group are alike, so which of the pool's pods takes which node does not matter — only that
+// the pool's pods still fit. A pod of the pool may take any of its nodes as long as the pool's other pods
+// fit what is left as well as all of them did before (first-fit decreasing over the pool's free GPUs,
+// nodes still to come counted as unplaced demand); per-intent holds
+// made a pod wait for the node of its own scale-up while an equal one, brought for a pod behind it in the
+// queue, stood idle (Azure LLM's multi-GPU p95, issue 13).
+//
 // A pod the new capacity is held for, and that only prefers its topology, also waits for it rather than
 // take a poorer set elsewhere, while that pays (capacity_wait.h: WaitForComingCapacity).
 //
@@ -52,30 +60,40 @@ class CapacityHolds {
   bool WaitsForCapacity(const GpuDemand& demand, absl::string_view pod_uid, const NodeVerdict& fitted,
                         const NodeGpuSnapshot& node) const;
 
-  // GPUs of `node` held for pods other than `pod_uid` (of each intent holding it, what its pending pods
-  // would take of this node: their GPUs packed first-fit decreasing over the intent's nodes); 0 when none.
-  int HeldAgainst(absl::string_view pod_uid, const NodeGpuSnapshot& node) const;
+  // GPUs of `node` held for pending pods: what they would take of it, their GPUs packed first-fit
+  // decreasing over the nodes their group's scale-ups brought; 0 when none.
+  int HeldOn(const NodeGpuSnapshot& node) const;
+
+  // Whether `pod_uid` may take `gpus` of `node` (which has them free) despite the holds: a pod outside the
+  // pool holding the node when the GPUs held on it stay free; a pod of the pool when its other pending
+  // pods leave no more GPUs unplaced than the pool's pending pods did before.
+  bool MayTake(absl::string_view pod_uid, const NodeGpuSnapshot& node, int gpus) const;
 
   // The words for a kHeldForScaleUp verdict of `pod_uid` on `node`: which scale-ups hold it for whom; for
   // a kWaitingForCapacity verdict, which scale-up the pod waits for and until when.
   std::string ReasonText(absl::string_view pod_uid, const NodeVerdict& verdict, const NodeGpuSnapshot& node) const;
 
  private:
-  struct Held {
-    Intent intent;
-    std::map<std::string, int> gpus_on;  // node -> GPUs held on it for the intent's pending pods
-    std::vector<std::string> pods;  // their namespace/name where known, else uid
-    std::vector<std::string> nodes;  // the nodes its scale-up brought (at most intent.node_count)
+  // The holds of one node group (see above).
+  struct Pool {
+    std::string node_group;
+    std::vector<std::string> members;  // every pod its scale-ups were made for, held for or not
+    std::map<std::string, int> pending_gpus;  // the pods held for (still pending) -> their GPUs
+    std::map<std::string, absl::Time> scaled_up;  // the pods held for -> when their scale-up was chosen
+    std::vector<std::string> pods;  // the pods held for: namespace/name where known, else uid
+    std::vector<std::string> nodes;  // the nodes its scale-ups brought, in creation order
+    std::vector<int> free;  // their free GPUs
+    std::vector<int> held;  // of each, what the pending pods would take (first-fit decreasing)
+    // The best bandwidth of a set of n GPUs on the group's nodes (index n; their labels through the
+    // catalog), resolved once; empty when they resolve to no topology or nobody may wait.
+    std::vector<int64_t> coming_mbps;
   };
-  // The holds on `node` that bind `pod_uid`.
-  std::vector<const Held*> Holding(absl::string_view pod_uid, const NodeGpuSnapshot& node) const;
-  // The youngest intent that holds capacity for `pod_uid` (its GPUs in Intent::pod_gpus); null when none.
-  const Held* HeldFor(absl::string_view pod_uid) const;
-  // The best bandwidth of a set of `gpus` on the held intent's group (its nodes' labels, through the
-  // catalog); 0 when they resolve to no topology.
-  int64_t ComingBandwidth(const Held& held, int gpus) const;
+  // The pool whose pending pods include `pod_uid`; null when none.
+  const Pool* HeldFor(absl::string_view pod_uid) const;
+  // The pool that holds `node`, whoever asks; null when none.
+  const Pool* PoolOf(const NodeGpuSnapshot& node) const;
 
-  std::vector<Held> held_;  // the intents whose pods still wait
+  std::vector<Pool> pools_;  // the groups whose pods still wait
   HoldContext context_;
 };
 

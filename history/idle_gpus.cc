@@ -43,7 +43,7 @@ std::vector<IdleCounts> ClassifyNodes(const std::vector<const decision::NodeGpuS
   std::vector<IdleCounts> counts;
   counts.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
-    counts.push_back(ClassifyIdleGpus(*nodes[i], ready[i], holds.HeldAgainst("", *nodes[i]), pending, memo));
+    counts.push_back(ClassifyIdleGpus(*nodes[i], ready[i], holds.HeldOn(*nodes[i]), pending, memo));
   }
   return counts;
 }

@@ -76,16 +76,38 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
     by_count.pod_uids = {"uid-trainer"};  // CA packed it, but it requires no topology
     CHECK_FALSE(held(CapacityHolds({by_count}, {PendingPod("trainer", 8)}, nodes), "uid-web", 1, fresh));
   }
-  SECTION("two one-node scale-ups of the group hold one node each, in the order they were chosen") {
+  SECTION("two scale-ups of one group are one pool: its pods packed over both nodes, either pod takes either") {
     const CapacityHolds two({P4dIntentFor({{"uid-a", 4}}), P4dIntentFor({{"uid-b", 2}})},
                             {PendingPod("a", 4), PendingPod("b", 2)}, nodes);
-    // new (created first) is a's: 4 held; newer is b's: 2 held.
-    CHECK_FALSE(held(two, "uid-web", 4, fresh));
-    CHECK(held(two, "uid-web", 5, fresh));
-    CHECK_FALSE(held(two, "uid-web", 6, newer));
-    CHECK(held(two, "uid-web", 7, newer));
-    CHECK_FALSE(held(two, "uid-a", 8, fresh));  // a's own node
-    CHECK(held(two, "uid-a", 7, newer));        // b's node keeps b's 2
+    // 4 + 2 first-fit decreasing: both on new (6 held), none on newer.
+    CHECK(two.HeldOn(fresh) == 6);
+    CHECK(two.HeldOn(newer) == 0);
+    CHECK_FALSE(held(two, "uid-web", 2, fresh));
+    CHECK(held(two, "uid-web", 3, fresh));
+    CHECK_FALSE(held(two, "uid-web", 8, newer));  // a hold for the pool's pods, not one node per scale-up
+    CHECK_FALSE(held(two, "uid-a", 4, fresh));
+    CHECK_FALSE(held(two, "uid-b", 2, newer));    // b's scale-up's node or a's: alike
+    const NodeVerdict verdict = JudgeNode(*DemandOf(MakePod().gpus(3)), "uid-web", fresh, two, memo);
+    CHECK(JudgedReasonText(verdict, "uid-web", fresh, two) ==
+          "topofit: 6 of the node's 8 free GPUs are held for pending pods "
+          "(node group p4d-group scaled up for ml/a, ml/b)");
+  }
+  SECTION("a pod first in the queue takes the node a later scale-up's pod was waiting for, if the pool still fits") {
+    // x's scale-up brought new; y's node is still to come. Whichever of the two comes first takes new.
+    const std::vector<const NodeGpuSnapshot*> one_up = {&fresh};
+    Intent for_x = P4dIntentFor({{"uid-x", 8}});
+    Intent for_y = P4dIntentFor({{"uid-y", 8}});
+    const CapacityHolds pool({for_x, for_y}, {PendingPod("x", 8), PendingPod("y", 8)}, one_up);
+    CHECK_FALSE(held(pool, "uid-x", 8, fresh));
+    CHECK_FALSE(held(pool, "uid-y", 8, fresh));
+    CHECK(held(pool, "uid-web", 1, fresh));
+    // A pod of the pool that would leave another unplaced is held: a 1-GPU pod CA packed with an 8-GPU
+    // one onto two nodes waits for the second rather than split the first.
+    Intent packed = P4dIntentFor({{"uid-x", 8}, {"uid-one", 1}});
+    packed.node_count = 2;
+    const CapacityHolds mixed({packed}, {PendingPod("x", 8), PendingPod("one", 1)}, one_up);
+    CHECK(held(mixed, "uid-one", 1, fresh));
+    CHECK_FALSE(held(mixed, "uid-x", 8, fresh));
   }
   SECTION("a two-node scale-up holds both nodes, each for at most its own GPUs") {
     Intent big = P4dIntentFor({{"uid-x", 8}, {"uid-y", 8}});

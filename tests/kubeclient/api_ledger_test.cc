@@ -179,8 +179,8 @@ TEST_CASE("ApiLedger: an extender and an expander on one API server agree on pre
                                      .created(kStartSeconds + 300)));
     const decision::NodeGpuSnapshot& fresh = *state->Snapshot("p4d-new");
     const decision::CapacityHolds holds(extender.ledger->Intents(), extender.ledger->Preferences(), {&fresh});
-    CHECK(holds.HeldAgainst("uid-web", fresh) == 8);
-    CHECK(holds.HeldAgainst("uid-trainer", fresh) == 0);
+    CHECK(holds.HeldOn(fresh) == 8);
+    CHECK(holds.MayTake("uid-trainer", fresh, 8));
   }
 }
 
