@@ -164,7 +164,7 @@ PlacementDecision KubeSchedulerModel::ScheduleOn(int pod, int node) {
   PlacementDecision decision;
   const SimNode& candidate = world_.nodes()[node];
   if (candidate.state != NodeState::kReady || !world_.FitsByCount(world_.pods()[pod].klass, candidate)) return decision;
-  if (UsesExtender(pod) && !ExtenderAccepts(pod, world_.PodUid(pod), candidate)) return decision;
+  if (UsesExtender(pod) && !ExtenderAccepts(pod, world_.PodUid(pod), candidate, &decision.held_back)) return decision;
   decision.node = node;
   decision.gpus = GpusFor(pod, candidate);
   return decision;

@@ -94,7 +94,7 @@ class Replayer {
   int64_t sequence_ = 0;
   int64_t processed_ = 0;
   // Unschedulable pods by class, in queue order (pod ids follow arrival): a class that does not fit a
-  // node does not fit it for any of its pods.
+  // node does not fit it for any of its pods — save a hold, which depends on the pod (RetryOn).
   std::vector<std::set<int>> waiting_;
   std::set<int> waiting_classes_;
   std::unordered_map<int, SimTime> preference_refreshed_;
@@ -102,8 +102,6 @@ class Replayer {
   std::optional<decision::CapacityHolds> holds_;
   SimTime holds_at_ = -1;
   bool holds_stale_ = true;
-  // Scale-ups with an intent: the pods their nodes are held for, offered such a node first.
-  std::unordered_map<int, std::vector<int>> intended_pods_;
   bool dirty_ = true;
   int failed_nodes_ = 0;
   int finished_ = 0;
@@ -211,20 +209,6 @@ void Replayer::RetryOn(int node) {
     const int pa = world_->klass(a).priority, pb = world_->klass(b).priority;
     return pa != pb ? pa > pb : a < b;
   };
-  // The pods a scale-up was chosen for are offered its node first: the extender holds it for them, so a
-  // class's head pod being refused there says nothing about them. Among them, kube-scheduler's queue
-  // order decides who is tried first (priority, then age), not the order CA's estimator packed them in.
-  if (auto intended = intended_pods_.find(world_->nodes()[node].scale_up); intended != intended_pods_.end()) {
-    std::vector<int> queue = intended->second;
-    std::sort(queue.begin(), queue.end(), before);
-    for (int pod : queue) {
-      const SimPod& p = world_->pods()[pod];
-      if (p.phase != PodPhase::kPending || !p.unschedulable) continue;
-      scheduler_.set_holds(Holds());
-      const PlacementDecision decision = scheduler_.ScheduleOn(pod, node);
-      if (decision.node >= 0) Place(pod, decision);
-    }
-  }
   // The class queues merged by their head pod.
   auto later = [&](const std::pair<int, int>& a, const std::pair<int, int>& b) { return before(b.second, a.second); };
   std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>, decltype(later)> heads(later);
@@ -234,7 +218,18 @@ void Replayer::RetryOn(int node) {
     heads.pop();
     scheduler_.set_holds(Holds());
     const PlacementDecision decision = scheduler_.ScheduleOn(pod, node);
-    if (decision.node < 0) continue;  // the rest of the class does not fit this node either
+    if (decision.node < 0) {
+      // The rest of the class does not fit this node either — unless a hold refused this pod: it refuses
+      // the pods of other scale-ups, not the ones the node was grown for, which may come later in the
+      // class. Every pod is offered the node in kube-scheduler's queue order, as when a node's arrival
+      // moves them all to the active queue; offering the held-for pods first put younger pods ahead of
+      // older ones and lengthened the tail of the wait (Azure LLM's multi-GPU p95, issue 13).
+      if (decision.held_back) {
+        auto next = waiting_[klass].upper_bound(pod);
+        if (next != waiting_[klass].end()) heads.push({klass, *next});
+      }
+      continue;
+    }
     Place(pod, decision);
     if (!waiting_[klass].empty()) heads.push({klass, *waiting_[klass].begin()});
   }
@@ -298,9 +293,6 @@ void Replayer::Apply(const AutoscalerActions& actions) {
       }
       ledger_->RecordIntent(*option.intent);
       holds_stale_ = true;
-      for (int pod : option.pods) {
-        if (option.intent->pod_gpus.count(world_->PodUid(pod)) > 0) intended_pods_[id].push_back(pod);
-      }
     }
     dirty_ = true;
   }
