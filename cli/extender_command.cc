@@ -249,7 +249,8 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   if (const history::DecisionStore* store = process.decisions.store.get(); store != nullptr) {
     pages = [store](const history::DecisionQuery& query) { return store->Query(query); };
   }
-  parts.mcp = std::make_unique<mcp::McpServer>(std::move(pages), kVersion, process.decisions.unavailable);
+  parts.mcp = std::make_unique<mcp::McpServer>(std::move(pages), kVersion, process.decisions.unavailable,
+                                               mcp::LiveState{parts.state.get(), process.ledger.get()});
   mcp::RegisterMcpRoute(*parts.ops, *parts.mcp, *admin_token);
   return parts;
 }

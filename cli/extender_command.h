@@ -136,7 +136,8 @@ struct ExtenderServers {
   std::unique_ptr<scheduler::Extender> extender;
   // topofit_idle_gpus, refreshed every kIdleGpusPeriod (declared after the state it reads).
   std::unique_ptr<scheduler::IdleGpusGauge> idle_gpus;
-  // /mcp on the ops port reads the decision history through it (declared before the server that calls it).
+  // /mcp on the ops port: the decision history, the GPU state and the ledger (declared before the server
+  // that calls it, after what it reads).
   std::unique_ptr<mcp::McpServer> mcp;
   std::unique_ptr<server::HttpServer> api;
   std::unique_ptr<server::HttpServer> ops;

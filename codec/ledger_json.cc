@@ -66,4 +66,13 @@ Json IntentsToJson(const std::vector<decision::Intent>& intents) {
   return out;
 }
 
+Json HoldsToJson(const decision::CapacityHolds& holds) {
+  Json out = Json::array();
+  for (const decision::CapacityHolds::Held& h : holds.held()) {
+    out.push_back({{"nodeGroup", h.intent.node_group}, {"recorded", Rfc3339(h.intent.recorded)},
+                   {"pods", h.pods}, {"nodes", h.nodes}, {"gpusHeld", h.gpus_on}});
+  }
+  return out;
+}
+
 }  // namespace topofit::codec

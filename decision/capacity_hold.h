@@ -60,13 +60,17 @@ class CapacityHolds {
   // a kWaitingForCapacity verdict, which scale-up the pod waits for and until when.
   std::string ReasonText(absl::string_view pod_uid, const NodeVerdict& verdict, const NodeGpuSnapshot& node) const;
 
- private:
+  // One intent whose pods still wait, and what it holds.
   struct Held {
     Intent intent;
     std::map<std::string, int> gpus_on;  // node -> GPUs held on it for the intent's pending pods
     std::vector<std::string> pods;  // their namespace/name where known, else uid
     std::vector<std::string> nodes;  // the nodes its scale-up brought (at most intent.node_count)
   };
+  // Every hold, oldest intent first: what the ledger's readers (MCP get_ledger) show.
+  const std::vector<Held>& held() const { return held_; }
+
+ private:
   // The holds on `node` that bind `pod_uid`.
   std::vector<const Held*> Holding(absl::string_view pod_uid, const NodeGpuSnapshot& node) const;
   // The youngest intent that holds capacity for `pod_uid` (its GPUs in Intent::pod_gpus); null when none.
