@@ -47,6 +47,7 @@ struct ExtenderOptions {
   // Bearer token for /admin/* and, beyond loopback, /preferences and /decisions; empty: admin endpoints
   // disabled, the others on loopback only.
   std::string admin_token_file;
+  bool mcp_beyond_loopback = false;  // /mcp on the ops port for peers beyond loopback (mcp/http.h)
   std::string log_format = "text";
   std::string log_level = "info";
   int64_t max_body_bytes = int64_t{64} << 20;
