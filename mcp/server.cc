@@ -33,6 +33,9 @@ constexpr absl::string_view kInstructions =
     "are idle (list_idle_gpus), and the raw decision records (list_decisions, get_decision). Reason codes are a "
     "closed set: min-link/min-bandwidth (topology), gpu-count, node-size, held-for-scale-up, group-would-strand, "
     "fragmented, held-for-intent, awaiting-scale-down, no-demand.";
+constexpr absl::string_view kLiveInstructions =
+    " This server also reads the extender's state now: a node's or node group's GPU topology and where it came "
+    "from (get_topology), and the ledger's preferences, intents and held GPUs (get_ledger).";
 
 // Only the params a method may take are checked; an absent or wrong one is invalid params.
 absl::StatusOr<std::string> StringParam(const json& params, const char* name) {
@@ -172,7 +175,7 @@ json McpServer::Initialize(const json& id, const json& params) const {
                        {"resources", {{"subscribe", false}, {"listChanged", false}}},
                        {"prompts", {{"listChanged", false}}}}},
                      {"serverInfo", {{"name", "topofit"}, {"title", "topofit decisions (read-only)"}, {"version", version_}}},
-                     {"instructions", kInstructions}});
+                     {"instructions", absl::StrCat(kInstructions, live_ ? kLiveInstructions : "")}});
 }
 
 json McpServer::CallTool(const json& id, const json& params) const {

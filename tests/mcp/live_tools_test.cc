@@ -100,6 +100,11 @@ TEST_CASE("the live tools and topology resources are listed only where the live 
     CHECK(tool["outputSchema"]["type"] == "object");
   }
   CHECK(f.Request(f.history_only, "tools/list", json::object())["result"]["tools"].size() == 5);
+  const auto instructions = [&f](const McpServer& server) {
+    return f.Request(server, "initialize", {{"protocolVersion", "2025-11-25"}})["result"]["instructions"].get<std::string>();
+  };
+  CHECK_THAT(instructions(f.live), Catch::Contains("get_topology"));
+  CHECK_THAT(instructions(f.history_only), !Catch::Contains("get_topology"));
   CHECK(Names(f.Request(f.live, "resources/templates/list", json::object())["result"]["resourceTemplates"],
               "uriTemplate")
             .contains("topofit://topology/node/{name}"));
