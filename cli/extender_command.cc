@@ -249,8 +249,9 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   if (const history::DecisionStore* store = process.decisions.store.get(); store != nullptr) {
     pages = [store](const history::DecisionQuery& query) { return store->Query(query); };
   }
-  parts.mcp = std::make_unique<mcp::McpServer>(std::move(pages), kVersion, process.decisions.unavailable);
-  mcp::RegisterMcpRoute(*parts.ops, *parts.mcp, *admin_token);
+  parts.mcp = std::make_unique<mcp::McpServer>(std::move(pages), kVersion, process.decisions.unavailable,
+                                               mcp::LiveState{parts.state.get(), process.ledger.get()});
+  mcp::RegisterMcpRoute(*parts.ops, *parts.mcp, {*admin_token, options.mcp_beyond_loopback});
   return parts;
 }
 
@@ -323,6 +324,9 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   AddKubeconfigFlag(cmd, options.kubeconfig);
   AddLedgerFlag(cmd, options.ledger);
   AddDecisionDbFlag(cmd, options.decision_db);
+  cmd.add_flag("--mcp-beyond-loopback", options.mcp_beyond_loopback,
+               "serve /mcp on the ops port to peers beyond loopback too, with the admin token (default: loopback "
+               "peers only, e.g. kubectl port-forward)");
   cmd.add_flag("--live-state", options.live_state,
                "watch nodes and bound pods and keep the GPU state from them (topofit.io/gpu-ids, GPU requests)");
   cmd.add_flag("--provisioning-requests", options.provisioning_requests,

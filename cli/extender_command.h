@@ -47,6 +47,7 @@ struct ExtenderOptions {
   // Bearer token for /admin/* and, beyond loopback, /preferences and /decisions; empty: admin endpoints
   // disabled, the others on loopback only.
   std::string admin_token_file;
+  bool mcp_beyond_loopback = false;  // /mcp on the ops port for peers beyond loopback (mcp/http.h)
   std::string log_format = "text";
   std::string log_level = "info";
   int64_t max_body_bytes = int64_t{64} << 20;
@@ -136,7 +137,8 @@ struct ExtenderServers {
   std::unique_ptr<scheduler::Extender> extender;
   // topofit_idle_gpus, refreshed every kIdleGpusPeriod (declared after the state it reads).
   std::unique_ptr<scheduler::IdleGpusGauge> idle_gpus;
-  // /mcp on the ops port reads the decision history through it (declared before the server that calls it).
+  // /mcp on the ops port: the decision history, the GPU state and the ledger (declared before the server
+  // that calls it, after what it reads).
   std::unique_ptr<mcp::McpServer> mcp;
   std::unique_ptr<server::HttpServer> api;
   std::unique_ptr<server::HttpServer> ops;

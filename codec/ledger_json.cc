@@ -66,4 +66,19 @@ Json IntentsToJson(const std::vector<decision::Intent>& intents) {
   return out;
 }
 
+Json HoldsToJson(const decision::CapacityHolds& holds) {
+  Json out = Json::array();
+  for (const decision::CapacityHolds::Pool& pool : holds.pools()) {
+    Json held = Json::object();
+    for (size_t i = 0; i < pool.nodes.size(); ++i) {
+      if (pool.held[i] > 0) held[pool.nodes[i]] = pool.held[i];
+    }
+    Json scaled_up = Json::object();
+    for (const auto& [uid, time] : pool.scaled_up) scaled_up[uid] = Rfc3339(time);
+    out.push_back({{"nodeGroup", pool.node_group}, {"pods", pool.pods}, {"nodes", pool.nodes}, {"gpusHeld", held},
+                   {"scaledUp", scaled_up}});
+  }
+  return out;
+}
+
 }  // namespace topofit::codec

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "decision/capacity_hold.h"
 #include "ledger/ledger.h"
 
 namespace topofit::codec {
@@ -11,5 +12,8 @@ namespace topofit::codec {
 // The ledger as served on the ops port: GET /preferences (and /intents with the expander).
 nlohmann::json PreferencesToJson(const std::vector<decision::Preference>& preferences);
 nlohmann::json IntentsToJson(const std::vector<decision::Intent>& intents);
+// What the intents hold on the nodes they brought (decision/capacity_hold.h), one entry per node group:
+// its pods held for, its nodes, the GPUs held on each, and when each pod's scale-up was chosen.
+nlohmann::json HoldsToJson(const decision::CapacityHolds& holds);
 
 }  // namespace topofit::codec

@@ -41,7 +41,9 @@ absl::StatusOr<decision::NodeTopology> TopologyResolver::Resolve(const kube::Nod
           absl::StrCat("node ", node.metadata.name, ": annotation ", kube::kGpuTopologyAnnotation, ": ",
                        parsed.status().message()));
     }
-    resolved = {std::make_shared<const topology::Topology>(*std::move(parsed)), "annotation"};
+    const std::string form = parsed->source() == "json" ? "a JSON descriptor" : "nvidia-smi topo -m output";
+    resolved = {std::make_shared<const topology::Topology>(*std::move(parsed)), "annotation",
+                absl::StrCat("annotation ", kube::kGpuTopologyAnnotation, ": ", form)};
   } else {
     absl::StatusOr<topology::LabelledTopology> labelled =
         topology::TopologyFromLabels(node.metadata.labels, allocatable);
@@ -52,6 +54,7 @@ absl::StatusOr<decision::NodeTopology> TopologyResolver::Resolve(const kube::Nod
     resolved.topology = std::make_shared<const topology::Topology>(labelled->topology);
     resolved.origin = labelled->fallback ? absl::StrCat("fallback: ", labelled->reason)
                                          : absl::StrCat("catalog:", labelled->shape);
+    resolved.reason = labelled->reason;
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (cache_.size() >= kMaxEntries) cache_.clear();

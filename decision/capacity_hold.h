@@ -73,7 +73,6 @@ class CapacityHolds {
   // a kWaitingForCapacity verdict, which scale-up the pod waits for and until when.
   std::string ReasonText(absl::string_view pod_uid, const NodeVerdict& verdict, const NodeGpuSnapshot& node) const;
 
- private:
   // The holds of one node group (see above).
   struct Pool {
     std::string node_group;
@@ -88,6 +87,10 @@ class CapacityHolds {
     // catalog), resolved once; empty when they resolve to no topology or nobody may wait.
     std::vector<int64_t> coming_mbps;
   };
+  // Every pool whose pods still wait, by group name: what the ledger's readers (MCP get_ledger) show.
+  const std::vector<Pool>& pools() const { return pools_; }
+
+ private:
   // The pool whose pending pods include `pod_uid`; null when none.
   const Pool* HeldFor(absl::string_view pod_uid) const;
   // The pool that holds `node`, whoever asks; null when none.

@@ -23,7 +23,8 @@ struct NodeOrigin {
 struct NodeGpuSnapshot {
   std::string node;
   std::shared_ptr<const topology::Topology> topology;
-  std::string topology_origin;
+  std::string topology_origin;  // decision::NodeTopology's origin and reason: where the topology came from
+  std::string topology_reason;
   std::shared_ptr<const NodeOrigin> origin;  // never null
   topology::GpuSet ours;       // assigned by topofit (assumed at bind, or reported with their ids)
   topology::GpuSet elsewhere;  // held by other pods or not allocatable; positions assumed when unknown

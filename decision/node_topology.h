@@ -16,6 +16,9 @@ int AllocatableGpus(const kube::Node& node);
 struct NodeTopology {
   std::shared_ptr<const topology::Topology> topology;
   std::string origin;  // "annotation", "catalog:dgx-a100", or "fallback: <why>"
+  // Why: the annotation's form (a JSON descriptor, or `nvidia-smi topo -m` output), which label picked the
+  // catalog shape (the instance type, or the GPU product with its count), or why no shape was picked.
+  std::string reason;
 };
 
 // Where a node's GPU topology comes from. Decisions about nodes that do not exist yet (a node group's

@@ -67,10 +67,12 @@ std::vector<NodeIdleGpus> ClassifyIdleNodes(const std::vector<const decision::No
   const std::vector<IdleCounts> counts = ClassifyNodes(nodes, std::vector<bool>(nodes.size(), true), holds, pending, memo);
   std::vector<NodeIdleGpus> out;
   out.reserve(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    out.push_back({nodes[i]->node, decision::NodeGroupName(nodes[i]->origin->labels), nodes[i]->free(), counts[i]});
-  }
+  for (size_t i = 0; i < nodes.size(); ++i) out.push_back(IdleOf(*nodes[i], counts[i]));
   return out;
+}
+
+NodeIdleGpus IdleOf(const decision::NodeGpuSnapshot& node, const IdleCounts& counts) {
+  return {node.node, decision::NodeGroupName(node.origin->labels), node.free(), counts};
 }
 
 }  // namespace topofit::history

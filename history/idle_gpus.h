@@ -58,6 +58,9 @@ struct NodeIdleGpus {
   friend bool operator==(const NodeIdleGpus&, const NodeIdleGpus&) = default;
 };
 
+// `node`'s idle GPUs as `counts` classify them (ClassifyNodes), with its node group.
+NodeIdleGpus IdleOf(const decision::NodeGpuSnapshot& node, const IdleCounts& counts);
+
 // The extender's view: ClassifyNodes with every node Ready (it does not see readiness), the holds of the
 // intents, the pending demand of the ledger's preferences (PreferredDemand). In `nodes`' order. Pure.
 std::vector<NodeIdleGpus> ClassifyIdleNodes(const std::vector<const decision::NodeGpuSnapshot*>& nodes,

@@ -37,10 +37,16 @@ bool IsAllowedOrigin(const std::string& origin) {
   return false;
 }
 
-void RegisterMcpRoute(server::HttpServer& server, const McpServer& mcp, std::string admin_token) {
+void RegisterMcpRoute(server::HttpServer& server, const McpServer& mcp, McpRouteOptions options) {
   server.Handle(
       "POST", "/mcp",
-      [&mcp, token = std::move(admin_token)](const server::HttpRequest& request) {
+      [&mcp, token = std::move(options.admin_token), beyond_loopback = options.beyond_loopback](
+          const server::HttpRequest& request) {
+        if (!request.from_loopback && !beyond_loopback) {
+          return HttpError(403, kInvalidRequest,
+                           "Forbidden: /mcp answers loopback peers only (kubectl port-forward); start with "
+                           "--mcp-beyond-loopback to serve others with the admin token");
+        }
         if (const std::string origin = request.Header("Origin"); !IsAllowedOrigin(origin)) {
           return HttpError(403, kInvalidRequest, absl::StrCat("Forbidden: Origin ", origin, " is not a loopback origin"));
         }

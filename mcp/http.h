@@ -12,12 +12,19 @@ namespace topofit::mcp {
 // sends its own origin and is refused.
 bool IsAllowedOrigin(const std::string& origin);
 
+struct McpRouteOptions {
+  std::string admin_token;  // empty: /mcp is disabled
+  // The ops port listens beyond loopback for probes and Prometheus; /mcp answers only peers on loopback (a
+  // container of the pod, `kubectl port-forward`) unless this is set (--mcp-beyond-loopback).
+  bool beyond_loopback = false;
+};
+
 // The Streamable HTTP transport at /mcp (POST; GET and DELETE answer 405: no server-initiated stream, no
-// sessions), in this order: a foreign Origin 403 (DNS-rebinding protection), then the admin token (403 when
-// none is configured, 401 when missing or wrong), an MCP-Protocol-Version header this server does not speak
-// 400, a body that is not JSON 415; then the message: a request's reply 200 (application/json; JSON-RPC
-// errors inside), a notification or response 202, a message that is not JSON-RPC 400 with the error.
-// `mcp` outlives the server.
-void RegisterMcpRoute(server::HttpServer& server, const McpServer& mcp, std::string admin_token);
+// sessions), in this order: a peer beyond loopback 403 (unless options.beyond_loopback), a foreign Origin
+// 403 (DNS-rebinding protection), then the admin token (403 when none is configured, 401 when missing or
+// wrong), an MCP-Protocol-Version header this server does not speak 400, a body that is not JSON 415; then
+// the message: a request's reply 200 (application/json; JSON-RPC errors inside), a notification or
+// response 202, a message that is not JSON-RPC 400 with the error. `mcp` outlives the server.
+void RegisterMcpRoute(server::HttpServer& server, const McpServer& mcp, McpRouteOptions options);
 
 }  // namespace topofit::mcp

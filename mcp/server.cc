@@ -22,6 +22,9 @@ constexpr absl::string_view kDecisionsUri = "topofit://decisions";
 constexpr absl::string_view kIdleGpusUri = "topofit://idle-gpus";
 constexpr absl::string_view kDecisionPrefix = "topofit://decisions/";
 constexpr absl::string_view kPodPrefix = "topofit://pods/";
+constexpr absl::string_view kTopologyNodePrefix = "topofit://topology/node/";
+constexpr absl::string_view kTopologyGroupPrefix = "topofit://topology/group/";
+constexpr int kResourceTopologyNodes = 20;  // a group's first nodes
 constexpr int kResourceDecisions = 50;
 
 constexpr absl::string_view kInstructions =
@@ -30,6 +33,9 @@ constexpr absl::string_view kInstructions =
     "are idle (list_idle_gpus), and the raw decision records (list_decisions, get_decision). Reason codes are a "
     "closed set: min-link/min-bandwidth (topology), gpu-count, node-size, held-for-scale-up, group-would-strand, "
     "fragmented, held-for-intent, awaiting-scale-down, no-demand.";
+constexpr absl::string_view kLiveInstructions =
+    " This server also reads the extender's state now: a node's or node group's GPU topology and where it came "
+    "from (get_topology), and the ledger's preferences, intents and held GPUs (get_ledger).";
 
 // Only the params a method may take are checked; an absent or wrong one is invalid params.
 absl::StatusOr<std::string> StringParam(const json& params, const char* name) {
@@ -61,8 +67,8 @@ json Resources() {
   });
 }
 
-json ResourceTemplates() {
-  return json::array({
+json ResourceTemplates(bool live) {
+  json templates = json::array({
       {{"uriTemplate", absl::StrCat(kDecisionPrefix, "{id}")},
        {"name", "decision"},
        {"title", "One decision"},
@@ -74,6 +80,19 @@ json ResourceTemplates() {
        {"description", "Why a GPU pod is pending or where it went: its decision chain"},
        {"mimeType", "application/json"}},
   });
+  if (!live) return templates;
+  templates.push_back({{"uriTemplate", absl::StrCat(kTopologyNodePrefix, "{name}")},
+                       {"name", "node-topology"},
+                       {"title", "A node's GPU topology"},
+                       {"description", "get_topology of one node: its GPUs and links, where they came from, which are free"},
+                       {"mimeType", "application/json"}});
+  templates.push_back({{"uriTemplate", absl::StrCat(kTopologyGroupPrefix, "{name}")},
+                       {"name", "group-topology"},
+                       {"title", "A node group's GPU topologies"},
+                       {"description", absl::StrCat("get_topology of a node group: its first ", kResourceTopologyNodes,
+                                                    " nodes by name")},
+                       {"mimeType", "application/json"}});
+  return templates;
 }
 
 json Prompts() {
@@ -93,8 +112,9 @@ bool IsSupportedProtocolVersion(absl::string_view version) {
                      [&](const char* v) { return version == v; });
 }
 
-McpServer::McpServer(history::PageSource pages, std::string version, std::string unavailable)
-    : pages_(std::move(pages)), version_(std::move(version)), unavailable_(std::move(unavailable)) {
+McpServer::McpServer(history::PageSource pages, std::string version, std::string unavailable,
+                     std::optional<LiveState> live)
+    : pages_(std::move(pages)), version_(std::move(version)), unavailable_(std::move(unavailable)), live_(live) {
   if (!pages_) {
     pages_ = [why = absl::StrCat("the decision history is unavailable: ",
                                  unavailable_.empty() ? "not kept by this process" : unavailable_)](
@@ -125,11 +145,17 @@ std::optional<json> McpServer::Handle(absl::string_view text) const {
 json McpServer::Dispatch(const json& id, const std::string& method, const json& params) const {
   if (method == "initialize") return Initialize(id, params);
   if (method == "ping") return Result(id, json::object());
-  if (method == "tools/list") return RefuseCursor(id, params).value_or(Result(id, {{"tools", ToolDefinitions()}}));
+  if (method == "tools/list") {
+    json tools = ToolDefinitions();
+    if (live_) {
+      for (json& tool : LiveToolDefinitions()) tools.push_back(std::move(tool));
+    }
+    return RefuseCursor(id, params).value_or(Result(id, {{"tools", std::move(tools)}}));
+  }
   if (method == "tools/call") return CallTool(id, params);
   if (method == "resources/list") return RefuseCursor(id, params).value_or(Result(id, {{"resources", Resources()}}));
   if (method == "resources/templates/list") {
-    return RefuseCursor(id, params).value_or(Result(id, {{"resourceTemplates", ResourceTemplates()}}));
+    return RefuseCursor(id, params).value_or(Result(id, {{"resourceTemplates", ResourceTemplates(live_.has_value())}}));
   }
   if (method == "resources/read") return ReadResource(id, params);
   if (method == "prompts/list") return RefuseCursor(id, params).value_or(Result(id, {{"prompts", Prompts()}}));
@@ -149,18 +175,27 @@ json McpServer::Initialize(const json& id, const json& params) const {
                        {"resources", {{"subscribe", false}, {"listChanged", false}}},
                        {"prompts", {{"listChanged", false}}}}},
                      {"serverInfo", {{"name", "topofit"}, {"title", "topofit decisions (read-only)"}, {"version", version_}}},
-                     {"instructions", kInstructions}});
+                     {"instructions", absl::StrCat(kInstructions, live_ ? kLiveInstructions : "")}});
 }
 
 json McpServer::CallTool(const json& id, const json& params) const {
   absl::StatusOr<std::string> name = StringParam(params, "name");
   if (!name.ok()) return Error(id, kInvalidParams, name.status().message());
-  if (!IsTool(*name)) return Error(id, kInvalidParams, absl::StrCat("Unknown tool: ", *name));
+  if (!IsTool(*name) && !(live_ && IsLiveTool(*name))) {
+    // Not listed without the live state: say where it is served rather than only that it is unknown.
+    return Error(id, kInvalidParams,
+                 IsLiveTool(*name) ? absl::StrCat("Unknown tool: ", *name, " (it reads the live GPU state and ledger: "
+                                                  "served on /mcp of a running topofit extender or serve, not by "
+                                                  "`topofit mcp`)")
+                                   : absl::StrCat("Unknown tool: ", *name));
+  }
   const auto args = params.find("arguments");
   if (args != params.end() && !args->is_object()) {
     return Error(id, kInvalidParams, "Invalid params: 'arguments' must be an object");
   }
-  return Result(id, mcp::CallTool(*name, args == params.end() ? json::object() : *args, pages_));
+  const json& arguments = args == params.end() ? json::object() : *args;
+  if (IsLiveTool(*name)) return Result(id, CallLiveTool(*name, arguments, *live_));
+  return Result(id, mcp::CallTool(*name, arguments, pages_));
 }
 
 json McpServer::ReadResource(const json& id, const json& params) const {
@@ -190,6 +225,10 @@ json McpServer::ReadResource(const json& id, const json& params) const {
   } else if (absl::ConsumePrefix(&rest, kPodPrefix) && std::count(rest.begin(), rest.end(), '/') == 1 &&
              !absl::StartsWith(rest, "/") && !absl::EndsWith(rest, "/")) {
     content = Explanation(history::Subject::kPod, std::string(rest), history::kMaxPageSize, pages_);
+  } else if (live_ && absl::ConsumePrefix(&rest, kTopologyNodePrefix) && !rest.empty()) {
+    content = TopologyOf(std::string(rest), "", 1, "", *live_);
+  } else if (live_ && absl::ConsumePrefix(&rest, kTopologyGroupPrefix) && !rest.empty()) {
+    content = TopologyOf("", std::string(rest), kResourceTopologyNodes, "", *live_);
   }
   if (absl::IsNotFound(content.status())) {
     return Error(id, kResourceNotFound, "Resource not found", json{{"uri", *uri}});

@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <limits>
-#include <optional>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "history/decisions_http.h"
 #include "history/record_json.h"
+#include "mcp/tool_parts.h"
 
 namespace topofit::mcp {
 namespace {
@@ -27,16 +25,6 @@ json KindNames() {
     names.push_back(std::string(history::KindName(static_cast<history::Kind>(k))));
   }
   return names;
-}
-
-json Limit(int max, int default_value, absl::string_view what) {
-  return {{"type", "integer"}, {"minimum", 1}, {"maximum", max}, {"default", default_value},
-          {"description", absl::StrCat(what, " (1..", max, ", default ", default_value, ")")}};
-}
-
-json ObjectSchema(json properties, json required) {
-  return {{"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(required)},
-          {"additionalProperties", false}};
 }
 
 json RecordsSchema() {
@@ -64,101 +52,6 @@ json PageSchema() {
             {"nextCursor", {{"type", "string"}, {"description", "pass as `cursor` for the next, older page"}}},
             {"truncated", {{"type", "boolean"}}}}},
           {"required", json::array({"decisions"})}};
-}
-
-json Tool(const std::string& name, const std::string& title, const std::string& description, json input, json output) {
-  return {{"name", name},
-          {"title", title},
-          {"description", description},
-          {"inputSchema", std::move(input)},
-          {"outputSchema", std::move(output)},
-          {"annotations",
-           {{"title", title}, {"readOnlyHint", true}, {"destructiveHint", false}, {"idempotentHint", true},
-            {"openWorldHint", false}}}};
-}
-
-// The arguments a tool got, checked against its input schema by hand (the schemas are small and fixed).
-class Arguments {
- public:
-  Arguments(const json& args, std::vector<std::string> known) : args_(args), known_(std::move(known)) {}
-
-  absl::Status CheckKnown() const {
-    if (!args_.is_object()) return absl::InvalidArgumentError("arguments must be an object");
-    for (const auto& [key, value] : args_.items()) {
-      if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("unknown argument '", key, "' (", absl::StrJoin(known_, ", "), ")"));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<std::string> String(const std::string& name, bool required) const {
-    auto it = args_.find(name);
-    if (it == args_.end()) {
-      if (required) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is required"));
-      return std::string();
-    }
-    if (!it->is_string()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' must be a string"));
-    return it->get<std::string>();
-  }
-
-  absl::StatusOr<int64_t> Integer(const std::string& name, int64_t min, int64_t max, int64_t default_value,
-                                  bool required = false) const {
-    auto it = args_.find(name);
-    if (it == args_.end()) {
-      if (required) return absl::InvalidArgumentError(absl::StrCat("'", name, "' is required"));
-      return default_value;
-    }
-    // A float with an integral value (3.0) is an integer in JSON Schema; 1e300 and 2.5 are not in range.
-    std::optional<int64_t> value;
-    if (it->is_number_integer() && !it->is_number_unsigned()) value = it->get<int64_t>();
-    if (it->is_number_unsigned() && it->get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      value = static_cast<int64_t>(it->get<uint64_t>());
-    }
-    if (it->is_number_float()) {
-      const double d = it->get<double>();
-      if (d >= static_cast<double>(min) && d <= static_cast<double>(max) && d == static_cast<double>(static_cast<int64_t>(d))) {
-        value = static_cast<int64_t>(d);
-      }
-    }
-    if (!it->is_number()) return absl::InvalidArgumentError(absl::StrCat("'", name, "' must be an integer"));
-    if (!value || *value < min || *value > max) {
-      return absl::InvalidArgumentError(absl::StrCat("'", name, "' must be an integer in ", min, "..", max));
-    }
-    return *value;
-  }
-
- private:
-  const json& args_;
-  std::vector<std::string> known_;
-};
-
-// Keeps the newest records of doc["decisions"] that fit in kMaxToolBytes with the rest of `doc`; says
-// whether some were left out.
-bool CapBytes(json& doc) {
-  json& decisions = doc["decisions"];
-  json rest = doc;
-  rest["decisions"] = json::array();
-  size_t total = rest.dump(-1, ' ', false, json::error_handler_t::replace).size() + 32;  // room for "truncated" and a cursor
-  size_t kept = 0;
-  for (; kept < decisions.size(); ++kept) {
-    total += decisions[kept].dump(-1, ' ', false, json::error_handler_t::replace).size() + 1;
-    if (total > kMaxToolBytes) break;
-  }
-  if (kept == decisions.size()) return false;
-  decisions.erase(decisions.begin() + static_cast<std::ptrdiff_t>(kept), decisions.end());
-  doc["truncated"] = true;
-  return true;
-}
-
-json ToolError(absl::string_view message) {
-  return {{"content", json::array({{{"type", "text"}, {"text", std::string(message)}}})}, {"isError", true}};
-}
-
-json ToolResult(json structured) {
-  return {{"content", json::array({{{"type", "text"}, {"text", structured.dump(-1, ' ', false, json::error_handler_t::replace)}}})},
-          {"structuredContent", std::move(structured)}};
 }
 
 absl::StatusOr<json> ListDecisions(const json& args, const history::PageSource& pages) {
@@ -269,7 +162,7 @@ absl::StatusOr<json> DecisionsPage(history::DecisionQuery query, const history::
   absl::StatusOr<history::DecisionPage> page = pages(query);
   if (!page.ok()) return page.status();
   json doc = history::DecisionPageToJson(*page);
-  if (CapBytes(doc)) {
+  if (CapBytes(doc, "decisions")) {
     // The next page starts after the last record kept.
     doc["nextCursor"] = std::to_string(doc["decisions"].empty() ? query.before_id
                                                                 : doc["decisions"].back()["id"].get<int64_t>());
@@ -283,7 +176,7 @@ absl::StatusOr<json> Explanation(history::Subject subject, const std::string& na
   if (!told.ok()) return told.status();
   json doc = history::ExplanationToJson(subject, name, *told);
   doc["text"] = told->records.empty() ? "nothing recorded" : told->text;
-  CapBytes(doc);
+  CapBytes(doc, "decisions");
   return doc;
 }
 

@@ -10,15 +10,13 @@
 
 #include "absl/status/statusor.h"
 #include "history/explain_query.h"
+#include "mcp/tool_parts.h"
 
 namespace topofit::mcp {
 
 // Records one tools/call answer keeps: enough for any explanation, bounded so that a page cannot grow past
 // what a model's context holds.
 inline constexpr int kMaxToolRecords = 100;
-// Bytes of structured content one answer carries at most; past it the oldest records are left out and the
-// answer says so (`truncated`, and a cursor where the tool pages).
-inline constexpr size_t kMaxToolBytes = 256 << 10;
 
 // tools/list's entries: name, title, description, inputSchema, outputSchema, annotations (read-only).
 nlohmann::json ToolDefinitions();

@@ -205,6 +205,7 @@ class InMemoryGpuState final : public GpuState {
     snapshot->node = std::string(name);
     snapshot->topology = record.topology.topology;
     snapshot->topology_origin = record.topology.origin;
+    snapshot->topology_reason = record.topology.reason;
     snapshot->origin = record.origin;
     GpuSet known_elsewhere;
     // GPUs the topology has but the node does not offer (unhealthy, or not yet advertised).

@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include "history/from_decisions.h"
 
 namespace topofit::scheduler {
 
@@ -52,16 +51,7 @@ void IdleGpusGauge::Refresh() {
     gauge_.Set(n, {labels.first, labels.second});
     shown_.insert(labels);
   }
-  if (recorder_ == nullptr) return;
-  const absl::Time now = clock_->Now();
-  for (const history::NodeIdleGpus& node : idle) {
-    auto [last, first] = recorded_.try_emplace(node.node, node);
-    if (!first && last->second == node) continue;
-    // A node first seen with nothing free has nothing to tell yet.
-    if (first && node.free.empty()) continue;
-    last->second = node;
-    recorder_->Record(history::IdleRecord(now, node));
-  }
+  if (recorder_ != nullptr) idle_records_.RecordChanges(clock_->Now(), idle, *recorder_);
 }
 
 void IdleGpusGauge::Start(absl::Duration period) {

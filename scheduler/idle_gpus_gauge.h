@@ -10,6 +10,7 @@
 
 #include "absl/time/time.h"
 #include "history/idle_gpus.h"
+#include "history/idle_records.h"
 #include "history/recorder.h"
 #include "ledger/ledger.h"
 #include "scheduler/gpu_state.h"
@@ -44,7 +45,7 @@ class IdleGpusGauge {
   std::set<std::pair<std::string, std::string>> shown_;  // (reason, node group) set by the last refresh
   history::DecisionRecorder* recorder_ = nullptr;
   const server::Clock* clock_ = nullptr;
-  std::map<std::string, history::NodeIdleGpus> recorded_;  // by node: what the last record said
+  history::IdleRecords idle_records_;  // under mu_
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;

@@ -13,6 +13,7 @@
 #include "bench/sim/kube_scheduler_model.h"
 #include "decision/preference.h"
 #include "history/from_decisions.h"
+#include "history/idle_records.h"
 #include "server/clock.h"
 
 namespace topofit::sim {
@@ -110,6 +111,7 @@ class Replayer {
   SimTime idle_sampled_at_ = -1;
   SimTime idle_due_ = 0;
   decision::FilterMemo idle_memo_{1 << 16};
+  history::IdleRecords idle_records_;  // with a recorder: a record per node whose idle GPUs changed
   // Totals at the last pod completion: the replay's end for the report.
   SimTime end_ = 0;
   double provisioned_at_end_ = 0, allocated_at_end_ = 0, cost_at_end_ = 0;
@@ -344,11 +346,19 @@ void Replayer::SampleIdle() {
   static const decision::CapacityHolds kNoHolds;
   const decision::CapacityHolds* holds = Holds();
   IdleSample sample{now, {}};
-  for (const history::IdleCounts& counts :
-       history::ClassifyNodes(nodes, ready, holds != nullptr ? *holds : kNoHolds, pending, idle_memo_)) {
+  const std::vector<history::IdleCounts> classified =
+      history::ClassifyNodes(nodes, ready, holds != nullptr ? *holds : kNoHolds, pending, idle_memo_);
+  for (const history::IdleCounts& counts : classified) {
     for (size_t r = 0; r < history::kIdleReasons; ++r) sample.gpus[r] += counts[r];
   }
   if (idle_samples_.empty() || idle_samples_.back().gpus != sample.gpus) idle_samples_.push_back(sample);
+  if (world_->recorder() != nullptr) {
+    // The idle records the extender writes (scheduler/idle_gpus_gauge.h), each time idle GPUs are sampled.
+    std::vector<history::NodeIdleGpus> idle;
+    idle.reserve(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) idle.push_back(history::IdleOf(*nodes[i], classified[i]));
+    idle_records_.RecordChanges(world_->time(), idle, *world_->recorder());
+  }
   idle_sampled_at_ = now;
   idle_due_ = kNever;
 }

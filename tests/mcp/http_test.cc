@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "mcp/json_rpc.h"
 #include "server/metrics.h"
+#include "tests/server/non_loopback_address.h"
 
 namespace topofit::mcp {
 namespace {
@@ -30,20 +32,20 @@ TEST_CASE("only loopback origins (or none) may reach /mcp", "[mcp][http]") {
   }
 }
 
-// /mcp on a real server on loopback, over an empty history.
+// /mcp on a real server (on loopback, or on every address), over an empty history.
 struct Route {
-  explicit Route(std::string token = kToken) : mcp(nullptr, "test") {
+  explicit Route(McpRouteOptions route = {kToken}, const char* address = "127.0.0.1") : mcp(nullptr, "test") {
     server::HttpServerOptions options;
-    options.address = "127.0.0.1";
+    options.address = address;
     options.name = "ops";
     server = server::HttpServer::Create(options, registry).value();
-    RegisterMcpRoute(*server, mcp, std::move(token));
+    RegisterMcpRoute(*server, mcp, std::move(route));
     port = server->Start().value();
   }
   ~Route() { server->Stop(); }
   httplib::Result Post(httplib::Headers headers, const std::string& body = kPing,
-                       const std::string& type = "application/json") {
-    httplib::Client client("127.0.0.1", port);
+                       const std::string& type = "application/json", const std::string& host = "127.0.0.1") {
+    httplib::Client client(host, port);
     return client.Post("/mcp", headers, body, type);
   }
   McpServer mcp;
@@ -105,8 +107,33 @@ TEST_CASE("POST /mcp: origin, token, protocol version and media type first, then
 }
 
 TEST_CASE("/mcp is disabled without an admin token", "[mcp][http]") {
-  Route route("");
+  Route route({""});
   CHECK(route.Post({{"Authorization", "Bearer "}})->status == 403);
+}
+
+// The ops port listens on every address for probes and Prometheus; /mcp answers loopback peers only unless
+// --mcp-beyond-loopback, and then still with the admin token.
+TEST_CASE("/mcp answers peers beyond loopback only when told to", "[mcp][http]") {
+  const std::optional<std::string> address = server::testing::NonLoopbackAddress();
+  if (!address) {
+    WARN("skipped: this machine has no IPv4 address other than loopback to call from");
+    return;
+  }
+  SECTION("by default: 403 beyond loopback, even with the token; 200 on loopback") {
+    Route route({kToken}, "0.0.0.0");
+    httplib::Result remote = route.Post(Auth(), kPing, "application/json", *address);
+    REQUIRE(remote);
+    CHECK(remote->status == 403);
+    const nlohmann::json error = nlohmann::json::parse(remote->body);
+    CHECK(error["error"]["code"] == kInvalidRequest);
+    CHECK_THAT(error["error"]["message"].get<std::string>(), Catch::Contains("--mcp-beyond-loopback"));
+    CHECK(route.Post(Auth())->status == 200);
+  }
+  SECTION("--mcp-beyond-loopback: the token decides") {
+    Route route({kToken, /*beyond_loopback=*/true}, "0.0.0.0");
+    CHECK(route.Post(Auth(), kPing, "application/json", *address)->status == 200);
+    CHECK(route.Post({}, kPing, "application/json", *address)->status == 401);
+  }
 }
 
 }  // namespace

@@ -1,25 +1,36 @@
 // The official TypeScript SDK's client (@modelcontextprotocol/sdk) against topofit's MCP server, over
 // stdio (`topofit mcp --db`) and Streamable HTTP (/mcp on the extender's ops port), on a seeded history
 // (seed_decisions.cc): it lists the tools and calls each one, checking the structured content (which the
-// SDK also validates against each tool's outputSchema), the resources and the prompt.
+// SDK also validates against each tool's outputSchema), the resources and the prompt. Over HTTP the
+// extender also has a live GPU state and ledger, fed through its filter verb: get_topology and get_ledger.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { TOKEN, makeScratch, startExtender, topofitBin } from './topofit.mjs';
+import { TOKEN, filter, gpuNode, gpuPod, makeScratch, startExtender, topofitBin } from './topofit.mjs';
 
-const TOOLS = ['explain_pending_pod', 'explain_scale_up', 'list_idle_gpus', 'list_decisions', 'get_decision'];
+const HISTORY_TOOLS = ['explain_pending_pod', 'explain_scale_up', 'list_idle_gpus', 'list_decisions', 'get_decision'];
+// Only where the live state is: /mcp of a running extender.
+const LIVE_TOOLS = ['get_topology', 'get_ledger'];
 
 let scratch;
-let extender;
+let extender;  // on the seeded history
+let live;  // another, fed a GPU state and ledger, its history in memory
 before(async () => {
   scratch = makeScratch();
   extender = await startExtender(scratch);
+  live = await startExtender(scratch, null);
+  // ml/trainer needs 4 NVLink GPUs, which the PCIe-only g5 cannot give: refused, it becomes a preference.
+  const refused = await filter(live, gpuPod('trainer', 4, true), [gpuNode('g5-1', 'g5.48xlarge', 'g5-group')]);
+  assert.ok(refused.FailedAndUnresolvableNodes['g5-1'], JSON.stringify(refused));
+  const fits = await filter(live, gpuPod('infer', 1, false), [gpuNode('p4d-1', 'p4d.24xlarge', 'p4d-a')]);
+  assert.deepEqual(fits.Nodes.items.map((n) => n.metadata.name), ['p4d-1']);
 });
 after(async () => {
   await extender?.stop();
+  await live?.stop();
   scratch?.remove();
 });
 
@@ -31,7 +42,7 @@ async function connect(transport) {
 
 const transports = {
   stdio: () => new StdioClientTransport({ command: topofitBin(), args: ['mcp', '--db', scratch.db], stderr: 'pipe' }),
-  http: () => new StreamableHTTPClientTransport(new URL(`${extender.url}/mcp`), {
+  http: (server = extender) => new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
     requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
   }),
 };
@@ -42,7 +53,8 @@ for (const [name, transport] of Object.entries(transports)) {
     try {
       assert.equal(client.getServerVersion().name, 'topofit');
       const { tools } = await client.listTools();
-      assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOLS].sort());
+      const expected = name === 'http' ? [...HISTORY_TOOLS, ...LIVE_TOOLS] : HISTORY_TOOLS;
+      assert.deepEqual(tools.map((t) => t.name).sort(), [...expected].sort());
       for (const tool of tools) {
         assert.equal(tool.annotations.readOnlyHint, true, tool.name);
         assert.equal(tool.inputSchema.type, 'object', tool.name);
@@ -103,7 +115,7 @@ for (const [name, transport] of Object.entries(transports)) {
       const story = await client.readResource({ uri: 'topofit://pods/ml/train-7' });
       assert.equal(JSON.parse(story.contents[0].text).correlationId, 'uid-train-7');
       const { resourceTemplates } = await client.listResourceTemplates();
-      assert.equal(resourceTemplates.length, 2);
+      assert.equal(resourceTemplates.length, name === 'http' ? 4 : 2);
       await assert.rejects(client.readResource({ uri: 'topofit://nothing' }), (e) => e.code === -32002);
 
       const { prompts } = await client.listPrompts();
@@ -116,6 +128,63 @@ for (const [name, transport] of Object.entries(transports)) {
     }
   });
 }
+
+test('http: get_topology and get_ledger answer from the live GPU state and ledger', async () => {
+  const client = await connect(transports.http(live));
+  try {
+    const node = await client.callTool({ name: 'get_topology', arguments: { node: 'p4d-1' } });
+    assert.ok(!node.isError, JSON.stringify(node));
+    const [p4d] = node.structuredContent.nodes;
+    assert.equal(p4d.node, 'p4d-1');
+    assert.equal(p4d.nodeGroup, 'p4d-a');
+    assert.deepEqual(p4d.source, {
+      origin: 'catalog:dgx-a100', model: 'catalog:dgx-a100',
+      reason: 'instance type p4d.24xlarge is catalog shape dgx-a100', warnings: [],
+    });
+    assert.equal(p4d.topology.gpus.length, 8);
+    assert.deepEqual(p4d.nvlinkIslands, [[0, 1, 2, 3, 4, 5, 6, 7]]);
+    assert.equal(p4d.weakestLink, 'NV');
+    assert.equal(p4d.gpus.free.length, 8);  // filter places nothing; bind would
+    assert.deepEqual(JSON.parse(node.content[0].text), node.structuredContent);
+
+    const group = await client.callTool({ name: 'get_topology', arguments: { group: 'g5-group' } });
+    assert.deepEqual(group.structuredContent.nodes.map((n) => [n.node, n.source.origin, n.weakestLink]),
+      [['g5-1', 'catalog:g5.48xlarge', 'SYS']]);
+    const resource = await client.readResource({ uri: 'topofit://topology/node/g5-1' });
+    assert.equal(JSON.parse(resource.contents[0].text).nodes[0].node, 'g5-1');
+
+    // Unknown names and bad arguments are tool errors; the server goes on answering.
+    const unknown = await client.callTool({ name: 'get_topology', arguments: { node: 'h100-9' } });
+    assert.equal(unknown.isError, true);
+    assert.match(unknown.content[0].text, /no node 'h100-9' in the GPU state/);
+    for (const args of [{}, { node: 'p4d-1', group: 'p4d-a' }, { group: 'p4d-a', cursor: 'x' }, { node: 3 }]) {
+      assert.equal((await client.callTool({ name: 'get_topology', arguments: args })).isError, true, JSON.stringify(args));
+    }
+    await assert.rejects(client.readResource({ uri: 'topofit://topology/node/h100-9' }), (e) => e.code === -32002);
+
+    const ledger = await client.callTool({ name: 'get_ledger', arguments: {} });
+    assert.ok(!ledger.isError, JSON.stringify(ledger));
+    assert.deepEqual(ledger.structuredContent.preferences.map((p) => [p.pod, p.uid, p.gpus, p.minLink]),
+      [['ml/trainer', 'uid-trainer', 4, 'NV']]);
+    assert.deepEqual(ledger.structuredContent.intents, []);  // intents come from the expander (topofit serve)
+    assert.deepEqual(ledger.structuredContent.total, { preferences: 1, intents: 0, holds: 0 });
+    const bad = await client.callTool({ name: 'get_ledger', arguments: { cursor: 'ledger-offset:99' } });
+    assert.equal(bad.isError, true);
+  } finally {
+    await client.close();
+  }
+});
+
+test('stdio: the live tools are not there without a running extender, and the error says where they are', async () => {
+  const client = await connect(transports.stdio());
+  try {
+    await assert.rejects(client.callTool({ name: 'get_topology', arguments: { node: 'p4d-1' } }),
+      (e) => e instanceof McpError && e.code === ErrorCode.InvalidParams &&
+        /served on \/mcp of a running topofit extender/.test(e.message));
+  } finally {
+    await client.close();
+  }
+});
 
 test('http: the transport refuses what the spec says to refuse, and goes on serving', async () => {
   const url = `${extender.url}/mcp`;

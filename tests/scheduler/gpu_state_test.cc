@@ -94,6 +94,39 @@ TEST_CASE("nodes no request names are forgotten unless pods hold GPUs there, a f
   CHECK(state->Snapshot("idle")->free().size() == 8);
 }
 
+// get_topology (MCP) tells where a node's topology came from: the snapshot carries the resolver's origin
+// and why.
+TEST_CASE("a node's snapshot says where its topology came from", "[gpu_state]") {
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  const std::string nvlink_pair = "\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV2\t X \n";
+  struct Row {
+    const char* name;
+    kube::Node node;
+    const char* origin;
+    const char* reason;
+  };
+  const Row rows[] = {
+      {"the instance type", MakeNode().name("a").label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8),
+       "catalog:dgx-a100", "instance type p4d.24xlarge is catalog shape dgx-a100"},
+      {"the product and count", MakeNode().name("b").label("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").gpus(8),
+       "catalog:hgx-h100", "8 x H100-SXM is catalog shape hgx-h100"},
+      {"nvidia-smi text", MakeNode().name("c").gpus(2).annotation("topofit.io/gpu-topology", nvlink_pair), "annotation",
+       "annotation topofit.io/gpu-topology: nvidia-smi topo -m output"},
+      {"a descriptor", MakeNode().name("d").gpus(2).annotation("topofit.io/gpu-topology", R"({"gpus":[{},{}]})"),
+       "annotation", "annotation topofit.io/gpu-topology: a JSON descriptor"},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.name);
+    REQUIRE(state->UpsertNode(row.node).ok());
+    const auto snapshot = state->Snapshot(row.node.metadata.name);
+    CHECK(snapshot->topology_origin == row.origin);
+    CHECK(snapshot->topology_reason == row.reason);
+  }
+  REQUIRE(state->UpsertNode(MakeNode().name("e").label("nvidia.com/gpu.product", "NVIDIA-A10G").gpus(3)).ok());  // no 3-GPU shape
+  CHECK_THAT(state->Snapshot("e")->topology_origin, Catch::StartsWith("fallback: "));
+  CHECK(state->Snapshot("e")->topology_reason == state->Snapshot("e")->topology_origin.substr(10));
+}
+
 TEST_CASE("a node whose topology cannot be resolved is an error, not a crash", "[gpu_state]") {
   std::unique_ptr<GpuState> state = NewInMemoryGpuState();
   CHECK(state->UpsertNode(MakeNode().name("cpu-only")).code() == absl::StatusCode::kInvalidArgument);

@@ -2,10 +2,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
-
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +10,7 @@
 
 #include "server/http_server.h"
 #include "server/metrics.h"
+#include "tests/server/non_loopback_address.h"
 
 namespace topofit::server {
 namespace {
@@ -56,22 +53,6 @@ TEST_CASE("Admin token: 403 when disabled, 401 without it, even on loopback", "[
   CHECK(RequireAdminToken(kToken, Pods)(Request(true, "Bearer s3cret")).status == 200);
 }
 
-// The machine's first IPv4 address that is not loopback, if it has one.
-std::optional<std::string> NonLoopbackAddress() {
-  ifaddrs* all = nullptr;
-  if (::getifaddrs(&all) != 0) return std::nullopt;
-  std::optional<std::string> found;
-  for (ifaddrs* a = all; a != nullptr && !found; a = a->ifa_next) {
-    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
-    const in_addr ip = reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr;
-    if ((ntohl(ip.s_addr) >> 24) == 127) continue;
-    char text[INET_ADDRSTRLEN];
-    if (::inet_ntop(AF_INET, &ip, text, sizeof(text)) != nullptr) found = text;
-  }
-  ::freeifaddrs(all);
-  return found;
-}
-
 TEST_CASE("The server tells loopback callers from others by their address", "[bearer_token][http]") {
   MetricsRegistry registry;
   HttpServerOptions options;
@@ -86,7 +67,7 @@ TEST_CASE("The server tells loopback callers from others by their address", "[be
   REQUIRE(on_loopback);
   CHECK(on_loopback->status == 200);
 
-  const std::optional<std::string> address = NonLoopbackAddress();
+  const std::optional<std::string> address = testing::NonLoopbackAddress();
   if (!address) {
     WARN("skipped the caller beyond loopback: this machine has no IPv4 address other than loopback");
     return;

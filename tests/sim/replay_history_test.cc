@@ -48,11 +48,20 @@ TEST_CASE("a replay records a refused pod's chain in replay time, on its uid", "
   Replay(workload, recorder);
 
   std::vector<std::pair<Kind, Reason>> chain;
+  std::vector<history::Record> records;
+  std::vector<std::string> idle;
   for (const history::Record& r : recorder.records()) {
+    if (r.kind == Kind::kIdle) {
+      std::string told = absl::StrCat(absl::ToInt64Seconds(r.time - absl::UnixEpoch()), "s ", r.node, ":");
+      for (const history::Candidate& c : r.candidates) absl::StrAppend(&told, " ", c.free_gpus, " ", history::ReasonName(c.reason));
+      idle.push_back(told);
+      continue;
+    }
     const bool about_train = std::any_of(r.pods.begin(), r.pods.end(),
                                          [](const history::PodSubject& p) { return p.uid == "uid-train"; });
     CHECK(about_train);
     chain.emplace_back(r.kind, r.reason);
+    records.push_back(r);
   }
   CHECK(chain == std::vector<std::pair<Kind, Reason>>{{Kind::kFilter, Reason::kNoNodeFits},
                                                       {Kind::kPreference, Reason::kNoNodeFits},
@@ -60,7 +69,6 @@ TEST_CASE("a replay records a refused pod's chain in replay time, on its uid", "
                                                       {Kind::kRanking, Reason::kChosen},
                                                       {Kind::kIntent, Reason::kChosen},
                                                       {Kind::kBind, Reason::kBound}});
-  const std::vector<history::Record> records = recorder.records();
   REQUIRE(records.size() == 6);
   CHECK(records[0].time == absl::UnixEpoch());  // refused on arrival: the PCIe node for its links
   REQUIRE(records[0].candidates.size() == 1);
@@ -75,6 +83,12 @@ TEST_CASE("a replay records a refused pod's chain in replay time, on its uid", "
   // Bound when the node is Ready, 5 minutes later, on an NVLink set.
   CHECK(records[5].time == absl::UnixEpoch() + absl::Seconds(10) + absl::Minutes(5));
   CHECK(records[5].node.rfind("nvlink", 0) == 0);
+  // And the idle records the extender would write, each time a node's idle GPUs change (sampled once a
+  // minute at most): the PCIe node runs nothing all along (min size 1: never removed); the NVLink node is
+  // asked at 10 s and seen booting at the next sample, runs the 4-GPU pod from 310 s to 3910 s (4 free, no
+  // other pod pending), then runs nothing until scale-down removes it (no record for a node gone).
+  CHECK(idle == std::vector<std::string>{"0s pcie-0: 8 awaiting-scale-down", "60s nvlink-1: 8 booting",
+                                         "310s nvlink-1: 4 no-demand", "3910s nvlink-1: 8 awaiting-scale-down"});
 }
 
 std::vector<std::string> Dump(const history::DecisionStore& store) {
@@ -117,6 +131,10 @@ TEST_CASE("two replays with the same seed write identical decision databases", "
   // Filter refusals among them, each naming the nodes refused and why.
   CHECK(std::count_if(dumps[0].begin(), dumps[0].end(), [](const std::string& record) {
           return record.find("\"kind\":\"filter\"") != std::string::npos;
+        }) > 0);
+  // Idle records too, each time a node's idle GPUs changed.
+  CHECK(std::count_if(dumps[0].begin(), dumps[0].end(), [](const std::string& record) {
+          return record.find("\"kind\":\"idle\"") != std::string::npos;
         }) > 0);
   CHECK(dumps[0] == dumps[1]);
 }
