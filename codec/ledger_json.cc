@@ -74,7 +74,7 @@ Json HoldsToJson(const decision::CapacityHolds& holds) {
       if (pool.held[i] > 0) held[pool.nodes[i]] = pool.held[i];
     }
     Json scaled_up = Json::object();
-    for (const auto& [uid, time] : pool.scaled_up) scaled_up[uid] = Rfc3339(time);
+    for (const auto& [uid, pod] : pool.pending) scaled_up[uid] = Rfc3339(pod.scaled_up);
     out.push_back({{"nodeGroup", pool.node_group}, {"pods", pool.pods}, {"nodes", pool.nodes}, {"gpusHeld", held},
                    {"scaledUp", scaled_up}});
   }

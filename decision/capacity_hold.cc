@@ -42,10 +42,12 @@ Packing PackFirstFitDecreasing(const std::vector<int>& gpus, std::vector<int> fr
   return packing;
 }
 
-std::vector<int> Descending(const std::map<std::string, int>& pending, absl::string_view except = {}) {
+// The GPUs of the pending pods (but `except`), largest first.
+std::vector<int> Descending(const std::map<std::string, CapacityHolds::Pool::HeldPod>& pending,
+                            absl::string_view except = {}) {
   std::vector<int> gpus;
-  for (const auto& [uid, count] : pending) {
-    if (uid != except) gpus.push_back(count);
+  for (const auto& [uid, pod] : pending) {
+    if (uid != except) gpus.push_back(pod.gpus);
   }
   std::sort(gpus.begin(), gpus.end(), std::greater<>());
   return gpus;
@@ -112,8 +114,9 @@ CapacityHolds::CapacityHolds(const std::vector<Intent>& intents, const std::vect
       group.pool.members.push_back(uid);
       auto gpus = intent.pod_gpus.find(uid);
       if (gpus == intent.pod_gpus.end() || gpus->second <= 0) continue;  // not held for
-      if (!group.pool.pending_gpus.emplace(uid, gpus->second).second) continue;  // in an older intent too
-      group.pool.scaled_up[uid] = intent.recorded;
+      if (!group.pool.pending.emplace(uid, Pool::HeldPod{gpus->second, intent.recorded}).second) {
+        continue;  // in an older intent too
+      }
       auto preference = pending.find(uid);
       group.pool.pods.push_back(preference != pending.end() ? preference->second->pod_key : uid);
     }
@@ -129,27 +132,30 @@ CapacityHolds::CapacityHolds(const std::vector<Intent>& intents, const std::vect
     }
     // Each node holds what the pods would take of it, not the pool's whole demand (free GPUs, so that a
     // pod that already landed is not held for again).
-    pool.held = PackFirstFitDecreasing(Descending(pool.pending_gpus), pool.free).on_node;
+    Packing packing = PackFirstFitDecreasing(Descending(pool.pending), pool.free);
+    pool.held = std::move(packing.on_node);
+    pool.unplaced = packing.unplaced;
     const bool holds_gpus = std::any_of(pool.held.begin(), pool.held.end(), [](int gpus) { return gpus > 0; });
     const bool nodes_to_come = static_cast<int>(group.brought.size()) < group.node_count;
     // Kept while it holds GPUs on a node, or while its nodes are still to come: its pods may wait for them.
-    if (!holds_gpus && (pool.pending_gpus.empty() || !nodes_to_come)) continue;
+    if (!holds_gpus && (pool.pending.empty() || !nodes_to_come)) continue;
     if (context_.now) pool.coming_mbps = BestBandwidths(*group.labels);
     pools_.push_back(std::move(pool));
   }
 }
 
-const CapacityHolds::Pool* CapacityHolds::PoolOf(const NodeGpuSnapshot& node) const {
-  if (node.origin == nullptr) return nullptr;
+CapacityHolds::PoolNode CapacityHolds::PoolOf(const NodeGpuSnapshot& node) const {
+  if (node.origin == nullptr) return {};
   for (const Pool& pool : pools_) {
-    if (std::find(pool.nodes.begin(), pool.nodes.end(), node.node) != pool.nodes.end()) return &pool;
+    auto it = std::find(pool.nodes.begin(), pool.nodes.end(), node.node);
+    if (it != pool.nodes.end()) return {&pool, static_cast<size_t>(it - pool.nodes.begin())};
   }
-  return nullptr;
+  return {};
 }
 
 const CapacityHolds::Pool* CapacityHolds::HeldFor(absl::string_view pod_uid) const {
   for (const Pool& pool : pools_) {
-    if (pool.pending_gpus.count(std::string(pod_uid)) > 0) return &pool;
+    if (pool.pending.count(std::string(pod_uid)) > 0) return &pool;
   }
   return nullptr;
 }
@@ -167,28 +173,24 @@ bool CapacityHolds::WaitsForCapacity(const GpuDemand& demand, absl::string_view 
   const int64_t coming = gpus >= 0 && gpus < static_cast<int>(pool->coming_mbps.size()) ? pool->coming_mbps[gpus] : 0;
   const topology::SetQuality& here = fitted.chosen->quality;
   return WaitForComingCapacity(demand, here.bandwidth_mbps, topology::MeetsLinkAndBandwidth(here, demand.request),
-                               coming, *context_.now - pool->scaled_up.at(std::string(pod_uid)), context_.wait);
+                               coming, *context_.now - pool->pending.at(std::string(pod_uid)).scaled_up, context_.wait);
 }
 
 int CapacityHolds::HeldOn(const NodeGpuSnapshot& node) const {
-  const Pool* pool = PoolOf(node);
-  if (pool == nullptr) return 0;
-  const size_t i = static_cast<size_t>(std::find(pool->nodes.begin(), pool->nodes.end(), node.node) - pool->nodes.begin());
-  return pool->held[i];
+  const PoolNode at = PoolOf(node);
+  return at.pool == nullptr ? 0 : at.pool->held[at.index];
 }
 
 bool CapacityHolds::MayTake(absl::string_view pod_uid, const NodeGpuSnapshot& node, int gpus) const {
-  const Pool* pool = PoolOf(node);
+  const auto [pool, i] = PoolOf(node);
   if (pool == nullptr) return true;
-  const size_t i = static_cast<size_t>(std::find(pool->nodes.begin(), pool->nodes.end(), node.node) - pool->nodes.begin());
   if (std::find(pool->members.begin(), pool->members.end(), pod_uid) == pool->members.end()) {
     return static_cast<int>(node.free().size()) - gpus >= pool->held[i];
   }
   // The pool's pods placed before, against the others after this one took its GPUs: no worse.
   std::vector<int> after = pool->free;
   after[i] -= std::min(gpus, after[i]);
-  return PackFirstFitDecreasing(Descending(pool->pending_gpus, pod_uid), after).unplaced <=
-         PackFirstFitDecreasing(Descending(pool->pending_gpus), pool->free).unplaced;
+  return PackFirstFitDecreasing(Descending(pool->pending, pod_uid), after).unplaced <= pool->unplaced;
 }
 
 std::string CapacityHolds::ReasonText(absl::string_view pod_uid, const NodeVerdict& verdict,
@@ -196,7 +198,7 @@ std::string CapacityHolds::ReasonText(absl::string_view pod_uid, const NodeVerdi
   if (verdict.refusal == Refusal::kWaitingForCapacity) {
     const Pool* pool = HeldFor(pod_uid);
     if (pool == nullptr) return "topofit: waiting for the capacity scaled up for this pod";
-    const absl::Time scaled_up = pool->scaled_up.at(std::string(pod_uid));
+    const absl::Time scaled_up = pool->pending.at(std::string(pod_uid)).scaled_up;
     return absl::StrCat("topofit: waiting for node group ", pool->node_group, ", scaled up for this pod ",
                         absl::FormatDuration(absl::Trunc(context_.now.value_or(scaled_up) - scaled_up, absl::Seconds(1))),
                         " ago, whose GPUs give it the topology it prefers (here at best ",
@@ -204,7 +206,7 @@ std::string CapacityHolds::ReasonText(absl::string_view pod_uid, const NodeVerdi
                         "); it takes this node if they are not up ", absl::FormatDuration(context_.wait.max_wait),
                         " after the scale-up");
   }
-  const Pool* pool = PoolOf(node);
+  const Pool* pool = PoolOf(node).pool;
   const std::string why =
       pool == nullptr ? "" : absl::StrCat(" (node group ", pool->node_group, " scaled up for ", absl::StrJoin(pool->pods, ", "), ")");
   return absl::StrCat("topofit: ", verdict.held_gpus, " of the node's ", verdict.free_gpus,

@@ -77,12 +77,16 @@ class CapacityHolds {
   struct Pool {
     std::string node_group;
     std::vector<std::string> members;  // every pod its scale-ups were made for, held for or not
-    std::map<std::string, int> pending_gpus;  // the pods held for (still pending) -> their GPUs
-    std::map<std::string, absl::Time> scaled_up;  // the pods held for -> when their scale-up was chosen
+    struct HeldPod {
+      int gpus = 0;
+      absl::Time scaled_up;  // when its scale-up was chosen
+    };
+    std::map<std::string, HeldPod> pending;  // the pods held for (still pending), by uid
     std::vector<std::string> pods;  // the pods held for: namespace/name where known, else uid
     std::vector<std::string> nodes;  // the nodes its scale-ups brought, in creation order
     std::vector<int> free;  // their free GPUs
     std::vector<int> held;  // of each, what the pending pods would take (first-fit decreasing)
+    int unplaced = 0;  // the pending pods' GPUs that fit none of them whole (their nodes still to come)
     // The best bandwidth of a set of n GPUs on the group's nodes (index n; their labels through the
     // catalog), resolved once; empty when they resolve to no topology or nobody may wait.
     std::vector<int64_t> coming_mbps;
@@ -93,8 +97,12 @@ class CapacityHolds {
  private:
   // The pool whose pending pods include `pod_uid`; null when none.
   const Pool* HeldFor(absl::string_view pod_uid) const;
-  // The pool that holds `node`, whoever asks; null when none.
-  const Pool* PoolOf(const NodeGpuSnapshot& node) const;
+  // The pool that holds `node`, whoever asks, and the node's index in it; pool null when none.
+  struct PoolNode {
+    const Pool* pool = nullptr;
+    size_t index = 0;
+  };
+  PoolNode PoolOf(const NodeGpuSnapshot& node) const;
 
   std::vector<Pool> pools_;  // the groups whose pods still wait
   HoldContext context_;
