@@ -184,6 +184,11 @@ Json PolicyJson(const PolicySummary& summary) {
   Json by_gpus = Json::object();
   for (const auto& [gpus, pending] : summary.pending_by_gpus) by_gpus[std::to_string(gpus)] = PendingJson(pending);
   json["pending_by_gpus"] = std::move(by_gpus);
+  Json by_group = Json::object();
+  for (const auto& [group, spend] : summary.by_group) {
+    by_group[group] = Json{{"node_hours", spend.node_hours}, {"cost_dollars", spend.cost_dollars}};
+  }
+  json["by_group"] = std::move(by_group);
   return json;
 }
 
@@ -590,6 +595,22 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
       [](const PolicySummary& s) { return s.lower_bound_cost_dollars; }, FormatDollars);
   add("node-hours", "nodes requested and not removed, integrated over time",
       [](const PolicySummary& s) { return s.node_hours; }, FormatHours);
+  // Where the money went: one row per node group some policy paid for, in the workload's group order.
+  bool by_group = false;
+  for (const NodeGroupSpec& group : workload.groups) {
+    const bool paid = std::any_of(runs.begin(), runs.end(), [&](const std::vector<PolicySummary>& run) {
+      return std::any_of(run.begin(), run.end(), [&](const PolicySummary& s) { return s.by_group.count(group.name); });
+    });
+    if (!paid) continue;
+    by_group = true;
+    add(absl::StrCat("  cost: ", group.name), "",
+        [name = group.name](const PolicySummary& s) {
+          auto it = s.by_group.find(name);
+          return it != s.by_group.end() ? it->second.cost_dollars : 0.0;
+        },
+        FormatDollars);
+  }
+  if (by_group) legends.emplace_back("cost: <group>", "what that node group's nodes cost (the rows add up to cost)");
   gap();
   add("nodes created", "nodes requested by scale-ups", [](const PolicySummary& s) { return s.nodes_created; },
       FormatCount);

@@ -452,7 +452,8 @@ ReplayResult Replayer::Result() const {
     result.pods.push_back({spec.gpus, spec.arrival, p.first_start, spec.duration, p.stretch, p.best_topology, p.epoch});
   }
   for (const SimNode& node : world_->nodes()) {
-    result.nodes.push_back({node.gpus.node, world_->groups()[node.group].spec.name, node.requested,
+    const NodeGroupSpec& group = world_->groups()[node.group].spec;
+    result.nodes.push_back({node.gpus.node, group.name, group.price_per_hour, node.requested,
                             node.ready_at, node.removed_at, node.scale_up, node.first_pod, node.first_served});
   }
   std::vector<bool> served(world_->scale_ups().size(), false);

@@ -58,6 +58,7 @@ struct ScaleUpOutcome {
 struct NodeOutcome {
   std::string name;
   std::string group;
+  double price_per_hour = 0;  // its group's
   SimTime requested = 0;
   SimTime ready = -1;    // -1: removed before it became Ready
   SimTime removed = -1;  // -1: still there at the end

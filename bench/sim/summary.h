@@ -29,6 +29,13 @@ struct MeasuringWindow {
 MeasuringWindow CommonWindow(const std::vector<ReplayResult>& results);
 
 // The report's row for one policy (issue 5, "Report"; issue 12, one window and node-level stranding).
+// What one node group's nodes cost over a window: each node from its request to its removal (or the
+// window's end).
+struct GroupSpend {
+  double node_hours = 0;
+  double cost_dollars = 0;
+};
+
 struct PolicySummary {
   std::string policy;
   uint64_t seed = 0;
@@ -77,6 +84,8 @@ struct PolicySummary {
   double mean_stretch = 1;         // of multi-GPU pods started (slowdown.h)
   double slowdown_gpu_hours = 0;   // GPU-hours spent beyond the ideal run time because of the placement
   double cost_dollars = 0;
+  // cost_dollars and node_hours by node group (groups whose nodes the window saw): where the money went.
+  std::map<std::string, GroupSpend> by_group;
   double lower_bound_cost_dollars = 0;
   double requested_gpu_hours = 0;  // the pods' ideal GPU-hours: a floor under allocated
   double hours = 0;                // the policy's own last pod completion

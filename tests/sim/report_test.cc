@@ -26,6 +26,8 @@ Workload SmallWorkload() {
   workload.name = "synthetic:report_test";
   workload.description = "hand-built summaries; no replay runs";
   workload.groups.resize(2);
+  workload.groups[0].name = "p4d";
+  workload.groups[1].name = "g5";
   workload.pods.resize(4);
   return workload;
 }
@@ -55,6 +57,7 @@ PolicySummary BaselineSummary() {
   s.best_topology_share = 0;
   s.mean_stretch = 1.25;
   s.slowdown_gpu_hours = 4;
+  s.by_group["p4d"] = {.node_hours = 10, .cost_dollars = 300};
   s.hours = 10;
   return s;
 }
@@ -75,6 +78,8 @@ PolicySummary TopofitSummary() {
   s.best_topology_share = 1;
   s.mean_stretch = 1;
   s.slowdown_gpu_hours = 0;
+  s.by_group["p4d"] = {.node_hours = 6, .cost_dollars = 200};
+  s.by_group["g5"] = {.node_hours = 4, .cost_dollars = 40};
   return s;
 }
 
@@ -166,6 +171,10 @@ TEST_CASE("the table has a column per policy, in order, with its figures") {
   CHECK(CellsOf(LineOf(table, "GPU-hours idle"), "GPU-hours idle") == std::vector<std::string>{"25.0 h", "4.00 h"});
   CHECK(CellsOf(LineOf(table, "idle share"), "idle share") == std::vector<std::string>{"25.0%", "5.0%"});
   CHECK(CellsOf(LineOf(table, "cost"), "cost") == std::vector<std::string>{"$300.00", "$240.00"});
+  // Where it went, one row per group some policy paid for, in the workload's group order.
+  CHECK(CellsOf(LineOf(table, "  cost: p4d"), "  cost: p4d") == std::vector<std::string>{"$300.00", "$200.00"});
+  CHECK(CellsOf(LineOf(table, "  cost: g5"), "  cost: g5") == std::vector<std::string>{"$0.00", "$40.00"});
+  CHECK(table.find("  cost: p4d") < table.find("  cost: g5"));
   CHECK(CellsOf(LineOf(table, "stranded scale-ups"), "stranded scale-ups") == std::vector<std::string>{"2", "2"});
   CHECK(CellsOf(LineOf(table, "ProvisioningRequests"), "ProvisioningRequests") == std::vector<std::string>{"0", "3"});
   // 120 s = 2.0 min; 30 s stays in seconds.
@@ -294,6 +303,9 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
     CHECK(json["policies"][1]["runs"][0]["provisioning_requests"] == 3);
     CHECK(json["policies"][1]["runs"][0]["pending"]["p95_seconds"] == 30.0);
     CHECK(json["policies"][1]["runs"][0]["pending_by_gpus"]["8"]["p99_seconds"] == 90.0);
+    CHECK(json["policies"][1]["runs"][0]["by_group"]["g5"]["cost_dollars"] == 40.0);
+    CHECK(json["policies"][1]["runs"][0]["by_group"]["p4d"]["node_hours"] == 6.0);
+    CHECK_FALSE(json["policies"][0]["runs"][0]["by_group"].contains("g5"));
   }
 
   SECTION("timeline.csv: every point of a short timeline, the last state held to the window's end") {

@@ -52,12 +52,16 @@ TEST_CASE("Two nodes by hand: the window, over the replay's own end and over a l
   CHECK(own.idle_gpu_hours == Approx(2.0));
   CHECK(own.node_hours == Approx(77.0 / 60));
   CHECK(own.cost_dollars == Approx(10.0 * 77 / 60));
+  REQUIRE(own.by_group.size() == 1);  // both nodes are the one group's
+  CHECK(own.by_group.at("nvlink").node_hours == Approx(77.0 / 60));
+  CHECK(own.by_group.at("nvlink").cost_dollars == Approx(10.0 * 77 / 60));
   // Over [0, 2 h), as when another policy ran until then: node 0's 10 empty minutes before its removal
   // (62:00 to 72:00) add 8 x 10 / 60 = 1.333 idle GPU-hours, and nothing after.
   const PolicySummary longer = Summarise(result, MeasuringWindow{.end = 2 * kHour});
   CHECK(longer.window_hours == 2);
   CHECK(longer.idle_gpu_hours == Approx(2.0 + 8.0 * 10 / 60));
   CHECK(longer.cost_dollars == Approx(10.0 * 87 / 60));
+  CHECK(longer.by_group.at("nvlink").cost_dollars == Approx(10.0 * 87 / 60));
   CHECK(longer.hours == Approx(62.0 / 60));  // the policy's own last pod, unchanged
 }
 
@@ -108,6 +112,23 @@ TEST_CASE("IntegrateIdle holds each sample until the next, the last until the wi
   CHECK(hours[static_cast<size_t>(history::IdleReason::kNoDemand)] == Approx(3.0));
   CHECK(IntegrateIdle(samples, 0, 0)[static_cast<size_t>(history::IdleReason::kFragmented)] == 0);
   CHECK(IntegrateIdle({}, 0, kHour) == IdleGpuHours{});
+}
+
+// Two groups: a g5 node up at 0 at $16.29/h, busy with `first` for an hour; `second` arrives with it, and
+// CA, 30 s in, grows the p4d group ($32.77/h), whose node is Ready at 5:30 and runs `second` to 65:30 (T).
+TEST_CASE("Cost by node group: each group's nodes, the rows adding up to cost and node-hours", "[summary]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 1, 1), Group("nvlink", "p4d.24xlarge", 8, 32.77, 1)};
+  workload.pods = {Pod("first", 0, kHour, 8), Pod("second", 0, kHour, 8)};
+  const PolicySummary s = Summarise(Stock(workload));
+  CHECK(s.window_hours == Approx(65.5 / 60));
+  REQUIRE(s.by_group.size() == 2);
+  CHECK(s.by_group.at("pcie").node_hours == Approx(65.5 / 60));
+  CHECK(s.by_group.at("pcie").cost_dollars == Approx(16.29 * 65.5 / 60));
+  CHECK(s.by_group.at("nvlink").node_hours == Approx(65.0 / 60));
+  CHECK(s.by_group.at("nvlink").cost_dollars == Approx(32.77 * 65.0 / 60));
+  CHECK(s.by_group.at("pcie").cost_dollars + s.by_group.at("nvlink").cost_dollars == Approx(s.cost_dollars));
+  CHECK(s.by_group.at("pcie").node_hours + s.by_group.at("nvlink").node_hours == Approx(s.node_hours));
 }
 
 TEST_CASE("Two nodes by hand: node-level stranding", "[summary]") {
