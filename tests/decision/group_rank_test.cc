@@ -61,7 +61,7 @@ TEST_CASE("the PCIe group is never chosen for an NV-required multi-GPU pod", "[r
   }
 }
 
-TEST_CASE("preferences, quality, idle GPUs, then price decide", "[rank]") {
+TEST_CASE("ledger preferences first, then cost per useful GPU: topology, idle GPUs and price in one figure", "[rank]") {
   SECTION("a preferred (not required) NV pod: both groups serve it, the NVLink one serves it well") {
     const kube::Pod pod = NvPod("p", 4, /*required=*/false);
     const Ranking r = Rank(Input({{"g5", 1, {pod}}, {"p4d", 1, {pod}}}));
