@@ -1,5 +1,8 @@
 #include "history/recorder.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -40,6 +43,8 @@ void AsyncRecorder::Flush() {
 }
 
 void AsyncRecorder::Run() {
+  // Linux: the nice value of this thread alone. Failing (a sandbox refusing it) leaves it at the caller's.
+  if (options_.writer_nice != 0) setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), options_.writer_nice);
   std::vector<history::Record> batch;
   for (;;) {
     {

@@ -63,6 +63,11 @@ struct RecorderOptions {
   // as much as the few records in it (the commit's WAL writes, the retention pass after it): written one
   // by one, a 100-node filter's record cost the process a third as much CPU again as the filter itself.
   absl::Duration linger = absl::Milliseconds(100);
+  // The writer thread's nice value: history yields the CPU to the decisions it records. On a busy machine
+  // a batch written at the same priority as the requests delayed the one it coincided with (a 100-node
+  // filter's p99 doubled); at 10 the kernel lets it take about a tenth of a contended core, and the queue
+  // absorbs the lag. 0 where the writer must keep up (a replay, whose queue is unbounded).
+  int writer_nice = 10;
 };
 
 // Queues records and writes them to a DecisionStore in batches on its own thread, off the request path:

@@ -1,7 +1,10 @@
 #include "history/recorder.h"
 
 #include <sqlite3.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <vector>
@@ -57,7 +60,7 @@ TEST_CASE("records are written in batches off the caller's thread and retention 
   CHECK(page->records.front().correlation_id == "uid-300");
 }
 
-TEST_CASE("a batch is what arrives within the linger, or a full batch at once; Flush does not wait it out", "[history]") {
+TEST_CASE("a batch is what arrives within the linger, or a full batch at once, and Flush does not wait it out", "[history]") {
   auto store = DecisionStore::Open("");
   REQUIRE_OK(store);
   std::mutex mu;
@@ -77,6 +80,21 @@ TEST_CASE("a batch is what arrives within the linger, or a full batch at once; F
   recorder.Flush();
   std::lock_guard<std::mutex> lock(mu);
   CHECK(batches == std::vector<int64_t>{3, 1});
+}
+
+TEST_CASE("the writer thread runs at the nice value given, the caller's thread unchanged", "[history]") {
+  auto store = DecisionStore::Open("");
+  REQUIRE_OK(store);
+  const int caller = getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
+  std::atomic<int> writer{-100};
+  {
+    AsyncRecorder recorder(**store, {.writer_nice = 10},
+                           {.on_written = [&](int64_t) { writer = getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid())); }});
+    recorder.Record(Bind(0));
+    recorder.Flush();
+  }
+  CHECK(writer == std::max(caller, 10));  // raising a nice value needs no privilege; lowering one does
+  CHECK(getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid())) == caller);
 }
 
 TEST_CASE("a full queue drops and counts instead of waiting", "[history]") {
