@@ -261,7 +261,8 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
     // larger transactions than a server's (fewer commits and retention passes per record).
     recorder = std::make_unique<history::AsyncRecorder>(
         *store,
-        history::RecorderOptions{.queue_capacity = std::numeric_limits<size_t>::max(), .batch_size = kReplayBatch},
+        history::RecorderOptions{.queue_capacity = std::numeric_limits<size_t>::max(), .batch_size = kReplayBatch,
+                                 .writer_nice = 0},
         history::RecorderHooks{.on_write_failed = [&err](const absl::Status& s) {
           err << "topofit bench: --decision-db: " << s.message() << "\n";
         }});

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "codec/json_string.h"
 #include "codec/kube_json.h"
 
 namespace topofit::codec {
@@ -593,21 +594,6 @@ absl::StatusOr<ExtenderPreemptionArgs> ParsePreemptionArgs(absl::string_view bod
 }
 
 namespace {
-
-// Appends `s` as a JSON string literal, byte for byte as nlohmann's dump(-1, ' ', false, replace) writes it:
-// printable ASCII without quotes or backslashes (node names, reasons: nearly every string here) is copied
-// as it is; anything else goes through nlohmann. Building a DOM to dump it cost 13% of a 100-node NodeNames
-// filter's server CPU (bench/RESULTS.md).
-void AppendJsonString(std::string& out, absl::string_view s) {
-  const bool plain = std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
-  if (!plain) {
-    out += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
-    return;
-  }
-  out += '"';
-  out.append(s.data(), s.size());
-  out += '"';
-}
 
 // {"name":"reason",...} in key order, as dump() writes a std::map.
 void AppendStringMap(std::string& out, const std::map<std::string, std::string>& map) {

@@ -82,21 +82,31 @@ std::string GroupVerdict(const Candidate& c) {
   }
 }
 
+// " (the refusal before repeated 5 more times, not recorded)": RefusalAggregator folded them into it.
+std::string Repeats(const Record& r) {
+  return r.repeats > 0 ? absl::StrCat(" (the refusal before repeated ", r.repeats, " more time(s), not recorded)") : "";
+}
+
 std::string Filter(const Record& r) {
-  if (r.reason == Reason::kInvalidPod) return "filter: the pod's topofit annotations do not parse";
+  if (r.reason == Reason::kInvalidPod) return absl::StrCat("filter: the pod's topofit annotations do not parse", Repeats(r));
   std::vector<const Candidate*> fit, refused;
-  for (const Candidate& c : r.candidates) (c.reason == Reason::kFits ? fit : refused).push_back(&c);
+  int fitting = 0, judged = 0;  // nodes: a candidate that fits may stand for several (FilterCandidates)
+  for (const Candidate& c : r.candidates) {
+    (c.reason == Reason::kFits ? fit : refused).push_back(&c);
+    (c.reason == Reason::kFits ? fitting : judged) += c.count;
+  }
+  judged += fitting;
   if (!fit.empty()) {
-    std::string out = absl::StrCat("filter: ", fit.size(), " of ", r.candidates.size(), " nodes fit ", r.gpus, " GPUs");
+    std::string out = absl::StrCat("filter: ", fitting, " of ", judged, " nodes fit ", r.gpus, " GPUs");
     if (fit.front()->topology) absl::StrAppend(&out, "; ", fit.front()->name, " would give ", SetText(*fit.front()->topology));
-    return out;
+    return absl::StrCat(out, Repeats(r));
   }
   std::vector<std::string> named;
   for (size_t i = 0; i < refused.size() && i < kNodesNamed; ++i) named.push_back(NodeReason(*refused[i]));
   std::string out = absl::StrCat("filter: every one of ", refused.size(), " nodes refused ", r.gpus, " GPUs: ",
                                  absl::StrJoin(named, "; "));
   if (refused.size() > kNodesNamed) absl::StrAppend(&out, "; and ", refused.size() - kNodesNamed, " more");
-  return out;
+  return absl::StrCat(out, Repeats(r));
 }
 
 std::string Ranking(const Record& r) {

@@ -47,6 +47,9 @@ absl::StatusOr<Explanation> Explain(Subject subject, const std::string& name, in
     for (Record& r : page->records) records.push_back(std::move(r));
     query.before_id = page->next_before_id;
   } while (query.before_id != 0 && static_cast<int64_t>(records.size()) < limit);
+  // Told in time order, newest first: each process's writer batches for up to 100 ms, so the extender's and
+  // the expander's records reach a shared database out of time order (ids are write order). Ties keep it.
+  std::stable_sort(records.begin(), records.end(), [](const Record& a, const Record& b) { return a.time > b.time; });
 
   Explanation out;
   switch (subject) {

@@ -25,7 +25,7 @@ enum class Subject : uint8_t {
 absl::string_view SubjectName(Subject subject);  // "pod", "group", "idle"
 
 struct Explanation {
-  std::vector<Record> records;  // the records told, newest first; empty: nothing recorded
+  std::vector<Record> records;  // the records told, newest first by time (by id on a tie); empty: nothing recorded
   std::string text;             // in plain language (explain.h)
   std::string correlation_id;   // a pod's, when its own records carry it
 };

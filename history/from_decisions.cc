@@ -72,6 +72,19 @@ Candidate NodeCandidate(absl::string_view node, const decision::NodeVerdict& ver
   return c;
 }
 
+void FilterCandidates::Add(absl::string_view node, const decision::NodeVerdict& verdict) {
+  if (verdict.fits && first_fit_ < candidates_.size()) {
+    ++candidates_[first_fit_].count;
+    return;
+  }
+  if (verdict.fits) first_fit_ = candidates_.size();
+  candidates_.push_back(NodeCandidate(node, verdict));
+}
+
+void FilterCandidates::AddUnknownTopology(std::string node) {
+  candidates_.push_back({.name = std::move(node), .reason = Reason::kTopologyUnknown, .unresolvable = true});
+}
+
 Record FilterRecord(absl::Time time, PodSubject pod, int gpus, std::vector<Candidate> nodes) {
   bool any_fits = false;
   for (const Candidate& c : nodes) any_fits = any_fits || c.reason == Reason::kFits;

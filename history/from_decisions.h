@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -22,6 +24,23 @@ namespace topofit::history {
 // A node as filter (or bind) judged it for a pod: its refusal, what fell short, and the set the pod would
 // get or could at best reach.
 Candidate NodeCandidate(absl::string_view node, const decision::NodeVerdict& verdict);
+
+// The nodes a filter judged, as its record keeps them: each refused node with its typed refusal, and the
+// nodes that fit as the first of them (its name and the set it would give) with their count. What explain
+// tells of a filter ("80 of 100 nodes fit; n-1 would give GPUs 0,1") needs no more, and a filter of a pod
+// that fits most nodes writes one candidate for them, not one each.
+class FilterCandidates {
+ public:
+  explicit FilterCandidates(size_t nodes) { candidates_.reserve(nodes); }
+  void Add(absl::string_view node, const decision::NodeVerdict& verdict);
+  // A node the filter could not judge (its topology unresolved).
+  void AddUnknownTopology(std::string node);
+  std::vector<Candidate> Take() && { return std::move(candidates_); }
+
+ private:
+  std::vector<Candidate> candidates_;
+  size_t first_fit_ = SIZE_MAX;  // its index in candidates_
+};
 
 // A filter call for a GPU pod: fits when some node passed, else no-node-fits.
 Record FilterRecord(absl::Time time, PodSubject pod, int gpus, std::vector<Candidate> nodes);

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -85,6 +86,10 @@ struct TopologyDetail {
   std::string weakest_link{};  // nvidia-smi terms: NV, PIX, ..., SYS
   int64_t bandwidth_mbps = 0;
   friend bool operator==(const TopologyDetail&, const TopologyDetail&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const TopologyDetail& d) {
+    return H::combine(std::move(h), d.gpu_ids, d.weakest_link, d.bandwidth_mbps);
+  }
 };
 TopologyDetail DetailOf(const topology::Allocation& allocation);
 
@@ -106,7 +111,17 @@ struct Candidate {
   int64_t quality_per_mille = 0;
   int idle_gpus = 0;
   double price = 0;
+  // How many nodes this candidate stands for: a filter keeps the nodes that fit as the first of them with
+  // their count (FilterCandidates); every other candidate is one.
+  int count = 1;
   friend bool operator==(const Candidate&, const Candidate&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const Candidate& c) {
+    static const TopologyDetail kNone;  // this absl hashes no std::optional
+    return H::combine(std::move(h), c.name, c.reason, c.unresolvable, c.requested, c.available, c.free_gpus,
+                      c.held_gpus, c.preferences_satisfied, c.quality_per_mille, c.idle_gpus, c.price, c.count,
+                      c.topology.has_value(), c.topology ? *c.topology : kNone);
+  }
 };
 
 // A pod a decision concerns; its ledger uid is its correlation id.
@@ -133,6 +148,9 @@ struct Record {
   std::string provisioning_request{};  // namespace/name
   int gpus = 0;                      // GPUs the pod (or the option's pods) asked for
   std::vector<Candidate> candidates{};
+  // Filter: the refusals identical to the pod's previous filter record that were folded into it, not
+  // recorded, before this one (RefusalAggregator).
+  int64_t repeats = 0;
   friend bool operator==(const Record&, const Record&) = default;
 };
 

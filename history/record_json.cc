@@ -1,6 +1,7 @@
 #include "history/record_json.h"
 
 #include "absl/strings/str_cat.h"
+#include "codec/json_string.h"
 
 namespace topofit::history {
 namespace {
@@ -48,6 +49,7 @@ absl::StatusOr<Candidate> CandidateFromJson(const json& in) {
   HISTORY_READ(in, "qualityPerMille", c.quality_per_mille);
   HISTORY_READ(in, "idleGpus", c.idle_gpus);
   HISTORY_READ(in, "price", c.price);
+  HISTORY_READ(in, "count", c.count);
   if (auto topology = in.find("topology"); topology != in.end()) {
     if (!topology->is_object()) return absl::InvalidArgumentError("'topology' is not an object");
     TopologyDetail& detail = c.topology.emplace();
@@ -71,26 +73,53 @@ absl::StatusOr<absl::Time> ParseRecordTime(const std::string& text) {
   return time;
 }
 
-json CandidatesToJson(const std::vector<Candidate>& candidates) {
-  json out = json::array();
+std::string CandidatesJson(const std::vector<Candidate>& candidates) {
+  // Each candidate's keys in the order nlohmann's dump() sorts them, so the text is what the DOM this
+  // replaced wrote; zeros (and a count of one) left out.
+  std::string out = "[";
   for (const Candidate& c : candidates) {
-    json j = {{"name", c.name}, {"reason", ReasonName(c.reason)}};
-    SetIfNonZero(j, "unresolvable", c.unresolvable);
-    SetIfNonZero(j, "requested", c.requested);
-    SetIfNonZero(j, "available", c.available);
-    SetIfNonZero(j, "freeGpus", c.free_gpus);
-    SetIfNonZero(j, "heldGpus", c.held_gpus);
-    SetIfNonZero(j, "preferencesSatisfied", c.preferences_satisfied);
-    SetIfNonZero(j, "qualityPerMille", c.quality_per_mille);
-    SetIfNonZero(j, "idleGpus", c.idle_gpus);
-    SetIfNonZero(j, "price", c.price);
-    if (c.topology) {
-      j["topology"] = {{"gpuIds", c.topology->gpu_ids},
-                       {"weakestLink", c.topology->weakest_link},
-                       {"bandwidthMBps", c.topology->bandwidth_mbps}};
+    if (out.size() > 1) out += ',';
+    char separator = '{';
+    const auto key = [&](absl::string_view name) {
+      absl::StrAppend(&out, absl::string_view(&separator, 1), "\"", name, "\":");
+      separator = ',';
+    };
+    const auto number = [&](absl::string_view name, auto value, decltype(value) omitted) {
+      if (value == omitted) return;
+      key(name);
+      absl::StrAppend(&out, value);
+    };
+    number("available", c.available, 0);
+    number("count", c.count, 1);
+    number("freeGpus", c.free_gpus, 0);
+    number("heldGpus", c.held_gpus, 0);
+    number("idleGpus", c.idle_gpus, 0);
+    key("name");
+    codec::AppendJsonString(out, c.name);
+    number("preferencesSatisfied", c.preferences_satisfied, 0);
+    if (c.price != 0) {
+      key("price");
+      out += json(c.price).dump();  // the shortest text that reads back as the same double
     }
-    out.push_back(std::move(j));
+    number("qualityPerMille", c.quality_per_mille, 0);
+    key("reason");
+    codec::AppendJsonString(out, ReasonName(c.reason));
+    number("requested", c.requested, 0);
+    if (c.topology) {
+      key("topology");
+      absl::StrAppend(&out, "{\"bandwidthMBps\":", c.topology->bandwidth_mbps, ",\"gpuIds\":");
+      codec::AppendJsonString(out, c.topology->gpu_ids);
+      out += ",\"weakestLink\":";
+      codec::AppendJsonString(out, c.topology->weakest_link);
+      out += '}';
+    }
+    if (c.unresolvable) {
+      key("unresolvable");
+      out += "true";
+    }
+    out += '}';
   }
+  out += ']';
   return out;
 }
 
@@ -122,7 +151,8 @@ json RecordToJson(const Record& r) {
   SetIfNonZero(out, "nodeGroup", r.node_group);
   SetIfNonZero(out, "provisioningRequest", r.provisioning_request);
   SetIfNonZero(out, "gpus", r.gpus);
-  if (!r.candidates.empty()) out["candidates"] = CandidatesToJson(r.candidates);
+  if (!r.candidates.empty()) out["candidates"] = json::parse(CandidatesJson(r.candidates));
+  SetIfNonZero(out, "repeats", r.repeats);
   return out;
 }
 
@@ -161,6 +191,7 @@ absl::StatusOr<Record> RecordFromJson(const json& in) {
   HISTORY_READ(in, "nodeGroup", r.node_group);
   HISTORY_READ(in, "provisioningRequest", r.provisioning_request);
   HISTORY_READ(in, "gpus", r.gpus);
+  HISTORY_READ(in, "repeats", r.repeats);
   if (auto candidates = in.find("candidates"); candidates != in.end()) {
     absl::StatusOr<std::vector<Candidate>> parsed = CandidatesFromJson(*candidates);
     if (!parsed.ok()) return parsed.status();

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
@@ -12,7 +15,9 @@ namespace topofit::history {
 nlohmann::json RecordToJson(const Record& record);
 absl::StatusOr<Record> RecordFromJson(const nlohmann::json& json);
 
-nlohmann::json CandidatesToJson(const std::vector<Candidate>& candidates);
+// The database's candidates column: a JSON array written without a DOM (the writer thread makes one per
+// record), read back by CandidatesFromJson.
+std::string CandidatesJson(const std::vector<Candidate>& candidates);
 absl::StatusOr<std::vector<Candidate>> CandidatesFromJson(const nlohmann::json& json);
 
 std::string FormatRecordTime(absl::Time time);

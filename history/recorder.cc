@@ -1,5 +1,8 @@
 #include "history/recorder.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -23,7 +26,7 @@ void AsyncRecorder::Record(history::Record record) {
     if (queue_.size() < options_.queue_capacity && !stop_) {
       queue_.push_back(std::move(record));
       ++queued_;
-      if (queue_.size() == 1) wake_.notify_one();
+      if (queue_.size() == 1 || queue_.size() == options_.batch_size) wake_.notify_one();
       return;
     }
   }
@@ -33,16 +36,23 @@ void AsyncRecorder::Record(history::Record record) {
 void AsyncRecorder::Flush() {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t target = queued_;
+  ++flushing_;
+  wake_.notify_one();
   written_.wait(lock, [&] { return handled_ >= target; });
+  --flushing_;
 }
 
 void AsyncRecorder::Run() {
+  // Linux: the nice value of this thread alone. Failing (a sandbox refusing it) leaves it at the caller's.
+  if (options_.writer_nice != 0) setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), options_.writer_nice);
   std::vector<history::Record> batch;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and everything is written
+      const auto ready = [&] { return stop_ || flushing_ > 0 || queue_.size() >= options_.batch_size; };
+      if (!ready()) wake_.wait_for(lock, absl::ToChronoNanoseconds(options_.linger), ready);
       const size_t n = std::min(queue_.size(), options_.batch_size);
       batch.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + n));
       queue_.erase(queue_.begin(), queue_.begin() + n);

@@ -41,6 +41,8 @@ constexpr const char* kMigrations[] = {
     "CREATE INDEX decision_pods_pod ON decision_pods(pod, decision_id);"
     "CREATE INDEX decision_pods_uid ON decision_pods(uid, decision_id);"
     "CREATE INDEX decision_pods_decision ON decision_pods(decision_id);",
+    // 2 -> 3: a filter record's count of identical refusals folded into the pod's previous one.
+    "ALTER TABLE decisions ADD COLUMN repeats INTEGER NOT NULL DEFAULT 0;",
 };
 static_assert(std::size(kMigrations) == DecisionStore::kSchemaVersion);
 
@@ -156,6 +158,7 @@ Record RowToRecord(const Statement& row) {
   r.gpus = static_cast<int>(row.Int(9));
   nlohmann::json candidates = nlohmann::json::parse(row.Text(10), nullptr, /*allow_exceptions=*/false);
   r.candidates = CandidatesFromJson(candidates).value_or(std::vector<Candidate>{});
+  r.repeats = row.Int(11);
   return r;
 }
 
@@ -202,7 +205,7 @@ absl::Status DecisionStore::Append(const std::vector<Record>& records) {
   if (absl::Status begun = Exec("BEGIN IMMEDIATE"); !begun.ok()) return begun;
   Statement decision(db_,
                      "INSERT INTO decisions(time_us, component, kind, reason, correlation_id, node, node_group, "
-                     "provisioning_request, gpus, candidates) VALUES (?,?,?,?,?,?,?,?,?,?)");
+                     "provisioning_request, gpus, candidates, repeats) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   Statement pod(db_, "INSERT INTO decision_pods(decision_id, uid, pod) VALUES (?,?,?)");
   Statement group(db_, "INSERT INTO decision_groups(decision_id, node_group) VALUES (?,?)");
   absl::Status status = !decision.status().ok() ? decision.status() : !pod.status().ok() ? pod.status() : group.status();
@@ -217,7 +220,8 @@ absl::Status DecisionStore::Append(const std::vector<Record>& records) {
     decision.Bind(7, r.node_group);
     decision.Bind(8, r.provisioning_request);
     decision.Bind(9, static_cast<int64_t>(r.gpus));
-    decision.Bind(10, CandidatesToJson(r.candidates).dump());
+    decision.Bind(10, CandidatesJson(r.candidates));
+    decision.Bind(11, r.repeats);
     if (const int code = decision.Step(); code != SQLITE_DONE) {
       status = SqliteError(db_, code, "writing a decision");
       break;
@@ -290,7 +294,7 @@ absl::StatusOr<DecisionPage> DecisionStore::Query(const DecisionQuery& query) co
   if (query.before_id < 0) return absl::InvalidArgumentError("the cursor is negative");
   std::string sql =
       "SELECT d.id, d.time_us, d.component, d.kind, d.reason, d.correlation_id, d.node, d.node_group, "
-      "d.provisioning_request, d.gpus, d.candidates FROM decisions d WHERE 1";
+      "d.provisioning_request, d.gpus, d.candidates, d.repeats FROM decisions d WHERE 1";
   std::vector<std::string> texts;
   std::vector<int64_t> ints;
   std::vector<std::pair<bool, size_t>> binds;  // (text?, index)

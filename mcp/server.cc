@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <exception>
 #include <limits>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
@@ -248,15 +250,23 @@ json McpServer::GetPrompt(const json& id, const json& params) const {
     return Error(id, kInvalidParams, "Invalid params: argument 'pod' (NAMESPACE/NAME) is required");
   }
   const std::string pod_name = pod->get<std::string>();
-  const std::string text = absl::StrCat(
-      "GPU pod ", pod_name, " is pending (or was). Using topofit's read-only tools, find out why:\n"
-      "1. Call explain_pending_pod with pod \"", pod_name, "\" and read its chain, newest first.\n"
-      "2. For each filter refusal, say which nodes refused and why in topology terms (weakest link, bandwidth, GPUs "
-      "free vs asked, GPUs held for another pod's scale-up).\n"
-      "3. If capacity was asked, call explain_scale_up on the group the expander chose: say why it won and why the "
-      "others lost, and whether new nodes are booting or held for this pod.\n"
-      "4. Call list_idle_gpus: are GPUs idle that this pod could use, and why not (fragmented, held)?\n"
-      "Answer in a few sentences an operator can act on, quoting the reason codes, then the evidence.");
+  // get_topology only where it is served (the live state): a history-only server does not list it.
+  std::vector<std::string> steps = {
+      absl::StrCat("Call explain_pending_pod with pod \"", pod_name, "\" and read its chain, newest first."),
+      "For each filter refusal, say which nodes refused and why in topology terms (weakest link, bandwidth, GPUs "
+      "free vs asked, GPUs held for another pod's scale-up)."};
+  if (live_) {
+    steps.push_back(
+        "Call get_topology on a node that refused it (or on its node group): its GPUs and links, where that "
+        "topology came from, which GPUs are free. Does the refusal match the hardware?");
+  }
+  steps.push_back(
+      "If capacity was asked, call explain_scale_up on the group the expander chose: say why it won and why the "
+      "others lost, and whether new nodes are booting or held for this pod.");
+  steps.push_back("Call list_idle_gpus: are GPUs idle that this pod could use, and why not (fragmented, held)?");
+  std::string text = absl::StrCat("GPU pod ", pod_name, " is pending (or was). Using topofit's read-only tools, find out why:\n");
+  for (size_t i = 0; i < steps.size(); ++i) absl::StrAppend(&text, i + 1, ". ", steps[i], "\n");
+  text += "Answer in a few sentences an operator can act on, quoting the reason codes, then the evidence.";
   return Result(id, {{"description", absl::StrCat("Diagnose why ", pod_name, " is pending")},
                      {"messages", json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", text}}}}})}});
 }

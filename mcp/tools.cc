@@ -30,7 +30,9 @@ json KindNames() {
 json RecordsSchema() {
   return {{"type", "array"},
           {"description", "decision records, newest first (history/record.h): id, time, component, kind, reason, "
-                          "correlationId, pods, node, nodeGroup, provisioningRequest, gpus, candidates"},
+                          "correlationId, pods, node, nodeGroup, provisioningRequest, gpus, candidates (a filter's fitting nodes as "
+                          "the first of them with their `count`), repeats (identical refusals folded into the one "
+                          "before)"},
           {"items", {{"type", "object"}, {"required", json::array({"id", "time", "kind", "reason"})}}}};
 }
 

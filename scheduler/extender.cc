@@ -111,7 +111,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
     if (recorder_ != nullptr) {
       history::Record record = history::FilterRecord(clock_.Now(), {decision::LedgerPodUid(args.pod), pod_key}, 0, {});
       record.reason = history::Reason::kInvalidPod;
-      recorder_->Record(std::move(record));
+      RecordFilter(std::move(record));
     }
     return result;
   }
@@ -125,11 +125,11 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   FilterMemo memo;
   bool held_back = false;
   const bool recording = recorder_ != nullptr && demand->wants_gpus();
-  std::vector<history::Candidate> candidates;
+  history::FilterCandidates candidates(recording ? nodes->snapshots.size() + nodes->unresolved.size() : 0);
   for (size_t i = 0; i < nodes->snapshots.size(); ++i) {
     const NodeGpuSnapshot& node = *nodes->snapshots[i];
     const NodeVerdict verdict = decision::JudgeNode(*demand, args.pod.metadata.uid, node, holds, memo);
-    if (recording) candidates.push_back(history::NodeCandidate(node.node, verdict));
+    if (recording) candidates.Add(node.node, verdict);
     if (verdict.fits) {
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
     } else {
@@ -149,15 +149,14 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
     }
   }
   metrics_.nodes_refused.Inc({"unknown-topology"}, static_cast<double>(nodes->unresolved.size()));
+  bool repeated = false;
   if (recording) {
-    for (const auto& [name, reason] : nodes->unresolved) {
-      candidates.push_back({.name = name, .reason = history::Reason::kTopologyUnknown, .unresolvable = true});
-    }
-    recorder_->Record(history::FilterRecord(clock_.Now(), {decision::LedgerPodUid(args.pod), pod_key},
-                                            demand->request.gpus, std::move(candidates)));
+    for (const auto& [name, reason] : nodes->unresolved) candidates.AddUnknownTopology(name);
+    repeated = !RecordFilter(history::FilterRecord(clock_.Now(), {decision::LedgerPodUid(args.pod), pod_key},
+                                                   demand->request.gpus, std::move(candidates).Take()));
   }
   metrics_.nodes_refused.Inc({"unknown-node"}, static_cast<double>(nodes->unknown.size()));
-  RecordPreference(args.pod, *demand, result, held_back);
+  RecordPreference(args.pod, *demand, result, held_back, repeated);
   const size_t passed = result.nodes ? result.nodes->size() : result.node_names->size();
   server::LogEvent(log_, "filter",
                    {{"pod", pod_key},
@@ -184,8 +183,14 @@ CapacityHolds Extender::HoldsNow(const GpuDemand& demand) const {
   return CapacityHolds(*intents, ledger_.PreferencesOf(held_for), nodes, {clock_.Now(), capacity_wait_});
 }
 
+bool Extender::RecordFilter(history::Record record) {
+  if (!refusals_.Keep(record)) return false;
+  recorder_->Record(std::move(record));
+  return true;
+}
+
 void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
-                                const codec::ExtenderFilterResult& result, bool held_back) {
+                                const codec::ExtenderFilterResult& result, bool held_back, bool repeated) {
   const bool any_passed = (result.nodes && !result.nodes->empty()) || (result.node_names && !result.node_names->empty());
   if (!demand.wants_gpus() || any_passed) return;
   std::vector<std::string> refused;
@@ -199,7 +204,7 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
     // a follower's filter (during a failover) asks for nothing.
     capacity_->RequestFor(PodRef{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name}, refused);
     AskedCapacity(pod.metadata.uid);
-    if (recorder_ != nullptr) {
+    if (recorder_ != nullptr && !repeated) {
       recorder_->Record(history::CapacityRecord(
           clock_.Now(), history::Kind::kCapacityRequested,
           {decision::LedgerPodUid(pod), absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name)}));
@@ -208,7 +213,7 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
   decision::Preference preference = decision::PreferenceFor(pod, demand, std::move(refused));
   server::LogEvent(log_, "preference", {{"pod", preference.pod_key}, {"gpus", preference.gpus},
                                         {"min_link", std::string(topology::LinkClassName(preference.min_link))}});
-  if (recorder_ != nullptr) recorder_->Record(history::PreferenceRecord(clock_.Now(), preference));
+  if (recorder_ != nullptr && !repeated) recorder_->Record(history::PreferenceRecord(clock_.Now(), preference));
   ledger_.RecordPreference(std::move(preference));
   metrics_.pending_preferences.Set(static_cast<double>(ledger_.PreferenceCount()));
 }

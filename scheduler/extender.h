@@ -15,6 +15,7 @@
 #include "decision/capacity_hold.h"
 #include "decision/pod_demand.h"
 #include "history/recorder.h"
+#include "history/refusal_aggregator.h"
 #include "ledger/ledger.h"
 #include "scheduler/bind_authorization.h"
 #include "scheduler/capacity_requests.h"
@@ -100,9 +101,12 @@ class Extender {
   std::shared_ptr<std::mutex> PodBindLock(const std::string& pod_uid);
   void ReleasePodBindLock(const std::string& pod_uid, std::shared_ptr<std::mutex> lock);
   // Records the preference of a GPU pod no node passed, and asks for capacity when nodes refused it and
-  // none of them (`held_back`) only for a hold.
+  // none of them (`held_back`) only for a hold. `repeated`: the filter's refusal repeats the pod's last
+  // recorded one (RefusalAggregator), and so would the preference's and the capacity request's records.
   void RecordPreference(const kube::Pod& pod, const decision::GpuDemand& demand, const codec::ExtenderFilterResult& result,
-                        bool held_back);
+                        bool held_back, bool repeated);
+  // Hands a filter record to the recorder unless it repeats the pod's last one; false when folded.
+  bool RecordFilter(history::Record record);
 
   GpuState& state_;
   ledger::Ledger& ledger_;
@@ -113,6 +117,7 @@ class Extender {
   CapacityRequests* capacity_;
   const Leadership& leadership_;
   history::DecisionRecorder* recorder_ = nullptr;
+  history::RefusalAggregator refusals_;  // on clock_'s time
   decision::CapacityWaitPolicy capacity_wait_;
 
   const std::string scheduler_name_;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "history/explain_query.h"
 #include "history/from_decisions.h"
 
 namespace topofit::history {
@@ -90,6 +91,27 @@ TEST_CASE("explain idle: each node's latest idle GPUs, or one node's over time",
         "  2025-06-15T15:06:50.000000Z  +0s  node h100-3 (p5): 4 free GPUs (1,2,5,6): 4 fragmented\n");
   CHECK(ExplainIdle("nowhere", records).empty());
   CHECK(ExplainIdle("", {}).empty());
+}
+
+TEST_CASE("a pod's story is told in time order though two writers stored its records out of it", "[history]") {
+  // Ids are write order: the expander's writer stored its ranking (t=5 s) after the extender's fit (t=8 s).
+  Record refused = Of(Kind::kFilter, Reason::kNoNodeFits, "uid-a", 0);
+  refused.id = 1;
+  Record fits = Of(Kind::kFilter, Reason::kFits, "uid-a", 8);
+  fits.id = 2;
+  fits.candidates = {Candidate{.name = "p4d-1"}};
+  Record ranking = Of(Kind::kRanking, Reason::kChosen, "uid-a", 5);
+  ranking.id = 3;
+  const PageSource source = [&](const DecisionQuery&) -> absl::StatusOr<DecisionPage> {
+    return DecisionPage{{ranking, fits, refused}, 0};
+  };
+  absl::StatusOr<Explanation> told = Explain(Subject::kPod, "ml/train", 100, source);
+  REQUIRE(told.ok());
+  std::vector<int64_t> ids;
+  for (const Record& r : told->records) ids.push_back(r.id);
+  CHECK(ids == std::vector<int64_t>{2, 3, 1});
+  CHECK(told->text.find("filter: 1 of 1 nodes fit") < told->text.find("expander ranked"));
+  CHECK(told->text.find("expander ranked") < told->text.find("filter: every one of"));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// The node agent's records (the other kinds are checked through the extender, the expander and the replay).
+// The node agent's records and a filter's candidates (the other kinds are checked through the extender, the
+// expander and the replay).
 
 #include "history/from_decisions.h"
 
@@ -47,6 +48,39 @@ TEST_CASE("The kubelet's Allocate: as chosen, other devices, or matched to no po
   CHECK(unmatched.reason == Reason::kUnmatched);
   CHECK(unmatched.pods.empty());
   CHECK(DescribeRecord(unmatched) == "the kubelet gave GPUs 7 on p4d-1 to a pod topofit did not bind");
+}
+
+TEST_CASE("a filter keeps each refused node and the nodes that fit as the first with their count", "[history]") {
+  decision::NodeVerdict fits;
+  fits.fits = true;
+  fits.chosen.emplace();
+  fits.chosen->gpus = topology::GpuSet::FirstN(2);
+  fits.chosen->quality.bandwidth_mbps = 240'000;
+  fits.chosen->quality.weakest = topology::LinkClass::kNvLink;
+  decision::NodeVerdict refused;
+  refused.refusal = decision::Refusal::kGpuCount;
+  refused.requested_gpus = 2;
+  refused.free_gpus = 1;
+  refused.insufficient.push_back({.kind = topology::Insufficiency::Kind::kGpuCount, .requested = 2, .available = 1});
+  FilterCandidates candidates(5);
+  candidates.Add("n-1", refused);
+  candidates.Add("n-2", fits);
+  candidates.Add("n-3", fits);
+  candidates.Add("n-4", refused);
+  candidates.Add("n-5", fits);
+  candidates.AddUnknownTopology("n-6");
+  const Record r = FilterRecord(absl::UnixEpoch(), kTrainer, 2, std::move(candidates).Take());
+  REQUIRE(r.candidates.size() == 4);
+  CHECK(r.candidates[0].name == "n-1");
+  CHECK(r.candidates[0].reason == Reason::kGpuCount);
+  CHECK(r.candidates[1].name == "n-2");
+  CHECK(r.candidates[1].count == 3);  // n-2, n-3, n-5
+  CHECK(r.candidates[1].topology == TopologyDetail{"0,1", "NV", 240'000});
+  CHECK(r.candidates[2].name == "n-4");
+  CHECK(r.candidates[3].reason == Reason::kTopologyUnknown);
+  CHECK(r.reason == Reason::kFits);
+  // What explain tells of it counts the nodes, not the candidates.
+  CHECK(DescribeRecord(r) == "filter: 3 of 6 nodes fit 2 GPUs; n-2 would give GPUs 0,1, weakest link NV, 240 GB/s");
 }
 
 }  // namespace

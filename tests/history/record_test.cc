@@ -49,6 +49,7 @@ TEST_CASE("a record survives JSON both ways, and bad JSON is refused by field", 
   r.pods = {{"u1", "ml/a"}, {"u2", "ml/b"}};
   r.node_group = "p5-a";
   r.gpus = 16;
+  r.repeats = 2;
   Candidate lost;
   lost.name = "g5";
   lost.reason = Reason::kGroupWouldStrand;
@@ -59,6 +60,7 @@ TEST_CASE("a record survives JSON both ways, and bad JSON is refused by field", 
   const nlohmann::json json = RecordToJson(r);
   CHECK(json["time"] == "2025-06-15T15:06:40.123456Z");
   CHECK(json["candidates"][1]["reason"] == "group-would-strand");
+  CHECK(json["repeats"] == 2);
   auto back = RecordFromJson(json);
   REQUIRE_OK(back);
   CHECK(*back == r);

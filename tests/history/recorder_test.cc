@@ -1,12 +1,18 @@
 #include "history/recorder.h"
 
 #include <sqlite3.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "tests/cli/scratch_dir.h"
 #include "tests/kube/status_matchers.h"
 
@@ -52,6 +58,43 @@ TEST_CASE("records are written in batches off the caller's thread and retention 
   auto page = (*store)->Query({.limit = 1});
   REQUIRE_OK(page);
   CHECK(page->records.front().correlation_id == "uid-300");
+}
+
+TEST_CASE("a batch is what arrives within the linger, or a full batch at once, and Flush does not wait it out", "[history]") {
+  auto store = DecisionStore::Open("");
+  REQUIRE_OK(store);
+  std::mutex mu;
+  std::vector<int64_t> batches;  // the size of each transaction, in order
+  std::atomic<int64_t> written{0};
+  RecorderHooks hooks{.on_written = [&](int64_t n) {
+    std::lock_guard<std::mutex> lock(mu);
+    batches.push_back(n);
+    written += n;
+  }};
+  // An hour's linger: only a full batch, Flush or the destructor write.
+  AsyncRecorder recorder(**store, {.batch_size = 3, .linger = absl::Hours(1)}, std::move(hooks));
+  for (int i = 0; i < 3; ++i) recorder.Record(Bind(i));
+  for (int waited = 0; written < 3 && waited < 10'000; ++waited) absl::SleepFor(absl::Milliseconds(1));
+  REQUIRE(written == 3);
+  recorder.Record(Bind(3));
+  recorder.Flush();
+  std::lock_guard<std::mutex> lock(mu);
+  CHECK(batches == std::vector<int64_t>{3, 1});
+}
+
+TEST_CASE("the writer thread runs at the nice value given, the caller's thread unchanged", "[history]") {
+  auto store = DecisionStore::Open("");
+  REQUIRE_OK(store);
+  const int caller = getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
+  std::atomic<int> writer{-100};
+  {
+    AsyncRecorder recorder(**store, {.writer_nice = 10},
+                           {.on_written = [&](int64_t) { writer = getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid())); }});
+    recorder.Record(Bind(0));
+    recorder.Flush();
+  }
+  CHECK(writer == std::max(caller, 10));  // raising a nice value needs no privilege; lowering one does
+  CHECK(getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid())) == caller);
 }
 
 TEST_CASE("a full queue drops and counts instead of waiting", "[history]") {

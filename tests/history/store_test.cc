@@ -277,7 +277,7 @@ TEST_CASE("a database another writer holds locked is reported as unavailable", "
   REQUIRE_OK(DecisionStore::Open(path));
 }
 
-TEST_CASE("a version-1 database is migrated to version 2 with its records", "[history]") {
+TEST_CASE("a version-1 database is migrated step by step to the current version with its records", "[history]") {
   ScratchDir dir("history-migrate");
   const std::string path = dir.path("decisions.db");
   sqlite3* db = nullptr;
@@ -296,8 +296,8 @@ TEST_CASE("a version-1 database is migrated to version 2 with its records", "[hi
 
   auto store = DecisionStore::Open(path);
   REQUIRE_OK(store);
-  CHECK((*store)->schema_version() == 2);
-  CHECK(SqlInt(path, "PRAGMA user_version") == 2);
+  CHECK((*store)->schema_version() == 3);
+  CHECK(SqlInt(path, "PRAGMA user_version") == 3);
   CHECK(SqlInt(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'decision%'") == 7);
   auto page = (*store)->Query({.pod = "ml/train-7"});
   REQUIRE_OK(page);
@@ -308,6 +308,14 @@ TEST_CASE("a version-1 database is migrated to version 2 with its records", "[hi
   REQUIRE(r.candidates.size() == 1);
   CHECK(r.candidates[0].quality_per_mille == 1000);
   CHECK(r.pods == std::vector<PodSubject>{{"uid-7", "ml/train-7"}});
+  CHECK(r.repeats == 0);  // version 3's column, for a record written before it
+
+  Record folded = r;
+  folded.repeats = 4;
+  REQUIRE_OK((*store)->Append({folded}));
+  auto newest = (*store)->Query({.limit = 1});
+  REQUIRE_OK(newest);
+  CHECK(newest->records.front().repeats == 4);
 }
 
 TEST_CASE("a database from a newer build is refused, not downgraded", "[history]") {

@@ -105,6 +105,15 @@ TEST_CASE("the live tools and topology resources are listed only where the live 
   };
   CHECK_THAT(instructions(f.live), Catch::Contains("get_topology"));
   CHECK_THAT(instructions(f.history_only), !Catch::Contains("get_topology"));
+  // The diagnose prompt sends the client to get_topology only where it is served.
+  const auto prompt = [&f](const McpServer& server) {
+    return f.Request(server, "prompts/get", {{"name", "diagnose-pending-gpu-pod"}, {"arguments", {{"pod", "ml/a"}}}})
+        ["result"]["messages"][0]["content"]["text"].get<std::string>();
+  };
+  CHECK_THAT(prompt(f.live), Catch::Contains("3. Call get_topology on a node that refused it"));
+  CHECK_THAT(prompt(f.live), Catch::Contains("5. Call list_idle_gpus"));
+  CHECK_THAT(prompt(f.history_only), !Catch::Contains("get_topology"));
+  CHECK_THAT(prompt(f.history_only), Catch::Contains("4. Call list_idle_gpus"));
   CHECK(Names(f.Request(f.live, "resources/templates/list", json::object())["result"]["resourceTemplates"],
               "uriTemplate")
             .contains("topofit://topology/node/{name}"));

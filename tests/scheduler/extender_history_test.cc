@@ -1,8 +1,11 @@
 // What the extender records in the decision history (history/): one record per filter of a GPU pod with
-// every node's verdict, the preference and capacity request of a refused pod, the bind and the withdrawal,
-// all on the pod's correlation id.
+// every refused node's verdict and the nodes that fit counted, the preference and capacity request of a
+// refused pod (once per window while its retries are refused alike), the bind and the withdrawal, all on
+// the pod's correlation id.
 
 #include <catch2/catch.hpp>
+
+#include "absl/strings/str_cat.h"
 
 #include "tests/decision/p4d_scale_up.h"
 #include "tests/history/memory_recorder.h"
@@ -23,13 +26,18 @@ std::vector<std::pair<Kind, Reason>> KindsAndReasons(const std::vector<history::
   return out;
 }
 
+// Eight PCIe-connected GPUs, and a pod that requires eight on NVLink: g5 refuses it.
+kube::Node G5() { return MakeNode().name("g5-1").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8); }
+kube::Pod NvLinkTrainer() {
+  return MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV").annotation("topofit.io/topology-policy", "required");
+}
+
 TEST_CASE("the extender records a refused pod's chain, from filter to bind, on its uid", "[extender][history]") {
   testing::ExtenderFixture f;
   history::testing::MemoryRecorder recorder;
   f.extender.RecordDecisionsTo(&recorder);
-  REQUIRE(f.state->UpsertNode(MakeNode().name("g5-1").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8)).ok());
-  const kube::Pod trainer = MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV")
-                                .annotation("topofit.io/topology-policy", "required");
+  REQUIRE(f.state->UpsertNode(G5()).ok());
+  const kube::Pod trainer = NvLinkTrainer();
   f.kube.PutPod(trainer);  // bind reads the pod it authorises from the API server
   REQUIRE(f.extender.Filter({trainer, std::nullopt, std::vector<std::string>{"g5-1"}}).ok());
   REQUIRE(f.state->UpsertNode(decision::testing::P4d("p4d-1", 0)).ok());
@@ -82,6 +90,55 @@ TEST_CASE("the extender records an unreadable GPU pod once and pods without GPUs
   REQUIRE(recorder.records().size() == 1);
   CHECK(recorder.records()[0].reason == Reason::kInvalidPod);
   CHECK(recorder.records()[0].correlation_id == "uid-bad");
+}
+
+TEST_CASE("a filter of a pod most nodes fit records those nodes as one candidate with their count", "[extender][history]") {
+  testing::ExtenderFixture f;
+  history::testing::MemoryRecorder recorder;
+  f.extender.RecordDecisionsTo(&recorder);
+  std::vector<std::string> names;
+  for (int i = 0; i < 5; ++i) {
+    names.push_back(absl::StrCat("n", i));
+    REQUIRE(f.state->UpsertNode(MakeNode().name(names.back()).gpus(i < 3 ? 8 : 1)).ok());
+  }
+  absl::StatusOr<codec::ExtenderFilterResult> result = f.extender.Filter({MakePod().name("trainer").gpus(2), std::nullopt, names});
+  REQUIRE(result.ok());
+  REQUIRE(result->node_names.has_value());
+  CHECK(result->node_names->size() == 3);
+  REQUIRE(recorder.records().size() == 1);
+  const history::Record r = recorder.records()[0];
+  REQUIRE(r.candidates.size() == 3);  // n0 for n0..n2, then n3 and n4 refused
+  CHECK(r.candidates[0].name == "n0");
+  CHECK(r.candidates[0].count == 3);
+  CHECK(r.candidates[1].reason == Reason::kNodeSize);
+  CHECK(r.candidates[2].name == "n4");
+}
+
+TEST_CASE("a pod's retries refused alike are recorded once a minute, with how often they repeated", "[extender][history]") {
+  testing::ExtenderFixture f;
+  history::testing::MemoryRecorder recorder;
+  f.extender.RecordDecisionsTo(&recorder);
+  REQUIRE(f.state->UpsertNode(G5()).ok());
+  const kube::Pod trainer = NvLinkTrainer();
+  const codec::ExtenderArgs args{trainer, std::nullopt, std::vector<std::string>{"g5-1"}};
+  for (int retry = 0; retry < 4; ++retry) {  // kube-scheduler's backoff: every 10 s
+    REQUIRE(f.extender.Filter(args)->failed_and_unresolvable_nodes.size() == 1);
+    f.clock.Advance(absl::Seconds(10));
+  }
+  // The first refusal's filter, capacity request and preference; the three retries only counted.
+  CHECK(KindsAndReasons(recorder.records()) == std::vector<std::pair<Kind, Reason>>{
+                                                   {Kind::kFilter, Reason::kNoNodeFits},
+                                                   {Kind::kCapacityRequested, Reason::kNoNodeFits},
+                                                   {Kind::kPreference, Reason::kNoNodeFits}});
+  CHECK(f.ledger->PreferenceCount() == 1);  // the ledger still heard every retry
+
+  f.clock.Advance(absl::Seconds(20));  // a minute after the first: recorded again, with the three
+  REQUIRE(f.extender.Filter(args).ok());
+  const std::vector<history::Record> records = recorder.records();
+  REQUIRE(records.size() == 6);
+  CHECK(records[3].kind == Kind::kFilter);
+  CHECK(records[3].repeats == 3);
+  CHECK(records[3].candidates == records[0].candidates);
 }
 
 }  // namespace

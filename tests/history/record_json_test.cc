@@ -1,0 +1,53 @@
+// The candidates column's writer (CandidatesJson): text the existing reader reads back to the same
+// candidates, in the format the DOM writer it replaced produced.
+
+#include "history/record_json.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/kube/status_matchers.h"
+
+namespace topofit::history {
+namespace {
+
+std::vector<Candidate> ReadBack(const std::string& text) {
+  const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  REQUIRE_FALSE(parsed.is_discarded());
+  absl::StatusOr<std::vector<Candidate>> back = CandidatesFromJson(parsed);
+  REQUIRE_OK(back);
+  return *back;
+}
+
+TEST_CASE("the candidates column is written without a DOM and read back as it was", "[history]") {
+  Candidate refused{.name = "g5-1", .reason = Reason::kMinLink, .unresolvable = true, .requested = 1, .available = 4,
+                    .free_gpus = 8, .topology = TopologyDetail{"0,1,2,3", "SYS", 12'000}};
+  Candidate fits{.name = "p4d-1", .topology = TopologyDetail{"0,1", "NV12", 240'000}, .count = 79};
+  Candidate group{.name = "p5-a", .reason = Reason::kHigherCostPerUsefulGpu, .held_gpus = 2,
+                  .preferences_satisfied = 3, .quality_per_mille = 875, .idle_gpus = 1, .price = 98.32};
+  Candidate odd{.name = "n\"ode\\ \xc3\xa9\t1", .reason = Reason::kTopologyUnknown, .price = 1e-7};
+  const std::vector<Candidate> all = {refused, fits, group, odd};
+  CHECK(ReadBack(CandidatesJson(all)) == all);
+  CHECK(ReadBack(CandidatesJson({})).empty());
+  CHECK(CandidatesJson({}) == "[]");
+}
+
+TEST_CASE("the candidates column's text is what nlohmann's dump of the same fields writes", "[history]") {
+  // Keys sorted as dump() sorts an object's, zeros left out, a count of one left out: rows written before
+  // this writer and after it read alike, and the sqlite3 shell's json_extract finds the same keys.
+  const Candidate refused{.name = "g5-1", .reason = Reason::kMinLink, .unresolvable = true, .requested = 1,
+                          .available = 4, .free_gpus = 8, .topology = TopologyDetail{"0,1,2,3", "SYS", 12'000}};
+  const nlohmann::json expected = nlohmann::json::array(
+      {{{"name", "g5-1"},
+        {"reason", "min-link"},
+        {"unresolvable", true},
+        {"requested", 1},
+        {"available", 4},
+        {"freeGpus", 8},
+        {"topology", {{"gpuIds", "0,1,2,3"}, {"weakestLink", "SYS"}, {"bandwidthMBps", 12'000}}}},
+       {{"name", "p5-a"}, {"reason", "chosen"}, {"price", 16.25}, {"count", 3}}});
+  CHECK(CandidatesJson({refused, Candidate{.name = "p5-a", .reason = Reason::kChosen, .price = 16.25, .count = 3}}) ==
+        expected.dump());
+}
+
+}  // namespace
+}  // namespace topofit::history
