@@ -26,6 +26,7 @@ struct NodeGpuSnapshot {
   std::string topology_origin;  // decision::NodeTopology's origin and reason: where the topology came from
   std::string topology_reason;
   std::shared_ptr<const NodeOrigin> origin;  // never null
+  bool ready = true;           // kube::NodeIsReady: false while a new node boots (its idle GPUs are `booting`)
   topology::GpuSet ours;       // assigned by topofit (assumed at bind, or reported with their ids)
   topology::GpuSet elsewhere;  // held by other pods or not allocatable; positions assumed when unknown
   std::map<std::string, topology::GpuSet, std::less<>> by_pod;  // pod uid -> GPUs, where known

@@ -64,7 +64,10 @@ std::vector<NodeIdleGpus> ClassifyIdleNodes(const std::vector<const decision::No
   std::vector<decision::GpuDemand> pending;
   for (const decision::Preference& p : preferences) pending.push_back(PreferredDemand(p));
   decision::FilterMemo memo;
-  const std::vector<IdleCounts> counts = ClassifyNodes(nodes, std::vector<bool>(nodes.size(), true), holds, pending, memo);
+  std::vector<bool> ready;
+  ready.reserve(nodes.size());
+  for (const decision::NodeGpuSnapshot* node : nodes) ready.push_back(node->ready);
+  const std::vector<IdleCounts> counts = ClassifyNodes(nodes, ready, holds, pending, memo);
   std::vector<NodeIdleGpus> out;
   out.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) out.push_back(IdleOf(*nodes[i], counts[i]));

@@ -61,8 +61,9 @@ struct NodeIdleGpus {
 // `node`'s idle GPUs as `counts` classify them (ClassifyNodes), with its node group.
 NodeIdleGpus IdleOf(const decision::NodeGpuSnapshot& node, const IdleCounts& counts);
 
-// The extender's view: ClassifyNodes with every node Ready (it does not see readiness), the holds of the
-// intents, the pending demand of the ledger's preferences (PreferredDemand). In `nodes`' order. Pure.
+// The extender's view: ClassifyNodes with each node's readiness as its snapshot has it (the node watch's
+// Ready condition: a booting node's free GPUs are `booting`), the holds of the intents, the pending demand
+// of the ledger's preferences (PreferredDemand). In `nodes`' order. Pure.
 std::vector<NodeIdleGpus> ClassifyIdleNodes(const std::vector<const decision::NodeGpuSnapshot*>& nodes,
                                             const std::vector<decision::Intent>& intents,
                                             const std::vector<decision::Preference>& preferences);

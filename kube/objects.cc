@@ -36,4 +36,11 @@ TolerationOperator ParseTolerationOperator(absl::string_view value) {
   return TolerationOperator::kUnknown;
 }
 
+bool NodeIsReady(const Node& node) {
+  for (const Condition& condition : node.status.conditions) {
+    if (condition.type == "Ready") return condition.status == "True";
+  }
+  return true;
+}
+
 }  // namespace topofit::kube

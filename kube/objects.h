@@ -174,4 +174,8 @@ NodeSelectorOperator ParseNodeSelectorOperator(absl::string_view value);
 TaintEffect ParseTaintEffect(absl::string_view value);
 TolerationOperator ParseTolerationOperator(absl::string_view value);
 
+// Whether the node's kubelet reports it Ready. A node with no Ready condition at all (an object that never
+// came from a kubelet) counts as ready: only a condition saying otherwise makes it not.
+bool NodeIsReady(const Node& node);
+
 }  // namespace topofit::kube

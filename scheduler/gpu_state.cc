@@ -23,6 +23,7 @@ struct NodeRecord {
   std::string resource_version;
   decision::NodeTopology topology;
   std::shared_ptr<const decision::NodeOrigin> origin;
+  bool ready = true;
   int allocatable = 0;
   std::map<std::string, Holding, std::less<>> pods;  // by pod uid
   std::shared_ptr<const decision::NodeGpuSnapshot> snapshot;
@@ -56,6 +57,7 @@ class InMemoryGpuState final : public GpuState {
     record.resource_version = node.metadata.resource_version;
     record.topology = *std::move(resolved);
     record.allocatable = decision::AllocatableGpus(node);
+    record.ready = kube::NodeIsReady(node);
     record.origin = std::make_shared<const decision::NodeOrigin>(decision::NodeOrigin{node.metadata.labels,
                                                                   node.metadata.creation_timestamp_seconds});
     Rebuild(name, record);
@@ -207,6 +209,7 @@ class InMemoryGpuState final : public GpuState {
     snapshot->topology_origin = record.topology.origin;
     snapshot->topology_reason = record.topology.reason;
     snapshot->origin = record.origin;
+    snapshot->ready = record.ready;
     GpuSet known_elsewhere;
     // GPUs the topology has but the node does not offer (unhealthy, or not yet advertised).
     int unknown = std::max(0, t.gpu_count() - record.allocatable);

@@ -7,8 +7,8 @@ namespace topofit::scheduler {
 
 IdleGpusGauge::IdleGpusGauge(server::MetricsRegistry& registry, const GpuState& state, const ledger::Ledger& ledger)
     : gauge_(registry.AddGauge("topofit_idle_gpus",
-                               "Free GPUs of the known nodes by why they are idle: held-for-intent, "
-                               "awaiting-scale-down, fragmented, no-demand (booting is not seen by the extender)",
+                               "Free GPUs of the known nodes by why they are idle: booting, held-for-intent, "
+                               "awaiting-scale-down, fragmented, no-demand",
                                {"reason", "node_group"})),
       state_(state),
       ledger_(ledger) {}

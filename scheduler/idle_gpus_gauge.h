@@ -20,8 +20,8 @@
 namespace topofit::scheduler {
 
 // topofit_idle_gpus{reason,node_group}: every known node's free GPUs by why they are idle
-// (history/idle_gpus.h), from the GPU state and the ledger (holds of intents, pending preferences). The
-// extender does not see node readiness, so it reports no `booting` GPUs. The node group is the node's
+// (history/idle_gpus.h), from the GPU state and the ledger (holds of intents, pending preferences); a
+// node not Ready yet has its free GPUs `booting`. The node group is the node's
 // node-pool label (EKS, eksctl, GKE, AKS), else its instance type. Refresh recomputes; Start refreshes
 // every `period` on a thread of its own until the object goes. With a recorder, each refresh also records
 // (history::IdleRecord) every node whose idle GPUs changed since the last one — the history

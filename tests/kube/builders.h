@@ -174,6 +174,11 @@ class NodeBuilder {
     node_.metadata.resource_version = std::move(version);
     return *this;
   }
+  // The kubelet's Ready condition: "True", "False" or "Unknown".
+  NodeBuilder& ready(std::string status) {
+    node_.status.conditions.push_back(Condition{"Ready", std::move(status), "KubeletReady"});
+    return *this;
+  }
   NodeBuilder& taint(std::string key, std::string value, TaintEffect effect) {
     node_.spec.taints.push_back(Taint{std::move(key), std::move(value), effect});
     return *this;

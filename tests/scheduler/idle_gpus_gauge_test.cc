@@ -38,6 +38,26 @@ TEST_CASE("topofit_idle_gpus counts free GPUs by reason and node group, and zero
   CHECK_THAT(metrics, Catch::Contains(R"(topofit_idle_gpus{reason="no-demand",node_group="g5.48xlarge"} 6)"));
 }
 
+TEST_CASE("a node not Ready yet has its free GPUs booting, then awaiting scale-down once Ready", "[idle]") {
+  testing::ExtenderFixture f;
+  const auto node = [](const char* version, const char* ready) {
+    return MakeNode().name("p4d-new").label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8)
+        .resourceVersion(version).ready(ready);
+  };
+  REQUIRE(f.state->UpsertNode(node("1", "False")).ok());  // registered, the kubelet not ready yet
+  IdleGpusGauge gauge(f.registry, *f.state, *f.ledger);
+  gauge.Refresh();
+  std::string metrics = f.registry.Render();
+  CHECK_THAT(metrics, Catch::Contains(R"(topofit_idle_gpus{reason="booting",node_group="p4d.24xlarge"} 8)"));
+  CHECK_THAT(metrics, !Catch::Contains(R"(topofit_idle_gpus{reason="awaiting-scale-down",node_group="p4d.24xlarge"} 8)"));
+
+  REQUIRE(f.state->UpsertNode(node("2", "True")).ok());  // the watch's next version: Ready, still empty
+  gauge.Refresh();
+  metrics = f.registry.Render();
+  CHECK_THAT(metrics, Catch::Contains(R"(topofit_idle_gpus{reason="booting",node_group="p4d.24xlarge"} 0)"));
+  CHECK_THAT(metrics, Catch::Contains(R"(topofit_idle_gpus{reason="awaiting-scale-down",node_group="p4d.24xlarge"} 8)"));
+}
+
 TEST_CASE("with a recorder, each refresh records the nodes whose idle GPUs changed", "[idle]") {
   testing::ExtenderFixture f;
   REQUIRE(f.state->UpsertNode(MakeNode().name("g5-1").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8)).ok());
