@@ -156,6 +156,11 @@ OptionVerdict Judge(const RankInput& input, const GroupOption& option, const abs
   }
   verdict.needs_gpus = !gpu_pods.empty();
   if (!verdict.needs_gpus) {
+    // What it buys is all that tells such options apart here (WithoutGpuPods).
+    if (auto it = input.templates.find(option.node_group_id); it != input.templates.end()) {
+      verdict.provisioned_gpus = verdict.idle_gpus = option.node_count * AllocatableGpus(it->second);
+      verdict.price = option.node_count * PriceOf(input, option.node_group_id, it->second);
+    }
     verdict.reason = "no GPU pods: passed through";
     return verdict;
   }
@@ -189,6 +194,37 @@ auto RankKey(const OptionVerdict& v, bool by_price) {
   return std::make_tuple(-v.preferences_satisfied, CostPerUsefulGpu(v, by_price), -v.placed_pods);
 }
 
+// The options without GPU pods to pass on to CA's chain. Every GPU such an option buys idles until some GPU
+// pod comes for it, so when each of them buys GPUs (a cluster of GPU nodes only) only the cheapest goes on:
+// by price when every one's is known, else by GPUs bought. Options that buy no GPU are all passed on (and
+// only they), for CA's chain to choose among as it would without topofit.
+std::vector<std::string> WithoutGpuPods(std::vector<OptionVerdict>& verdicts) {
+  std::vector<OptionVerdict*> options;
+  for (OptionVerdict& v : verdicts) {
+    if (!v.needs_gpus) options.push_back(&v);
+  }
+  if (options.empty()) return {};
+  const bool gpu_free_exists =
+      std::any_of(options.begin(), options.end(), [](const OptionVerdict* v) { return v->provisioned_gpus == 0; });
+  const bool by_price = std::all_of(options.begin(), options.end(), [](const OptionVerdict* v) { return v->price > 0; });
+  const auto key = [&](const OptionVerdict* v) {
+    if (gpu_free_exists) return v->provisioned_gpus == 0 ? 0.0 : 1.0;
+    return by_price ? v->price : static_cast<double>(v->provisioned_gpus);
+  };
+  const double best = key(*std::min_element(options.begin(), options.end(),
+                                            [&](const OptionVerdict* a, const OptionVerdict* b) { return key(a) < key(b); }));
+  std::vector<std::string> kept;
+  for (OptionVerdict* v : options) {
+    if (key(v) == best) {
+      kept.push_back(v->node_group_id);
+    } else {
+      v->reason = absl::StrCat("no GPU pods, and ", v->provisioned_gpus, " GPUs bought for them: ",
+                               gpu_free_exists ? "an option buying none exists" : "another option costs less");
+    }
+  }
+  return kept;
+}
+
 }  // namespace
 
 Ranking RankOptions(const RankInput& input, TopologySource& topologies, const RankPolicy& policy,
@@ -199,7 +235,6 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
   for (const Preference& p : input.preferences) preferred.insert(p.pod_uid);
 
   std::vector<const OptionVerdict*> viable;
-  std::vector<std::string> passed_through;
   // Each group's template topology, resolved once; the best set of each size across them.
   std::map<std::string, absl::StatusOr<NodeTopology>> resolved;
   BestBandwidths best;
@@ -226,10 +261,9 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
                         [&memo](const std::string& pod) { return memo.PlacedSomewhere(pod); });
   };
   bool any_gpu = false;
+  const std::vector<std::string> passed_through = WithoutGpuPods(ranking.verdicts);
   for (const OptionVerdict& v : ranking.verdicts) {
-    if (!v.needs_gpus) {
-      passed_through.push_back(v.node_group_id);
-    } else {
+    if (v.needs_gpus) {
       any_gpu = true;
       if (serves_all_it_can(v)) viable.push_back(&v);
     }

@@ -42,7 +42,7 @@ struct OptionVerdict {
   // Of the placed pods that ask for a topology (min-link / min-bandwidth, binding or preferred), the share
   // whose GPU set meets it, per mille; 1000 when none asks.
   int64_t quality_per_mille = 0;
-  int provisioned_gpus = 0;       // GPUs of the new nodes
+  int provisioned_gpus = 0;       // GPUs of the new nodes (also for an option without GPU pods)
   int idle_gpus = 0;              // GPUs of the new nodes no pod of the option takes
   // The GPUs the option's placed pods use, each divided by the slowdown its set is expected to cause
   // against the best set of its size on any group of the call (slowdown.h, AssumedCommFraction).
@@ -56,8 +56,8 @@ struct OptionVerdict {
 };
 
 struct Ranking {
-  // Node group ids to return to CA, best first: the GPU options tied for best, then every option without
-  // GPU pods (passed through). Empty only as a deliberate veto.
+  // Node group ids to return to CA, best first: the GPU options tied for best, then the options without
+  // GPU pods that buy the fewest idle GPUs (passed through). Empty only as a deliberate veto.
   std::vector<std::string> chosen;
   std::vector<OptionVerdict> verdicts;  // one per option, in the input's order
   bool veto = false;
@@ -73,8 +73,9 @@ inline constexpr char kPriceAnnotation[] = "topofit.io/price-per-node-hour";
 // scheduler accepts), drops options that would strand a GPU pod, and ranks the rest by, in order: ledger
 // preferences satisfied (pods refused for a required topology: topology first for them), the lowest cost
 // per useful GPU-hour (price over the GPUs the pods use, each discounted by its set's expected slowdown:
-// price weighed against topology for pods that only prefer one), the most pods placed. Pure: no I/O, no
-// clock.
+// price weighed against topology for pods that only prefer one), the most pods placed. Options without GPU
+// pods are passed through, except that GPUs bought for pods that use none idle: when every such option
+// buys GPUs only the cheapest goes on, and when some buy none only those do. Pure: no I/O, no clock.
 // Within a call, a pod object shared by several options has its demand read once, and each distinct
 // (template shape, pod demand, GPUs already taken) case goes through the filter once. Templates' topologies
 // come from `topologies`. `stop`, when given, is asked between options; once it answers true the ranking

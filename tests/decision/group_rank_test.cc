@@ -116,6 +116,28 @@ TEST_CASE("CPU-only options pass through, a stranding-only answer is a veto", "[
     CHECK(r.chosen == std::vector<std::string>{"p4d", "cpu"});
     CHECK_FALSE(VerdictOf(r, "cpu").needs_gpus);
   }
+  SECTION("GPUs bought for CPU-only pods idle: a group without GPUs is all that goes on when there is one") {
+    RankInput input = Input({{"cpu", 2, {cpu_pod}}, {"g4dn", 1, {cpu_pod}}, {"cpu2", 3, {cpu_pod}}});
+    input.templates["cpu2"] = MakeNode().name("template-node-for-cpu2");
+    const Ranking r = Rank(input);
+    CHECK(r.chosen == std::vector<std::string>{"cpu", "cpu2"});  // CA's chain picks among them
+    CHECK(VerdictOf(r, "g4dn").provisioned_gpus == 4);
+    CHECK_THAT(VerdictOf(r, "g4dn").reason, Catch::Contains("an option buying none exists"));
+  }
+  SECTION("GPU groups only: the CPU-only pods go to the cheapest, by price, else by GPUs bought") {
+    RankInput input = Input({{"g5", 1, {cpu_pod}}, {"g4dn", 2, {cpu_pod}}});
+    input.price_per_node_hour = {{"g5", 16.29}, {"g4dn", 3.91}};
+    CHECK(Rank(input).chosen == std::vector<std::string>{"g4dn"});  // $7.82 (8 GPUs) against $16.29 (8)
+    input.price_per_node_hour["g4dn"] = 9.0;
+    CHECK(Rank(input).chosen == std::vector<std::string>{"g5"});  // $16.29 against $18.00
+    input.price_per_node_hour.erase("g5");  // a price unknown: GPUs bought, 8 and 8, tie for CA's chain
+    CHECK(Rank(input).chosen == std::vector<std::string>{"g5", "g4dn"});
+    input.options[1].node_count = 1;
+    CHECK(Rank(input).chosen == std::vector<std::string>{"g4dn"});  // 4 GPUs against 8
+    // With GPU options in the call, the best of them still comes first.
+    input.options.push_back({"p4d", 1, {nv_pod}});
+    CHECK(Rank(input).chosen == std::vector<std::string>{"p4d", "g4dn"});
+  }
   SECTION("every GPU option strands: veto") {
     const Ranking r = Rank(Input({{"g5", 1, {nv_pod}}, {"g4dn", 1, {nv_pod}}}));
     CHECK(r.chosen.empty());
