@@ -1,5 +1,7 @@
 #include "history/record_json.h"
 
+#include <type_traits>
+
 #include "absl/strings/str_cat.h"
 #include "codec/json_string.h"
 
@@ -60,6 +62,105 @@ absl::StatusOr<Candidate> CandidateFromJson(const json& in) {
   return c;
 }
 
+// The one description of a candidate's JSON, for the database's text and the read path's DOM alike: its
+// keys in the order nlohmann's dump() sorts an object's (so the text is what a dumped DOM of the same
+// fields is), zeros and a count of one left out. `out` takes Field(key, value), and Open(key) ... Close()
+// around a nested object.
+template <typename Writer>
+void WriteCandidate(const Candidate& c, Writer& out) {
+  if (c.available != 0) out.Field("available", c.available);
+  if (c.count != 1) out.Field("count", c.count);
+  if (c.free_gpus != 0) out.Field("freeGpus", c.free_gpus);
+  if (c.held_gpus != 0) out.Field("heldGpus", c.held_gpus);
+  if (c.idle_gpus != 0) out.Field("idleGpus", c.idle_gpus);
+  out.Field("name", c.name);
+  if (c.preferences_satisfied != 0) out.Field("preferencesSatisfied", c.preferences_satisfied);
+  if (c.price != 0) out.Field("price", c.price);
+  if (c.quality_per_mille != 0) out.Field("qualityPerMille", c.quality_per_mille);
+  out.Field("reason", ReasonName(c.reason));
+  if (c.requested != 0) out.Field("requested", c.requested);
+  if (c.topology) {
+    out.Open("topology");
+    out.Field("bandwidthMBps", c.topology->bandwidth_mbps);
+    out.Field("gpuIds", c.topology->gpu_ids);
+    out.Field("weakestLink", c.topology->weakest_link);
+    out.Close();
+  }
+  if (c.unresolvable) out.Field("unresolvable", true);
+}
+
+// Appends an object's members as JSON text, for the candidates column: the writer thread makes no DOM
+// per record.
+class CandidateText {
+ public:
+  explicit CandidateText(std::string& out) : out_(out) {}
+  void Open(const char* key) {
+    Key(key);
+    out_ += '{';
+    first_ = true;
+  }
+  void Close() {
+    out_ += '}';
+    first_ = false;
+  }
+  template <typename T>
+  void Field(const char* key, const T& value) {
+    Key(key);
+    if constexpr (std::is_same_v<T, bool>) {
+      out_ += value ? "true" : "false";
+    } else if constexpr (std::is_integral_v<T>) {
+      absl::StrAppend(&out_, value);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      out_ += json(value).dump();  // the shortest text that reads back as the same double
+    } else {
+      codec::AppendJsonString(out_, value);
+    }
+  }
+
+ private:
+  void Key(const char* key) {
+    if (!first_) out_ += ',';
+    first_ = false;
+    absl::StrAppend(&out_, "\"", key, "\":");
+  }
+
+  std::string& out_;
+  bool first_ = true;
+};
+
+// Sets an object's members in a DOM, for the records GET /decisions, explain and MCP serve: built once,
+// not written as text and parsed back.
+class CandidateDom {
+ public:
+  explicit CandidateDom(json& out) : object_(&out) {}
+  void Open(const char* key) {
+    outer_ = object_;
+    object_ = &(*object_)[key];
+  }
+  void Close() { object_ = outer_; }
+  template <typename T>
+  void Field(const char* key, const T& value) {
+    if constexpr (std::is_same_v<T, absl::string_view>) {
+      (*object_)[key] = std::string(value);
+    } else {
+      (*object_)[key] = value;
+    }
+  }
+
+ private:
+  json* object_;
+  json* outer_ = nullptr;
+};
+
+json CandidatesDom(const std::vector<Candidate>& candidates) {
+  json out = json::array();
+  for (const Candidate& c : candidates) {
+    CandidateDom dom(out.emplace_back(json::object()));
+    WriteCandidate(c, dom);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatRecordTime(absl::Time time) { return absl::FormatTime(kTimeFormat, time, absl::UTCTimeZone()); }
@@ -74,49 +175,12 @@ absl::StatusOr<absl::Time> ParseRecordTime(const std::string& text) {
 }
 
 std::string CandidatesJson(const std::vector<Candidate>& candidates) {
-  // Each candidate's keys in the order nlohmann's dump() sorts them, so the text is what the DOM this
-  // replaced wrote; zeros (and a count of one) left out.
   std::string out = "[";
   for (const Candidate& c : candidates) {
     if (out.size() > 1) out += ',';
-    char separator = '{';
-    const auto key = [&](absl::string_view name) {
-      absl::StrAppend(&out, absl::string_view(&separator, 1), "\"", name, "\":");
-      separator = ',';
-    };
-    const auto number = [&](absl::string_view name, auto value, decltype(value) omitted) {
-      if (value == omitted) return;
-      key(name);
-      absl::StrAppend(&out, value);
-    };
-    number("available", c.available, 0);
-    number("count", c.count, 1);
-    number("freeGpus", c.free_gpus, 0);
-    number("heldGpus", c.held_gpus, 0);
-    number("idleGpus", c.idle_gpus, 0);
-    key("name");
-    codec::AppendJsonString(out, c.name);
-    number("preferencesSatisfied", c.preferences_satisfied, 0);
-    if (c.price != 0) {
-      key("price");
-      out += json(c.price).dump();  // the shortest text that reads back as the same double
-    }
-    number("qualityPerMille", c.quality_per_mille, 0);
-    key("reason");
-    codec::AppendJsonString(out, ReasonName(c.reason));
-    number("requested", c.requested, 0);
-    if (c.topology) {
-      key("topology");
-      absl::StrAppend(&out, "{\"bandwidthMBps\":", c.topology->bandwidth_mbps, ",\"gpuIds\":");
-      codec::AppendJsonString(out, c.topology->gpu_ids);
-      out += ",\"weakestLink\":";
-      codec::AppendJsonString(out, c.topology->weakest_link);
-      out += '}';
-    }
-    if (c.unresolvable) {
-      key("unresolvable");
-      out += "true";
-    }
+    out += '{';
+    CandidateText text(out);
+    WriteCandidate(c, text);
     out += '}';
   }
   out += ']';
@@ -151,7 +215,7 @@ json RecordToJson(const Record& r) {
   SetIfNonZero(out, "nodeGroup", r.node_group);
   SetIfNonZero(out, "provisioningRequest", r.provisioning_request);
   SetIfNonZero(out, "gpus", r.gpus);
-  if (!r.candidates.empty()) out["candidates"] = json::parse(CandidatesJson(r.candidates));
+  if (!r.candidates.empty()) out["candidates"] = CandidatesDom(r.candidates);
   SetIfNonZero(out, "repeats", r.repeats);
   return out;
 }

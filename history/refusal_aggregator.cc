@@ -5,7 +5,9 @@
 namespace topofit::history {
 
 bool RefusalAggregator::Keep(Record& record) {
-  const size_t signature = absl::HashOf(record.reason, record.gpus, record.candidates);
+  // A filter that fits is always kept: only a refusal needs its signature (and pays for it).
+  std::optional<size_t> refusal;
+  if (record.reason != Reason::kFits) refusal = absl::HashOf(record.reason, record.gpus, record.candidates);
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, added] = last_.try_emplace(record.correlation_id);
   Last& last = it->second;
@@ -15,12 +17,12 @@ bool RefusalAggregator::Keep(Record& record) {
       last_.erase(order_.front());
       order_.pop_front();
     }
-  } else if (record.reason != Reason::kFits && signature == last.signature && record.time - last.recorded < window_) {
+  } else if (refusal && refusal == last.refusal && record.time - last.recorded < window_) {
     ++last.folded;
     return false;
   }
   record.repeats = last.folded;
-  last = Last{signature, record.time, 0};
+  last = Last{refusal, record.time, 0};
   return true;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -30,9 +31,9 @@ class RefusalAggregator {
 
  private:
   struct Last {
-    size_t signature = 0;  // of the pod's last recorded filter verdict
+    std::optional<size_t> refusal;  // the signature of the pod's last recorded filter verdict, if a refusal
     absl::Time recorded{};
-    int64_t folded = 0;    // identical refusals since, not recorded
+    int64_t folded = 0;  // identical refusals since, not recorded
   };
 
   const absl::Duration window_;

@@ -76,13 +76,13 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   for (const ScaleUpOutcome& scale_up : result.scale_ups) s.stranded_scale_ups += scale_up.stranded;
   for (const NodeOutcome& node : result.nodes) {
     const SimTime until = std::min(node.removed >= 0 ? node.removed : window.end, window.end);
-    if (until <= node.requested) continue;
-    const double hours = static_cast<double>(until - node.requested) / static_cast<double>(kHour);
-    GroupSpend& spend = s.by_group[node.group];
-    spend.node_hours += hours;
-    spend.cost_dollars += hours * node.price_per_hour;
-  }
-  for (const NodeOutcome& node : result.nodes) {
+    if (until > node.requested) {
+      const double hours = static_cast<double>(until - node.requested) / static_cast<double>(kHour);
+      GroupSpend& spend = s.by_group[node.group];
+      spend.node_hours += hours;
+      spend.cost_dollars += hours * node.price_per_hour;
+    }
+    // A node a scale-up made: stranded when no pod it was grown for started on it within kStrandedAfter of Ready.
     if (node.scale_up < 0 || node.ready < 0) continue;
     ++s.new_nodes;
     const auto within = [&](SimTime start) { return start >= 0 && start <= node.ready + kStrandedAfter; };

@@ -1,5 +1,6 @@
 // The candidates column's writer (CandidatesJson): text the existing reader reads back to the same
-// candidates, in the format the DOM writer it replaced produced.
+// candidates, in the format the DOM writer it replaced produced; and the DOM the read path builds
+// (RecordToJson) is that text, parsed.
 
 #include "history/record_json.h"
 
@@ -18,14 +19,19 @@ std::vector<Candidate> ReadBack(const std::string& text) {
   return *back;
 }
 
-TEST_CASE("the candidates column is written without a DOM and read back as it was", "[history]") {
+// Every field of a candidate set in one of them, a count, a tiny price and a name to escape.
+std::vector<Candidate> EveryField() {
   Candidate refused{.name = "g5-1", .reason = Reason::kMinLink, .unresolvable = true, .requested = 1, .available = 4,
                     .free_gpus = 8, .topology = TopologyDetail{"0,1,2,3", "SYS", 12'000}};
   Candidate fits{.name = "p4d-1", .topology = TopologyDetail{"0,1", "NV12", 240'000}, .count = 79};
   Candidate group{.name = "p5-a", .reason = Reason::kHigherCostPerUsefulGpu, .held_gpus = 2,
                   .preferences_satisfied = 3, .quality_per_mille = 875, .idle_gpus = 1, .price = 98.32};
   Candidate odd{.name = "n\"ode\\ \xc3\xa9\t1", .reason = Reason::kTopologyUnknown, .price = 1e-7};
-  const std::vector<Candidate> all = {refused, fits, group, odd};
+  return {refused, fits, group, odd};
+}
+
+TEST_CASE("the candidates column is written without a DOM and read back as it was", "[history]") {
+  const std::vector<Candidate> all = EveryField();
   CHECK(ReadBack(CandidatesJson(all)) == all);
   CHECK(ReadBack(CandidatesJson({})).empty());
   CHECK(CandidatesJson({}) == "[]");
@@ -47,6 +53,18 @@ TEST_CASE("the candidates column's text is what nlohmann's dump of the same fiel
        {{"name", "p5-a"}, {"reason", "chosen"}, {"price", 16.25}, {"count", 3}}});
   CHECK(CandidatesJson({refused, Candidate{.name = "p5-a", .reason = Reason::kChosen, .price = 16.25, .count = 3}}) ==
         expected.dump());
+}
+
+TEST_CASE("a record's JSON carries its candidates as the column's text, parsed", "[history]") {
+  // GET /decisions, explain and MCP dump the DOM RecordToJson builds; the column is written as text. The
+  // two writers share one description of a candidate: the same keys, the same omissions, the same bytes.
+  Record r;
+  r.candidates = EveryField();
+  const nlohmann::json json = RecordToJson(r);
+  CHECK(json["candidates"] == nlohmann::json::parse(CandidatesJson(r.candidates)));
+  CHECK(json["candidates"].dump() == CandidatesJson(r.candidates));
+  r.candidates.clear();
+  CHECK_FALSE(RecordToJson(r).contains("candidates"));
 }
 
 }  // namespace

@@ -32,20 +32,28 @@ kube::Pod NvLinkTrainer() {
   return MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV").annotation("topofit.io/topology-policy", "required");
 }
 
-TEST_CASE("the extender records a refused pod's chain, from filter to bind, on its uid", "[extender][history]") {
-  testing::ExtenderFixture f;
+// An extender whose decisions go to `recorder`.
+struct RecordingExtender : testing::ExtenderFixture {
+  RecordingExtender() { extender.RecordDecisionsTo(&recorder); }
   history::testing::MemoryRecorder recorder;
-  f.extender.RecordDecisionsTo(&recorder);
-  REQUIRE(f.state->UpsertNode(G5()).ok());
+};
+
+// The extender knows g5-1, which refuses `trainer`.
+struct G5RefusesTrainer : RecordingExtender {
+  G5RefusesTrainer() { REQUIRE(state->UpsertNode(G5()).ok()); }
   const kube::Pod trainer = NvLinkTrainer();
-  f.kube.PutPod(trainer);  // bind reads the pod it authorises from the API server
-  REQUIRE(f.extender.Filter({trainer, std::nullopt, std::vector<std::string>{"g5-1"}}).ok());
+};
+
+TEST_CASE("the extender records a refused pod's chain, from filter to bind, on its uid", "[extender][history]") {
+  G5RefusesTrainer f;
+  f.kube.PutPod(f.trainer);  // bind reads the pod it authorises from the API server
+  REQUIRE(f.extender.Filter({f.trainer, std::nullopt, std::vector<std::string>{"g5-1"}}).ok());
   REQUIRE(f.state->UpsertNode(decision::testing::P4d("p4d-1", 0)).ok());
-  REQUIRE(*f.extender.Filter({trainer, std::nullopt, std::vector<std::string>{"p4d-1"}})->node_names ==
+  REQUIRE(*f.extender.Filter({f.trainer, std::nullopt, std::vector<std::string>{"p4d-1"}})->node_names ==
           std::vector<std::string>{"p4d-1"});
   REQUIRE(*f.extender.Bind({"trainer", "default", "uid-trainer", "p4d-1"}) == "");
 
-  const std::vector<history::Record> records = recorder.records();
+  const std::vector<history::Record> records = f.recorder.records();
   REQUIRE(records.size() == 6);
   CHECK(KindsAndReasons(records) == std::vector<std::pair<Kind, Reason>>{
                                         {Kind::kFilter, Reason::kNoNodeFits},
@@ -79,23 +87,19 @@ TEST_CASE("the extender records a refused pod's chain, from filter to bind, on i
 }
 
 TEST_CASE("the extender records an unreadable GPU pod once and pods without GPUs not at all", "[extender][history]") {
-  testing::ExtenderFixture f;
-  history::testing::MemoryRecorder recorder;
-  f.extender.RecordDecisionsTo(&recorder);
+  RecordingExtender f;
   REQUIRE(f.state->UpsertNode(MakeNode().name("n1").gpus(8)).ok());
   REQUIRE(f.extender.Filter({MakePod().name("web"), std::nullopt, std::vector<std::string>{"n1"}}).ok());
-  CHECK(recorder.records().empty());
+  CHECK(f.recorder.records().empty());
   const kube::Pod bad = MakePod().name("bad").gpus(2).annotation("topofit.io/min-link", "FAST");
   REQUIRE(f.extender.Filter({bad, std::nullopt, std::vector<std::string>{"n1"}}).ok());
-  REQUIRE(recorder.records().size() == 1);
-  CHECK(recorder.records()[0].reason == Reason::kInvalidPod);
-  CHECK(recorder.records()[0].correlation_id == "uid-bad");
+  REQUIRE(f.recorder.records().size() == 1);
+  CHECK(f.recorder.records()[0].reason == Reason::kInvalidPod);
+  CHECK(f.recorder.records()[0].correlation_id == "uid-bad");
 }
 
 TEST_CASE("a filter of a pod most nodes fit records those nodes as one candidate with their count", "[extender][history]") {
-  testing::ExtenderFixture f;
-  history::testing::MemoryRecorder recorder;
-  f.extender.RecordDecisionsTo(&recorder);
+  RecordingExtender f;
   std::vector<std::string> names;
   for (int i = 0; i < 5; ++i) {
     names.push_back(absl::StrCat("n", i));
@@ -105,8 +109,8 @@ TEST_CASE("a filter of a pod most nodes fit records those nodes as one candidate
   REQUIRE(result.ok());
   REQUIRE(result->node_names.has_value());
   CHECK(result->node_names->size() == 3);
-  REQUIRE(recorder.records().size() == 1);
-  const history::Record r = recorder.records()[0];
+  REQUIRE(f.recorder.records().size() == 1);
+  const history::Record r = f.recorder.records()[0];
   REQUIRE(r.candidates.size() == 3);  // n0 for n0..n2, then n3 and n4 refused
   CHECK(r.candidates[0].name == "n0");
   CHECK(r.candidates[0].count == 3);
@@ -115,18 +119,14 @@ TEST_CASE("a filter of a pod most nodes fit records those nodes as one candidate
 }
 
 TEST_CASE("a pod's retries refused alike are recorded once a minute, with how often they repeated", "[extender][history]") {
-  testing::ExtenderFixture f;
-  history::testing::MemoryRecorder recorder;
-  f.extender.RecordDecisionsTo(&recorder);
-  REQUIRE(f.state->UpsertNode(G5()).ok());
-  const kube::Pod trainer = NvLinkTrainer();
-  const codec::ExtenderArgs args{trainer, std::nullopt, std::vector<std::string>{"g5-1"}};
+  G5RefusesTrainer f;
+  const codec::ExtenderArgs args{f.trainer, std::nullopt, std::vector<std::string>{"g5-1"}};
   for (int retry = 0; retry < 4; ++retry) {  // kube-scheduler's backoff: every 10 s
     REQUIRE(f.extender.Filter(args)->failed_and_unresolvable_nodes.size() == 1);
     f.clock.Advance(absl::Seconds(10));
   }
   // The first refusal's filter, capacity request and preference; the three retries only counted.
-  CHECK(KindsAndReasons(recorder.records()) == std::vector<std::pair<Kind, Reason>>{
+  CHECK(KindsAndReasons(f.recorder.records()) == std::vector<std::pair<Kind, Reason>>{
                                                    {Kind::kFilter, Reason::kNoNodeFits},
                                                    {Kind::kCapacityRequested, Reason::kNoNodeFits},
                                                    {Kind::kPreference, Reason::kNoNodeFits}});
@@ -134,7 +134,7 @@ TEST_CASE("a pod's retries refused alike are recorded once a minute, with how of
 
   f.clock.Advance(absl::Seconds(20));  // a minute after the first: recorded again, with the three
   REQUIRE(f.extender.Filter(args).ok());
-  const std::vector<history::Record> records = recorder.records();
+  const std::vector<history::Record> records = f.recorder.records();
   REQUIRE(records.size() == 6);
   CHECK(records[3].kind == Kind::kFilter);
   CHECK(records[3].repeats == 3);

@@ -151,6 +151,20 @@ TEST_CASE("Two nodes by hand: node-level stranding", "[summary]") {
   CHECK(used.stranded_node_hours == Approx((5 * 60 + 10) / 3600.0));
 }
 
+TEST_CASE("Two nodes by hand: a new node asked for after the window's end costs nothing and is still new", "[summary]") {
+  // Over [0, 0:20): node 0's 20 seconds are the group's spend; node 1, asked for at 0:30, has none in the
+  // window, yet is still counted among the new nodes and, never running its pod, among the stranded ones,
+  // with no stranded hours inside the window (one pass over the nodes makes both tallies).
+  const PolicySummary s = Summarise(Stock(StrandedNode()), MeasuringWindow{.end = 20 * kSecond});
+  REQUIRE(s.by_group.size() == 1);
+  CHECK(s.by_group.at("nvlink").node_hours == Approx(20.0 / 3600));
+  CHECK(s.by_group.at("nvlink").cost_dollars == Approx(10.0 * 20 / 3600));
+  CHECK(s.new_nodes == 1);
+  CHECK(s.stranded_nodes == 1);
+  CHECK(s.empty_stranded_nodes == 1);
+  CHECK(s.stranded_node_hours == 0);
+}
+
 TEST_CASE("A node that served the pod it was grown for is not stranded", "[summary]") {
   Workload workload;
   workload.groups = {Group("nvlink", "p4d.24xlarge", 8, 10, 2)};
