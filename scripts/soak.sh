@@ -116,5 +116,7 @@ end_rss=$(rss_mb 2>/dev/null || echo "?")
 cat "$work/driver.out"
 echo "serve RSS: start ${start_rss} MB, peak ${peak_rss} MB, end ${end_rss} MB (ceiling ${ceiling_mb} MB), ${seconds}s"
 echo "serve log lines at warn or above: $(grep -ci 'warn\|error' "$work/serve.log" || true)"
+# By event (text format: time, level, event, fields): which warnings, how many.
+awk '$2 ~ /^(warn|warning|error|critical)$/ {n[$3]++} END {for (e in n) printf "  %s %d\n", e, n[e]}' "$work/serve.log" | sort
 [ "$status" -eq 0 ] || tail -20 "$work/serve.log" >&2
 exit $status
