@@ -1,11 +1,12 @@
 // The soak's traffic (scripts/soak.sh): a `topofit serve` on loopback driven for a fixed time by
 // scheduling cycles as kube-scheduler makes them (/filter with 100 full Nodes, /prioritize on the nodes that
-// passed; on the first thread also /bind to the best, then the pod deleted through /admin/pods/<uid>, as
-// if it finished) from --threads keep-alive clients, and BestOptions calls as cluster-autoscaler makes them, every pod new.
+// passed; on the first thread also /bind to the best, the pod first created in the stand-in API server
+// (--api-port) as bind authorises against the stored pod, then deleted through /admin/pods/<uid> and from
+// the API server, as if it finished) from --threads keep-alive clients, and BestOptions calls as cluster-autoscaler makes them, every pod new.
 // Paced (--cycles-per-second per thread) so a long soak does not starve the machine; bounded by
 // --seconds. Prints per kind: requests, errors, p50/p99/max in ms; exits 1 on any error.
 //
-//   soak_driver --port=P --grpc-port=G --admin-token=T [--seconds=600] [--threads=4]
+//   soak_driver --port=P --grpc-port=G --api-port=A --admin-token=T [--seconds=600] [--threads=4]
 //               [--cycles-per-second=25] [--best-options-per-second=10]
 
 #include <algorithm>
@@ -37,6 +38,7 @@ using nlohmann::json;
 struct Options {
   int port = 0;
   int grpc_port = 0;
+  int api_port = 0;  // the stand-in API server the extender binds through
   std::string admin_token;
   int seconds = 600;
   int threads = 4;
@@ -89,7 +91,8 @@ json NodeJson(int i) {
 
 json PodJson(const std::string& uid, int gpus, bool nvlink) {
   json pod = {{"metadata", {{"name", uid}, {"namespace", "soak"}, {"uid", uid}}},
-              {"spec", {{"containers", {{{"name", "main"}, {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}}};
+              {"spec", {{"schedulerName", "topofit"},
+                        {"containers", {{{"name", "main"}, {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}}};
   if (nvlink) pod["metadata"]["annotations"] = {{"topofit.io/min-link", "NV"}, {"topofit.io/topology-policy", "required"}};
   return pod;
 }
@@ -102,6 +105,7 @@ struct Tallies {
 
 void SchedulingCycles(const Options& options, int thread, const json& nodes, Clock::time_point end, Tallies& t) {
   topofit::bench::KeepAliveClient client(options.port);
+  topofit::bench::KeepAliveClient api(options.api_port);
   const std::vector<std::pair<std::string, std::string>> admin = {{"Authorization", "Bearer " + options.admin_token}};
   const auto pause = std::chrono::duration<double>(1.0 / options.cycles_per_second);
   for (int n = 0; Clock::now() < end; ++n) {
@@ -143,6 +147,12 @@ void SchedulingCycles(const Options& options, int thread, const json& nodes, Clo
         }
       }
       if (thread == 0) {
+        const std::string pod_path = absl::StrCat("/api/v1/namespaces/soak/pods/", uid);
+        const int created = api.Post("/api/v1/namespaces/soak/pods", args["Pod"].dump());
+        if (created != 201) {
+          t.bind.Add(0, false, absl::StrCat("creating the pod in the API server: ", created, " ", api.error()));
+          continue;
+        }
         const json bind = {{"PodName", uid}, {"PodNamespace", "soak"}, {"PodUID", uid}, {"Node", best}};
         const auto sent = Clock::now();
         const int status = client.Post("/bind", bind.dump());
@@ -155,6 +165,7 @@ void SchedulingCycles(const Options& options, int thread, const json& nodes, Clo
           const bool freed = deleted == 200 && absl::StrContains(client.reply(), "\"released\":true");
           t.release.Add(Ms(released), freed, absl::StrCat("DELETE ", deleted, " ", client.reply()));
         }
+        api.Send("DELETE", pod_path, "");  // the stand-in keeps only pods not yet finished
       }
     }
     std::this_thread::sleep_until(started + std::chrono::duration_cast<Clock::duration>(pause));
@@ -218,6 +229,7 @@ int main(int argc, char** argv) {
     bool ok = true;
     if (Flag(arg, "port", value)) ok = absl::SimpleAtoi(value, &options.port);
     else if (Flag(arg, "grpc-port", value)) ok = absl::SimpleAtoi(value, &options.grpc_port);
+    else if (Flag(arg, "api-port", value)) ok = absl::SimpleAtoi(value, &options.api_port);
     else if (Flag(arg, "admin-token", value)) options.admin_token = value;
     else if (Flag(arg, "seconds", value)) ok = absl::SimpleAtoi(value, &options.seconds);
     else if (Flag(arg, "threads", value)) ok = absl::SimpleAtoi(value, &options.threads);
@@ -229,9 +241,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (options.port <= 0 || options.grpc_port <= 0 || options.admin_token.empty() || options.seconds <= 0 ||
+  if (options.port <= 0 || options.grpc_port <= 0 || options.api_port <= 0 || options.admin_token.empty() ||
+      options.seconds <= 0 ||
       options.threads <= 0 || options.cycles_per_second <= 0 || options.best_options_per_second <= 0) {
-    std::fprintf(stderr, "soak_driver: --port, --grpc-port and --admin-token are required; rates positive\n");
+    std::fprintf(stderr, "soak_driver: --port, --grpc-port, --api-port and --admin-token are required; rates positive\n");
     return 2;
   }
   json nodes = {{"items", json::array()}};

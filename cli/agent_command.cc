@@ -13,6 +13,7 @@
 #include "cli/build_info.h"
 #include "cli/decision_history.h"
 #include "cli/extender_command.h"
+#include "cli/kube_observability.h"
 #include "cli/ledger_flags.h"
 #include "server/http_server.h"
 #include "server/logging.h"
@@ -67,11 +68,17 @@ int RunAgent(const AgentCommandOptions& options, const std::function<void(int)>&
   server::SetUpLogging(*logging);
   spdlog::logger& log = *spdlog::default_logger();
 
-  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(options.kubeconfig);
-  if (!rest.ok()) return Fail("", rest.status());
   server::MetricsRegistry registry;
   RegisterBuildInfo(registry);
   const server::RealClock clock;
+  // The agent's API calls (its pods' watch, the GPU-ids and topology patches) are metrics and logged once
+  // per change, as the extender's and the expander's are.
+  KubeObservability kube_observability(registry, clock, spdlog::default_logger());
+  kubeclient::RestOptions rest_options;
+  kube_observability.Observe(rest_options, "agent");
+  kube_observability.Observe(agent_options->pod_watch, "node_pods");
+  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(options.kubeconfig, rest_options);
+  if (!rest.ok()) return Fail("", rest.status());
   // Declared before the agent, which records to it: destroyed after it.
   DecisionHistory decisions;
   if (!options.decision_db.empty()) {

@@ -84,6 +84,7 @@ absl::StatusOr<ExpanderParts> BuildExpander(const ExpanderOptions& options, Proc
   parts.grpc.tls_key_file = options.tls_key;
   parts.grpc.tls_client_ca_file = options.tls_client_ca;
   parts.grpc.insecure = options.insecure;
+  parts.grpc.on_tls_reload = server::ReportTlsReloads(server::TlsReloadsCounter(process.registry), "expander");
   return parts;
 }
 

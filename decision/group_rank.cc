@@ -78,11 +78,34 @@ class CallMemo {
   std::set<std::string> placed_;
 };
 
+// RankOptions' `stop`, asked between options and, within one, every kJudgementsPerAsk placements tried: an
+// option of 15,000 new nodes whose pods fit none tries every node for every pod, tens of millions of
+// placements for a few thousand pods.
+class Stopper {
+ public:
+  explicit Stopper(const std::function<bool()>& stop) : stop_(stop) {}
+  // Asks now.
+  bool Stopped() {
+    if (!stopped_ && stop_) stopped_ = stop_();
+    return stopped_;
+  }
+  // Counts one placement tried; asks at every kJudgementsPerAsk-th.
+  bool AfterJudgement() { return ++judged_ % kJudgementsPerAsk == 0 ? Stopped() : stopped_; }
+  bool stopped() const { return stopped_; }
+
+ private:
+  static constexpr int64_t kJudgementsPerAsk = 4096;
+  const std::function<bool()>& stop_;
+  int64_t judged_ = 0;
+  bool stopped_ = false;
+};
+
 // Places the option's GPU pods on `node_count` fresh template nodes, first-fit decreasing by GPU count
-// as CA's binpacking estimator orders them, each placement checked with the extender's filter.
+// as CA's binpacking estimator orders them, each placement checked with the extender's filter. Returns
+// early, the verdict incomplete, once `stopper` says so.
 void Simulate(const GroupOption& option, const std::shared_ptr<const topology::Topology>& topology,
               const std::string& origin, std::vector<PlacedPod>& gpu_pods, const std::set<std::string>& preferred,
-              const BestBandwidths& best, CallMemo& memo, OptionVerdict& verdict) {
+              const BestBandwidths& best, CallMemo& memo, Stopper& stopper, OptionVerdict& verdict) {
   std::stable_sort(gpu_pods.begin(), gpu_pods.end(), [](const PlacedPod& a, const PlacedPod& b) {
     return a.demand.request.gpus > b.demand.request.gpus;
   });
@@ -100,6 +123,7 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
     while (first_open < nodes.size() && nodes[first_open].free().empty()) ++first_open;
     bool placed = false;
     for (size_t i = first_open; i < nodes.size() && !placed; ++i) {
+      if (stopper.AfterJudgement()) return;
       const NodeVerdict& v = memo.Filter(pod.demand, nodes[i]);
       if (!v.fits) continue;
       nodes[i].ours = nodes[i].ours | v.chosen->gpus;
@@ -139,7 +163,8 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
 }
 
 OptionVerdict Judge(const RankInput& input, const GroupOption& option, const absl::StatusOr<NodeTopology>* topology,
-                    const std::set<std::string>& preferred, const BestBandwidths& best, CallMemo& memo) {
+                    const std::set<std::string>& preferred, const BestBandwidths& best, CallMemo& memo,
+                    Stopper& stopper) {
   OptionVerdict verdict;
   verdict.node_group_id = option.node_group_id;
   std::vector<PlacedPod> gpu_pods;
@@ -175,7 +200,7 @@ OptionVerdict Judge(const RankInput& input, const GroupOption& option, const abs
     return verdict;
   }
   verdict.price = option.node_count * PriceOf(input, option.node_group_id, input.templates.at(option.node_group_id));
-  Simulate(option, (*topology)->topology, (*topology)->origin, gpu_pods, preferred, best, memo, verdict);
+  Simulate(option, (*topology)->topology, (*topology)->origin, gpu_pods, preferred, best, memo, stopper, verdict);
   return verdict;
 }
 
@@ -246,11 +271,13 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
     resolved.emplace(option.node_group_id, std::move(topology));
   }
   ranking.verdicts.reserve(input.options.size());
+  Stopper stopper(stop);
   for (const GroupOption& option : input.options) {
-    if (stop && stop()) return ranking;
+    if (stopper.Stopped()) return ranking;
     auto topology = resolved.find(option.node_group_id);
     ranking.verdicts.push_back(Judge(input, option, topology == resolved.end() ? nullptr : &topology->second,
-                                     preferred, best, memo));
+                                     preferred, best, memo, stopper));
+    if (stopper.stopped()) return ranking;  // inside that option
   }
   // A pod no option's new nodes take is stranded whichever group grows: it does not disqualify options
   // that serve the rest (it would otherwise veto every scale-up, for every other pod, on every loop).

@@ -78,8 +78,9 @@ inline constexpr char kPriceAnnotation[] = "topofit.io/price-per-node-hour";
 // buys GPUs only the cheapest goes on, and when some buy none only those do. Pure: no I/O, no clock.
 // Within a call, a pod object shared by several options has its demand read once, and each distinct
 // (template shape, pod demand, GPUs already taken) case goes through the filter once. Templates' topologies
-// come from `topologies`. `stop`, when given, is asked between options; once it answers true the ranking
-// stops and is incomplete: the caller must discard it (the expander's call deadline).
+// come from `topologies`. `stop`, when given, is asked between options and every few thousand placements
+// tried within one; once it answers true the ranking stops and is incomplete: the caller must discard it
+// (the expander's call deadline).
 Ranking RankOptions(const RankInput& input, TopologySource& topologies, const RankPolicy& policy = {},
                     const std::function<bool()>& stop = {});
 

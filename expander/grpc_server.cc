@@ -70,6 +70,11 @@ absl::Status CheckPemFiles(const GrpcServerOptions& options, const std::string& 
   return absl::OkStatus();
 }
 
+// gRPC's file watcher counts in whole seconds, at least 1; the reporting watch looks as often.
+int64_t WatchSeconds(const GrpcServerOptions& options) {
+  return std::max<int64_t>(1, absl::ToInt64Seconds(options.tls_reload_interval));
+}
+
 absl::StatusOr<std::shared_ptr<::grpc::ServerCredentials>> Credentials(const GrpcServerOptions& options) {
   const bool any_tls_file =
       !options.tls_cert_file.empty() || !options.tls_key_file.empty() || !options.tls_client_ca_file.empty();
@@ -101,10 +106,9 @@ absl::StatusOr<std::shared_ptr<::grpc::ServerCredentials>> Credentials(const Grp
 
   // The files checked above are also watched: cert-manager renews the certificate by rewriting the Secret,
   // and gRPC loads the new pair for new connections, so a renewal needs no restart.
-  const auto interval = static_cast<unsigned int>(
-      std::max<int64_t>(1, absl::ToInt64Seconds(options.tls_reload_interval)));
   auto provider = std::make_shared<::grpc::experimental::FileWatcherCertificateProvider>(
-      options.tls_key_file, options.tls_cert_file, options.tls_client_ca_file, interval);
+      options.tls_key_file, options.tls_cert_file, options.tls_client_ca_file,
+      static_cast<unsigned int>(WatchSeconds(options)));
   ::grpc::experimental::TlsServerCredentialsOptions tls(provider);
   tls.watch_identity_key_cert_pairs();
   if (!ca.empty()) {
@@ -136,7 +140,22 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOp
     if (server != nullptr) server->Shutdown();
     return absl::UnavailableError(absl::StrCat("gRPC server could not listen on ", address, " (port in use?)"));
   }
-  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(server), bound, !options.insecure));
+  std::unique_ptr<GrpcServer> self(new GrpcServer(std::move(server), bound, !options.insecure));
+  if (!options.insecure && options.on_tls_reload) {
+    const absl::Duration every = absl::Seconds(WatchSeconds(options));
+    absl::StatusOr<std::unique_ptr<server::ReloadingTlsContext>> watch = server::ReloadingTlsContext::Create(
+        {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file}, every, options.on_tls_reload);
+    if (!watch.ok()) return watch.status();  // not after CheckPemFiles, unless the files changed since
+    self->WatchTlsFiles(*std::move(watch), every);
+  }
+  return self;
+}
+
+void GrpcServer::WatchTlsFiles(std::unique_ptr<server::ReloadingTlsContext> watch, absl::Duration every) {
+  tls_watch_ = std::move(watch);
+  tls_watcher_ = std::thread([this, every] {
+    while (!stop_watching_.WaitForNotificationWithTimeout(every)) tls_watch_->Current();
+  });
 }
 
 GrpcServer::GrpcServer(std::unique_ptr<::grpc::Server> server, int port, bool tls)
@@ -147,6 +166,10 @@ GrpcServer::~GrpcServer() { Shutdown(absl::ZeroDuration()); }
 void GrpcServer::Shutdown(absl::Duration grace) {
   if (stopped_) return;
   stopped_ = true;
+  if (tls_watcher_.joinable()) {
+    stop_watching_.Notify();
+    tls_watcher_.join();
+  }
   server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
   server_->Wait();
 }

@@ -8,10 +8,12 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "absl/time/time.h"
+#include "server/tls_context.h"
 
 namespace grpc {
 class Server;
@@ -36,6 +38,11 @@ struct GrpcServerOptions {
   // How often gRPC looks whether the TLS files changed (a renewed certificate) and loads them for new
   // connections (grpc::experimental::FileWatcherCertificateProvider; whole seconds, at least 1).
   absl::Duration tls_reload_interval = absl::Seconds(10);
+  // Told of each change of the TLS files, at the same interval: OK when they load (the pair matches, the CA
+  // parses: what gRPC's watcher then serves), else why not (gRPC keeps serving the previous pair). gRPC's
+  // watcher reports nothing itself; this looks at the files as the HTTPS servers do
+  // (server::ReloadingTlsContext). Empty: not watched for reporting.
+  server::ReloadingTlsContext::OnReload on_tls_reload;
   int max_receive_bytes = kMaxReceiveBytes;
 };
 
@@ -58,11 +65,16 @@ class GrpcServer {
 
  private:
   GrpcServer(std::unique_ptr<::grpc::Server> server, int port, bool tls);
+  // Looks at the TLS files every `every` until Shutdown, reporting changes through `watch`'s OnReload.
+  void WatchTlsFiles(std::unique_ptr<server::ReloadingTlsContext> watch, absl::Duration every);
 
   std::unique_ptr<::grpc::Server> server_;
   int port_;
   bool tls_;
   bool stopped_ = false;
+  std::unique_ptr<server::ReloadingTlsContext> tls_watch_;
+  absl::Notification stop_watching_;
+  std::thread tls_watcher_;
 };
 
 }  // namespace topofit::expander

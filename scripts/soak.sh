@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Soak: `topofit serve` on loopback under scheduling cycles and BestOptions calls (bench/soak_driver.cc)
 # for SECONDS (default 600), with a memory ceiling. Bind reaches a stand-in API server on loopback that
-# accepts every Binding and annotation patch (python3's standard library; nothing else is reached).
+# keeps the pods the driver creates (bind reads the pod it authorises from there) and accepts every Binding
+# and annotation patch (python3's standard library; nothing else is reached).
 #   scripts/soak.sh [SECONDS] [CEILING_MB]     (defaults 600 and 512; build with scripts/build.sh first)
 # Prints the driver's figures (requests, errors, p50/p99/max per kind) and serve's RSS at the start, the
 # peak and the end; exits 1 on any error, on RSS above the ceiling (serve is then stopped) or if serve dies.
@@ -22,7 +23,9 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 api_port=$(free_port)
 cat >"$work/api.py" <<'PY'
-import http.server, json, sys
+import http.server, json, sys, threading
+# The pods the driver created (POST .../pods) and has not deleted: bind authorises against the stored pod.
+pods, lock = {}, threading.Lock()
 class Api(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     version = 0
@@ -33,17 +36,37 @@ class Api(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
-    def do_POST(self):  # Binding
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.reply(201, {"kind": "Status", "status": "Success"})
+    def body(self):
+        return self.rfile.read(int(self.headers.get("Content-Length", 0)))
+    def pod_key(self):  # /api/v1/namespaces/NS/pods/NAME[/...]
+        parts = self.path.split("?")[0].split("/")
+        return (parts[4], parts[6]) if len(parts) > 6 and parts[5] == "pods" else None
+    def do_POST(self):  # a pod created, or its Binding
+        body = self.body()
+        if self.path.endswith("/pods"):
+            pod = json.loads(body)
+            with lock:
+                pods[(pod["metadata"]["namespace"], pod["metadata"]["name"])] = pod
+            self.reply(201, pod)
+        else:
+            self.reply(201, {"kind": "Status", "status": "Success"})
     def do_PATCH(self):  # annotations: the pod back with a new resourceVersion
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.body()
         Api.version += 1
-        parts = self.path.split("/")
-        self.reply(200, {"kind": "Pod", "metadata": {"namespace": parts[4], "name": parts[6],
+        namespace, name = self.pod_key()
+        self.reply(200, {"kind": "Pod", "metadata": {"namespace": namespace, "name": name,
                                                      "resourceVersion": str(Api.version)}})
     def do_GET(self):
-        self.reply(404, {"kind": "Status", "reason": "NotFound", "code": 404})
+        with lock:
+            pod = pods.get(self.pod_key())
+        if pod is None:
+            self.reply(404, {"kind": "Status", "reason": "NotFound", "code": 404})
+        else:
+            self.reply(200, pod)
+    def do_DELETE(self):
+        with lock:
+            gone = pods.pop(self.pod_key(), None)
+        self.reply(200 if gone else 404, {"kind": "Status", "code": 200 if gone else 404})
     def log_message(self, *args):
         pass
 http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Api).serve_forever()
@@ -71,7 +94,7 @@ for _ in $(seq 100); do
 done
 rss_mb() { awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$serve/status"; }
 start_rss=$(rss_mb)
-"$build/bench/soak_driver" --port="$port" --grpc-port="$grpc_port" --admin-token=soak-admin-token \
+"$build/bench/soak_driver" --port="$port" --grpc-port="$grpc_port" --api-port="$api_port" --admin-token=soak-admin-token \
   --seconds="$seconds" >"$work/driver.out" 2>&1 &
 driver=$!
 pids+=($driver)
@@ -93,5 +116,7 @@ end_rss=$(rss_mb 2>/dev/null || echo "?")
 cat "$work/driver.out"
 echo "serve RSS: start ${start_rss} MB, peak ${peak_rss} MB, end ${end_rss} MB (ceiling ${ceiling_mb} MB), ${seconds}s"
 echo "serve log lines at warn or above: $(grep -ci 'warn\|error' "$work/serve.log" || true)"
+# By event (text format: time, level, event, fields): which warnings, how many.
+awk '$2 ~ /^(warn|warning|error|critical)$/ {n[$3]++} END {for (e in n) printf "  %s %d\n", e, n[e]}' "$work/serve.log" | sort
 [ "$status" -eq 0 ] || tail -20 "$work/serve.log" >&2
 exit $status

@@ -192,10 +192,7 @@ HttpMetrics HttpMetrics::Create(MetricsRegistry& registry) {
                           "received within its deadline), idle (no request within the idle timeout), tls-handshake (TLS "
                           "refused, e.g. no client certificate signed by the client CA).",
                           {"server", "reason"}),
-      registry.AddCounter("topofit_tls_reloads_total",
-                          "TLS certificate, key or client CA files found changed and loaded (ok) or not (failed: "
-                          "the previous ones stay in use).",
-                          {"server", "result"}),
+      TlsReloadsCounter(registry),
   };
 }
 
@@ -633,17 +630,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerO
   IgnoreSigpipe();
   std::unique_ptr<HttpServer> self(new HttpServer(options, registry));
   if (!options.tls_cert_file.empty()) {
-    HttpServer* server = self.get();
+    // New connections get the new certificate; when the files do not load, the previous ones stay.
     absl::StatusOr<std::unique_ptr<ReloadingTlsContext>> tls = ReloadingTlsContext::Create(
         {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file}, options.tls_reload_interval,
-        [server](const absl::Status& reloaded) {
-          server->metrics_.tls_reloads.Inc({server->name(), reloaded.ok() ? "ok" : "failed"});
-          // New connections get the new certificate; when the files do not load, the previous ones stay.
-          LogFields fields = {{"server", server->name()}};
-          if (!reloaded.ok()) fields.emplace_back("error", reloaded.message());
-          LogEvent(*spdlog::default_logger(), reloaded.ok() ? "tls_reloaded" : "tls_reload_failed", fields,
-                   reloaded.ok() ? spdlog::level::info : spdlog::level::warn);
-        });
+        ReportTlsReloads(self->metrics_.tls_reloads, self->name()));
     if (!tls.ok()) return tls.status();
     self->impl_->tls = *std::move(tls);
   }

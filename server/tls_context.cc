@@ -9,7 +9,10 @@
 
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "absl/strings/str_cat.h"
+#include "server/logging.h"
 
 namespace topofit::server {
 namespace {
@@ -130,6 +133,23 @@ std::shared_ptr<boost::asio::ssl::context> ReloadingTlsContext::Current() {
   }
   if (on_reload_) on_reload_(rebuilt.status());
   return current_;
+}
+
+Counter& TlsReloadsCounter(MetricsRegistry& registry) {
+  return registry.AddCounter("topofit_tls_reloads_total",
+                             "TLS certificate, key or client CA files found changed and loaded (ok) or not (failed: "
+                             "the previous ones stay in use).",
+                             {"server", "result"});
+}
+
+ReloadingTlsContext::OnReload ReportTlsReloads(Counter& reloads, std::string server) {
+  return [&reloads, server = std::move(server)](const absl::Status& reloaded) {
+    reloads.Inc({server, reloaded.ok() ? "ok" : "failed"});
+    LogFields fields = {{"server", server}};
+    if (!reloaded.ok()) fields.emplace_back("error", reloaded.message());
+    LogEvent(*spdlog::default_logger(), reloaded.ok() ? "tls_reloaded" : "tls_reload_failed", fields,
+             reloaded.ok() ? spdlog::level::info : spdlog::level::warn);
+  };
 }
 
 }  // namespace topofit::server

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/metrics.h"
 
 namespace topofit::server {
 
@@ -75,5 +76,13 @@ class ReloadingTlsContext {
   Identities failed_;                                    // guarded by mu_: of the last files that did not load
   std::chrono::steady_clock::time_point next_look_;      // guarded by mu_
 };
+
+// topofit_tls_reloads_total{server,result}: declared here once for every TLS server of the process (the
+// HTTPS servers and the expander's gRPC server).
+Counter& TlsReloadsCounter(MetricsRegistry& registry);
+
+// What a TLS server does after looking at changed files: counts the reload as ok or failed under `server`,
+// and logs tls_reloaded, or tls_reload_failed with the reason (the previous files stay in use).
+ReloadingTlsContext::OnReload ReportTlsReloads(Counter& reloads, std::string server);
 
 }  // namespace topofit::server

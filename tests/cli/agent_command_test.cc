@@ -10,6 +10,7 @@
 #include <httplib.h>
 
 #include "server/shutdown.h"
+#include "tests/kubeclient/eventually.h"
 #include "tests/cli/scratch_dir.h"
 
 namespace topofit::cli {
@@ -52,7 +53,7 @@ TEST_CASE("agent rejects bad options with exit 1", "[cli][agent]") {
   }
 }
 
-TEST_CASE("agent serves its ops port, not ready with the reason, until SIGTERM", "[cli][agent]") {
+TEST_CASE("agent serves its ops port, not ready with the reason, its API calls as metrics, until SIGTERM", "[cli][agent]") {
   REQUIRE(server::BlockShutdownSignals().ok());  // before the agent's threads exist
   testing::ScratchDir scratch("topofit-agent-cli-test");
   std::promise<int> port;
@@ -70,6 +71,17 @@ TEST_CASE("agent serves its ops port, not ready with the reason, until SIGTERM",
   auto metrics = ops.Get("/metrics");
   REQUIRE(metrics);
   CHECK_THAT(metrics->body, Catch::Contains("# TYPE topofit_agent_preferred_allocations_total counter"));
+  // Its API client and its pods' watch are metrics, as the extender's and the expander's are: the API server
+  // at 127.0.0.1:1 refuses every connection.
+  const auto metrics_say = [&ops](const std::string& line) {
+    return kubeclient::testing::Eventually([&] {
+      auto now = ops.Get("/metrics");
+      return now && now->body.find(line) != std::string::npos;
+    });
+  };
+  CHECK(metrics_say("topofit_kube_api_requests_total{client=\"agent\",verb=\"GET\",code=\"none\"} "));
+  CHECK(metrics_say("topofit_watch_healthy{resource=\"node_pods\"} 0\n"));
+  CHECK(metrics_say("topofit_watch_synced{resource=\"node_pods\"} 0\n"));
 
   REQUIRE(::kill(::getpid(), SIGTERM) == 0);
   CHECK(exit_code.get() == 0);

@@ -15,6 +15,7 @@
 
 #include "proto/expander.grpc.pb.h"
 #include "server/shutdown.h"
+#include "spdlog/sinks/null_sink.h"
 #include "tests/cli/scratch_dir.h"
 
 namespace topofit::cli {
@@ -99,6 +100,21 @@ TEST_CASE("the prices file is an object of node group id -> price", "[cli][expan
   absl::StatusOr<std::map<std::string, double>> prices = ReadPricesFile(scratch.path("prices.json"));
   REQUIRE(prices.ok());
   CHECK(*prices == std::map<std::string, double>{{"g5", 16.288}, {"p4d", 32.77}});
+}
+
+// gRPC's certificate watcher reports nothing: the expander's own look at the files is what counts reloads.
+TEST_CASE("expander counts its gRPC certificate reloads in topofit_tls_reloads_total", "[cli][expander]") {
+  ExpanderOptions options;
+  ProcessState process;
+  spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  absl::StatusOr<ExpanderParts> parts = BuildExpander(options, process, log);
+  REQUIRE(parts.ok());
+  REQUIRE(parts->grpc.on_tls_reload);
+  parts->grpc.on_tls_reload(absl::OkStatus());
+  parts->grpc.on_tls_reload(absl::InvalidArgumentError("key does not match"));
+  const std::string metrics = process.registry.Render();
+  CHECK_THAT(metrics, Catch::Contains("topofit_tls_reloads_total{server=\"expander\",result=\"ok\"} 1\n") &&
+                          Catch::Contains("topofit_tls_reloads_total{server=\"expander\",result=\"failed\"} 1\n"));
 }
 
 TEST_CASE("expander serves until SIGTERM, then exits 0", "[cli][expander]") {

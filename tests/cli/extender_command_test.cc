@@ -7,6 +7,7 @@
 #include <fstream>
 #include <atomic>
 #include <future>
+#include <optional>
 
 #include <catch2/catch.hpp>
 #include <httplib.h>
@@ -16,10 +17,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/build_info.h"
+#include "cli/expander_command.h"
 #include "server/shutdown.h"
 #include "tests/cli/scratch_dir.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
+#include "tests/server/non_loopback_address.h"
 
 namespace topofit::cli {
 namespace {
@@ -109,6 +112,57 @@ TEST_CASE("extender refuses to listen beyond loopback without client certificate
   options.address = "127.0.0.1";
   CHECK_THAT(std::string(BuildExtender(options, process, log, {}).status().message()),
              Catch::Contains("--scheduler-name"));
+}
+
+// The ops port listens on every address for probes and Prometheus; the endpoints that name pods
+// (/preferences, /intents as `serve` registers it on this port, /decisions) answer a peer beyond loopback
+// only with the admin token: the wiring of the real routes, not just the guard (bearer_token_test).
+TEST_CASE("extender ops port: endpoints that name pods need loopback or the admin token", "[cli][extender]") {
+  const std::optional<std::string> address = server::testing::NonLoopbackAddress();
+  if (!address) {
+    WARN("skipped: this machine has no IPv4 address other than loopback");
+    return;
+  }
+  std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
+  kubeclient::testing::FakeApiServer api(*certs);
+  REQUIRE(api.valid());
+  Scratch scratch;
+  for (const bool with_token : {false, true}) {
+    CAPTURE(with_token);
+    ExtenderOptions options = LoopbackOptions(KubeconfigFor(scratch, api, *certs));
+    options.ops_address = "0.0.0.0";
+    if (with_token) options.admin_token_file = scratch.path("token");
+    ProcessState process;
+    spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+    absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, {});
+    REQUIRE(servers.ok());
+    RegisterIntentsRoute(*servers->ops, *process.ledger, servers->admin_token);
+    absl::StatusOr<int> port = servers->ops->Start();
+    REQUIRE(port.ok());
+    httplib::Client local("127.0.0.1", *port);
+    httplib::Client remote(*address, *port);
+    const httplib::Headers admin = {{"Authorization", "Bearer admin-secret"}};
+    for (const char* path : {"/preferences", "/intents", "/decisions"}) {
+      CAPTURE(path);
+      auto refused = remote.Get(path);
+      REQUIRE(refused);
+      CHECK(refused->status == (with_token ? 401 : 403));
+      if (std::string(path) == "/decisions") continue;  // the admin token's alone, even on loopback
+      auto on_loopback = local.Get(path);
+      REQUIRE(on_loopback);
+      CHECK(on_loopback->status == 200);
+      if (with_token) {
+        auto admitted = remote.Get(path, admin);
+        REQUIRE(admitted);
+        CHECK(admitted->status == 200);
+      }
+    }
+    auto probe = remote.Get("/readyz");  // what the kubelet and Prometheus read stays open
+    REQUIRE(probe);
+    CHECK(probe->status != 401);
+    CHECK(probe->status != 403);
+    servers->ops->Stop();
+  }
 }
 
 TEST_CASE("extender serves until SIGTERM, then exits 0", "[cli][extender]") {

@@ -544,6 +544,31 @@ TEST_CASE("The ranking stops between options once the deadline passes: DEADLINE_
   CHECK(f.ledger->Intents().empty());
 }
 
+TEST_CASE("The ranking stops inside one option too, once the deadline passes", "[expander][hostile]") {
+  // Each pod that fits none of an option's new nodes tries every one of them: at CA's largest node count and
+  // a few thousand such pods, tens of millions of placements in one option. The deadline was asked only
+  // between options, so such a call worked on for seconds past it.
+  Fixture f;
+  std::vector<corev1::Pod> pods;
+  for (int i = 0; i < 100; ++i) pods.push_back(PodProto(absl::StrCat("wide-", i)).gpus(9));  // fits no 8-GPU node
+  RequestBuilder request = ThreeGroups(Layout::kBytes);
+  request.option("p4d", 5'000, pods);
+  SECTION("asked while the option's pods are placed") {
+    int asked = 0;
+    REQUIRE_OK(f.service->Answer(request.build(), {absl::InfiniteFuture(), [&asked] { return ++asked < 0; }}));
+    CHECK(asked > 100);  // 500,000 placements tried, asked every 4,096 of them
+  }
+  SECTION("and stopped there") {
+    // On arrival, before the option, after 4,096 placements: no; after 8,192: yes.
+    int asked = 0;
+    CHECK_STATUS(f.service->Answer(request.build(), {absl::InfiniteFuture(), [&asked] { return ++asked > 3; }}),
+                 absl::StatusCode::kDeadlineExceeded, "past the call's deadline");
+    CHECK(asked == 5);  // and once more by the service, which discards the unfinished ranking
+    CHECK(f.metrics.calls.Value({"deadline_exceeded"}) == 1);
+    CHECK(f.ledger->Intents().empty());
+  }
+}
+
 TEST_CASE("TLS is enforced", "[expander][grpc][tls]") {
   const PodProto web = PodProto("web");
   SECTION("a plaintext client cannot call the TLS server") {
@@ -578,7 +603,8 @@ TEST_CASE("TLS is enforced", "[expander][grpc][tls]") {
   }
 }
 
-TEST_CASE("TLS: a renewed certificate is served to new connections without a restart", "[expander][grpc][tls]") {
+TEST_CASE("TLS: a renewed certificate is served to new connections without a restart, each reload counted",
+          "[expander][grpc][tls]") {
   Fixture f;
   f.server.reset();
   const std::unique_ptr<testing::TestCerts> renewed = testing::TestCerts::Create(1002).value();
@@ -590,18 +616,41 @@ TEST_CASE("TLS: a renewed certificate is served to new connections without a res
   options.tls_cert_file = secret.cert();
   options.tls_key_file = secret.key();
   options.tls_reload_interval = absl::Seconds(1);  // gRPC's shortest
+  server::MetricsRegistry registry;
+  server::Counter& reloads = server::TlsReloadsCounter(registry);
+  options.on_tls_reload = server::ReportTlsReloads(reloads, "expander");
   absl::StatusOr<std::unique_ptr<GrpcServer>> started = GrpcServer::Start(options, *f.service);
   REQUIRE_OK(started);
   const int port = (*started)->port();
   CHECK(testing::ServedCertificateSerial(port) == 2);
 
+  const auto serves = [port](long serial) {
+    long served = 0;
+    for (int i = 0; i < 50 && served != serial; ++i) {  // gRPC looks every second
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      served = testing::ServedCertificateSerial(port);
+    }
+    return served;
+  };
+  const auto counted = [&reloads](const char* result) {
+    for (int i = 0; i < 50 && reloads.Value({"expander", result}) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return reloads.Value({"expander", result});
+  };
   secret.Update(renewed->server_cert_file(), renewed->server_key_file());  // cert-manager renewed it
-  long served = 2;
-  for (int i = 0; i < 50 && served != 1002; ++i) {  // gRPC looks every second
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    served = testing::ServedCertificateSerial(port);
-  }
-  CHECK(served == 1002);
+  CHECK(serves(1002) == 1002);
+  CHECK(counted("ok") == 1);  // topofit_tls_reloads_total{server="expander",result="ok"}
+
+  // A certificate with another's key: counted as failed (and logged). Unlike the HTTPS servers, which keep
+  // the previous pair, gRPC 1.51's watcher takes the files as they are, and handshakes fail until they are
+  // good again: the failed reload is what makes that visible.
+  secret.Update(renewed->server_cert_file(), f.certs->server_key_file());
+  CHECK(counted("failed") == 1);
+  CHECK(reloads.Value({"expander", "ok"}) == 1);
+  secret.Update(renewed->server_cert_file(), renewed->server_key_file());
+  CHECK(serves(1002) == 1002);
+  CHECK(reloads.Value({"expander", "ok"}) == 2);
 }
 
 TEST_CASE("TLS: 1.2 with forward-secret AEAD suites and 1.3 only, as the HTTPS servers", "[expander][grpc][tls]") {

@@ -7,8 +7,8 @@
 #
 # Checks: the base renders without the generated manifests/tls/; the kinds and counts; the key fields of the
 # KubeSchedulerConfiguration (grep always; with PyYAML also a strict parse against the upstream v1 field
-# names, the exact RBAC rules, and the wiring between objects); the cert-manager overlay; the
-# cluster-autoscaler component on a stock CA Deployment; and, with openssl,
+# names, the exact RBAC rules, and the wiring between objects, on the base and on every overlay); the
+# cert-manager overlay; the cluster-autoscaler component on a stock CA Deployment; and, with openssl,
 # scripts/make-tls.sh into a temporary directory plus the overlay it writes.
 set -uo pipefail
 
@@ -98,9 +98,11 @@ else
   fail "kube-scheduler image is not registry.k8s.io/kube-scheduler:v1.33.<patch>"
 fi
 
-# Strict checks with PyYAML, when it is importable.
+# Strict checks with PyYAML, when it is importable: on the base here, on each overlay below.
+strict=""
 if python3 -c 'import yaml' 2>/dev/null; then
-  if python3 - "$render" "$dir/examples/gpu-pod.yaml" <<'PY'; then ok "PyYAML checks"; else fail "PyYAML checks"; fi
+  strict=$tmp/strict.py
+  cat >"$strict" <<'PY'
 import os, sys, yaml
 
 errors = []
@@ -372,6 +374,11 @@ PY
 else
   echo "skipped (part): PyYAML not importable; the KubeSchedulerConfiguration parse and the strict checks did not run"
 fi
+strict_checks() { # rendered file, what it is
+  [[ -n $strict ]] || return 0
+  if python3 "$strict" "$1" "$dir/examples/gpu-pod.yaml"; then ok "PyYAML checks on $2"; else fail "PyYAML checks on $2"; fi
+}
+strict_checks "$render" "the base"
 
 # The cert-manager overlay.
 if kubectl kustomize "$tmp/manifests/overlays/cert-manager" >"$tmp/cm.yaml" 2>"$tmp/err"; then
@@ -381,6 +388,7 @@ if kubectl kustomize "$tmp/manifests/overlays/cert-manager" >"$tmp/cm.yaml" 2>"$
     grep -q -- '- topofit-expander.topofit-system.svc.cluster.local$' "$tmp/cm.yaml" &&
     [[ $(grep -c '^kind: Deployment$' "$tmp/cm.yaml") == 2 ]]; then
     ok "overlays/cert-manager renders: base + 2 Issuers + 2 Certificates for the service names"
+    strict_checks "$tmp/cm.yaml" "overlays/cert-manager"
   else
     fail "overlays/cert-manager output lacks the Issuers/Certificates"
   fi
@@ -521,6 +529,7 @@ else
       [[ $(grep -c '^kind: Secret$' "$tmp/tls.yaml") == 1 ]] && grep -q '^type: kubernetes.io/tls$' "$tmp/tls.yaml" &&
       grep -q '^  name: topofit-expander-tls$' "$tmp/tls.yaml"; then
       ok "the generated overlay renders the base + Secret topofit-expander-tls"
+      strict_checks "$tmp/tls.yaml" "the overlay make-tls.sh writes"
     else
       cat "$tmp/err"
       fail "the overlay written by make-tls.sh does not render the Secret"

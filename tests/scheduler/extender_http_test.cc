@@ -1,9 +1,11 @@
 #include "scheduler/extender_http.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,6 +20,7 @@
 #include "codec/kube_json.h"
 #include "server/ops_endpoints.h"
 #include "tests/kube/builders.h"
+#include "tests/kubeclient/eventually.h"
 #include "tests/scheduler/extender_fixture.h"
 
 namespace topofit::scheduler {
@@ -85,8 +88,9 @@ struct Harness : testing::ExtenderFixture {
   std::unique_ptr<httplib::Client> client;
   int port = 0;
 
-  Harness() {
+  explicit Harness(int io_threads = server::HttpServerOptions().threads) {
     server::HttpServerOptions options;
+    options.threads = io_threads;
     options.address = "127.0.0.1";
     options.max_body_bytes = 8 << 20;
     options.name = "extender";
@@ -377,6 +381,38 @@ TEST_CASE("bad requests get a 4xx JSON error and the server stays healthy", "[ex
   httplib::Result health = h.client->Get("/healthz");
   REQUIRE(health);
   CHECK(health->status == 200);
+}
+
+// kube-scheduler's bind waits on the API server, through a client limited to a few requests a second; on
+// the server's I/O threads, binds waiting on a slow API server would hold up every filter.
+TEST_CASE("A bind waiting on the API server does not hold up filter, even with one I/O thread", "[extender_http]") {
+  Harness h(/*io_threads=*/1);
+  REQUIRE(h.state->UpsertNode(kube::testing::MakeNode().name("n1").label("node.kubernetes.io/instance-type",
+                                                                          "p4d.24xlarge").gpus(8)).ok());
+  h.kube.PutPod(kube::testing::MakePod().name("trainer").uid("uid-trainer").gpus(2));
+  h.kube.HoldBinds();
+
+  std::future<httplib::Result> bind = std::async(std::launch::async, [&h] {
+    httplib::Client binder("127.0.0.1", h.port);
+    binder.set_read_timeout(30, 0);
+    return binder.Post("/bind", R"({"PodName": "trainer", "PodNamespace": "default", "PodUID": "uid-trainer", "Node": "n1"})",
+                       "application/json");
+  });
+  REQUIRE(kubeclient::testing::Eventually([&h] {
+    const std::vector<testing::FakeKubeClient::Call> calls = h.kube.calls();
+    return std::any_of(calls.begin(), calls.end(), [](const auto& call) { return call.verb == "bind"; });
+  }));
+  // The bind is waiting on the API server now. Without the blocking pool, the one I/O thread would be its.
+  httplib::Client scheduler("127.0.0.1", h.port);
+  scheduler.set_read_timeout(10, 0);  // only so that a failure ends
+  httplib::Result filter = scheduler.Post("/filter", R"({"Pod": {"metadata": {"name": "p"}}, "NodeNames": ["n1"]})",
+                                          "application/json");
+  h.kube.ReleaseBinds();
+  REQUIRE(filter);
+  CHECK(filter->status == 200);
+  httplib::Result bound = bind.get();
+  REQUIRE(bound);
+  CHECK(json::parse(bound->body)["Error"] == "");
 }
 
 TEST_CASE("admin endpoints need the bearer token", "[extender_http]") {

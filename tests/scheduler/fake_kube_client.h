@@ -1,5 +1,6 @@
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
@@ -58,6 +59,7 @@ class FakeKubeClient final : public KubeClient {
     lock.unlock();
     absl::SleepFor(delay);  // an API server that answers slowly: binds overlap
     lock.lock();
+    binds_released_.wait(lock, [this] { return !binds_held_; });
     auto [assigned, first] = bound_.try_emplace(ns + "/" + name, node);
     if (!first) {
       return absl::AbortedError("Operation cannot be fulfilled on pods/binding \"" + name + "\": pod " + name +
@@ -70,6 +72,18 @@ class FakeKubeClient final : public KubeClient {
     std::lock_guard<std::mutex> lock(mu_);
     bind_delay_ = delay;
   }
+  // Binds wait for ReleaseBinds(): an API server that has not answered yet.
+  void HoldBinds() {
+    std::lock_guard<std::mutex> lock(mu_);
+    binds_held_ = true;
+  }
+  void ReleaseBinds() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      binds_held_ = false;
+    }
+    binds_released_.notify_all();
+  }
 
  private:
   mutable std::mutex mu_;
@@ -77,6 +91,8 @@ class FakeKubeClient final : public KubeClient {
   std::vector<Call> calls_;
   absl::Status bind_error_;
   absl::Duration bind_delay_ = absl::ZeroDuration();
+  bool binds_held_ = false;
+  std::condition_variable binds_released_;
   std::map<std::string, std::string> bound_;  // namespace/name -> node
 };
 
