@@ -95,14 +95,14 @@ bool IsLoopback(const std::string& address) {
 
 ProcessState::ProcessState()
     : kube_observability(registry, clock, spdlog::default_logger()),
+      eviction_log(*spdlog::default_logger(), clock, "ledger_evicted", spdlog::level::warn),
       ledger_limits{.on_evicted = [evicted = &registry.AddCounter("topofit_ledger_evicted_total",
                                                                    "Ledger entries evicted at the ledger's caps, "
                                                                    "by kind (preference, intent)",
-                                                                   {"kind"})](absl::string_view kind,
-                                                                              const std::string& key) {
+                                                                   {"kind"}),
+                                   log = &eviction_log](absl::string_view kind, const std::string& key) {
         evicted->Inc({std::string(kind)});
-        server::LogEvent(*spdlog::default_logger(), "ledger_evicted", {{"kind", std::string(kind)}, {"key", key}},
-                         spdlog::level::warn);
+        log->Occurred({{"kind", std::string(kind)}, {"key", key}});
       }},
       ledger(ledger::NewInMemoryLedger(clock, kPreferenceTtl, kIntentTtl, ledger_limits)) {
   RegisterBuildInfo(registry);

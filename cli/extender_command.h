@@ -29,6 +29,7 @@
 #include "server/logging.h"
 #include "server/metrics.h"
 #include "server/ops_endpoints.h"
+#include "server/sampled_log.h"
 
 namespace topofit::cli {
 
@@ -89,6 +90,9 @@ struct ProcessState {
   server::MetricsRegistry registry;
   // Metrics and condition logs of every API client, watch, ledger write and election of the process.
   KubeObservability kube_observability;
+  // A ledger at its cap evicts on every new entry: logged at most once a minute with the count (either
+  // kind; the metric counts each).
+  server::SampledLog eviction_log;
   // Both ledgers' caps; evictions counted (topofit_ledger_evicted_total{kind}) and logged.
   const ledger::LedgerLimits ledger_limits;
   // --ledger=api (UseLedger): the ledger's client, declared before the ledger that publishes through it.

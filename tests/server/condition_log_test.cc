@@ -2,35 +2,19 @@
 
 #include <catch2/catch.hpp>
 
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
-#include "spdlog/sinks/ostream_sink.h"
+#include "tests/server/captured_log.h"
 #include "tests/server/fake_clock.h"
 
 namespace topofit::server {
 namespace {
 
-struct Captured {
-  std::ostringstream out;
-  std::shared_ptr<spdlog::logger> logger =
-      MakeLogger("test", LoggingOptions{LogFormat::kJson, spdlog::level::info},
-                 std::make_shared<spdlog::sinks::ostream_sink_st>(out));
-  std::vector<nlohmann::json> Lines() const {
-    std::vector<nlohmann::json> lines;
-    for (absl::string_view line : absl::StrSplit(out.str(), '\n', absl::SkipEmpty())) {
-      lines.push_back(nlohmann::json::parse(line));
-    }
-    return lines;
-  }
-};
-
 TEST_CASE("A failure is logged once per change, not per attempt, the recovery once, with the count",
           "[condition_log]") {
-  Captured c;
+  CapturedLog c;
   FakeClock clock;
   ConditionLog watch(*c.logger, clock, "watch", {{"resource", "nodes"}});
   watch.Succeeded();  // healthy: nothing to say
@@ -61,7 +45,7 @@ TEST_CASE("A failure is logged once per change, not per attempt, the recovery on
 
 TEST_CASE("A failure that goes on is recalled after 30 s, then at doubling intervals up to 10 min",
           "[condition_log]") {
-  Captured c;
+  CapturedLog c;
   FakeClock clock;
   ConditionLog api(*c.logger, clock, "kube_api", {});
   // An attempt every second for 20 minutes.
