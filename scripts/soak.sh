@@ -10,6 +10,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-600}
 ceiling_mb=${2:-512}
+[[ $seconds =~ ^[1-9][0-9]*$ && $ceiling_mb =~ ^[1-9][0-9]*$ ]] ||
+  { echo "usage: soak.sh [SECONDS] [CEILING_MB] (positive integers; the build directory is \$BUILD_DIR)" >&2; exit 2; }
 build=${BUILD_DIR:-$root/build}
 work=$(mktemp -d)
 pids=()
