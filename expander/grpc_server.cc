@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include <grpcpp/security/server_credentials.h>
@@ -22,15 +20,6 @@
 
 namespace topofit::expander {
 namespace {
-
-absl::StatusOr<std::string> ReadPem(const std::string& what, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(what, " ", path, ": cannot be read"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat(what, " ", path, ": read error"));
-  return text.str();
-}
 
 // gRPC only finds out that a PEM file is bad when it binds, and then reports nothing more useful than a
 // failed start; OpenSSL says which file is wrong, before anything listens.
@@ -75,12 +64,13 @@ int64_t WatchSeconds(const GrpcServerOptions& options) {
   return std::max<int64_t>(1, absl::ToInt64Seconds(options.tls_reload_interval));
 }
 
-absl::StatusOr<std::shared_ptr<::grpc::ServerCredentials>> Credentials(const GrpcServerOptions& options) {
+// Plaintext, or TLS files that are there and good (checked before anything is staged or listens).
+absl::Status CheckTransport(const GrpcServerOptions& options) {
   const bool any_tls_file =
       !options.tls_cert_file.empty() || !options.tls_key_file.empty() || !options.tls_client_ca_file.empty();
   if (options.insecure) {
     if (any_tls_file) return absl::InvalidArgumentError("--insecure (plaintext gRPC) excludes the --tls-* files");
-    return ::grpc::InsecureServerCredentials();
+    return absl::OkStatus();
   }
   if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
     return absl::InvalidArgumentError(
@@ -92,26 +82,22 @@ absl::StatusOr<std::shared_ptr<::grpc::ServerCredentials>> Credentials(const Grp
     return absl::InvalidArgumentError(absl::StrCat("GRPC_SSL_CIPHER_SUITES is set (", topology::Quoted(suites),
                                                    "): the expander offers only forward-secret AEAD suites; unset it"));
   }
-  absl::StatusOr<std::string> cert = ReadPem("--tls-cert", options.tls_cert_file);
-  if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadPem("--tls-key", options.tls_key_file);
-  if (!key.ok()) return key.status();
-  std::string ca;
-  if (!options.tls_client_ca_file.empty()) {
-    absl::StatusOr<std::string> read = ReadPem("--tls-client-ca", options.tls_client_ca_file);
-    if (!read.ok()) return read.status();
-    ca = *std::move(read);
-  }
-  if (absl::Status checked = CheckPemFiles(options, *cert, *key, ca); !checked.ok()) return checked;
+  absl::StatusOr<server::TlsPem> pem =
+      server::ReadTlsFiles({options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file});
+  if (!pem.ok()) return pem.status();
+  return CheckPemFiles(options, pem->cert, pem->key, pem->client_ca);
+}
 
-  // The files checked above are also watched: cert-manager renews the certificate by rewriting the Secret,
-  // and gRPC loads the new pair for new connections, so a renewal needs no restart.
+// gRPC watches the staged copy, never the Secret's files: it loads a renewed pair for new connections
+// (no restart), and only a pair that topofit found good ever reaches it.
+std::shared_ptr<::grpc::ServerCredentials> TlsCredentials(const StagedTlsFiles& staged, bool client_ca,
+                                                          int64_t watch_seconds) {
   auto provider = std::make_shared<::grpc::experimental::FileWatcherCertificateProvider>(
-      options.tls_key_file, options.tls_cert_file, options.tls_client_ca_file,
-      static_cast<unsigned int>(WatchSeconds(options)));
+      staged.key(), staged.cert(), client_ca ? staged.client_ca() : std::string(),
+      static_cast<unsigned int>(watch_seconds));
   ::grpc::experimental::TlsServerCredentialsOptions tls(provider);
   tls.watch_identity_key_cert_pairs();
-  if (!ca.empty()) {
+  if (client_ca) {
     tls.watch_root_certs();
     tls.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   } else {
@@ -126,13 +112,30 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOp
                                                               ::grpc::Service& service) {
   if (options.port < 0 || options.port > 65535) return absl::InvalidArgumentError("--grpc-port out of range");
   if (options.max_receive_bytes <= 0) return absl::InvalidArgumentError("max receive size must be positive");
-  absl::StatusOr<std::shared_ptr<::grpc::ServerCredentials>> credentials = Credentials(options);
-  if (!credentials.ok()) return credentials.status();
+  if (absl::Status checked = CheckTransport(options); !checked.ok()) return checked;
+
+  std::unique_ptr<StagedTlsFiles> staged;
+  std::unique_ptr<server::ReloadingTlsContext> watch;
+  std::shared_ptr<::grpc::ServerCredentials> credentials = ::grpc::InsecureServerCredentials();
+  const absl::Duration every = absl::Seconds(WatchSeconds(options));
+  if (!options.insecure) {
+    absl::StatusOr<std::unique_ptr<StagedTlsFiles>> made = StagedTlsFiles::Create();
+    if (!made.ok()) return made.status();
+    staged = *std::move(made);
+    // Looks at the Secret's files as the HTTPS servers do; the pair it finds good (now, and on every change)
+    // is what it stages for gRPC; one that is not keeps the staged pair and is reported failed.
+    absl::StatusOr<std::unique_ptr<server::ReloadingTlsContext>> watched = server::ReloadingTlsContext::Create(
+        {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file}, every, options.on_tls_reload,
+        [to = staged.get()](const server::TlsPem& pem) { return to->Publish(pem); });
+    if (!watched.ok()) return watched.status();  // not after CheckTransport, unless the files changed since
+    watch = *std::move(watched);
+    credentials = TlsCredentials(*staged, !options.tls_client_ca_file.empty(), WatchSeconds(options));
+  }
 
   const std::string address = absl::StrCat(options.address, ":", options.port);
   int bound = 0;
   ::grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, *credentials, &bound);
+  builder.AddListeningPort(address, credentials, &bound);
   builder.SetMaxReceiveMessageSize(options.max_receive_bytes);
   builder.RegisterService(&service);
   std::unique_ptr<::grpc::Server> server = builder.BuildAndStart();
@@ -140,14 +143,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOp
     if (server != nullptr) server->Shutdown();
     return absl::UnavailableError(absl::StrCat("gRPC server could not listen on ", address, " (port in use?)"));
   }
-  std::unique_ptr<GrpcServer> self(new GrpcServer(std::move(server), bound, !options.insecure));
-  if (!options.insecure && options.on_tls_reload) {
-    const absl::Duration every = absl::Seconds(WatchSeconds(options));
-    absl::StatusOr<std::unique_ptr<server::ReloadingTlsContext>> watch = server::ReloadingTlsContext::Create(
-        {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file}, every, options.on_tls_reload);
-    if (!watch.ok()) return watch.status();  // not after CheckPemFiles, unless the files changed since
-    self->WatchTlsFiles(*std::move(watch), every);
-  }
+  std::unique_ptr<GrpcServer> self(new GrpcServer(std::move(server), bound, std::move(staged)));
+  if (watch != nullptr) self->WatchTlsFiles(std::move(watch), every);
   return self;
 }
 
@@ -158,8 +155,8 @@ void GrpcServer::WatchTlsFiles(std::unique_ptr<server::ReloadingTlsContext> watc
   });
 }
 
-GrpcServer::GrpcServer(std::unique_ptr<::grpc::Server> server, int port, bool tls)
-    : server_(std::move(server)), port_(port), tls_(tls) {}
+GrpcServer::GrpcServer(std::unique_ptr<::grpc::Server> server, int port, std::unique_ptr<StagedTlsFiles> staged)
+    : staged_(std::move(staged)), server_(std::move(server)), port_(port) {}
 
 GrpcServer::~GrpcServer() { Shutdown(absl::ZeroDuration()); }
 

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "expander/staged_tls_files.h"
 #include "server/tls_context.h"
 
 namespace grpc {
@@ -35,13 +36,14 @@ struct GrpcServerOptions {
   std::string tls_key_file;
   std::string tls_client_ca_file;
   bool insecure = false;  // plaintext; must be asked for, and excludes the TLS files
-  // How often gRPC looks whether the TLS files changed (a renewed certificate) and loads them for new
-  // connections (grpc::experimental::FileWatcherCertificateProvider; whole seconds, at least 1).
+  // How often the TLS files are looked at for a change (a renewed certificate), and how often gRPC looks at
+  // the copy it serves from (StagedTlsFiles; whole seconds, at least 1). A changed pair is checked as the
+  // HTTPS servers check theirs (server::ReloadingTlsContext) and, when good, copied for gRPC, which serves it
+  // to new connections within one more interval; a pair that is not good is not copied, and gRPC keeps
+  // serving the previous one.
   absl::Duration tls_reload_interval = absl::Seconds(10);
-  // Told of each change of the TLS files, at the same interval: OK when they load (the pair matches, the CA
-  // parses: what gRPC's watcher then serves), else why not (gRPC keeps serving the previous pair). gRPC's
-  // watcher reports nothing itself; this looks at the files as the HTTPS servers do
-  // (server::ReloadingTlsContext). Empty: not watched for reporting.
+  // Told of each change of the TLS files: OK when the new pair is copied for gRPC, else why not (the
+  // previous pair stays). Optional.
   server::ReloadingTlsContext::OnReload on_tls_reload;
   int max_receive_bytes = kMaxReceiveBytes;
 };
@@ -49,28 +51,28 @@ struct GrpcServerOptions {
 class GrpcServer {
  public:
   // Checks the options, reads and checks the PEM files (a certificate that does not parse, a key that does
-  // not match it: an error naming the file, never an abort inside gRPC), binds and starts serving
-  // `service`, which must outlive the server.
+  // not match it: an error naming the file, never an abort inside gRPC), copies them for gRPC, binds and
+  // starts serving `service`, which must outlive the server.
   static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(const GrpcServerOptions& options, ::grpc::Service& service);
   ~GrpcServer();  // Shutdown(absl::ZeroDuration())
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;
 
   int port() const { return port_; }
-  bool is_tls() const { return tls_; }
+  bool is_tls() const { return staged_ != nullptr; }
 
   // Stops accepting calls, lets calls in flight finish for up to `grace`, then cancels the rest and waits
   // for the handlers to return. Idempotent.
   void Shutdown(absl::Duration grace);
 
  private:
-  GrpcServer(std::unique_ptr<::grpc::Server> server, int port, bool tls);
+  GrpcServer(std::unique_ptr<::grpc::Server> server, int port, std::unique_ptr<StagedTlsFiles> staged);
   // Looks at the TLS files every `every` until Shutdown, reporting changes through `watch`'s OnReload.
   void WatchTlsFiles(std::unique_ptr<server::ReloadingTlsContext> watch, absl::Duration every);
 
+  std::unique_ptr<StagedTlsFiles> staged_;  // null for plaintext; gRPC reads it until server_ is gone
   std::unique_ptr<::grpc::Server> server_;
   int port_;
-  bool tls_;
   bool stopped_ = false;
   std::unique_ptr<server::ReloadingTlsContext> tls_watch_;
   absl::Notification stop_watching_;

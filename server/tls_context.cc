@@ -7,6 +7,9 @@
 
 #include <sys/stat.h>
 
+#include <fstream>
+#include <sstream>
+#include <tuple>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -32,10 +35,10 @@ absl::Status Failed(const char* what, const std::string& path) {
   return absl::InvalidArgumentError(absl::StrCat(what, " ", path, ": ", OpenSslError()));
 }
 
-// The CA file must hold at least one certificate: an empty or garbage file would otherwise refuse every
-// client without saying why.
-absl::Status LoadClientCa(SSL_CTX* ctx, const std::string& path) {
-  BIO* bio = BIO_new_file(path.c_str(), "r");
+// The CA must hold at least one certificate: an empty or garbage file would otherwise refuse every client
+// without saying why.
+absl::Status LoadClientCa(SSL_CTX* ctx, const std::string& path, const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
   if (bio == nullptr) return Failed("TLS client CA", path);
   X509_STORE* store = SSL_CTX_get_cert_store(ctx);
   STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
@@ -57,11 +60,32 @@ absl::Status LoadClientCa(SSL_CTX* ctx, const std::string& path) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> ReadFile(const char* what, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(what, " ", path, ": cannot be read"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat(what, " ", path, ": read error"));
+  return text.str();
+}
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> MakeServerTlsContext(const std::string& cert_file,
-                                                                               const std::string& key_file,
-                                                                               const std::string& client_ca_file) {
+absl::StatusOr<TlsPem> ReadTlsFiles(const TlsFiles& files) {
+  TlsPem pem;
+  for (auto [what, path, text] : {std::tuple("TLS certificate", &files.cert, &pem.cert),
+                                  std::tuple("TLS key", &files.key, &pem.key),
+                                  std::tuple("TLS client CA", &files.client_ca, &pem.client_ca)}) {
+    if (path->empty()) continue;
+    absl::StatusOr<std::string> read = ReadFile(what, *path);
+    if (!read.ok()) return read.status();
+    *text = *std::move(read);
+  }
+  return pem;
+}
+
+absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> MakeServerTlsContext(const TlsFiles& files,
+                                                                               const TlsPem& pem) {
   namespace ssl = boost::asio::ssl;
   ERR_clear_error();
   auto context = std::make_unique<ssl::context>(ssl::context::tls_server);
@@ -71,35 +95,50 @@ absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> MakeServerTlsContext(
   if (SSL_CTX_set_cipher_list(ctx, kTls12Ciphers) != 1) {
     return absl::InternalError(absl::StrCat("TLS cipher list: ", OpenSslError()));
   }
-  if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1) return Failed("TLS certificate", cert_file);
-  if (SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1) return Failed("TLS key", key_file);
+  boost::system::error_code error;
+  context->use_certificate_chain(boost::asio::buffer(pem.cert), error);
+  if (error) return absl::InvalidArgumentError(absl::StrCat("TLS certificate ", files.cert, ": ", error.message()));
+  context->use_private_key(boost::asio::buffer(pem.key), ssl::context::pem, error);
+  if (error) return absl::InvalidArgumentError(absl::StrCat("TLS key ", files.key, ": ", error.message()));
   if (SSL_CTX_check_private_key(ctx) != 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat("TLS key ", key_file, " does not belong to certificate ", cert_file, ": ", OpenSslError()));
+        absl::StrCat("TLS key ", files.key, " does not belong to certificate ", files.cert, ": ", OpenSslError()));
   }
-  if (!client_ca_file.empty()) {
-    if (absl::Status s = LoadClientCa(ctx, client_ca_file); !s.ok()) return s;
+  if (!files.client_ca.empty()) {
+    if (absl::Status s = LoadClientCa(ctx, files.client_ca, pem.client_ca); !s.ok()) return s;
   }
   return context;
 }
 
 absl::StatusOr<std::unique_ptr<ReloadingTlsContext>> ReloadingTlsContext::Create(Files files,
                                                                                   absl::Duration check_every,
-                                                                                  OnReload on_reload) {
-  std::unique_ptr<ReloadingTlsContext> self(new ReloadingTlsContext(std::move(files), check_every, std::move(on_reload)));
+                                                                                  OnReload on_reload,
+                                                                                  OnLoaded on_loaded) {
+  std::unique_ptr<ReloadingTlsContext> self(
+      new ReloadingTlsContext(std::move(files), check_every, std::move(on_reload), std::move(on_loaded)));
   self->identities_ = self->Look();
-  absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> first =
-      MakeServerTlsContext(self->files_.cert, self->files_.key, self->files_.client_ca);
+  absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> first = self->Load();
   if (!first.ok()) return first.status();
   self->current_ = *std::move(first);
   return self;
 }
 
-ReloadingTlsContext::ReloadingTlsContext(Files files, absl::Duration check_every, OnReload on_reload)
+ReloadingTlsContext::ReloadingTlsContext(Files files, absl::Duration check_every, OnReload on_reload,
+                                         OnLoaded on_loaded)
     : files_(std::move(files)),
       check_every_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(absl::ToChronoNanoseconds(check_every))),
       on_reload_(std::move(on_reload)),
+      on_loaded_(std::move(on_loaded)),
       next_look_(std::chrono::steady_clock::now() + check_every_) {}
+
+absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> ReloadingTlsContext::Load() const {
+  absl::StatusOr<TlsPem> pem = ReadTlsFiles(files_);
+  if (!pem.ok()) return pem.status();
+  absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> context = MakeServerTlsContext(files_, *pem);
+  if (!context.ok() || !on_loaded_) return context;
+  if (absl::Status taken = on_loaded_(*pem); !taken.ok()) return taken;
+  return context;
+}
 
 ReloadingTlsContext::Identities ReloadingTlsContext::Look() const {
   Identities out;
@@ -123,8 +162,7 @@ std::shared_ptr<boost::asio::ssl::context> ReloadingTlsContext::Current() {
   next_look_ = now + check_every_;
   Identities seen = Look();
   if (seen == identities_ || seen == failed_) return current_;
-  absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> rebuilt =
-      MakeServerTlsContext(files_.cert, files_.key, files_.client_ca);
+  absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> rebuilt = Load();
   if (rebuilt.ok()) {
     current_ = *std::move(rebuilt);
     identities_ = std::move(seen);

@@ -25,11 +25,28 @@ inline constexpr const char* kTls12Ciphers =
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
     "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
-// Fails (never aborts) on an unreadable or invalid certificate, key or CA file, or a key that does not
-// belong to the certificate.
-absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> MakeServerTlsContext(const std::string& cert_file,
-                                                                               const std::string& key_file,
-                                                                               const std::string& client_ca_file);
+// A server's TLS files: PEM certificate (chain), private key, optional client CA.
+struct TlsFiles {
+  std::string cert;
+  std::string key;
+  std::string client_ca;  // optional
+};
+
+// What the files held when read, each once: what is checked is what gets used, even when the files are
+// swapped between two reads.
+struct TlsPem {
+  std::string cert;
+  std::string key;
+  std::string client_ca;  // empty when there is no client CA file
+};
+
+// Fails on a file that cannot be read.
+absl::StatusOr<TlsPem> ReadTlsFiles(const TlsFiles& files);
+
+// What decides that a pair is good, for every TLS server. Fails (never aborts) on an invalid certificate,
+// key or CA, or a key that does not belong to the certificate; `files` name them in the error.
+absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> MakeServerTlsContext(const TlsFiles& files,
+                                                                               const TlsPem& pem);
 
 // A server's TLS context that follows its files: cert-manager renews a certificate by rewriting its Secret,
 // and the kubelet swaps the mounted files (a symlink to a new folder), so a server that read them once would
@@ -40,17 +57,18 @@ absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> MakeServerTlsContext(
 // tried again when the files change again. Thread-safe.
 class ReloadingTlsContext {
  public:
-  struct Files {
-    std::string cert;
-    std::string key;
-    std::string client_ca;  // optional
-  };
+  using Files = TlsFiles;
   // Called after each rebuild: OK with the new context in place, or why the old one stays.
   using OnReload = std::function<void(const absl::Status&)>;
+  // Given the files' contents once they made a context, before it is put in place (at Create too): another
+  // user of the same files (the expander's gRPC server) takes exactly the pair found good. An error keeps
+  // the previous context, and is what OnReload is told.
+  using OnLoaded = std::function<absl::Status(const TlsPem&)>;
 
-  // Fails like MakeServerTlsContext when the files do not make a context now.
+  // Fails like ReadTlsFiles, MakeServerTlsContext or `on_loaded` when the files do not make a context now.
   static absl::StatusOr<std::unique_ptr<ReloadingTlsContext>> Create(Files files, absl::Duration check_every,
-                                                                     OnReload on_reload = {});
+                                                                     OnReload on_reload = {},
+                                                                     OnLoaded on_loaded = {});
 
   // The context for a new connection; keep the pointer for the connection's life.
   std::shared_ptr<boost::asio::ssl::context> Current();
@@ -64,12 +82,15 @@ class ReloadingTlsContext {
   };
   using Identities = std::vector<FileIdentity>;
 
-  ReloadingTlsContext(Files files, absl::Duration check_every, OnReload on_reload);
+  ReloadingTlsContext(Files files, absl::Duration check_every, OnReload on_reload, OnLoaded on_loaded);
   Identities Look() const;
+  // Reads the files, makes a context and hands their contents to on_loaded_.
+  absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> Load() const;
 
   const Files files_;
   const std::chrono::steady_clock::duration check_every_;
   const OnReload on_reload_;
+  const OnLoaded on_loaded_;
   std::mutex mu_;
   std::shared_ptr<boost::asio::ssl::context> current_;  // guarded by mu_
   Identities identities_;                                // guarded by mu_: of the files `current_` came from

@@ -608,6 +608,7 @@ TEST_CASE("TLS: a renewed certificate is served to new connections without a res
   Fixture f;
   f.server.reset();
   const std::unique_ptr<testing::TestCerts> renewed = testing::TestCerts::Create(1002).value();
+  const std::unique_ptr<testing::TestCerts> renewed_again = testing::TestCerts::Create(2003).value();
   testing::MountedSecret secret(f.certs->dir() + "/mounted");
   secret.Update(f.certs->server_cert_file(), f.certs->server_key_file());  // serial 2
   GrpcServerOptions options;
@@ -621,36 +622,55 @@ TEST_CASE("TLS: a renewed certificate is served to new connections without a res
   options.on_tls_reload = server::ReportTlsReloads(reloads, "expander");
   absl::StatusOr<std::unique_ptr<GrpcServer>> started = GrpcServer::Start(options, *f.service);
   REQUIRE_OK(started);
-  const int port = (*started)->port();
+  f.server = *std::move(started);
+  const int port = f.server->port();
   CHECK(testing::ServedCertificateSerial(port) == 2);
 
   const auto serves = [port](long serial) {
     long served = 0;
-    for (int i = 0; i < 50 && served != serial; ++i) {  // gRPC looks every second
+    for (int i = 0; i < 50 && served != serial; ++i) {  // topofit, then gRPC, look every second
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       served = testing::ServedCertificateSerial(port);
     }
     return served;
   };
-  const auto counted = [&reloads](const char* result) {
-    for (int i = 0; i < 50 && reloads.Value({"expander", result}) == 0; ++i) {
+  const auto counted = [&reloads](const char* result, int64_t count) {
+    for (int i = 0; i < 50 && reloads.Value({"expander", result}) < count; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return reloads.Value({"expander", result});
   };
+  // A call from a client that verifies the server against `certs`' CA.
+  const auto calls = [&f](const testing::TestCerts& certs) {
+    ::grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = Fixture::Read(certs.ca_cert_file());
+    RequestBuilder request = ThreeGroups(Layout::kBytes);
+    request.option("cpu", 1, {PodProto("web")});
+    ::grpcplugin::BestOptionsResponse response;
+    const ::grpc::Status status = f.Call(request.build(), &response, ::grpc::SslCredentials(ssl));
+    INFO(status.error_message());
+    return status.ok();
+  };
   secret.Update(renewed->server_cert_file(), renewed->server_key_file());  // cert-manager renewed it
   CHECK(serves(1002) == 1002);
-  CHECK(counted("ok") == 1);  // topofit_tls_reloads_total{server="expander",result="ok"}
+  CHECK(counted("ok", 1) == 1);  // topofit_tls_reloads_total{server="expander",result="ok"}
+  CHECK(calls(*renewed));
 
-  // A certificate with another's key: counted as failed (and logged). Unlike the HTTPS servers, which keep
-  // the previous pair, gRPC 1.51's watcher takes the files as they are, and handshakes fail until they are
-  // good again: the failed reload is what makes that visible.
-  secret.Update(renewed->server_cert_file(), f.certs->server_key_file());
-  CHECK(counted("failed") == 1);
+  // A certificate with another's key: counted as failed (and logged), never handed to gRPC, which keeps
+  // serving the renewed pair, as the HTTPS servers do.
+  secret.Update(renewed_again->server_cert_file(), f.certs->server_key_file());
+  CHECK(counted("failed", 1) == 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // gRPC has looked at its files twice since
+  CHECK(testing::ServedCertificateSerial(port) == 1002);
+  CHECK(calls(*renewed));
   CHECK(reloads.Value({"expander", "ok"}) == 1);
-  secret.Update(renewed->server_cert_file(), renewed->server_key_file());
-  CHECK(serves(1002) == 1002);
-  CHECK(reloads.Value({"expander", "ok"}) == 2);
+
+  // Good files again: served.
+  secret.Update(renewed_again->server_cert_file(), renewed_again->server_key_file());
+  CHECK(serves(2003) == 2003);
+  CHECK(counted("ok", 2) == 2);
+  CHECK(calls(*renewed_again));
+  CHECK(reloads.Value({"expander", "failed"}) == 1);
 }
 
 TEST_CASE("TLS: 1.2 with forward-secret AEAD suites and 1.3 only, as the HTTPS servers", "[expander][grpc][tls]") {
