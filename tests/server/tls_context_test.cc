@@ -21,7 +21,7 @@ std::string Read(const std::string& path) {
 }
 
 // The expander's gRPC server stages what on_loaded is handed: only a pair found good, exactly as read.
-TEST_CASE("TLS reload: on_loaded is handed the pair found good; its error keeps the previous one",
+TEST_CASE("TLS reload: on_loaded is handed the pair found good, and its error keeps the previous one",
           "[tls]") {
   const std::unique_ptr<testing::TestCerts> first = testing::TestCerts::Create(2).value();
   const std::unique_ptr<testing::TestCerts> renewed = testing::TestCerts::Create(1002).value();
