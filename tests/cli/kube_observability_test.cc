@@ -124,7 +124,8 @@ TEST_CASE("Watch state: failures, the first list, a relist after 410 Gone", "[cl
   REQUIRE(h.Logged("watch_failing").size() == 1);
   CHECK(h.Logged("watch_failing")[0]["reason"].get<std::string>().find("etcdserver: request timed out") !=
         std::string::npos);
-  CHECK(h.Logged("watch_recovered").size() == 1);
+  // Logged after the list is counted (CI under ASan, once): wait for it too.
+  CHECK(Eventually([&] { return h.Logged("watch_recovered").size() == 1; }));
 
   REQUIRE(h.api.WaitForOpenWatches(1, kubeclient::testing::kPatience));
   h.api.Compact();  // the open watch gets 410 Expired: the watcher lists again
