@@ -10,10 +10,6 @@
 #include <grpcpp/security/tls_credentials_options.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
-#include <openssl/bio.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 
 #include "absl/strings/str_cat.h"
 #include "topology/quoted.h"
@@ -21,50 +17,13 @@
 namespace topofit::expander {
 namespace {
 
-// gRPC only finds out that a PEM file is bad when it binds, and then reports nothing more useful than a
-// failed start; OpenSSL says which file is wrong, before anything listens.
-struct Bio {
-  explicit Bio(const std::string& pem) : bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()))) {}
-  ~Bio() { BIO_free(bio); }
-  BIO* bio;
-};
-
-absl::Status CheckPemFiles(const GrpcServerOptions& options, const std::string& cert_pem, const std::string& key_pem,
-                           const std::string& ca_pem) {
-  Bio cert_bio(cert_pem);
-  X509* cert = PEM_read_bio_X509(cert_bio.bio, nullptr, nullptr, nullptr);
-  if (cert == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("--tls-cert ", options.tls_cert_file, ": no PEM certificate"));
-  }
-  Bio key_bio(key_pem);
-  EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio.bio, nullptr, nullptr, nullptr);
-  const bool matches = key != nullptr && X509_check_private_key(cert, key) == 1;
-  EVP_PKEY_free(key);
-  X509_free(cert);
-  if (key == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("--tls-key ", options.tls_key_file, ": no PEM private key"));
-  }
-  if (!matches) {
-    return absl::InvalidArgumentError(absl::StrCat("--tls-key ", options.tls_key_file, " does not match --tls-cert ",
-                                                   options.tls_cert_file));
-  }
-  if (options.tls_client_ca_file.empty()) return absl::OkStatus();
-  Bio ca_bio(ca_pem);
-  X509* ca = PEM_read_bio_X509(ca_bio.bio, nullptr, nullptr, nullptr);
-  if (ca == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--tls-client-ca ", options.tls_client_ca_file, ": no PEM certificate"));
-  }
-  X509_free(ca);
-  return absl::OkStatus();
-}
-
 // gRPC's file watcher counts in whole seconds, at least 1; the reporting watch looks as often.
 int64_t WatchSeconds(const GrpcServerOptions& options) {
   return std::max<int64_t>(1, absl::ToInt64Seconds(options.tls_reload_interval));
 }
 
-// Plaintext, or TLS files that are there and good (checked before anything is staged or listens).
+// Plaintext, or the TLS flags that make a server. The files themselves are read and checked once, by
+// ReloadingTlsContext::Create (the HTTPS servers' check), before anything listens.
 absl::Status CheckTransport(const GrpcServerOptions& options) {
   const bool any_tls_file =
       !options.tls_cert_file.empty() || !options.tls_key_file.empty() || !options.tls_client_ca_file.empty();
@@ -82,10 +41,7 @@ absl::Status CheckTransport(const GrpcServerOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat("GRPC_SSL_CIPHER_SUITES is set (", topology::Quoted(suites),
                                                    "): the expander offers only forward-secret AEAD suites; unset it"));
   }
-  absl::StatusOr<server::TlsPem> pem =
-      server::ReadTlsFiles({options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file});
-  if (!pem.ok()) return pem.status();
-  return CheckPemFiles(options, pem->cert, pem->key, pem->client_ca);
+  return absl::OkStatus();
 }
 
 // gRPC watches the staged copy, never the Secret's files: it loads a renewed pair for new connections
@@ -127,7 +83,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOp
     absl::StatusOr<std::unique_ptr<server::ReloadingTlsContext>> watched = server::ReloadingTlsContext::Create(
         {options.tls_cert_file, options.tls_key_file, options.tls_client_ca_file}, every, options.on_tls_reload,
         [to = staged.get()](const server::TlsPem& pem) { return to->Publish(pem); });
-    if (!watched.ok()) return watched.status();  // not after CheckTransport, unless the files changed since
+    if (!watched.ok()) return watched.status();  // names the file and what is wrong with it
     watch = *std::move(watched);
     credentials = TlsCredentials(*staged, !options.tls_client_ca_file.empty(), WatchSeconds(options));
   }

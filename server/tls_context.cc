@@ -98,9 +98,19 @@ absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> MakeServerTlsContext(
   boost::system::error_code error;
   context->use_certificate_chain(boost::asio::buffer(pem.cert), error);
   if (error) return absl::InvalidArgumentError(absl::StrCat("TLS certificate ", files.cert, ": ", error.message()));
-  context->use_private_key(boost::asio::buffer(pem.key), ssl::context::pem, error);
-  if (error) return absl::InvalidArgumentError(absl::StrCat("TLS key ", files.key, ": ", error.message()));
-  if (SSL_CTX_check_private_key(ctx) != 1) {
+  // Parsed apart from its use so that a file holding no key and a key of another certificate (caught
+  // mid-renewal, or a mistake) are told apart: OpenSSL's own words are "unsupported" and "key values
+  // mismatch".
+  BIO* key_bio = BIO_new_mem_buf(pem.key.data(), static_cast<int>(pem.key.size()));
+  EVP_PKEY* key = key_bio == nullptr ? nullptr : PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr);
+  BIO_free(key_bio);
+  if (key == nullptr) {
+    ERR_clear_error();
+    return absl::InvalidArgumentError(absl::StrCat("TLS key ", files.key, ": no PEM private key"));
+  }
+  const bool used = SSL_CTX_use_PrivateKey(ctx, key) == 1;  // checks it against the certificate
+  EVP_PKEY_free(key);
+  if (!used) {
     return absl::InvalidArgumentError(
         absl::StrCat("TLS key ", files.key, " does not belong to certificate ", files.cert, ": ", OpenSslError()));
   }

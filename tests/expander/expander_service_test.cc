@@ -725,7 +725,7 @@ TEST_CASE("Bad server options are errors naming the problem, not aborts", "[expa
        [&](GrpcServerOptions& o) {
          o.tls_cert_file = certs.server_cert_file(), o.tls_key_file = certs.stranger_key_file();
        },
-       "does not match"},
+       "does not belong to certificate"},
       {"a key file that is a certificate",
        [&](GrpcServerOptions& o) {
          o.tls_cert_file = certs.server_cert_file(), o.tls_key_file = certs.server_cert_file();
@@ -736,7 +736,7 @@ TEST_CASE("Bad server options are errors naming the problem, not aborts", "[expa
          o.tls_cert_file = certs.server_cert_file(), o.tls_key_file = certs.server_key_file();
          o.tls_client_ca_file = certs.server_key_file();
        },
-       "--tls-client-ca"},
+       "TLS client CA"},
   };
   for (const Row& row : rows) {
     SECTION(row.name) {

@@ -48,7 +48,7 @@ TEST_CASE("TLS reload: on_loaded is handed the pair found good, and its error ke
   CHECK(tls.Current() == initial);
   CHECK(loaded.size() == 1);
   REQUIRE(reported.size() == 1);
-  CHECK_THAT(std::string(reported[0].message()), Catch::Contains("key values mismatch"));
+  CHECK_THAT(std::string(reported[0].message()), Catch::Contains("does not belong to certificate"));
 
   // A good pair that on_loaded cannot take: the previous context stays, and that error is the report.
   taking = absl::InternalError("disk full");
