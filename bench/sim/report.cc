@@ -137,6 +137,7 @@ constexpr Field<PolicySummary> kSummaryFields[] = {
     {"busy_idle_share", &PolicySummary::busy_idle_share},
     {"scale_ups", &PolicySummary::scale_ups},
     {"stranded_scale_ups", &PolicySummary::stranded_scale_ups},
+    {"overtaken_scale_ups", &PolicySummary::overtaken_scale_ups},
     {"new_nodes", &PolicySummary::new_nodes},
     {"stranded_nodes", &PolicySummary::stranded_nodes},
     {"empty_stranded_nodes", &PolicySummary::empty_stranded_nodes},
@@ -620,6 +621,9 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
   add("stranded scale-ups",
       absl::StrCat("scale-ups none of whose nodes ran a pod it was made for within ", stranded_after, " of Ready"),
       [](const PolicySummary& s) { return s.stranded_scale_ups; }, FormatCount);
+  add("stranded scale-ups, overtaken",
+      "of the stranded scale-ups, those whose pods had all started elsewhere before its first node was Ready",
+      [](const PolicySummary& s) { return s.overtaken_scale_ups; }, FormatCount);
   add("new nodes Ready", "nodes a scale-up created that became Ready",
       [](const PolicySummary& s) { return s.new_nodes; }, FormatCount);
   add("stranded nodes",

@@ -271,7 +271,8 @@ void Replayer::Apply(const AutoscalerActions& actions) {
   if (actions.scale_up && actions.scale_up->node_count > 0) {
     const ScaleUpOption& option = *actions.scale_up;
     const int id = static_cast<int>(world_->scale_ups().size());
-    world_->scale_ups().push_back({option.group, option.node_count, world_->now(), actions.provisioning_request >= 0});
+    world_->scale_ups().push_back(
+        {option.group, option.node_count, world_->now(), actions.provisioning_request >= 0, option.pods});
     const NodeGroupSpec& spec = world_->groups()[option.group].spec;
     for (int i = 0; i < option.node_count; ++i) {
       const SimTime delay = std::uniform_int_distribution<SimTime>(
@@ -457,16 +458,24 @@ ReplayResult Replayer::Result() const {
                             node.ready_at, node.removed_at, node.scale_up, node.first_pod, node.first_served});
   }
   std::vector<bool> served(world_->scale_ups().size(), false);
+  std::vector<SimTime> first_ready(world_->scale_ups().size(), kNever);
   for (const SimNode& node : world_->nodes()) {
-    if (node.scale_up >= 0 && node.first_served >= 0 && node.state != NodeState::kProvisioning &&
-        node.first_served <= node.ready_at + kStrandedAfter) {
-      served[node.scale_up] = true;
-    }
+    if (node.scale_up < 0 || node.state == NodeState::kProvisioning || node.ready_at < 0) continue;
+    if (node.first_served >= 0 && node.first_served <= node.ready_at + kStrandedAfter) served[node.scale_up] = true;
+    first_ready[node.scale_up] = std::min(first_ready[node.scale_up], node.ready_at);
   }
   for (size_t i = 0; i < world_->scale_ups().size(); ++i) {
     const ScaleUp& s = world_->scale_ups()[i];
-    result.scale_ups.push_back({world_->groups()[s.group].spec.name, s.nodes, s.at, s.for_provisioning_request,
-                                !served[i]});
+    // Every pod it was made for had started before its first node was Ready: somewhere else, on capacity
+    // that freed or came up meanwhile.
+    const bool overtaken =
+        !served[i] && first_ready[i] != kNever && !s.pods.empty() &&
+        std::all_of(s.pods.begin(), s.pods.end(), [&](int pod) {
+          const SimTime started = world_->pods()[pod].first_start;
+          return started >= 0 && started < first_ready[i];
+        });
+    result.scale_ups.push_back(
+        {world_->groups()[s.group].spec.name, s.nodes, s.at, s.for_provisioning_request, !served[i], overtaken});
     result.nodes_created += s.nodes;
   }
   result.timeline = world_->timeline();

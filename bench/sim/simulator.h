@@ -53,6 +53,10 @@ struct ScaleUpOutcome {
   SimTime at = 0;
   bool for_provisioning_request = false;
   bool stranded = false;
+  // Stranded because it came too late: every pod it was made for had started elsewhere before its first
+  // node was Ready (capacity freed or came up meanwhile). Its nodes' boot and unneeded time are the price
+  // of scaling up at once rather than waiting for that capacity.
+  bool overtaken = false;
 };
 
 struct NodeOutcome {

@@ -73,7 +73,10 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   s.busy_idle_gpu_hours = busy.provisioned_gpu_hours - busy.allocated_gpu_hours;
   s.busy_idle_share = busy.provisioned_gpu_hours > 0 ? s.busy_idle_gpu_hours / busy.provisioned_gpu_hours : 0;
   s.scale_ups = static_cast<int>(result.scale_ups.size());
-  for (const ScaleUpOutcome& scale_up : result.scale_ups) s.stranded_scale_ups += scale_up.stranded;
+  for (const ScaleUpOutcome& scale_up : result.scale_ups) {
+    s.stranded_scale_ups += scale_up.stranded;
+    s.overtaken_scale_ups += scale_up.overtaken;
+  }
   for (const NodeOutcome& node : result.nodes) {
     const SimTime until = std::min(node.removed >= 0 ? node.removed : window.end, window.end);
     if (until > node.requested) {

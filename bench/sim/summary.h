@@ -58,6 +58,7 @@ struct PolicySummary {
   double busy_idle_share = 0;
   int scale_ups = 0;
   int stranded_scale_ups = 0;  // none of their nodes ran a pod they were made for within kStrandedAfter
+  int overtaken_scale_ups = 0;  // of them, ScaleUpOutcome::overtaken
   // Nodes a scale-up created that became Ready; of them, those on which no pod they were grown for started
   // within kStrandedAfter of Ready (stranded), and those on which no pod at all did (empty).
   int new_nodes = 0;

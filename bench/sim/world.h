@@ -108,6 +108,7 @@ struct ScaleUp {
   int nodes = 0;
   SimTime at = 0;
   bool for_provisioning_request = false;
+  std::vector<int> pods;  // the pods CA's option was made for
 };
 
 // What is left of a node (or a fresh template node) for CA's count-only simulations.

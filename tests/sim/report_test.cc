@@ -48,6 +48,7 @@ PolicySummary BaselineSummary() {
   s.peak_nodes = 9;
   s.scale_ups = 5;
   s.stranded_scale_ups = 2;
+  s.overtaken_scale_ups = 1;
   s.pods = 4;
   s.pods_never_started = 1;
   s.pending = {4, 10, 120, 600};
@@ -176,6 +177,8 @@ TEST_CASE("the table has a column per policy, in order, with its figures") {
   CHECK(CellsOf(LineOf(table, "  cost: g5"), "  cost: g5") == std::vector<std::string>{"$0.00", "$40.00"});
   CHECK(table.find("  cost: p4d") < table.find("  cost: g5"));
   CHECK(CellsOf(LineOf(table, "stranded scale-ups"), "stranded scale-ups") == std::vector<std::string>{"2", "2"});
+  CHECK(CellsOf(LineOf(table, "stranded scale-ups, overtaken"), "stranded scale-ups, overtaken") ==
+        std::vector<std::string>{"1", "1"});
   CHECK(CellsOf(LineOf(table, "ProvisioningRequests"), "ProvisioningRequests") == std::vector<std::string>{"0", "3"});
   // 120 s = 2.0 min; 30 s stays in seconds.
   CHECK(CellsOf(LineOf(table, "pending p95, all pods"), "pending p95, all pods") ==
@@ -276,7 +279,8 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
     const std::vector<std::string> header = absl::StrSplit(lines[0], ',');
     CHECK(header[0] == "policy");
     CHECK(header[1] == "seed");
-    for (const char* column : {"provisioned_gpu_hours", "idle_share", "stranded_scale_ups", "stranded_nodes",
+    for (const char* column : {"provisioned_gpu_hours", "idle_share", "stranded_scale_ups", "overtaken_scale_ups",
+                               "stranded_nodes",
                                "stranded_node_hours", "window_hours", "pending_p95_seconds",
                                "pending_multi_gpu_p95_seconds", "pending_8gpu_p95_seconds", "pending_1gpu_pods",
                                "lower_bound_cost_dollars", "hours", "idle_booting_gpu_hours",
@@ -285,9 +289,9 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
       INFO(column);
       CHECK(std::count(header.begin(), header.end(), column) == 1);
     }
-    // policy, seed + 36 numbers + 4 pending + 4 multi-GPU pending + 2 GPU counts x 4 pending.
-    CHECK(header.size() == 54);
-    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 53);
+    // policy, seed + 37 numbers + 4 pending + 4 multi-GPU pending + 2 GPU counts x 4 pending.
+    CHECK(header.size() == 55);
+    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 54);
     CHECK(absl::StartsWith(lines[1], "tuned,1,100.0,75.0,25.0,0.25,"));
   }
 

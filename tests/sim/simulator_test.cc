@@ -197,6 +197,7 @@ TEST_CASE("topofit: a pod preferring NVLink waits for the p4d node booting for i
   CHECK(waited->pods[1].best_topology);
   CHECK(waited->pods[1].stretch == 1);
   CHECK_FALSE(waited->scale_ups[0].stranded);
+  CHECK_FALSE(waited->scale_ups[0].overtaken);
 
   topofit.capacity_wait.max_wait = absl::ZeroDuration();  // place now, as the stock scheduler does
   absl::StatusOr<ReplayResult> placed = Replay(workload, topofit, options);
@@ -205,6 +206,7 @@ TEST_CASE("topofit: a pod preferring NVLink waits for the p4d node booting for i
   CHECK(placed->pods[1].stretch > 1.5);
   REQUIRE(placed->scale_ups.size() == 1);
   CHECK(placed->scale_ups[0].stranded);  // the p4d node came up to nobody
+  CHECK(placed->scale_ups[0].overtaken);  // its pod had started on the g5 at 2 minutes, before it was Ready
 }
 
 TEST_CASE("A poor set stretches a batch pod's run time, and a service replica's throughput only", "[replay]") {
@@ -240,6 +242,7 @@ TEST_CASE("A node that never comes up is given up after 15 minutes and its group
   REQUIRE(result.scale_ups.size() == 2);
   CHECK(result.scale_ups[0].group == "flaky");
   CHECK(result.scale_ups[0].stranded);
+  CHECK_FALSE(result.scale_ups[0].overtaken);  // stranded by a failure: no node of it was ever Ready
   // Given up at 0:30 + 15:00; the same loop grows the other group (the flaky one is backed off).
   CHECK(result.scale_ups[1].group == "solid");
   CHECK(result.scale_ups[1].at == 30 * kSecond + 15 * kMinute);

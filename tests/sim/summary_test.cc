@@ -135,6 +135,7 @@ TEST_CASE("Two nodes by hand: node-level stranding", "[summary]") {
   const PolicySummary empty = Summarise(Stock(StrandedNode()));
   CHECK(empty.scale_ups == 1);
   CHECK(empty.stranded_scale_ups == 1);
+  CHECK(empty.overtaken_scale_ups == 1);  // "late" started on the first node at 2:00; the new one was Ready at 5:30
   CHECK(empty.new_nodes == 1);
   CHECK(empty.stranded_nodes == 1);
   CHECK(empty.empty_stranded_nodes == 1);
