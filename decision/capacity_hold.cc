@@ -214,15 +214,21 @@ std::string CapacityHolds::ReasonText(absl::string_view pod_uid, const NodeVerdi
 }
 
 NodeVerdict JudgeNode(const GpuDemand& demand, absl::string_view pod_uid, const NodeGpuSnapshot& node,
-                      const CapacityHolds& holds, FilterMemo& memo) {
+                      const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask) {
   NodeVerdict verdict = memo.Judge(demand, node).verdict;
   if (!verdict.fits || !demand.wants_gpus()) return verdict;
   if (holds.MayTake(pod_uid, node, demand.request.gpus)) {
-    if (!holds.WaitsForCapacity(demand, pod_uid, verdict, node)) return verdict;
+    Refusal refusal = Refusal::kNone;
+    if (holds.WaitsForCapacity(demand, pod_uid, verdict, node)) {
+      refusal = Refusal::kWaitingForCapacity;
+    } else if (ask != nullptr && !holds.HoldsFor(pod_uid) && AsksForCapacity(demand, verdict, *ask)) {
+      refusal = Refusal::kAskingForCapacity;
+    }
+    if (refusal == Refusal::kNone) return verdict;
     // Refused for now, keeping the set it would have had for the reason (capacity_wait.h).
     verdict.fits = false;
     verdict.unresolvable = true;
-    verdict.refusal = Refusal::kWaitingForCapacity;
+    verdict.refusal = refusal;
     return verdict;
   }
   NodeVerdict held;
@@ -235,7 +241,8 @@ NodeVerdict JudgeNode(const GpuDemand& demand, absl::string_view pod_uid, const 
 }
 
 std::string JudgedReasonText(const NodeVerdict& verdict, absl::string_view pod_uid, const NodeGpuSnapshot& node,
-                             const CapacityHolds& holds) {
+                             const CapacityHolds& holds, const CapacityAsk* ask) {
+  if (verdict.refusal == Refusal::kAskingForCapacity && ask != nullptr) return AskingReasonText(verdict, *ask);
   if (verdict.refusal == Refusal::kHeldForScaleUp || verdict.refusal == Refusal::kWaitingForCapacity) {
     return holds.ReasonText(pod_uid, verdict, node);
   }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "decision/capacity_ask.h"
 #include "decision/capacity_wait.h"
 #include "decision/filter.h"
 #include "decision/filter_memo.h"
@@ -69,6 +70,9 @@ class CapacityHolds {
   // pods leave no more GPUs unplaced than the pool's pending pods did before.
   bool MayTake(absl::string_view pod_uid, const NodeGpuSnapshot& node, int gpus) const;
 
+  // Whether capacity is held for `pod_uid` (a scale-up was made for it and it is still pending).
+  bool HoldsFor(absl::string_view pod_uid) const { return HeldFor(pod_uid) != nullptr; }
+
   // The words for a kHeldForScaleUp verdict of `pod_uid` on `node`: which scale-ups hold it for whom; for
   // a kWaitingForCapacity verdict, which scale-up the pod waits for and until when.
   std::string ReasonText(absl::string_view pod_uid, const NodeVerdict& verdict, const NodeGpuSnapshot& node) const;
@@ -109,14 +113,16 @@ class CapacityHolds {
 };
 
 // The extender's verdict on a node for a pod, as filter and bind give it: FilterNode (through `memo`),
-// then the holds. A hold refuses a node the pod fits as unresolvable: evicting running pods cannot
-// release GPUs held for pods not running yet, so preemption would only harm; the pod retries after the
-// hold. One function for the extender and the replay.
+// then the holds, then, for a pod no capacity is held for and given its `ask`, whether it asks for
+// capacity rather than take this node's poorer set (capacity_ask.h). A hold or an ask refuses a node the
+// pod fits as unresolvable: evicting running pods cannot release GPUs held for pods not running yet, nor
+// give a better set, so preemption would only harm; the pod retries later. One function for the extender
+// and the replay.
 NodeVerdict JudgeNode(const GpuDemand& demand, absl::string_view pod_uid, const NodeGpuSnapshot& node,
-                      const CapacityHolds& holds, FilterMemo& memo);
+                      const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask = nullptr);
 
 // The words for any verdict of JudgeNode (its FailedNodes reason).
 std::string JudgedReasonText(const NodeVerdict& verdict, absl::string_view pod_uid, const NodeGpuSnapshot& node,
-                             const CapacityHolds& holds);
+                             const CapacityHolds& holds, const CapacityAsk* ask = nullptr);
 
 }  // namespace topofit::decision

@@ -17,4 +17,12 @@ bool WaitForComingCapacity(const GpuDemand& demand, int64_t set_mbps, bool set_m
   return wait < (stretch - 1) * *demand.expected_runtime;
 }
 
+bool AskForCapacity(const GpuDemand& demand, int64_t set_mbps, bool set_meets_ask, int64_t obtainable_mbps,
+                    absl::Duration since_first_refusal, const CapacityWaitPolicy& policy) {
+  if (!demand.asks_for_topology() || demand.constraints_required() || set_meets_ask) return false;
+  if (!demand.expected_runtime || since_first_refusal >= policy.max_wait) return false;
+  const double stretch = Stretch(obtainable_mbps, set_mbps, AssumedCommFraction(demand));
+  return stretch > 1 && policy.expected_boot < (stretch - 1) * *demand.expected_runtime;
+}
+
 }  // namespace topofit::decision

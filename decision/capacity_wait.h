@@ -38,4 +38,17 @@ struct CapacityWaitPolicy {
 bool WaitForComingCapacity(const GpuDemand& demand, int64_t set_mbps, bool set_meets_ask, int64_t coming_mbps,
                            absl::Duration since_scale_up, const CapacityWaitPolicy& policy);
 
+// Wait for capacity still to be asked for. The same pod, with no scale-up coming for it, may refuse the
+// poorer set and have capacity that gives its ask requested (a ProvisioningRequest, and a preference the
+// expander ranks groups by) when a node shape the cluster has gives, empty, a set of `obtainable_mbps`
+// that meets its ask, and
+//
+//   expected_boot < (stretch - 1) x expected runtime    (the whole boot: nothing is asked for yet)
+//
+// for `since_first_refusal` < max_wait. Only a pod that says how long it runs (kExpectedRuntimeAnnotation)
+// asks: for one that does not, waiting for a node nobody has asked for yet was measured to cost 2- and
+// 4-GPU pods +150..+194% p95 on openb and to gain no slowdown (bench/RESULTS.md, session 10).
+bool AskForCapacity(const GpuDemand& demand, int64_t set_mbps, bool set_meets_ask, int64_t obtainable_mbps,
+                    absl::Duration since_first_refusal, const CapacityWaitPolicy& policy);
+
 }  // namespace topofit::decision

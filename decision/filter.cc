@@ -36,6 +36,8 @@ absl::string_view RefusalCode(Refusal refusal) {
       return "held-for-scale-up";
     case Refusal::kWaitingForCapacity:
       return "waiting-for-capacity";
+    case Refusal::kAskingForCapacity:
+      return "asking-for-capacity";
   }
   return "";
 }
@@ -77,6 +79,7 @@ std::string ReasonText(const NodeVerdict& verdict, absl::string_view topology_or
     case Refusal::kNone:
     case Refusal::kHeldForScaleUp:  // CapacityHolds::ReasonText names the intents
     case Refusal::kWaitingForCapacity:
+    case Refusal::kAskingForCapacity:
       return "";
     case Refusal::kNodeSize:
       return absl::StrCat("topofit: needs ", verdict.requested_gpus, " GPUs, node has ", verdict.node_gpus, " (",

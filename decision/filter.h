@@ -22,10 +22,11 @@ enum class Refusal : uint8_t {
   kMinBandwidth,    // no free set meets the pod's required bandwidth
   kHeldForScaleUp,  // the free GPUs are held for the pods a scale-up brought this node for (capacity_hold.h)
   kWaitingForCapacity,  // the pod waits for the capacity scaled up for it, which gives it a better set (capacity_wait.h)
+  kAskingForCapacity,   // the pod asks for capacity that gives it a better set, and waits for it (capacity_wait.h)
 };
 
-// "node-size", "gpu-count", "min-link", "min-bandwidth", "held-for-scale-up", "waiting-for-capacity"; "" for
-// kNone.
+// "node-size", "gpu-count", "min-link", "min-bandwidth", "held-for-scale-up", "waiting-for-capacity",
+// "asking-for-capacity"; "" for kNone.
 absl::string_view RefusalCode(Refusal refusal);
 
 // A verdict for one node, mapping straight onto ExtenderFilterResult: fits → the node passes; otherwise

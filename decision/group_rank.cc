@@ -49,6 +49,11 @@ class BestBandwidths {
   std::array<int64_t, topology::kMaxGpusPerNode + 1> best_{};
 };
 
+// Ledger preferences by pod uid: the set each asks of new capacity. A pod placed on an option's new nodes
+// satisfies its preference only with a set that meets it (a pod asking for capacity that gives its preferred
+// topology is placed, by its enforced request, on a poorer set too).
+using PreferredSets = std::map<std::string, topology::AllocationRequest>;
+
 struct PlacedPod {
   const kube::Pod* pod;
   GpuDemand demand;
@@ -104,7 +109,7 @@ class Stopper {
 // as CA's binpacking estimator orders them, each placement checked with the extender's filter. Returns
 // early, the verdict incomplete, once `stopper` says so.
 void Simulate(const GroupOption& option, const std::shared_ptr<const topology::Topology>& topology,
-              const std::string& origin, std::vector<PlacedPod>& gpu_pods, const std::set<std::string>& preferred,
+              const std::string& origin, std::vector<PlacedPod>& gpu_pods, const PreferredSets& preferred,
               const BestBandwidths& best, CallMemo& memo, Stopper& stopper, OptionVerdict& verdict) {
   std::stable_sort(gpu_pods.begin(), gpu_pods.end(), [](const PlacedPod& a, const PlacedPod& b) {
     return a.demand.request.gpus > b.demand.request.gpus;
@@ -139,7 +144,10 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
       useful_gpus += pod.demand.request.gpus / Stretch(best.For(pod.demand.request.gpus),
                                                       v.chosen->quality.bandwidth_mbps,
                                                       AssumedCommFraction(pod.demand));
-      if (preferred.count(LedgerPodUid(*pod.pod))) ++verdict.preferences_satisfied;
+      if (auto asked = preferred.find(LedgerPodUid(*pod.pod));
+          asked != preferred.end() && topology::MeetsLinkAndBandwidth(v.chosen->quality, asked->second)) {
+        ++verdict.preferences_satisfied;
+      }
     }
     const std::string key = absl::StrCat(pod.pod->metadata.namespace_name, "/", pod.pod->metadata.name);
     if (placed) {
@@ -163,7 +171,7 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
 }
 
 OptionVerdict Judge(const RankInput& input, const GroupOption& option, const absl::StatusOr<NodeTopology>* topology,
-                    const std::set<std::string>& preferred, const BestBandwidths& best, CallMemo& memo,
+                    const PreferredSets& preferred, const BestBandwidths& best, CallMemo& memo,
                     Stopper& stopper) {
   OptionVerdict verdict;
   verdict.node_group_id = option.node_group_id;
@@ -256,8 +264,11 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
                     const std::function<bool()>& stop) {
   Ranking ranking;
   CallMemo memo;
-  std::set<std::string> preferred;
-  for (const Preference& p : input.preferences) preferred.insert(p.pod_uid);
+  PreferredSets preferred;
+  for (const Preference& p : input.preferences) {
+    preferred.emplace(p.pod_uid, topology::AllocationRequest{.gpus = p.gpus, .min_link = p.min_link,
+                                                             .min_bandwidth_mbps = p.min_bandwidth_mbps});
+  }
 
   std::vector<const OptionVerdict*> viable;
   // Each group's template topology, resolved once; the best set of each size across them.

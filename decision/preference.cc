@@ -6,12 +6,12 @@
 
 namespace topofit::decision {
 
-Preference PreferenceFor(const kube::Pod& pod, const GpuDemand& demand,
-                                 std::vector<std::string> refused_nodes) {
+Preference PreferenceFor(const kube::Pod& pod, const GpuDemand& demand, std::vector<std::string> refused_nodes,
+                         PreferredSet set) {
   Preference preference;
   preference.pod_uid = pod.metadata.uid;
   preference.pod_key = absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name);
-  const topology::AllocationRequest request = EnforcedRequest(demand);
+  const topology::AllocationRequest request = set == PreferredSet::kAsked ? demand.request : EnforcedRequest(demand);
   preference.gpus = request.gpus;
   preference.min_link = request.min_link;
   preference.min_bandwidth_mbps = request.min_bandwidth_mbps;

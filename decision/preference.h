@@ -28,10 +28,16 @@ struct Preference {
   absl::Time last_seen;
 };
 
-// The preference of a GPU pod that no offered node could serve at its enforced request: what capacity it
-// needs (GPU count, min link and bandwidth, the node selector and affinity that constrain its product) and
-// which nodes refused it. Times are left for the ledger to set. One function for the extender and the
-// bench's replay of it.
-Preference PreferenceFor(const kube::Pod& pod, const GpuDemand& demand, std::vector<std::string> refused_nodes);
+// What a preference asks of the new capacity's GPU set: the pod's enforced request (it could be served on
+// no offered node), or the whole of its ask, preferred constraints too (it asks for capacity that gives
+// them: capacity_ask.h).
+enum class PreferredSet : uint8_t { kEnforced, kAsked };
+
+// The preference of a GPU pod that no offered node could serve: what capacity it needs (GPU count, min
+// link and bandwidth as `set` says, the node selector and affinity that constrain its product) and which
+// nodes refused it. Times are left for the ledger to set. One function for the extender and the bench's
+// replay of it.
+Preference PreferenceFor(const kube::Pod& pod, const GpuDemand& demand, std::vector<std::string> refused_nodes,
+                         PreferredSet set = PreferredSet::kEnforced);
 
 }  // namespace topofit::decision

@@ -52,6 +52,9 @@ std::string NodeReason(const Candidate& c) {
     case Reason::kWaitingForCapacity:
       why = "gives a poorer set than the capacity scaled up for the pod, which it waits for";
       break;
+    case Reason::kAskingForCapacity:
+      why = "gives a poorer set than capacity the pod asked for, which it waits for";
+      break;
     case Reason::kTopologyUnknown:
       why = "its GPU topology could not be resolved";
       break;

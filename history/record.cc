@@ -36,7 +36,7 @@ absl::StatusOr<Enum> ParseName(absl::string_view name, const std::array<absl::st
 }  // namespace
 
 Reason ReasonOf(decision::Refusal refusal) {
-  static_assert(static_cast<int>(decision::Refusal::kWaitingForCapacity) == static_cast<int>(Reason::kWaitingForCapacity));
+  static_assert(static_cast<int>(decision::Refusal::kAskingForCapacity) == static_cast<int>(Reason::kAskingForCapacity));
   return static_cast<Reason>(refusal);
 }
 

@@ -33,7 +33,7 @@ enum class Kind : uint8_t {
   kAllocation,           // the kubelet's Allocate: the devices a container of the pod got
 };
 
-// Why: a closed set. The first seven are decision::Refusal one for one (ReasonOf), so a filter refusal keeps
+// Why: a closed set. The first eight are decision::Refusal one for one (ReasonOf), so a filter refusal keeps
 // its typed reason; the rest are the outcomes and losses of the other decisions.
 enum class Reason : uint8_t {
   kFits,             // decision::Refusal::kNone
@@ -43,6 +43,7 @@ enum class Reason : uint8_t {
   kMinBandwidth,
   kHeldForScaleUp,
   kWaitingForCapacity,
+  kAskingForCapacity,
   kTopologyUnknown,  // the node's topology could not be resolved
   kNodeUnknown,      // the request named a node topofit does not know
   kInvalidPod,       // the pod's topofit annotations do not parse

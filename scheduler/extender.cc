@@ -122,18 +122,22 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   result.failed_and_unresolvable_nodes.insert(nodes->unresolved.begin(), nodes->unresolved.end());
   result.failed_nodes.insert(nodes->unknown.begin(), nodes->unknown.end());
   const CapacityHolds holds = HoldsNow(*demand);
+  const std::optional<decision::CapacityAsk> ask = AskNow(args.pod, *demand);
   FilterMemo memo;
   bool held_back = false;
+  decision::PreferredSet preferred_set = decision::PreferredSet::kEnforced;
   const bool recording = recorder_ != nullptr && demand->wants_gpus();
   history::FilterCandidates candidates(recording ? nodes->snapshots.size() + nodes->unresolved.size() : 0);
   for (size_t i = 0; i < nodes->snapshots.size(); ++i) {
     const NodeGpuSnapshot& node = *nodes->snapshots[i];
-    const NodeVerdict verdict = decision::JudgeNode(*demand, args.pod.metadata.uid, node, holds, memo);
+    const NodeVerdict verdict =
+        decision::JudgeNode(*demand, args.pod.metadata.uid, node, holds, memo, ask ? &*ask : nullptr);
     if (recording) candidates.Add(node.node, verdict);
     if (verdict.fits) {
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
     } else {
-      std::string reason = decision::JudgedReasonText(verdict, args.pod.metadata.uid, node, holds);
+      std::string reason = decision::JudgedReasonText(verdict, args.pod.metadata.uid, node, holds, ask ? &*ask : nullptr);
+      if (verdict.refusal == Refusal::kAskingForCapacity) preferred_set = decision::PreferredSet::kAsked;
       // Held, or waiting for its own scale-up: capacity is coming, the pod asks for none of its own.
       held_back = held_back || verdict.refusal == Refusal::kHeldForScaleUp ||
                   verdict.refusal == Refusal::kWaitingForCapacity;
@@ -156,7 +160,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
                                                    demand->request.gpus, std::move(candidates).Take()));
   }
   metrics_.nodes_refused.Inc({"unknown-node"}, static_cast<double>(nodes->unknown.size()));
-  RecordPreference(args.pod, *demand, result, held_back, repeated);
+  RecordPreference(args.pod, *demand, result, held_back, repeated, preferred_set);
   const size_t passed = result.nodes ? result.nodes->size() : result.node_names->size();
   server::LogEvent(log_, "filter",
                    {{"pod", pod_key},
@@ -183,6 +187,16 @@ CapacityHolds Extender::HoldsNow(const GpuDemand& demand) const {
   return CapacityHolds(*intents, ledger_.PreferencesOf(held_for), nodes, {clock_.Now(), capacity_wait_});
 }
 
+std::optional<decision::CapacityAsk> Extender::AskNow(const kube::Pod& pod, const GpuDemand& demand) const {
+  if (!decision::MayAskForCapacity(demand)) return std::nullopt;
+  const std::vector<std::shared_ptr<const NodeGpuSnapshot>> snapshots = state_.Snapshots();
+  std::vector<const NodeGpuSnapshot*> nodes;
+  nodes.reserve(snapshots.size());
+  for (const auto& snapshot : snapshots) nodes.push_back(snapshot.get());
+  return decision::CapacityAskFor(demand, nodes, clock_.Now(), ledger_.PreferencesOf({pod.metadata.uid}),
+                                  capacity_wait_);
+}
+
 bool Extender::RecordFilter(history::Record record) {
   if (!refusals_.Keep(record)) return false;
   recorder_->Record(std::move(record));
@@ -190,7 +204,8 @@ bool Extender::RecordFilter(history::Record record) {
 }
 
 void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
-                                const codec::ExtenderFilterResult& result, bool held_back, bool repeated) {
+                                const codec::ExtenderFilterResult& result, bool held_back, bool repeated,
+                                decision::PreferredSet set) {
   const bool any_passed = (result.nodes && !result.nodes->empty()) || (result.node_names && !result.node_names->empty());
   if (!demand.wants_gpus() || any_passed) return;
   std::vector<std::string> refused;
@@ -210,7 +225,7 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
           {decision::LedgerPodUid(pod), absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name)}));
     }
   }
-  decision::Preference preference = decision::PreferenceFor(pod, demand, std::move(refused));
+  decision::Preference preference = decision::PreferenceFor(pod, demand, std::move(refused), set);
   server::LogEvent(log_, "preference", {{"pod", preference.pod_key}, {"gpus", preference.gpus},
                                         {"min_link", std::string(topology::LinkClassName(preference.min_link))}});
   if (recorder_ != nullptr && !repeated) recorder_->Record(history::PreferenceRecord(clock_.Now(), preference));

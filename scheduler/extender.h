@@ -84,6 +84,9 @@ class Extender {
 
   // The ledger's holds on new capacity, for a pod with this demand (none for pods without GPUs).
   decision::CapacityHolds HoldsNow(const decision::GpuDemand& demand) const;
+  // What the pod needs to decide whether it asks for capacity that gives its preferred topology
+  // (decision/capacity_ask.h): the node shapes known, its first refusal; nullopt when it could not ask.
+  std::optional<decision::CapacityAsk> AskNow(const kube::Pod& pod, const decision::GpuDemand& demand) const;
   // Filter asked for capacity for the pod: withdraw the request at bind (the pod's consume annotation
   // may not be written yet).
   void AskedCapacity(const std::string& pod_uid);
@@ -103,8 +106,9 @@ class Extender {
   // Records the preference of a GPU pod no node passed, and asks for capacity when nodes refused it and
   // none of them (`held_back`) only for a hold. `repeated`: the filter's refusal repeats the pod's last
   // recorded one (RefusalAggregator), and so would the preference's and the capacity request's records.
+  // `set`: kAsked when a node was refused because the pod asks for capacity giving its preferred set.
   void RecordPreference(const kube::Pod& pod, const decision::GpuDemand& demand, const codec::ExtenderFilterResult& result,
-                        bool held_back, bool repeated);
+                        bool held_back, bool repeated, decision::PreferredSet set);
   // Hands a filter record to the recorder unless it repeats the pod's last one; false when folded.
   bool RecordFilter(history::Record record);
 

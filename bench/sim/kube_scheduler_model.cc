@@ -34,17 +34,20 @@ const decision::FilterMemo::Entry& KubeSchedulerModel::Extend(int pod, const Sim
 }
 
 decision::NodeVerdict KubeSchedulerModel::ExtenderVerdict(int pod, int node) {
-  return decision::JudgeNode(world_.klass(pod).demand, world_.PodUid(pod), world_.nodes()[node].gpus, *holds_, memo_);
+  return decision::JudgeNode(world_.klass(pod).demand, world_.PodUid(pod), world_.nodes()[node].gpus, *holds_, memo_, ask_);
 }
 
-bool KubeSchedulerModel::ExtenderAccepts(int pod, absl::string_view uid, const SimNode& node, bool* held) {
-  const decision::NodeVerdict verdict = decision::JudgeNode(world_.klass(pod).demand, uid, node.gpus, *holds_, memo_);
+bool KubeSchedulerModel::ExtenderAccepts(int pod, absl::string_view uid, const SimNode& node,
+                                         PlacementDecision* decision) {
+  const decision::NodeVerdict verdict =
+      decision::JudgeNode(world_.klass(pod).demand, uid, node.gpus, *holds_, memo_, ask_);
   if (verdict.fits) return true;
+  if (decision == nullptr) return false;
   // Held, or waiting for its own scale-up: capacity is coming, the pod asks for none of its own.
-  if (held != nullptr && (verdict.refusal == decision::Refusal::kHeldForScaleUp ||
-                          verdict.refusal == decision::Refusal::kWaitingForCapacity)) {
-    *held = true;
+  if (verdict.refusal == decision::Refusal::kHeldForScaleUp || verdict.refusal == decision::Refusal::kWaitingForCapacity) {
+    decision->held_back = true;
   }
+  if (verdict.refusal == decision::Refusal::kAskingForCapacity) decision->asking_for_capacity = true;
   return false;
 }
 
@@ -137,7 +140,7 @@ PlacementDecision KubeSchedulerModel::Schedule(int pod) {
     const SimNode& candidate = world_.nodes()[node];
     int64_t score = DefaultScore(klass, candidate);
     if (extender) {
-      if (!ExtenderAccepts(pod, uid, candidate, &decision.held_back)) {
+      if (!ExtenderAccepts(pod, uid, candidate, &decision)) {
         decision.refused_nodes.push_back(node);
         continue;
       }
@@ -164,7 +167,7 @@ PlacementDecision KubeSchedulerModel::ScheduleOn(int pod, int node) {
   PlacementDecision decision;
   const SimNode& candidate = world_.nodes()[node];
   if (candidate.state != NodeState::kReady || !world_.FitsByCount(world_.pods()[pod].klass, candidate)) return decision;
-  if (UsesExtender(pod) && !ExtenderAccepts(pod, world_.PodUid(pod), candidate, &decision.held_back)) return decision;
+  if (UsesExtender(pod) && !ExtenderAccepts(pod, world_.PodUid(pod), candidate, &decision)) return decision;
   decision.node = node;
   decision.gpus = GpusFor(pod, candidate);
   return decision;

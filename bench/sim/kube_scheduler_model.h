@@ -21,6 +21,8 @@ struct PlacementDecision {
   // Some refusal was a hold on new capacity for other pods (decision/capacity_hold.h): CA is right that
   // the pod fits there once they land, so it asks for no capacity of its own.
   bool held_back = false;
+  // Some refusal was the pod asking for capacity that gives its preferred set (decision/capacity_ask.h).
+  bool asking_for_capacity = false;
   std::vector<int> refused_nodes;
 };
 
@@ -48,6 +50,8 @@ class KubeSchedulerModel {
 
   // The extender's holds on new capacity (decision/capacity_hold.h) for the next calls; null: none.
   void set_holds(const decision::CapacityHolds* holds) { holds_ = holds != nullptr ? holds : &kNoHolds; }
+  // What the next calls' pod needs to ask for capacity (decision/capacity_ask.h); null: it does not ask.
+  void set_ask(const decision::CapacityAsk* ask) { ask_ = ask; }
 
   // Pods bound by the extender whose GPU ids the device plugin gave differently (Policy::gpu_ids).
   int gpu_sets_not_as_chosen() const { return gpu_sets_not_as_chosen_; }
@@ -58,8 +62,8 @@ class KubeSchedulerModel {
  private:
   bool UsesExtender(int pod) const;
   // The extender's verdict on the node for the pod, whose ledger uid is `uid` (decision::JudgeNode);
-  // `held` is set when only a hold refused it.
-  bool ExtenderAccepts(int pod, absl::string_view uid, const SimNode& node, bool* held = nullptr);
+  // `decision`, when given, learns whether a hold (held_back) or an ask (asking_for_capacity) refused it.
+  bool ExtenderAccepts(int pod, absl::string_view uid, const SimNode& node, PlacementDecision* decision = nullptr);
   // The extender's filter verdict and score for the pod on the node's current GPUs.
   const decision::FilterMemo::Entry& Extend(int pod, const SimNode& node);
   // kube-scheduler's own score for the node: NodeResourcesFit with the policy's scoring strategy, plus
@@ -73,6 +77,7 @@ class KubeSchedulerModel {
 
   World& world_;
   const decision::CapacityHolds* holds_ = &kNoHolds;
+  const decision::CapacityAsk* ask_ = nullptr;
   size_t next_start_ = 0;
   int gpu_sets_not_as_chosen_ = 0;
   // The replay meets few distinct (shape, GPUs in use, demand) cases: a bound well above them.

@@ -74,6 +74,9 @@ class Replayer {
   // The extender's holds on new capacity from the ledger's live intents (null: none), rebuilt when the
   // ledger or the time changed since the last call.
   const decision::CapacityHolds* Holds();
+  // What `pod` needs to ask for capacity giving its preferred set (decision/capacity_ask.h), as the
+  // extender works it out per filter; null when it could not ask. Valid until the next call.
+  const decision::CapacityAsk* AskFor(int pod);
   // The pod as the decision history names it.
   history::PodSubject Subject(int pod) const {
     const kube::Pod object = world_->PodObject(pod);
@@ -101,6 +104,7 @@ class Replayer {
   std::unordered_map<int, SimTime> preference_refreshed_;
   // The holds (Holds()), the time they were built at, and whether the ledger or the nodes changed since.
   std::optional<decision::CapacityHolds> holds_;
+  std::optional<decision::CapacityAsk> ask_;  // AskFor's
   SimTime holds_at_ = -1;
   bool holds_stale_ = true;
   bool dirty_ = true;
@@ -159,7 +163,9 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
     world_->recorder()->Record(
         history::FilterRecord(world_->time(), Subject(pod), world_->klass(pod).gpus, std::move(candidates)));
   }
-  decision::Preference preference = decision::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, refused);
+  p.preferred_set = decision.asking_for_capacity ? decision::PreferredSet::kAsked : decision::PreferredSet::kEnforced;
+  decision::Preference preference =
+      decision::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, refused, p.preferred_set);
   if (world_->recorder() != nullptr) world_->recorder()->Record(history::PreferenceRecord(world_->time(), preference));
   ledger_->RecordPreference(std::move(preference));
   holds_stale_ = true;
@@ -176,6 +182,17 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
       world_->recorder()->Record(history::CapacityRecord(world_->time(), history::Kind::kCapacityRequested, Subject(pod)));
     }
   }
+}
+
+const decision::CapacityAsk* Replayer::AskFor(int pod) {
+  ask_.reset();
+  const decision::GpuDemand& demand = world_->klass(pod).demand;
+  if (!world_->policy().topofit_extender || !decision::MayAskForCapacity(demand)) return nullptr;
+  std::vector<const decision::NodeGpuSnapshot*> nodes;
+  for (int node : world_->live_nodes()) nodes.push_back(&world_->nodes()[node].gpus);
+  ask_ = decision::CapacityAskFor(demand, nodes, clock_.Now(), ledger_->PreferencesOf({world_->PodUid(pod)}),
+                                  world_->policy().capacity_wait);
+  return ask_ ? &*ask_ : nullptr;
 }
 
 const decision::CapacityHolds* Replayer::Holds() {
@@ -196,6 +213,7 @@ const decision::CapacityHolds* Replayer::Holds() {
 
 void Replayer::Schedule(int pod) {
   scheduler_.set_holds(Holds());
+  scheduler_.set_ask(AskFor(pod));
   const PlacementDecision decision = scheduler_.Schedule(pod);
   if (decision.node >= 0) {
     Place(pod, decision);
@@ -219,6 +237,7 @@ void Replayer::RetryOn(int node) {
     const auto [klass, pod] = heads.top();
     heads.pop();
     scheduler_.set_holds(Holds());
+    scheduler_.set_ask(AskFor(pod));
     const PlacementDecision decision = scheduler_.ScheduleOn(pod, node);
     if (decision.node < 0) {
       // The rest of the class does not fit this node either — unless a hold refused this pod: it refuses
@@ -260,7 +279,8 @@ void Replayer::RunTopofitRequestController() {
     if (world_->now() - refreshed < kUnschedulableFlush) continue;
     const SimPod& p = world_->pods()[pod];
     if (p.phase != PodPhase::kPending || !p.refused_for_topology) continue;
-    decision::Preference preference = decision::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, {});
+    decision::Preference preference =
+        decision::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, {}, p.preferred_set);
     ledger_->RecordPreference(std::move(preference));
     holds_stale_ = true;
     refreshed = world_->now();

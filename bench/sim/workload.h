@@ -38,6 +38,8 @@ struct PodSpec {
   // A service replica runs until it is scaled down, however fast its GPUs are: a poorer set costs it
   // throughput (counted in the report's slowdown GPU-hours), not run time. A batch pod (false) runs longer.
   bool runs_until_deleted = false;
+  // What the pod says of its run time (topofit.io/expected-runtime) when > 0; 0: it says nothing.
+  SimTime expected_runtime = 0;
 };
 
 // A cluster-autoscaler node group: identical nodes of one catalog shape.

@@ -110,6 +110,9 @@ kube::Pod Prototype(const PodSpec& spec) {
   annotate(kube::kMinLinkAnnotation, spec.min_link);
   annotate(kube::kMinBandwidthAnnotation, spec.min_bandwidth);
   annotate(kube::kTopologyPolicyAnnotation, spec.topology_policy);
+  if (spec.expected_runtime > 0) {
+    annotate(kube::kExpectedRuntimeAnnotation, absl::FormatDuration(absl::Milliseconds(spec.expected_runtime)));
+  }
   return pod;
 }
 
@@ -117,7 +120,7 @@ kube::Pod Prototype(const PodSpec& spec) {
 std::string ClassKey(const PodSpec& spec) {
   return absl::StrCat(spec.gpus, "|", spec.cpu_milli, "|", spec.memory_mib, "|", spec.priority, "|",
                       absl::StrJoin(spec.gpu_products, ","), "|", spec.min_link, "|", spec.min_bandwidth, "|",
-                      spec.topology_policy);
+                      spec.topology_policy, "|", spec.expected_runtime);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "bench/sim/policy.h"
+#include "decision/preference.h"
 #include "bench/sim/workload.h"
 #include "kube/objects.h"
 #include "decision/node_snapshot.h"
@@ -81,6 +82,8 @@ struct SimPod {
   PodPhase phase = PodPhase::kFuture;
   bool unschedulable = false;         // the scheduler tried and failed: CA may scale up for it
   bool refused_for_topology = false;  // count-feasible nodes existed, topofit refused all of them
+  // The set its preference asks of new capacity (kAsked: it asked for capacity giving its preferred set).
+  decision::PreferredSet preferred_set = decision::PreferredSet::kEnforced;
   int node = -1;
   topology::GpuSet gpus;
   SimTime first_start = -1;

@@ -57,5 +57,33 @@ TEST_CASE("No wait when the set here is good enough, the capacity no better, or 
   CHECK_FALSE(WaitForComingCapacity(plain, kHere, false, kComing, absl::ZeroDuration(), policy));
 }
 
+TEST_CASE("With nothing coming, only a pod that says its run time asks for capacity, while the whole boot costs less",
+          "[capacity_wait]") {
+  const CapacityWaitPolicy policy;  // expected boot 5 min, max wait 10 min
+  // Not knowing how long it runs, it does not ask (measured: waiting for a node nobody asked for yet costs
+  // multi-GPU pods their p95 and gains nothing), however poor the set here.
+  CHECK_FALSE(AskForCapacity(Preferring(), kHere, false, kComing, absl::ZeroDuration(), policy));
+  // An hour of work: 108 minutes lost here against a 5-minute boot: it asks, until 10 minutes after its
+  // first refusal.
+  CHECK(AskForCapacity(Preferring("1h"), kHere, false, kComing, absl::ZeroDuration(), policy));
+  CHECK(AskForCapacity(Preferring("1h"), kHere, false, kComing, absl::Minutes(9), policy));
+  CHECK_FALSE(AskForCapacity(Preferring("1h"), kHere, false, kComing, absl::Minutes(10), policy));
+  // 2 minutes of work: 3.6 minutes lost, less than the whole boot it would wait (nothing is coming yet).
+  CHECK_FALSE(AskForCapacity(Preferring("2m"), kHere, false, kComing, absl::ZeroDuration(), policy));
+  // 3 minutes: 5.4 minutes lost, more than the boot.
+  CHECK(AskForCapacity(Preferring("3m"), kHere, false, kComing, absl::ZeroDuration(), policy));
+  // A set that meets the ask, capacity no better, a required topology, no topology asked, waiting off.
+  CHECK_FALSE(AskForCapacity(Preferring("1h"), kHere, /*set_meets_ask=*/true, kComing, absl::ZeroDuration(), policy));
+  CHECK_FALSE(AskForCapacity(Preferring("1h"), kHere, false, /*obtainable_mbps=*/kHere, absl::ZeroDuration(), policy));
+  const GpuDemand required = *DemandOf(MakePod().gpus(4).annotation("topofit.io/min-link", "NV")
+                                           .annotation("topofit.io/topology-policy", "required")
+                                           .annotation("topofit.io/expected-runtime", "1h"));
+  CHECK_FALSE(AskForCapacity(required, kHere, false, kComing, absl::ZeroDuration(), policy));
+  const GpuDemand plain = *DemandOf(MakePod().gpus(4).annotation("topofit.io/expected-runtime", "1h"));
+  CHECK_FALSE(AskForCapacity(plain, kHere, false, kComing, absl::ZeroDuration(), policy));
+  CHECK_FALSE(AskForCapacity(Preferring("1h"), kHere, false, kComing, absl::ZeroDuration(),
+                             CapacityWaitPolicy{.max_wait = absl::ZeroDuration()}));
+}
+
 }  // namespace
 }  // namespace topofit::decision

@@ -283,6 +283,28 @@ TEST_CASE("a preferred topology is weighed against price, a required one is not"
   }
 }
 
+// A pod that asks for capacity giving its preferred set (capacity_ask.h) records that set in its
+// preference: a group that takes the pod only on a poorer set does not satisfy it, however cheap.
+TEST_CASE("a preference for a preferred set is satisfied only by a group whose new nodes give it", "[rank]") {
+  const kube::Pod trainer = MakePod().name("trainer").gpus(4).annotation("topofit.io/min-link", "NV")
+                                .annotation("topofit.io/expected-runtime", "10h");
+  RankInput input = Input({{"g5", 1, {trainer}}, {"p4d", 1, {trainer}}});
+  input.price_per_node_hour = {{"p4d", 327.7}, {"g5", 16.29}};  // NVLink at ten times its price
+  const Preference asked = PreferenceFor(trainer, *DemandOf(trainer), {"g5-old"}, PreferredSet::kAsked);
+  REQUIRE(asked.min_link == topology::LinkClass::kNvLink);
+  input.preferences = {asked};
+  Ranking r = Rank(input);
+  CHECK(r.chosen == std::vector<std::string>{"p4d"});
+  CHECK(VerdictOf(r, "p4d").preferences_satisfied == 1);
+  CHECK(VerdictOf(r, "g5").preferences_satisfied == 0);
+  // The same pod refused for lack of GPUs only records its enforced request: any group satisfies it, and
+  // price weighs against the slowdown as for any pod that merely prefers NVLink.
+  input.preferences = {PreferenceFor(trainer, *DemandOf(trainer), {"g5-old"})};
+  r = Rank(input);
+  CHECK(VerdictOf(r, "g5").preferences_satisfied == 1);
+  CHECK(r.chosen == std::vector<std::string>{"g5"});
+}
+
 TEST_CASE("pods are packed first-fit decreasing over the new nodes", "[rank]") {
   // 8 + 4 + 2 + 1 + 1 GPUs on two p4d nodes: 8 fills the first; 4, 2, 1, 1 share the second.
   const Ranking r = Rank(Input({{"p4d", 2, {MakePod().name("a").gpus(1), MakePod().name("b").gpus(4),

@@ -21,7 +21,8 @@ TEST_CASE("every reason code has one name that parses back, refusals keep the fi
   }
   for (decision::Refusal refusal : {decision::Refusal::kNodeSize, decision::Refusal::kGpuCount,
                                     decision::Refusal::kMinLink, decision::Refusal::kMinBandwidth,
-                                    decision::Refusal::kHeldForScaleUp, decision::Refusal::kWaitingForCapacity}) {
+                                    decision::Refusal::kHeldForScaleUp, decision::Refusal::kWaitingForCapacity,
+                                    decision::Refusal::kAskingForCapacity}) {
     CHECK(ReasonName(ReasonOf(refusal)) == decision::RefusalCode(refusal));
   }
   CHECK(ReasonOf(decision::Refusal::kNone) == Reason::kFits);

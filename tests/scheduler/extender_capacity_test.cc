@@ -94,6 +94,46 @@ TEST_CASE("The extender keeps a pod preferring NVLink off a PCIe node while its 
   }
 }
 
+// Wait for capacity still to be asked for (decision/capacity_ask.h): a trainer preferring NVLink that
+// says it runs 10 hours, offered only an idle g5 while the cluster's p4d node is busy, is refused the g5,
+// asks for capacity, and records a preference for an NVLink set (so the expander grows a group that gives
+// one); 10 minutes after its first refusal it takes the g5.
+TEST_CASE("The extender asks for NVLink capacity for a long trainer preferring NVLink instead of placing it on PCIe",
+          "[capacity_ask][extender]") {
+  testing::ExtenderFixture f;
+  f.clock.Set(absl::FromUnixSeconds(kIntentSeconds));
+  REQUIRE(f.state->UpsertNode(MakeNode().name("g5-1").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8)).ok());
+  REQUIRE(f.state->UpsertNode(P4d("p4d-busy", 0)).ok());
+  REQUIRE(f.state->Assume({"uid-busy", "ml", "busy"}, "p4d-busy", topology::GpuSet::FirstN(8)).ok());
+  const kube::Pod trainer = MakePod().name("trainer").gpus(4).annotation("topofit.io/min-link", "NV")
+                                .annotation("topofit.io/expected-runtime", "10h");
+  f.kube.PutPod(trainer);
+
+  codec::ExtenderArgs args{trainer, std::nullopt, std::vector<std::string>{"g5-1"}};
+  absl::StatusOr<codec::ExtenderFilterResult> asking = f.extender.Filter(args);
+  REQUIRE(asking.ok());
+  CHECK(asking->node_names->empty());
+  REQUIRE(asking->failed_and_unresolvable_nodes.count("g5-1") == 1);
+  CHECK_THAT(asking->failed_and_unresolvable_nodes.at("g5-1"),
+             Catch::StartsWith("topofit: asking for capacity that gives this pod the topology it prefers"));
+  CHECK(f.metrics.nodes_refused.Value({"asking-for-capacity"}) == 1);
+  CHECK(f.capacity.calls() == std::vector<std::string>{"request default/trainer refused=g5-1"});
+  const std::vector<decision::Preference> preferences = f.ledger->Preferences();
+  REQUIRE(preferences.size() == 1);
+  CHECK(preferences[0].min_link == topology::LinkClass::kNvLink);  // the set it asked for, not only 4 GPUs
+
+  f.clock.Advance(absl::Minutes(9));
+  CHECK(f.extender.Filter(args)->node_names->empty());
+  f.clock.Advance(absl::Minutes(1));  // 10 minutes after its first refusal
+  CHECK(*f.extender.Filter(args)->node_names == std::vector<std::string>{"g5-1"});
+
+  SECTION("a trainer that says nothing of its run time takes the g5 at once") {
+    const kube::Pod silent = MakePod().name("silent").gpus(4).annotation("topofit.io/min-link", "NV");
+    CHECK(*f.extender.Filter({silent, std::nullopt, std::vector<std::string>{"g5-1"}})->node_names ==
+          std::vector<std::string>{"g5-1"});
+  }
+}
+
 TEST_CASE("A pod refused by the nodes CA would count as fitting gets a capacity request, withdrawn at bind",
           "[capacity_requests][extender]") {
   testing::ExtenderFixture f;

@@ -1,0 +1,52 @@
+#include "decision/capacity_ask.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "topology/allocator.h"
+#include "topology/link.h"
+
+namespace topofit::decision {
+
+bool MayAskForCapacity(const GpuDemand& demand) {
+  return demand.asks_for_topology() && !demand.constraints_required() && demand.expected_runtime.has_value();
+}
+
+std::optional<CapacityAsk> CapacityAskFor(const GpuDemand& demand, const std::vector<const NodeGpuSnapshot*>& nodes,
+                                          absl::Time now, const std::vector<Preference>& own_preferences,
+                                          const CapacityWaitPolicy& wait) {
+  if (!MayAskForCapacity(demand)) return std::nullopt;
+  std::vector<const topology::Topology*> shapes;  // nodes of a group share their topology
+  int64_t best = 0;
+  for (const NodeGpuSnapshot* node : nodes) {
+    const topology::Topology* shape = node->topology.get();
+    if (shape == nullptr || shape->gpu_count() < demand.request.gpus ||
+        std::find(shapes.begin(), shapes.end(), shape) != shapes.end()) {
+      continue;
+    }
+    shapes.push_back(shape);
+    absl::StatusOr<topology::FitResult> empty = topology::FitEmptyNode(*shape, demand.request);
+    if (empty.ok() && empty->fits()) best = std::max(best, empty->chosen->quality.bandwidth_mbps);
+  }
+  if (best == 0) return std::nullopt;
+  absl::Time first_refused = now;
+  for (const Preference& p : own_preferences) first_refused = std::min(first_refused, p.first_seen);
+  return CapacityAsk{now, first_refused, best, wait};
+}
+
+bool AsksForCapacity(const GpuDemand& demand, const NodeVerdict& fitted, const CapacityAsk& ask) {
+  if (!fitted.fits || !fitted.chosen) return false;
+  const topology::SetQuality& here = fitted.chosen->quality;
+  return AskForCapacity(demand, here.bandwidth_mbps, topology::MeetsLinkAndBandwidth(here, demand.request),
+                        ask.obtainable_mbps, ask.now - ask.first_refused, ask.wait);
+}
+
+std::string AskingReasonText(const NodeVerdict& verdict, const CapacityAsk& ask) {
+  const topology::SetQuality here = verdict.chosen ? verdict.chosen->quality : topology::SetQuality{};
+  return absl::StrCat("topofit: asking for capacity that gives this pod the topology it prefers (here at best ",
+                      topology::LinkClassName(here.weakest), ", ", topology::FormatBandwidth(here.bandwidth_mbps),
+                      "; a new node ", topology::FormatBandwidth(ask.obtainable_mbps), "); it takes this node if none is up ",
+                      absl::FormatDuration(ask.wait.max_wait), " after it was first refused");
+}
+
+}  // namespace topofit::decision
