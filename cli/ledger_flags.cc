@@ -47,6 +47,7 @@ absl::Status UseLedger(const std::string& ledger, const std::string& kubeconfig,
   options.preference_ttl = kPreferenceTtl;
   options.intent_ttl = kIntentTtl;
   options.limits = process.ledger_limits;
+  options.node_groups_namespace = kubeclient::OwnNamespace();
   process.kube_observability.Observe(options);
   auto api_ledger = std::make_unique<kubeclient::ApiLedger>(*process.ledger_kube, process.clock, log, options);
   kubeclient::ListWatchOptions pending;
@@ -55,6 +56,7 @@ absl::Status UseLedger(const std::string& ledger, const std::string& kubeconfig,
   process.ledger_watch = kubeclient::ListWatcher::ForPods(*process.ledger_rest, pending, api_ledger->PodHandler());
   process.ledger = std::move(api_ledger);
   process.ledger_watch->Start();
+  static_cast<kubeclient::ApiLedger&>(*process.ledger).node_groups().Start();
   return absl::OkStatus();
 }
 

@@ -364,4 +364,45 @@ absl::StatusOr<kube::Node> NodeFromJson(const nlohmann::json& json) {
   return ReadTopLevel<kube::Node>(json, "node", ReadNodeSpec, ReadNodeStatus);
 }
 
+namespace {
+
+std::string QuantityText(int64_t milli) {
+  return milli % 1000 == 0 ? std::to_string(milli / 1000) : absl::StrCat(milli, "m");
+}
+
+nlohmann::json ResourceListJson(const kube::ResourceList& resources) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, milli] : resources) out[name] = QuantityText(milli);
+  return out;
+}
+
+const char* TaintEffectText(kube::TaintEffect effect) {
+  switch (effect) {
+    case kube::TaintEffect::kNone: return "";
+    case kube::TaintEffect::kNoSchedule: return "NoSchedule";
+    case kube::TaintEffect::kPreferNoSchedule: return "PreferNoSchedule";
+    case kube::TaintEffect::kNoExecute: return "NoExecute";
+    case kube::TaintEffect::kUnknown: break;
+  }
+  return "Unknown";  // decodes to kUnknown again, as any effect this build does not know
+}
+
+}  // namespace
+
+nlohmann::json NodeTemplateToJson(const kube::Node& node) {
+  nlohmann::json metadata = {{"name", node.metadata.name}};
+  if (!node.metadata.labels.empty()) metadata["labels"] = node.metadata.labels;
+  if (!node.metadata.annotations.empty()) metadata["annotations"] = node.metadata.annotations;
+  nlohmann::json taints = nlohmann::json::array();
+  for (const kube::Taint& taint : node.spec.taints) {
+    taints.push_back({{"key", taint.key}, {"value", taint.value}, {"effect", TaintEffectText(taint.effect)}});
+  }
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", std::move(metadata)},
+          {"spec", {{"taints", std::move(taints)}}},
+          {"status", {{"capacity", ResourceListJson(node.status.capacity)},
+                      {"allocatable", ResourceListJson(node.status.allocatable)}}}};
+}
+
 }  // namespace topofit::codec

@@ -19,4 +19,9 @@ namespace topofit::codec {
 absl::StatusOr<kube::Pod> PodFromJson(const nlohmann::json& json);
 absl::StatusOr<kube::Node> NodeFromJson(const nlohmann::json& json);
 
+// A node group's template in the API's Node shape, holding what decisions read of it, which NodeFromJson
+// reads back alike: metadata.name, labels and annotations, spec.taints and status.capacity and
+// allocatable (quantities in canonical form: "8", "500m"). For the ledger's ConfigMap of templates.
+nlohmann::json NodeTemplateToJson(const kube::Node& node);
+
 }  // namespace topofit::codec

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "kube/node_affinity.h"
 #include "topology/allocator.h"
 #include "topology/link.h"
 
@@ -12,21 +13,40 @@ bool MayAskForCapacity(const GpuDemand& demand) {
   return demand.asks_for_topology() && !demand.constraints_required() && demand.expected_runtime.has_value();
 }
 
-std::optional<CapacityAsk> CapacityAskFor(const GpuDemand& demand, const std::vector<const NodeGpuSnapshot*>& nodes,
+std::map<std::string, kube::Node> GpuGroupTemplates(const std::map<std::string, kube::Node>& templates) {
+  std::map<std::string, kube::Node> gpu_groups;
+  for (const auto& [group, template_node] : templates) {
+    if (AllocatableGpus(template_node) > 0) gpu_groups.emplace(group, template_node);
+  }
+  return gpu_groups;
+}
+
+std::optional<CapacityAsk> CapacityAskFor(const kube::Pod& pod, const GpuDemand& demand, const ClusterShapes& shapes,
                                           absl::Time now, const std::vector<Preference>& own_preferences,
                                           const CapacityWaitPolicy& wait) {
   if (!MayAskForCapacity(demand)) return std::nullopt;
-  std::vector<const topology::Topology*> shapes;  // nodes of a group share their topology
+  std::vector<const topology::Topology*> seen;  // nodes of a group share their topology
   int64_t best = 0;
-  for (const NodeGpuSnapshot* node : nodes) {
-    const topology::Topology* shape = node->topology.get();
+  const auto consider = [&](const topology::Topology* shape) {
     if (shape == nullptr || shape->gpu_count() < demand.request.gpus ||
-        std::find(shapes.begin(), shapes.end(), shape) != shapes.end()) {
-      continue;
+        std::find(seen.begin(), seen.end(), shape) != seen.end()) {
+      return;
     }
-    shapes.push_back(shape);
+    seen.push_back(shape);
     absl::StatusOr<topology::FitResult> empty = topology::FitEmptyNode(*shape, demand.request);
     if (empty.ok() && empty->fits()) best = std::max(best, empty->chosen->quality.bandwidth_mbps);
+  };
+  for (const NodeGpuSnapshot* node : shapes.nodes) consider(node->topology.get());
+  std::vector<std::shared_ptr<const topology::Topology>> resolved;  // alive until the loop is done
+  for (const auto& [group, template_node] : shapes.group_templates) {
+    if (shapes.topologies == nullptr || !kube::MatchesNodeSelector(pod, template_node) ||
+        !kube::ToleratesTaints(pod, template_node)) {
+      continue;
+    }
+    absl::StatusOr<NodeTopology> topology = shapes.topologies->Resolve(template_node);
+    if (!topology.ok()) continue;
+    resolved.push_back(topology->topology);
+    consider(resolved.back().get());
   }
   if (best == 0) return std::nullopt;
   absl::Time first_refused = now;

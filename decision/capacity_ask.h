@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,8 +10,10 @@
 #include "decision/capacity_wait.h"
 #include "decision/filter.h"
 #include "decision/node_snapshot.h"
+#include "decision/node_topology.h"
 #include "decision/pod_demand.h"
 #include "decision/preference.h"
+#include "kube/objects.h"
 #include "topology/topology.h"
 
 namespace topofit::decision {
@@ -30,10 +33,26 @@ struct CapacityAsk {
 // Whether `demand` could ever ask: it prefers (not requires) a topology and says how long it runs.
 bool MayAskForCapacity(const GpuDemand& demand);
 
-// The CapacityAsk of a pod that MayAskForCapacity, given the cluster's nodes (their shapes: busy or not,
-// a node of a shape means its group exists) and the pod's own ledger preferences (the first refusal);
-// nullopt when no shape gives, empty, a set that meets its ask (then no capacity could).
-std::optional<CapacityAsk> CapacityAskFor(const GpuDemand& demand, const std::vector<const NodeGpuSnapshot*>& nodes,
+// The node shapes capacity grown for a pod could have.
+struct ClusterShapes {
+  // The cluster's nodes: busy or not, a node of a shape means its group exists.
+  std::vector<const NodeGpuSnapshot*> nodes;
+  // The node groups' templates cluster-autoscaler offered the expander, by group id (ledger::Ledger::
+  // NodeGroups): a group at size zero, often the one with the large NVLink nodes, shows no node. Only those
+  // the pod may run on count (its node selector and required affinity, its tolerations); a template
+  // whose topology cannot be resolved is skipped.
+  std::map<std::string, kube::Node> group_templates;
+  TopologySource* topologies = nullptr;  // resolves group_templates; needed when there are any
+};
+
+// Of a BestOptions call's templates, those the ledger keeps (ledger::Ledger::RecordNodeGroups): the
+// groups with GPUs. One function for the expander and the replay.
+std::map<std::string, kube::Node> GpuGroupTemplates(const std::map<std::string, kube::Node>& templates);
+
+// The CapacityAsk of `pod` (`demand` is its DemandOf) when it MayAskForCapacity, given the shapes the
+// cluster has and can grow and the pod's own ledger preferences (the first refusal); nullopt when no
+// shape gives, empty, a set that meets its ask (then no capacity could).
+std::optional<CapacityAsk> CapacityAskFor(const kube::Pod& pod, const GpuDemand& demand, const ClusterShapes& shapes,
                                           absl::Time now, const std::vector<Preference>& own_preferences,
                                           const CapacityWaitPolicy& wait);
 

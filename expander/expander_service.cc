@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codec/kube_proto.h"
+#include "decision/capacity_ask.h"
 #include "decision/intent.h"
 #include "history/from_decisions.h"
 #include "server/logging.h"
@@ -145,6 +146,8 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
     input.options.push_back({std::move(option.node_group_id), option.node_count, std::move(option.pods)});
   }
   input.templates = std::move(decoded->templates);
+  // What CA can grow, groups at size zero included, for the extender's asking rule (capacity_ask.h).
+  ledger_.RecordNodeGroups(decision::GpuGroupTemplates(input.templates));
   input.preferences = ledger_.Preferences();
   input.price_per_node_hour = options_.price_per_node_hour;
   const decision::Ranking ranking = decision::RankOptions(input, topologies_, options_.policy,

@@ -13,6 +13,22 @@ namespace {
 
 std::string KeyOf(const kube::Pod& pod) { return absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name); }
 
+NodeGroupsConfigMapOptions NodeGroupsOptions(const ApiLedgerOptions& ledger) {
+  NodeGroupsConfigMapOptions options;
+  options.namespace_name = ledger.node_groups_namespace;
+  options.ttl = ledger.limits.node_group_ttl;
+  options.max_groups = ledger.limits.max_node_groups;
+  if (ledger.limits.on_evicted) {
+    options.on_evicted = [on_evicted = ledger.limits.on_evicted](const std::string& group) {
+      on_evicted("node-group", group);
+    };
+  }
+  options.poll_interval = ledger.node_groups_poll_interval;
+  options.publishing = ledger.publishing;
+  options.shutdown_grace = ledger.shutdown_grace;
+  return options;
+}
+
 }  // namespace
 
 ApiLedger::ApiLedger(KubeApi& kube, const server::Clock& clock, spdlog::logger& log, ApiLedgerOptions options)
@@ -22,6 +38,7 @@ ApiLedger::ApiLedger(KubeApi& kube, const server::Clock& clock, spdlog::logger& 
       options_(std::move(options)),
       publishing_(log, clock, "ledger_publish", {}),
       intents_view_(options_.intent_ttl),
+      node_groups_(std::make_unique<NodeGroupsConfigMap>(kube, clock, log, NodeGroupsOptions(options_))),
       publisher_(std::make_unique<CoalescingQueue>([this](const std::string& uid) { return Publish(uid); },
                                                    options_.publishing)) {}
 
@@ -220,7 +237,13 @@ std::shared_ptr<const std::vector<decision::Intent>> ApiLedger::IntentsView() co
   });
 }
 
-bool ApiLedger::WaitPublished(absl::Duration timeout) const { return publisher_->WaitIdle(timeout); }
+void ApiLedger::RecordNodeGroups(const std::map<std::string, kube::Node>& templates) { node_groups_->Record(templates); }
+
+std::map<std::string, kube::Node> ApiLedger::NodeGroups() const { return node_groups_->Live(); }
+
+bool ApiLedger::WaitPublished(absl::Duration timeout) const {
+  return publisher_->WaitIdle(timeout) && node_groups_->WaitPublished(timeout);
+}
 
 ApiLedgerStats ApiLedger::stats() const {
   absl::MutexLock lock(&mu_);

@@ -55,6 +55,7 @@
 #include "kubeclient/kube_api.h"
 #include "kubeclient/ledger_annotations.h"
 #include "kubeclient/list_watcher.h"
+#include "kubeclient/node_groups_config_map.h"
 #include "ledger/intents_view.h"
 #include "ledger/ledger.h"
 #include "server/clock.h"
@@ -73,6 +74,10 @@ struct ApiLedgerOptions {
   // Told of every annotation patch's outcome ("ok", "failed": retried, "pod_gone": the pod's entries
   // dropped), on the writer thread, for the process's metrics; may be null.
   std::function<void(absl::string_view result)> on_publish;
+  // The node group templates' ConfigMap (node_groups_config_map.h): its namespace, the components' own
+  // (kubeclient::OwnNamespace), and how often it is read back.
+  std::string node_groups_namespace = "default";
+  absl::Duration node_groups_poll_interval = absl::Seconds(30);
 };
 
 struct ApiLedgerStats {
@@ -107,6 +112,10 @@ class ApiLedger final : public ledger::Ledger {
   std::shared_ptr<const std::vector<decision::Intent>> IntentsView() const override;
   std::vector<decision::Preference> PreferencesOf(const std::vector<std::string>& pod_uids) const override;
   size_t PreferenceCount() const override;
+  // Kept in a ConfigMap rather than on pods: node_groups() (its reader is started by its Start()).
+  void RecordNodeGroups(const std::map<std::string, kube::Node>& templates) override;
+  std::map<std::string, kube::Node> NodeGroups() const override;
+  NodeGroupsConfigMap& node_groups() { return *node_groups_; }
 
   // Waits up to `timeout` until every write is published (or dropped); true when none is left.
   bool WaitPublished(absl::Duration timeout) const;
@@ -176,6 +185,7 @@ class ApiLedger final : public ledger::Ledger {
   std::map<std::pair<absl::Time, std::string>, std::set<std::string>> intents_ ABSL_GUARDED_BY(mu_);
   mutable ledger::IntentsViewCache intents_view_ ABSL_GUARDED_BY(mu_);
   ApiLedgerStats stats_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<NodeGroupsConfigMap> node_groups_;
   // Last: its worker calls Publish, so it is built after the state above and stopped before it goes.
   std::unique_ptr<CoalescingQueue> publisher_;
 };

@@ -20,6 +20,10 @@ std::string ProvisioningRequestsPath(absl::string_view namespace_name) {
                       "/provisioningrequests");
 }
 
+std::string ConfigMapsPath(absl::string_view namespace_name) {
+  return absl::StrCat("/api/v1/namespaces/", EscapePathSegment(namespace_name), "/configmaps");
+}
+
 namespace {
 
 std::string MetadataString(const nlohmann::json& object, const char* key) {
@@ -70,6 +74,43 @@ absl::StatusOr<ProvisioningState> KubeApi::GetProvisioningState(const std::strin
       rest_.Get(absl::StrCat(ProvisioningRequestsPath(namespace_name), "/", EscapePathSegment(name)));
   if (!json.ok()) return json.status();
   return ProvisioningStateOf(*json);
+}
+
+absl::StatusOr<kube::StringMap> KubeApi::GetConfigMapData(const std::string& namespace_name,
+                                                          const std::string& name) {
+  absl::StatusOr<nlohmann::json> config_map =
+      rest_.Get(absl::StrCat(ConfigMapsPath(namespace_name), "/", EscapePathSegment(name)));
+  if (!config_map.ok()) return config_map.status();
+  kube::StringMap data;
+  if (!config_map->is_object() || !config_map->contains("data") || (*config_map)["data"].is_null()) return data;
+  const nlohmann::json& entries = (*config_map)["data"];
+  if (!entries.is_object()) return absl::InvalidArgumentError(absl::StrCat("configmap ", name, ": data is not an object"));
+  for (const auto& [key, value] : entries.items()) {
+    if (!value.is_string()) {
+      return absl::InvalidArgumentError(absl::StrCat("configmap ", name, ": data[\"", key, "\"] is not a string"));
+    }
+    data.emplace(key, value.get<std::string>());
+  }
+  return data;
+}
+
+absl::Status KubeApi::SetConfigMapEntry(const std::string& namespace_name, const std::string& name,
+                                        const std::string& key, const std::string& value) {
+  const std::string collection = ConfigMapsPath(namespace_name);
+  const nlohmann::json patch = {{"data", {{key, value}}}};
+  absl::Status patched =
+      rest_.Patch(absl::StrCat(collection, "/", EscapePathSegment(name)), patch, "application/merge-patch+json").status();
+  if (!absl::IsNotFound(patched)) return patched;
+  const nlohmann::json config_map = {{"apiVersion", "v1"},
+                                     {"kind", "ConfigMap"},
+                                     {"metadata", {{"name", name}, {"namespace", namespace_name}}},
+                                     {"data", {{key, value}}}};
+  absl::Status created = rest_.Post(collection, config_map).status();
+  // Another writer created it first: this write goes in as a patch after all.
+  if (absl::IsAlreadyExists(created)) {
+    return rest_.Patch(absl::StrCat(collection, "/", EscapePathSegment(name)), patch, "application/merge-patch+json").status();
+  }
+  return created;
 }
 
 absl::StatusOr<nlohmann::json> KubeApi::GetPodObject(const std::string& namespace_name, const std::string& name) {

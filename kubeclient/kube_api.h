@@ -49,6 +49,14 @@ class KubeApi final : public scheduler::KubeClient {
   absl::StatusOr<ProvisioningState> GetProvisioningState(const std::string& namespace_name,
                                                          const std::string& name);
 
+  // A ConfigMap's data (the ledger's node group templates: node_groups_config_map.h); NotFound when the
+  // ConfigMap does not exist, InvalidArgument when its data is not strings.
+  absl::StatusOr<kube::StringMap> GetConfigMapData(const std::string& namespace_name, const std::string& name);
+  // Sets data[key] = value with a JSON merge patch (other keys stay), creating the ConfigMap when it
+  // does not exist.
+  absl::Status SetConfigMapEntry(const std::string& namespace_name, const std::string& name, const std::string& key,
+                                 const std::string& value);
+
  private:
   RestClient& rest_;
 };
@@ -58,5 +66,7 @@ std::string PodPath(absl::string_view namespace_name, absl::string_view name);
 // "/api/v1/namespaces/{ns}/podtemplates" and ".../provisioningrequests" of autoscaling.x-k8s.io/v1.
 std::string PodTemplatesPath(absl::string_view namespace_name);
 std::string ProvisioningRequestsPath(absl::string_view namespace_name);
+// "/api/v1/namespaces/{ns}/configmaps".
+std::string ConfigMapsPath(absl::string_view namespace_name);
 
 }  // namespace topofit::kubeclient

@@ -15,9 +15,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// RFC 3339 in UTC with "Z", as Kubernetes writes times, and as many fractional digits as needed.
-std::string TimeText(absl::Time t) { return absl::FormatTime("%Y-%m-%d%ET%H:%M:%E*SZ", t, absl::UTCTimeZone()); }
-
 absl::StatusOr<Json> ParseObject(absl::string_view text) {
   Json json = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return absl::InvalidArgumentError("not JSON");
@@ -59,10 +56,12 @@ absl::StatusOr<T> StringsField(const Json& json, const char* key, Json::value_t 
 
 }  // namespace
 
+std::string LedgerTimeText(absl::Time t) { return absl::FormatTime("%Y-%m-%d%ET%H:%M:%E*SZ", t, absl::UTCTimeZone()); }
+
 std::string PreferenceAnnotationJson(const PreferenceAnnotation& annotation) {
   return Json{{"refusedNodes", annotation.refused_nodes},
-              {"firstSeen", TimeText(annotation.first_seen)},
-              {"lastSeen", TimeText(annotation.last_seen)}}
+              {"firstSeen", LedgerTimeText(annotation.first_seen)},
+              {"lastSeen", LedgerTimeText(annotation.last_seen)}}
       .dump();
 }
 
@@ -87,7 +86,7 @@ std::string IntentAnnotationJson(const IntentAnnotation& annotation) {
   Json json{{"nodeGroup", annotation.node_group},
             {"nodeCount", annotation.node_count},
             {"nodeLabels", annotation.node_labels},
-            {"recorded", TimeText(annotation.recorded)}};
+            {"recorded", LedgerTimeText(annotation.recorded)}};
   if (annotation.held_gpus) json["heldGpus"] = *annotation.held_gpus;
   return json.dump();
 }

@@ -44,6 +44,8 @@ struct IntentAnnotation {
 };
 
 // Times are written with their sub-second digits, so an entry read back is the entry written.
+// RFC 3339 in UTC with "Z", as Kubernetes writes times, and as many fractional digits as needed.
+std::string LedgerTimeText(absl::Time t);
 std::string PreferenceAnnotationJson(const PreferenceAnnotation& annotation);
 absl::StatusOr<PreferenceAnnotation> ParsePreferenceAnnotation(absl::string_view text);
 std::string IntentAnnotationJson(const IntentAnnotation& annotation);

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "ledger/intents_view.h"
+#include "ledger/node_group_templates.h"
 
 namespace topofit::ledger {
 namespace {
@@ -21,7 +22,10 @@ class InMemoryLedger final : public Ledger {
         preference_ttl_(preference_ttl),
         intent_ttl_(intent_ttl),
         limits_(std::move(limits)),
-        intents_view_(intent_ttl) {}
+        intents_view_(intent_ttl),
+        node_groups_(limits_.node_group_ttl, limits_.max_node_groups, [this](const std::string& group) {
+          if (limits_.on_evicted) limits_.on_evicted("node-group", group);
+        }) {}
 
   void RecordPreference(decision::Preference preference) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -104,6 +108,18 @@ class InMemoryLedger final : public Ledger {
     intents_view_.Invalidate();
   }
 
+  void RecordNodeGroups(const std::map<std::string, kube::Node>& templates) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const absl::Time now = clock_.Now();
+    PruneExpired(now);
+    for (const auto& [group, template_node] : templates) node_groups_.Record(group, template_node, now);
+  }
+
+  std::map<std::string, kube::Node> NodeGroups() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return node_groups_.Live(clock_.Now());
+  }
+
   std::shared_ptr<const std::vector<decision::Intent>> IntentsView() const override {
     std::lock_guard<std::mutex> lock(mu_);
     return intents_view_.Get(clock_.Now(),
@@ -121,6 +137,7 @@ class InMemoryLedger final : public Ledger {
     }
     const auto expired = [&](const decision::Intent& intent) { return now - intent.recorded > intent_ttl_; };
     if (std::erase_if(intents_, expired) > 0) intents_view_.Invalidate();
+    node_groups_.Prune(now);
   }
 
   void Unindex(const decision::Preference& preference) {
@@ -144,6 +161,7 @@ class InMemoryLedger final : public Ledger {
   Index by_first_seen_;  // (first_seen, uid): the order Preferences() returns, ties by uid
   std::deque<decision::Intent> intents_;  // in recording order, hence oldest first
   mutable IntentsViewCache intents_view_;
+  NodeGroupTemplates node_groups_;
 };
 
 }  // namespace

@@ -11,12 +11,14 @@
 #include "absl/time/time.h"
 #include "decision/intent.h"
 #include "decision/preference.h"
+#include "kube/objects.h"
 #include "server/clock.h"
 
 namespace topofit::ledger {
 
-// Preferences and intents, shared by the extender and the expander. In one process (`topofit serve`,
-// the bench) it is memory; across processes it will live in the Kubernetes API behind the same interface.
+// Preferences, intents and node group templates, shared by the extender and the expander. In one process
+// (`topofit serve`, the bench) it is memory; across processes it lives in the Kubernetes API behind the
+// same interface (kubeclient/api_ledger.h).
 class Ledger {
  public:
   virtual ~Ledger() = default;
@@ -37,6 +39,14 @@ class Ledger {
   virtual std::vector<decision::Preference> PreferencesOf(const std::vector<std::string>& pod_uids) const = 0;
   // How many preferences are kept (expired ones not yet dropped included).
   virtual size_t PreferenceCount() const = 0;
+
+  // The GPU node groups' templates cluster-autoscaler sent the expander (BestOptions' nodeMap), by group
+  // id: the capacity the cluster can grow, including groups at size zero, which no node shows (the
+  // extender asks for capacity only of a shape it knows: decision/capacity_ask.h). A group's later
+  // template replaces its earlier one.
+  virtual void RecordNodeGroups(const std::map<std::string, kube::Node>& templates) = 0;
+  // The templates recorded within LedgerLimits::node_group_ttl, by group id.
+  virtual std::map<std::string, kube::Node> NodeGroups() const = 0;
 };
 
 // What a ledger keeps at most, in memory and in the API alike. Preferences come from filter calls and intents from BestOptions
@@ -46,8 +56,12 @@ class Ledger {
 struct LedgerLimits {
   size_t max_preferences = 10'000;
   size_t max_intents = 1'000;
-  // Called for each entry evicted at a cap, with kind "preference" (key: the pod uid) or "intent" (key: the
-  // node group), under the ledger's lock: it must not call the ledger.
+  // Node group templates: far above any cluster's group count. One not offered again within the TTL is
+  // dropped (its group was deleted, or nothing pending fitted it for a day).
+  size_t max_node_groups = 1'000;
+  absl::Duration node_group_ttl = absl::Hours(24);
+  // Called for each entry evicted at a cap, with kind "preference" (key: the pod uid), "intent" (key: the
+  // node group) or "node-group" (key: the group id), under the ledger's lock: it must not call the ledger.
   std::function<void(absl::string_view kind, const std::string& key)> on_evicted;
 };
 

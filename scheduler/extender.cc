@@ -190,10 +190,12 @@ CapacityHolds Extender::HoldsNow(const GpuDemand& demand) const {
 std::optional<decision::CapacityAsk> Extender::AskNow(const kube::Pod& pod, const GpuDemand& demand) const {
   if (!decision::MayAskForCapacity(demand)) return std::nullopt;
   const std::vector<std::shared_ptr<const NodeGpuSnapshot>> snapshots = state_.Snapshots();
-  std::vector<const NodeGpuSnapshot*> nodes;
-  nodes.reserve(snapshots.size());
-  for (const auto& snapshot : snapshots) nodes.push_back(snapshot.get());
-  return decision::CapacityAskFor(demand, nodes, clock_.Now(), ledger_.PreferencesOf({pod.metadata.uid}),
+  decision::ClusterShapes shapes;
+  shapes.nodes.reserve(snapshots.size());
+  for (const auto& snapshot : snapshots) shapes.nodes.push_back(snapshot.get());
+  shapes.group_templates = ledger_.NodeGroups();
+  shapes.topologies = &group_topologies_;
+  return decision::CapacityAskFor(pod, demand, shapes, clock_.Now(), ledger_.PreferencesOf({pod.metadata.uid}),
                                   capacity_wait_);
 }
 

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "codec/extender_json.h"
+#include "codec/node_topology.h"
 #include "decision/capacity_hold.h"
 #include "decision/pod_demand.h"
 #include "history/recorder.h"
@@ -123,6 +124,7 @@ class Extender {
   history::DecisionRecorder* recorder_ = nullptr;
   history::RefusalAggregator refusals_;  // on clock_'s time
   decision::CapacityWaitPolicy capacity_wait_;
+  mutable codec::TopologyResolver group_topologies_;  // of the node group templates the ledger holds (AskNow)
 
   const std::string scheduler_name_;
 

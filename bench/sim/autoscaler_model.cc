@@ -118,9 +118,17 @@ std::optional<ScaleUpOption> AutoscalerModel::ScaleUpFor(const std::vector<int>&
                                                          const std::vector<decision::Preference>& preferences) {
   const std::vector<int> remaining = FilterOutSchedulable(pods, {});
   if (remaining.empty()) return std::nullopt;
-  ExpanderChoice choice = ChooseOption(Estimate(remaining), world_, preferences);
+  return Expand(Estimate(remaining), preferences).option;
+}
+
+ExpanderChoice AutoscalerModel::Expand(std::vector<ScaleUpOption> options,
+                                       const std::vector<decision::Preference>& preferences) {
+  if (world_.policy().topofit_expander) {
+    for (const ScaleUpOption& option : options) offered_groups_.push_back(option.group);
+  }
+  ExpanderChoice choice = ChooseOption(std::move(options), world_, preferences);
   vetoes_ += choice.vetoed;
-  return std::move(choice.option);
+  return choice;
 }
 
 std::optional<ScaleUpOption> AutoscalerModel::HandleProvisioningRequest(
@@ -131,9 +139,7 @@ std::optional<ScaleUpOption> AutoscalerModel::HandleProvisioningRequest(
     r.provisioned_at = world_.now();
     return std::nullopt;
   }
-  ExpanderChoice choice = ChooseOption(Estimate({r.pod}), world_, preferences);
-  vetoes_ += choice.vetoed;
-  std::optional<ScaleUpOption> option = std::move(choice.option);
+  std::optional<ScaleUpOption> option = Expand(Estimate({r.pod}), preferences).option;
   if (!option) {
     r.backoff = r.backoff == 0 ? config_.request_retry : std::min(2 * r.backoff, config_.request_max_backoff);
     r.next_attempt = world_.now() + r.backoff;
@@ -287,6 +293,7 @@ AutoscalerActions AutoscalerModel::RunLoop(const std::vector<decision::Preferenc
   if (actions.scale_up) last_scale_up_ = world_.now();
   if (state_changed) UpdateUnneeded();
   ScaleDown(actions);
+  actions.offered_groups = std::exchange(offered_groups_, {});
   return actions;
 }
 

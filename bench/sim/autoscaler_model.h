@@ -36,6 +36,8 @@ struct AutoscalerActions {
   std::vector<int> remove_empty;  // unneeded empty nodes to delete
   std::vector<int> remove_unready;  // nodes not Ready within the max node provision time
   int drain = -1;                 // an unneeded node whose pods are evicted before it is deleted
+  // The groups whose templates topofit's expander was sent (every option of its calls this loop).
+  std::vector<int> offered_groups;
   bool acted() const { return scale_up.has_value() || !remove_empty.empty() || !remove_unready.empty() || drain >= 0; }
 };
 
@@ -72,6 +74,9 @@ class AutoscalerModel {
   // dropped; `excluded` nodes and nodes booked for a ProvisioningRequest are not offered.
   std::vector<int> FilterOutSchedulable(const std::vector<int>& pods, const std::vector<int>& excluded) const;
   std::vector<ScaleUpOption> Estimate(const std::vector<int>& pods) const;
+  // The expander chain's choice among `options` (ChooseOption), its vetoes counted and, when topofit's
+  // expander is asked, the groups it was offered kept for the loop's actions.
+  ExpanderChoice Expand(std::vector<ScaleUpOption> options, const std::vector<decision::Preference>& preferences);
   std::optional<ScaleUpOption> ScaleUpFor(const std::vector<int>& pods,
                                           const std::vector<decision::Preference>& preferences);
   std::optional<ScaleUpOption> HandleProvisioningRequest(int request,
@@ -88,6 +93,7 @@ class AutoscalerModel {
   bool last_loop_served_request_ = false;
   std::vector<int> unneeded_;  // nodes found unneeded by the last recomputation
   int vetoes_ = 0;
+  std::vector<int> offered_groups_;  // this loop's, until RunLoop hands them over
   struct Backoff {
     SimTime until = -1;
     SimTime duration = 0;

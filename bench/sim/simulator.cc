@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "bench/sim/kube_scheduler_model.h"
+#include "codec/node_topology.h"
 #include "decision/preference.h"
 #include "history/from_decisions.h"
 #include "history/idle_records.h"
@@ -105,6 +106,7 @@ class Replayer {
   // The holds (Holds()), the time they were built at, and whether the ledger or the nodes changed since.
   std::optional<decision::CapacityHolds> holds_;
   std::optional<decision::CapacityAsk> ask_;  // AskFor's
+  codec::TopologyResolver topologies_;        // of the node group templates AskFor reads from the ledger
   SimTime holds_at_ = -1;
   bool holds_stale_ = true;
   bool dirty_ = true;
@@ -188,9 +190,12 @@ const decision::CapacityAsk* Replayer::AskFor(int pod) {
   ask_.reset();
   const decision::GpuDemand& demand = world_->klass(pod).demand;
   if (!world_->policy().topofit_extender || !decision::MayAskForCapacity(demand)) return nullptr;
-  std::vector<const decision::NodeGpuSnapshot*> nodes;
-  for (int node : world_->live_nodes()) nodes.push_back(&world_->nodes()[node].gpus);
-  ask_ = decision::CapacityAskFor(demand, nodes, clock_.Now(), ledger_->PreferencesOf({world_->PodUid(pod)}),
+  decision::ClusterShapes shapes;
+  for (int node : world_->live_nodes()) shapes.nodes.push_back(&world_->nodes()[node].gpus);
+  shapes.group_templates = ledger_->NodeGroups();
+  shapes.topologies = &topologies_;
+  ask_ = decision::CapacityAskFor(world_->klass(pod).prototype, demand, shapes, clock_.Now(),
+                                  ledger_->PreferencesOf({world_->PodUid(pod)}),
                                   world_->policy().capacity_wait);
   return ask_ ? &*ask_ : nullptr;
 }
@@ -288,6 +293,14 @@ void Replayer::RunTopofitRequestController() {
 }
 
 void Replayer::Apply(const AutoscalerActions& actions) {
+  // What the expander learns of the cluster's groups reaches the extender through the ledger.
+  if (!actions.offered_groups.empty() && world_->policy().topofit_extender) {
+    std::map<std::string, kube::Node> templates;
+    for (int group : actions.offered_groups) {
+      templates.emplace(world_->groups()[group].spec.name, world_->groups()[group].template_node);
+    }
+    ledger_->RecordNodeGroups(decision::GpuGroupTemplates(templates));
+  }
   if (actions.scale_up && actions.scale_up->node_count > 0) {
     const ScaleUpOption& option = *actions.scale_up;
     const int id = static_cast<int>(world_->scale_ups().size());

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "kubeclient/config.h"
 #include "tests/cli/scratch_dir.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/kubeclient/eventually.h"
@@ -50,7 +51,17 @@ TEST_CASE("UseLedger(api): the process's ledger lives on the pending pods, ready
     return false;
   };
   CHECK(Eventually(patched));
-  CHECK(api.requests().at(0).Param("fieldSelector") == "spec.nodeName=");
+  const auto first_of = [&](absl::string_view prefix) {
+    for (const auto& request : api.requests()) {
+      if (absl::StartsWith(request.target, prefix)) return request;
+    }
+    return kubeclient::testing::RecordedRequest{};
+  };
+  CHECK(first_of("/api/v1/pods").Param("fieldSelector") == "spec.nodeName=");
+  // The node group templates the expander learns are read back from their ConfigMap in this namespace.
+  const std::string config_map =
+      absl::StrCat("/api/v1/namespaces/", kubeclient::OwnNamespace(), "/configmaps/topofit-node-groups");
+  CHECK(Eventually([&] { return !first_of(config_map).method.empty(); }));
   // The write and the watch are metrics (cli/kube_observability.h); the write is counted once its reply is in.
   CHECK(Eventually([&] { return absl::StrContains(process.registry.Render(), "topofit_ledger_writes_total{result=\"ok\"} 1\n"); }));
   const std::string metrics = process.registry.Render();

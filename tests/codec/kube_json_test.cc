@@ -180,6 +180,28 @@ TEST_CASE("NodeFromJson reads what the extender needs", "[kube_json]") {
   CHECK(kube::ToleratesTaints(pod, node));      // nvidia.com/gpu Exists
 }
 
+TEST_CASE("NodeTemplateToJson writes what NodeFromJson reads back alike", "[kube_json]") {
+  kube::Node node = RequireNode(Json::parse(kGpuNode));
+  node.metadata.annotations["topofit.io/price-per-node-hour"] = "98.32";
+  node.spec.taints.push_back({"dedicated", "", TaintEffect::kUnknown});  // an effect this build does not know
+  const Json written = NodeTemplateToJson(node);
+  CHECK(written["status"]["allocatable"]["cpu"] == "191500m");
+  CHECK(written["status"]["allocatable"]["nvidia.com/gpu"] == "8");
+  const kube::Node read = RequireNode(written);
+  CHECK(read.metadata.name == node.metadata.name);
+  CHECK(read.metadata.labels == node.metadata.labels);
+  CHECK(read.metadata.annotations == node.metadata.annotations);
+  CHECK(read.status.capacity == node.status.capacity);
+  CHECK(read.status.allocatable == node.status.allocatable);
+  REQUIRE(read.spec.taints.size() == 2);
+  CHECK(read.spec.taints[0].key == "nvidia.com/gpu");
+  CHECK(read.spec.taints[0].value == "present");
+  CHECK(read.spec.taints[0].effect == TaintEffect::kNoSchedule);
+  CHECK(read.spec.taints[1].effect == TaintEffect::kUnknown);
+  const kube::Pod pod = RequirePod(Json::parse(kTrainingPod));
+  CHECK(kube::MatchesNodeSelector(pod, read) == kube::MatchesNodeSelector(pod, node));
+}
+
 TEST_CASE("Decoding is tolerant of nulls and absent fields", "[kube_json]") {
   const kube::Pod empty = RequirePod(Json::object());
   CHECK(empty.metadata.name.empty());

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "codec/node_topology.h"
 #include "decision/capacity_hold.h"
 #include "decision/slowdown.h"
 #include "scheduler/gpu_state.h"
@@ -21,10 +22,19 @@ using testing::P4dIntentFor;
 
 const absl::Time kNow = absl::FromUnixSeconds(kIntentSeconds);
 
-GpuDemand Trainer(const char* runtime) {
+kube::Pod TrainerPod(const char* runtime) {
   kube::testing::PodBuilder pod = MakePod().name("trainer").gpus(4).annotation("topofit.io/min-link", "NV");
   if (runtime != nullptr) pod.annotation("topofit.io/expected-runtime", runtime);
-  return *DemandOf(pod);
+  return pod;
+}
+
+GpuDemand Trainer(const char* runtime) { return *DemandOf(TrainerPod(runtime)); }
+
+// Shapes from these nodes alone: no group template.
+ClusterShapes ShapesOf(std::vector<const NodeGpuSnapshot*> nodes) {
+  ClusterShapes shapes;
+  shapes.nodes = std::move(nodes);
+  return shapes;
 }
 
 // A cluster with a busy p4d node (NVSwitch: what new capacity of its shape gives) and an idle g5 (PCIe).
@@ -45,7 +55,7 @@ struct Cluster {
 TEST_CASE("Only a pod that prefers a topology and says its run time may ask, and only for a shape the cluster has",
           "[capacity_ask]") {
   Cluster cluster;
-  std::optional<CapacityAsk> ask = CapacityAskFor(Trainer("10h"), cluster.Nodes(), kNow, {}, {});
+  std::optional<CapacityAsk> ask = CapacityAskFor(TrainerPod("10h"), Trainer("10h"), ShapesOf(cluster.Nodes()), kNow, {}, {});
   REQUIRE(ask.has_value());
   CHECK(ask->first_refused == kNow);  // not refused before: from now
   // What an empty p4d gives 4 GPUs, and more than the g5's best set.
@@ -53,15 +63,43 @@ TEST_CASE("Only a pod that prefers a topology and says its run time may ask, and
   CHECK(ask->obtainable_mbps > cluster.state->Snapshot("g5")->topology->quality().BestBandwidth(4));
   Preference refused;
   refused.first_seen = kNow - absl::Minutes(3);
-  CHECK(CapacityAskFor(Trainer("10h"), cluster.Nodes(), kNow, {refused}, {})->first_refused == refused.first_seen);
+  CHECK(CapacityAskFor(TrainerPod("10h"), Trainer("10h"), ShapesOf(cluster.Nodes()), kNow, {refused}, {})->first_refused == refused.first_seen);
 
   CHECK_FALSE(MayAskForCapacity(Trainer(nullptr)));
-  CHECK_FALSE(CapacityAskFor(Trainer(nullptr), cluster.Nodes(), kNow, {}, {}).has_value());
+  CHECK_FALSE(CapacityAskFor(TrainerPod(nullptr), Trainer(nullptr), ShapesOf(cluster.Nodes()), kNow, {}, {}).has_value());
   // No shape of the cluster gives NVLink: no capacity could.
-  CHECK_FALSE(CapacityAskFor(Trainer("10h"), {cluster.g5.get(), cluster.g5.get()}, kNow, {}, {}).has_value());
+  CHECK_FALSE(CapacityAskFor(TrainerPod("10h"), Trainer("10h"), ShapesOf({cluster.g5.get(), cluster.g5.get()}), kNow, {}, {}).has_value());
   CHECK_FALSE(MayAskForCapacity(*DemandOf(MakePod().gpus(4).annotation("topofit.io/min-link", "NV")
                                               .annotation("topofit.io/topology-policy", "required")
                                               .annotation("topofit.io/expected-runtime", "10h"))));
+}
+
+TEST_CASE("A node group at size zero counts through its template, if the pod may run there", "[capacity_ask]") {
+  Cluster cluster;
+  codec::TopologyResolver topologies;
+  const std::vector<const NodeGpuSnapshot*> g5_only = {cluster.g5.get()};
+  // No node gives NVLink: the p4d group has no node yet, only the template CA offered the expander.
+  CHECK_FALSE(CapacityAskFor(TrainerPod("10h"), Trainer("10h"), ShapesOf(g5_only), kNow, {}, {}).has_value());
+  const ClusterShapes with_p4d{g5_only, {{"p4d-group", P4d("template-p4d", 0)}}, &topologies};
+  std::optional<CapacityAsk> ask = CapacityAskFor(TrainerPod("10h"), Trainer("10h"), with_p4d, kNow, {}, {});
+  REQUIRE(ask.has_value());
+  CHECK(ask->obtainable_mbps == cluster.p4d->topology->quality().BestBandwidth(4));
+
+  // A group the pod may not run on gives it nothing: its template's taint, or the pod's node selector.
+  kube::Node tainted = P4d("template-p4d", 0);
+  tainted.spec.taints.push_back({"dedicated", "inference", kube::TaintEffect::kNoSchedule});
+  CHECK_FALSE(CapacityAskFor(TrainerPod("10h"), Trainer("10h"), {g5_only, {{"p4d-group", tainted}}, &topologies},
+                             kNow, {}, {}).has_value());
+  kube::Pod pinned = TrainerPod("10h");
+  pinned.spec.node_selector["pool"] = "training";
+  CHECK_FALSE(CapacityAskFor(pinned, *DemandOf(pinned), with_p4d, kNow, {}, {}).has_value());
+
+  // What the expander keeps of a call's templates: the groups with GPUs.
+  const std::map<std::string, kube::Node> offered = {{"p4d-group", P4d("template-p4d", 0)},
+                                                     {"cpu-group", MakeNode().name("template-cpu")}};
+  const std::map<std::string, kube::Node> kept = GpuGroupTemplates(offered);
+  REQUIRE(kept.size() == 1);
+  CHECK(kept.count("p4d-group") == 1);
 }
 
 TEST_CASE("A 10-hour trainer preferring NVLink refuses an idle g5 and asks for capacity, a 1-minute one takes it",
@@ -70,7 +108,7 @@ TEST_CASE("A 10-hour trainer preferring NVLink refuses an idle g5 and asks for c
   const NodeGpuSnapshot& g5 = *cluster.state->Snapshot("g5");
   FilterMemo memo;
   const CapacityHolds none;
-  const std::optional<CapacityAsk> ask = CapacityAskFor(Trainer("10h"), cluster.Nodes(), kNow, {}, {});
+  const std::optional<CapacityAsk> ask = CapacityAskFor(TrainerPod("10h"), Trainer("10h"), ShapesOf(cluster.Nodes()), kNow, {}, {});
   REQUIRE(ask.has_value());
 
   const NodeVerdict asking = JudgeNode(Trainer("10h"), "uid-trainer", g5, none, memo, &*ask);
@@ -92,17 +130,17 @@ TEST_CASE("A 10-hour trainer preferring NVLink refuses an idle g5 and asks for c
                                  AssumedCommFraction(Trainer("10h")));
   CHECK(stretch > 3.5);
   CHECK(stretch < 6);
-  const std::optional<CapacityAsk> two_minutes = CapacityAskFor(Trainer("2m"), cluster.Nodes(), kNow, {}, {});
+  const std::optional<CapacityAsk> two_minutes = CapacityAskFor(TrainerPod("2m"), Trainer("2m"), ShapesOf(cluster.Nodes()), kNow, {}, {});
   REQUIRE(two_minutes.has_value());
   CHECK(JudgeNode(Trainer("2m"), "uid-trainer", g5, none, memo, &*two_minutes).refusal == Refusal::kAskingForCapacity);
-  const std::optional<CapacityAsk> short_ask = CapacityAskFor(Trainer("1m"), cluster.Nodes(), kNow, {}, {});
+  const std::optional<CapacityAsk> short_ask = CapacityAskFor(TrainerPod("1m"), Trainer("1m"), ShapesOf(cluster.Nodes()), kNow, {}, {});
   REQUIRE(short_ask.has_value());
   CHECK(JudgeNode(Trainer("1m"), "uid-trainer", g5, none, memo, &*short_ask).fits);
 
   // 10 minutes after its first refusal nothing came: it takes the g5.
   Preference refused;
   refused.first_seen = kNow - absl::Minutes(10);
-  const std::optional<CapacityAsk> late = CapacityAskFor(Trainer("10h"), cluster.Nodes(), kNow, {refused}, {});
+  const std::optional<CapacityAsk> late = CapacityAskFor(TrainerPod("10h"), Trainer("10h"), ShapesOf(cluster.Nodes()), kNow, {refused}, {});
   CHECK(JudgeNode(Trainer("10h"), "uid-trainer", g5, none, memo, &*late).fits);
 
   // Once a scale-up holds capacity for it, waiting for that capacity is the rule (capacity_wait.h), not

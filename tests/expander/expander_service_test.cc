@@ -256,6 +256,13 @@ TEST_CASE("An NV-required 4-GPU pod grows the NVLink group, never the PCIe one, 
     CHECK(intents.back().node_labels == kube::StringMap{{"node.kubernetes.io/instance-type", "p4d.24xlarge"}});
     CHECK_THAT(codec::IntentsToJson(intents).dump(), Catch::Contains("uid-trainer"));
   }
+  SECTION("the GPU groups' templates are kept for the extender, which sees no node of a group at size zero") {
+    const std::map<std::string, kube::Node> groups = f.ledger->NodeGroups();
+    CHECK(groups.size() == 2);  // g5 and p4d; the cpu group has no GPUs
+    REQUIRE(groups.count("p4d") == 1);
+    CHECK(groups.at("p4d").metadata.labels.at("node.kubernetes.io/instance-type") == "p4d.24xlarge");
+    CHECK(groups.count("cpu") == 0);
+  }
 }
 
 TEST_CASE("An intent for a ProvisioningRequest's pods is recorded for the pod they stand for", "[expander][grpc]") {

@@ -236,6 +236,7 @@ struct StoredCollection {
 
 const std::vector<StoredCollection>& StoredCollections() {
   static const std::vector<StoredCollection> collections = {
+      {{"api", "v1"}, "configmaps", "configmaps"},
       {{"api", "v1"}, "podtemplates", "podtemplates"},
       {{"apis", "autoscaling.x-k8s.io", "v1"}, "provisioningrequests", "provisioningrequests.autoscaling.x-k8s.io"},
       {{"apis", "coordination.k8s.io", "v1"}, "leases", "leases.coordination.k8s.io"},

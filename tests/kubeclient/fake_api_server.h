@@ -117,8 +117,8 @@ class FakeApiServer {
   // The object itself, null when absent.
   nlohmann::json Object(Resource resource, const std::string& namespace_name, const std::string& name) const;
 
-  // --- PodTemplates, ProvisioningRequests, Leases and Events ---
-  // POST to /api/v1/namespaces/{ns}/podtemplates, /apis/autoscaling.x-k8s.io/v1/namespaces/{ns}/
+  // --- ConfigMaps, PodTemplates, ProvisioningRequests, Leases and Events ---
+  // POST to /api/v1/namespaces/{ns}/configmaps or .../podtemplates, /apis/autoscaling.x-k8s.io/v1/namespaces/{ns}/
   // provisioningrequests, /apis/coordination.k8s.io/v1/namespaces/{ns}/leases or
   // /apis/events.k8s.io/v1/namespaces/{ns}/events stores the body (201, with uid and resourceVersion
   // stamped; 409 AlreadyExists when the name is taken); GET, PUT, PATCH (a merge patch, or a strategic

@@ -10,6 +10,13 @@ namespace {
 using decision::Intent;
 using decision::Preference;
 
+kube::Node Template(const std::string& instance_type) {
+  kube::Node node;
+  node.metadata.name = "template-" + instance_type;
+  node.metadata.labels["node.kubernetes.io/instance-type"] = instance_type;
+  return node;
+}
+
 Preference For(const std::string& uid, int gpus) {
   Preference p;
   p.pod_uid = uid;
@@ -129,6 +136,38 @@ TEST_CASE("a filter reads the intents as one shared view and only the preference
   CHECK(ledger->IntentsView()->size() == 1);
   clock.Advance(absl::Minutes(16));  // p4d-group recorded 16 min ago: expired without any write
   CHECK(ledger->IntentsView()->empty());
+}
+
+TEST_CASE("node group templates: the latest per group, kept a day after last offered, capped", "[ledger]") {
+  server::FakeClock clock;
+  std::vector<std::pair<std::string, std::string>> evicted;
+  LedgerLimits limits;
+  limits.max_node_groups = 2;
+  limits.on_evicted = [&](absl::string_view kind, const std::string& key) { evicted.emplace_back(kind, key); };
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15), limits);
+  CHECK(ledger->NodeGroups().empty());
+
+  ledger->RecordNodeGroups({{"p4d", Template("p4d.24xlarge")}, {"g5", Template("g5.48xlarge")}});
+  clock.Advance(absl::Hours(12));
+  ledger->RecordNodeGroups({{"p4d", Template("p4de.24xlarge")}});  // re-offered: its new template wins
+  std::map<std::string, kube::Node> groups = ledger->NodeGroups();
+  REQUIRE(groups.size() == 2);
+  CHECK(groups.at("p4d").metadata.labels.at("node.kubernetes.io/instance-type") == "p4de.24xlarge");
+  CHECK(groups.at("g5").metadata.labels.at("node.kubernetes.io/instance-type") == "g5.48xlarge");
+
+  // At the cap the group offered least recently (g5) makes room.
+  clock.Advance(absl::Hours(1));
+  ledger->RecordNodeGroups({{"a100", Template("a2-highgpu-8g")}});
+  CHECK(evicted == std::vector<std::pair<std::string, std::string>>{{"node-group", "g5"}});
+  groups = ledger->NodeGroups();
+  CHECK(groups.size() == 2);
+  CHECK(groups.count("g5") == 0);
+
+  // A day after it was last offered a template is gone: p4d at +36 h (offered at +12 h), a100 still there.
+  clock.Advance(absl::Hours(23) + absl::Minutes(1));
+  groups = ledger->NodeGroups();
+  REQUIRE(groups.size() == 1);
+  CHECK(groups.count("a100") == 1);
 }
 
 }  // namespace

@@ -49,8 +49,8 @@ expect_kind Namespace 1
 expect_kind ServiceAccount 2
 expect_kind ClusterRole 2
 expect_kind ClusterRoleBinding 4
-expect_kind Role 1
-expect_kind RoleBinding 2
+expect_kind Role 3
+expect_kind RoleBinding 4
 expect_kind ConfigMap 1
 expect_kind Deployment 2
 expect_kind Service 1
@@ -199,6 +199,14 @@ r = get("Role", "topofit-system", "topofit-scheduler-leader-election")
 check(triples(r.get("rules", [])) == (T(["coordination.k8s.io"], ["leases"], ["create"])
       | T(["coordination.k8s.io"], ["leases"], ["get", "update"], ["topofit-scheduler"])),
       "Role topofit-scheduler-leader-election: leases create, get/update of topofit-scheduler")
+# The node group templates' ConfigMap (--ledger=api): the expander creates and patches it, the extender reads it.
+r = get("Role", "topofit-system", "topofit-expander-node-groups")
+check(triples(r.get("rules", [])) == (T([""], ["configmaps"], ["create"])
+      | T([""], ["configmaps"], ["get", "patch"], ["topofit-node-groups"])),
+      "Role topofit-expander-node-groups: configmaps create, get/patch of topofit-node-groups")
+r = get("Role", "topofit-system", "topofit-extender-node-groups")
+check(triples(r.get("rules", [])) == T([""], ["configmaps"], ["get"], ["topofit-node-groups"]),
+      "Role topofit-extender-node-groups: get of topofit-node-groups")
 for d in docs:
     if "rules" in d:
         for rule in d["rules"]:
@@ -214,6 +222,8 @@ def bound(kind, ns, name, role_kind, role, sa):
 bound("ClusterRoleBinding", None, "topofit-scheduler-as-kube-scheduler", "ClusterRole", "system:kube-scheduler", "topofit-scheduler")
 bound("ClusterRoleBinding", None, "topofit-scheduler-as-volume-scheduler", "ClusterRole", "system:volume-scheduler", "topofit-scheduler")
 bound("RoleBinding", "topofit-system", "topofit-scheduler-leader-election", "Role", "topofit-scheduler-leader-election", "topofit-scheduler")
+bound("RoleBinding", "topofit-system", "topofit-expander-node-groups", "Role", "topofit-expander-node-groups", "topofit-expander")
+bound("RoleBinding", "topofit-system", "topofit-extender-node-groups", "Role", "topofit-extender-node-groups", "topofit-scheduler")
 bound("RoleBinding", "kube-system", "topofit-scheduler-extension-apiserver-authentication-reader", "Role",
       "extension-apiserver-authentication-reader", "topofit-scheduler")
 # The extender container runs under the scheduler pod's service account.

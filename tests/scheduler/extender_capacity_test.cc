@@ -134,6 +134,30 @@ TEST_CASE("The extender asks for NVLink capacity for a long trainer preferring N
   }
 }
 
+TEST_CASE("The extender asks for a node group at size zero that the expander learned of from CA",
+          "[capacity_ask][extender]") {
+  testing::ExtenderFixture f;
+  f.clock.Set(absl::FromUnixSeconds(kIntentSeconds));
+  REQUIRE(f.state->UpsertNode(MakeNode().name("g5-1").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8)).ok());
+  const kube::Pod trainer = MakePod().name("trainer").gpus(4).annotation("topofit.io/min-link", "NV")
+                                .annotation("topofit.io/expected-runtime", "10h");
+  f.kube.PutPod(trainer);
+  const codec::ExtenderArgs args{trainer, std::nullopt, std::vector<std::string>{"g5-1"}};
+
+  // No node of the cluster gives NVLink, and nothing says a group could: the g5 it is.
+  CHECK(*f.extender.Filter(args)->node_names == std::vector<std::string>{"g5-1"});
+
+  // The p4d group has no node; its template came with a BestOptions call (the expander records it).
+  f.ledger->RecordNodeGroups({{"p4d-group", P4d("template-node-for-p4d-group", 0)}});
+  absl::StatusOr<codec::ExtenderFilterResult> asking = f.extender.Filter(args);
+  REQUIRE(asking.ok());
+  CHECK(asking->node_names->empty());
+  REQUIRE(asking->failed_and_unresolvable_nodes.count("g5-1") == 1);
+  CHECK_THAT(asking->failed_and_unresolvable_nodes.at("g5-1"),
+             Catch::StartsWith("topofit: asking for capacity that gives this pod the topology it prefers"));
+  CHECK(f.capacity.calls() == std::vector<std::string>{"request default/trainer refused=g5-1"});
+}
+
 TEST_CASE("A pod refused by the nodes CA would count as fitting gets a capacity request, withdrawn at bind",
           "[capacity_requests][extender]") {
   testing::ExtenderFixture f;

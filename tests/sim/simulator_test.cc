@@ -253,6 +253,37 @@ TEST_CASE("topofit: an hour-long trainer preferring NVLink has a p4d node asked 
   CHECK(silent.scale_ups.empty());
 }
 
+// The same rule when the NVLink group is at size zero: no node shows its shape, but the expander was sent
+// its template in an earlier scale-up (for another pod), and the ledger carries it to the extender.
+TEST_CASE("topofit: a trainer preferring NVLink has a node of a group at size zero asked for, once CA has offered it",
+          "[replay][capacity_ask]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2, 1), Group("nvlink", "p4d.24xlarge", 8, 32.77, 1)};
+  PodSpec train = Pod("train", 10 * kMinute, kHour, 4);
+  train.min_link = "NV";  // preferred: the default policy
+  train.comm_fraction = 0.3;
+  train.expected_runtime = kHour;
+  // The first g5 is busy; `other` has CA grow a second, cheaper than a p4d: that call offered both groups.
+  workload.pods = {Pod("busy", 0, 2 * kHour, 8), Pod("other", kSecond, 2 * kHour, 4), train};
+
+  const ReplayResult asked = Run(workload, "topofit");
+  REQUIRE(asked.scale_ups.size() == 2);
+  CHECK(asked.scale_ups[0].group == "pcie");
+  CHECK(asked.scale_ups[1].group == "nvlink");
+  CHECK(asked.scale_ups[1].for_provisioning_request);
+  // The second g5 had 4 GPUs free when the trainer came; it waited for the p4d and runs on its best set.
+  CHECK(asked.pods[2].first_start > 10 * kMinute);
+  CHECK(asked.pods[2].best_topology);
+  CHECK(asked.pods[2].stretch == 1);
+
+  // No earlier scale-up, so nothing told the extender of the p4d group: the trainer takes the g5's PCIe set.
+  workload.groups[0].initial_size = 2;
+  const ReplayResult unaware = Run(workload, "topofit");
+  CHECK(unaware.scale_ups.empty());
+  CHECK(unaware.pods[2].first_start == 10 * kMinute);
+  CHECK(unaware.pods[2].stretch > 1.5);
+}
+
 TEST_CASE("A poor set stretches a batch pod's run time, and a service replica's throughput only", "[replay]") {
   Workload workload;
   // The PCIe node is up; the NVLink group could have given the 8-GPU pod its best set.
