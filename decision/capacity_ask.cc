@@ -27,16 +27,22 @@ std::optional<CapacityAsk> CapacityAskFor(const kube::Pod& pod, const GpuDemand&
   if (!MayAskForCapacity(demand)) return std::nullopt;
   std::vector<const topology::Topology*> seen;  // nodes of a group share their topology
   int64_t best = 0;
-  const auto consider = [&](const topology::Topology* shape) {
+  std::string best_from;
+  const auto consider = [&](const topology::Topology* shape, const auto& from) {
     if (shape == nullptr || shape->gpu_count() < demand.request.gpus ||
         std::find(seen.begin(), seen.end(), shape) != seen.end()) {
       return;
     }
     seen.push_back(shape);
     absl::StatusOr<topology::FitResult> empty = topology::FitEmptyNode(*shape, demand.request);
-    if (empty.ok() && empty->fits()) best = std::max(best, empty->chosen->quality.bandwidth_mbps);
+    if (empty.ok() && empty->fits() && empty->chosen->quality.bandwidth_mbps > best) {
+      best = empty->chosen->quality.bandwidth_mbps;
+      best_from = from();
+    }
   };
-  for (const NodeGpuSnapshot* node : shapes.nodes) consider(node->topology.get());
+  for (const NodeGpuSnapshot* node : shapes.nodes) {
+    consider(node->topology.get(), [&] { return absl::StrCat("node ", node->node); });
+  }
   std::vector<std::shared_ptr<const topology::Topology>> resolved;  // alive until the loop is done
   for (const auto& [group, template_node] : shapes.group_templates) {
     if (shapes.topologies == nullptr || !kube::MatchesNodeSelector(pod, template_node) ||
@@ -46,12 +52,12 @@ std::optional<CapacityAsk> CapacityAskFor(const kube::Pod& pod, const GpuDemand&
     absl::StatusOr<NodeTopology> topology = shapes.topologies->Resolve(template_node);
     if (!topology.ok()) continue;
     resolved.push_back(topology->topology);
-    consider(resolved.back().get());
+    consider(resolved.back().get(), [&] { return absl::StrCat("node group ", group); });
   }
   if (best == 0) return std::nullopt;
   absl::Time first_refused = now;
   for (const Preference& p : own_preferences) first_refused = std::min(first_refused, p.first_seen);
-  return CapacityAsk{now, first_refused, best, wait};
+  return CapacityAsk{now, first_refused, best, std::move(best_from), wait};
 }
 
 bool AsksForCapacity(const GpuDemand& demand, const NodeVerdict& fitted, const CapacityAsk& ask) {
@@ -65,7 +71,8 @@ std::string AskingReasonText(const NodeVerdict& verdict, const CapacityAsk& ask)
   const topology::SetQuality here = verdict.chosen ? verdict.chosen->quality : topology::SetQuality{};
   return absl::StrCat("topofit: asking for capacity that gives this pod the topology it prefers (here at best ",
                       topology::LinkClassName(here.weakest), ", ", topology::FormatBandwidth(here.bandwidth_mbps),
-                      "; a new node ", topology::FormatBandwidth(ask.obtainable_mbps), "); it takes this node if none is up ",
+                      "; a new node ", topology::FormatBandwidth(ask.obtainable_mbps), ", as ", ask.obtainable_from,
+                      " gives); it takes this node if none is up ",
                       absl::FormatDuration(ask.wait.max_wait), " after it was first refused");
 }
 

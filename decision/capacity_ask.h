@@ -27,6 +27,9 @@ struct CapacityAsk {
   // The best set of the pod's size that meets its ask on an empty node of a shape the cluster has: what
   // capacity grown for it can give.
   int64_t obtainable_mbps = 0;
+  // Where that shape was seen, for the refusal's words: "node group <id>" (a template CA offered) or
+  // "node <name>" (a node of the cluster, busy or not).
+  std::string obtainable_from;
   CapacityWaitPolicy wait;
 };
 

@@ -58,6 +58,7 @@ TEST_CASE("Only a pod that prefers a topology and says its run time may ask, and
   std::optional<CapacityAsk> ask = CapacityAskFor(TrainerPod("10h"), Trainer("10h"), ShapesOf(cluster.Nodes()), kNow, {}, {});
   REQUIRE(ask.has_value());
   CHECK(ask->first_refused == kNow);  // not refused before: from now
+  CHECK(ask->obtainable_from == "node p4d");
   // What an empty p4d gives 4 GPUs, and more than the g5's best set.
   CHECK(ask->obtainable_mbps == cluster.state->Snapshot("p4d")->topology->quality().BestBandwidth(4));
   CHECK(ask->obtainable_mbps > cluster.state->Snapshot("g5")->topology->quality().BestBandwidth(4));
@@ -84,6 +85,7 @@ TEST_CASE("A node group at size zero counts through its template, if the pod may
   std::optional<CapacityAsk> ask = CapacityAskFor(TrainerPod("10h"), Trainer("10h"), with_p4d, kNow, {}, {});
   REQUIRE(ask.has_value());
   CHECK(ask->obtainable_mbps == cluster.p4d->topology->quality().BestBandwidth(4));
+  CHECK(ask->obtainable_from == "node group p4d-group");  // what the refusal names
 
   // A group the pod may not run on gives it nothing: its template's taint, or the pod's node selector.
   kube::Node tainted = P4d("template-p4d", 0);
@@ -119,7 +121,8 @@ TEST_CASE("A 10-hour trainer preferring NVLink refuses an idle g5 and asks for c
   CHECK(JudgedReasonText(asking, "uid-trainer", g5, none, &*ask) ==
         "topofit: asking for capacity that gives this pod the topology it prefers (here at best PHB, " +
             topology::FormatBandwidth(asking.chosen->quality.bandwidth_mbps) + "; a new node " +
-            topology::FormatBandwidth(ask->obtainable_mbps) + "); it takes this node if none is up 10m after it "
+            topology::FormatBandwidth(ask->obtainable_mbps) + ", as node p4d gives); it takes this node if none is up "
+            "10m after it "
             "was first refused");
   // Without an ask (bind, or a pod that could not ask) the node fits as before.
   CHECK(JudgeNode(Trainer("10h"), "uid-trainer", g5, none, memo).fits);

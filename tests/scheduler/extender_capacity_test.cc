@@ -155,6 +155,7 @@ TEST_CASE("The extender asks for a node group at size zero that the expander lea
   REQUIRE(asking->failed_and_unresolvable_nodes.count("g5-1") == 1);
   CHECK_THAT(asking->failed_and_unresolvable_nodes.at("g5-1"),
              Catch::StartsWith("topofit: asking for capacity that gives this pod the topology it prefers"));
+  CHECK_THAT(asking->failed_and_unresolvable_nodes.at("g5-1"), Catch::Contains("as node group p4d-group gives"));
   CHECK(f.capacity.calls() == std::vector<std::string>{"request default/trainer refused=g5-1"});
 }
 
