@@ -65,6 +65,10 @@ absl::StatusOr<ExpanderParts> BuildExpander(const ExpanderOptions& options, Proc
                                             spdlog::logger& log) {
   expander::ExpanderServiceOptions service_options;
   service_options.policy.veto_when_all_strand = !options.no_veto;
+  absl::StatusOr<decision::CapacityWaitPolicy> wait =
+      ParseCapacityWaitFlags(options.expected_node_boot, options.max_topology_wait);
+  if (!wait.ok()) return wait.status();
+  service_options.policy.capacity_wait = *wait;
   if (!options.prices_file.empty()) {
     absl::StatusOr<std::map<std::string, double>> prices = ReadPricesFile(options.prices_file);
     if (!prices.ok()) return absl::InvalidArgumentError(absl::StrCat("--prices-file: ", prices.status().message()));
@@ -161,6 +165,8 @@ int RunServe(const ServeOptions& options, const std::function<void(int, int, int
   extender_checked.insecure = expander_options.insecure;
   expander_options.tls_cert = extender_options.tls_cert;
   expander_options.tls_key = extender_options.tls_key;
+  expander_options.expected_node_boot = extender_options.expected_node_boot;
+  expander_options.max_topology_wait = extender_options.max_topology_wait;
 
   ProcessState process;
   if (absl::Status ledger = UseLedger(extender_options.ledger, extender_options.kubeconfig, process, log);
@@ -220,6 +226,7 @@ void AddExpanderCommand(CLI::App& app, int& exit_code) {
   AddKubeconfigFlag(*cmd, options->kubeconfig);
   AddLedgerFlag(*cmd, options->ledger);
   AddDecisionDbFlag(*cmd, options->decision_db);
+  AddCapacityWaitFlags(*cmd, options->expected_node_boot, options->max_topology_wait);
   cmd->callback([options, &exit_code] { exit_code = RunExpander(*options); });
 }
 

@@ -36,6 +36,9 @@ struct ExpanderOptions {
   std::string kubeconfig;         // for --ledger=api; empty: in-cluster service account
   std::string ledger = "memory";  // or "api" (cli/ledger_flags.h)
   std::string decision_db;        // empty: the decision history in memory (cli/decision_history.h)
+  // The extender's (cli/extender_command.h); `serve` passes its extender's.
+  std::string expected_node_boot = "5m";
+  std::string max_topology_wait = "10m";
 };
 
 // Price per node-hour by node group id, from a JSON object: {"p4d-us-east-1a": 32.77, "g5": 16.29}.

@@ -203,15 +203,10 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   parts.extender = std::make_unique<scheduler::Extender>(*parts.state, *process.ledger, *parts.kube, *parts.metrics,
                                                          log, process.clock, parts.provisioner.get(), leadership,
                                                          options.scheduler_name);
-  decision::CapacityWaitPolicy wait;
-  if (!absl::ParseDuration(options.expected_node_boot, &wait.expected_boot) ||
-      !absl::ParseDuration(options.max_topology_wait, &wait.max_wait) || wait.expected_boot < absl::ZeroDuration() ||
-      wait.max_wait < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat("--expected-node-boot ", options.expected_node_boot,
-                                                   " / --max-topology-wait ", options.max_topology_wait,
-                                                   ": expected non-negative durations such as 5m or 90s"));
-  }
-  parts.extender->WaitForCapacity(wait);
+  absl::StatusOr<decision::CapacityWaitPolicy> wait =
+      ParseCapacityWaitFlags(options.expected_node_boot, options.max_topology_wait);
+  if (!wait.ok()) return wait.status();
+  parts.extender->WaitForCapacity(*wait);
 
   server::HttpServerOptions api_options;
   api_options.address = options.address;
@@ -343,13 +338,30 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
       ->capture_default_str();
   cmd.add_option("--leader-elect-identity", options.leader_elect_identity,
                  "this replica's name in the Lease (default: hostname_random)");
-  cmd.add_option("--expected-node-boot", options.expected_node_boot,
+  AddCapacityWaitFlags(cmd, options.expected_node_boot, options.max_topology_wait);
+}
+
+void AddCapacityWaitFlags(CLI::App& cmd, std::string& expected_node_boot, std::string& max_topology_wait) {
+  cmd.add_option("--expected-node-boot", expected_node_boot,
                  "how long a scale-up takes to give a Ready GPU node here (a pod preferring a topology weighs "
                  "the rest of it against running slower now)")
       ->capture_default_str();
-  cmd.add_option("--max-topology-wait", options.max_topology_wait,
+  cmd.add_option("--max-topology-wait", max_topology_wait,
                  "the longest a pod preferring a topology waits for the capacity scaled up for it (0: never)")
       ->capture_default_str();
+}
+
+absl::StatusOr<decision::CapacityWaitPolicy> ParseCapacityWaitFlags(const std::string& expected_node_boot,
+                                                                   const std::string& max_topology_wait) {
+  decision::CapacityWaitPolicy wait;
+  if (!absl::ParseDuration(expected_node_boot, &wait.expected_boot) ||
+      !absl::ParseDuration(max_topology_wait, &wait.max_wait) || wait.expected_boot < absl::ZeroDuration() ||
+      wait.max_wait < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("--expected-node-boot ", expected_node_boot,
+                                                   " / --max-topology-wait ", max_topology_wait,
+                                                   ": expected non-negative durations such as 5m or 90s"));
+  }
+  return wait;
 }
 
 }  // namespace topofit::cli

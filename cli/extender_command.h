@@ -165,4 +165,10 @@ void AddExtenderCommand(CLI::App& app, int& exit_code);
 // The extender's flags on `cmd`, bound to `options` (which must outlive parsing); `topofit serve` has them too.
 void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options);
 
+// --expected-node-boot and --max-topology-wait (decision/capacity_wait.h): the extender's, and the
+// expander's, which ranks groups for pods that ask for capacity by the extender's rule.
+void AddCapacityWaitFlags(CLI::App& cmd, std::string& expected_node_boot, std::string& max_topology_wait);
+absl::StatusOr<decision::CapacityWaitPolicy> ParseCapacityWaitFlags(const std::string& expected_node_boot,
+                                                                   const std::string& max_topology_wait);
+
 }  // namespace topofit::cli

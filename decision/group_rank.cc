@@ -13,6 +13,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "decision/capacity_ask.h"
 #include "decision/filter.h"
 #include "decision/filter_memo.h"
 #include "decision/node_topology.h"
@@ -54,9 +55,14 @@ class BestBandwidths {
 // topology is placed, by its enforced request, on a poorer set too).
 using PreferredSets = std::map<std::string, topology::AllocationRequest>;
 
+// The asks of the call's pods that may ask for capacity (capacity_ask.h), by pod object: a pod shared by
+// many options is worked out once.
+using PodAsks = std::map<const kube::Pod*, std::optional<CapacityAsk>>;
+
 struct PlacedPod {
   const kube::Pod* pod;
   GpuDemand demand;
+  const CapacityAsk* ask = nullptr;  // when it may ask, and some offered group gives its whole ask
 };
 
 // What one RankOptions call has already worked out. CA repeats the same pending pods in many options and
@@ -127,10 +133,16 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
   for (const PlacedPod& pod : gpu_pods) {
     while (first_open < nodes.size() && nodes[first_open].free().empty()) ++first_open;
     bool placed = false;
+    const NodeVerdict* asking = nullptr;  // the first set it fitted but refused, asking for better capacity
     for (size_t i = first_open; i < nodes.size() && !placed; ++i) {
       if (stopper.AfterJudgement()) return;
       const NodeVerdict& v = memo.Filter(pod.demand, nodes[i]);
       if (!v.fits) continue;
+      // The extender would refuse this set and ask for the capacity that gives the pod's ask.
+      if (pod.ask != nullptr && AsksForCapacity(pod.demand, v, *pod.ask)) {
+        if (asking == nullptr) asking = &v;
+        continue;
+      }
       nodes[i].ours = nodes[i].ours | v.chosen->gpus;
       placed = true;
       placed_gpus += pod.demand.request.gpus;
@@ -158,7 +170,9 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
       // stranding only pods no option can serve can be judged on the rest.
       verdict.strands = true;
       verdict.reason = absl::StrCat("pod ", key, " would not be placed on the new nodes: ",
-                                    nodes.empty() ? "no nodes" : ReasonText(memo.Filter(pod.demand, nodes[0]), origin));
+                                    nodes.empty()        ? "no nodes"
+                                    : asking != nullptr ? AskingReasonText(*asking, *pod.ask)
+                                                        : ReasonText(memo.Filter(pod.demand, nodes[0]), origin));
     }
     if (!placed) verdict.unplaced_pods.push_back(key);
   }
@@ -171,7 +185,7 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
 }
 
 OptionVerdict Judge(const RankInput& input, const GroupOption& option, const absl::StatusOr<NodeTopology>* topology,
-                    const PreferredSets& preferred, const BestBandwidths& best, CallMemo& memo,
+                    const PreferredSets& preferred, const PodAsks& asks, const BestBandwidths& best, CallMemo& memo,
                     Stopper& stopper) {
   OptionVerdict verdict;
   verdict.node_group_id = option.node_group_id;
@@ -185,7 +199,10 @@ OptionVerdict Judge(const RankInput& input, const GroupOption& option, const abs
                                     demand.status().message());
       return verdict;
     }
-    if (demand->wants_gpus()) gpu_pods.push_back({&pod, *demand});
+    if (demand->wants_gpus()) {
+      const auto ask = asks.find(&pod);
+      gpu_pods.push_back({&pod, *demand, ask != asks.end() && ask->second ? &*ask->second : nullptr});
+    }
   }
   verdict.needs_gpus = !gpu_pods.empty();
   if (!verdict.needs_gpus) {
@@ -258,6 +275,34 @@ std::vector<std::string> WithoutGpuPods(std::vector<OptionVerdict>& verdicts) {
   return kept;
 }
 
+// The asks of the pods that may ask for capacity (those that prefer a topology and say their run time),
+// judged on the offered groups' templates as the extender judges them on the groups the ledger knows.
+PodAsks AsksOf(const RankInput& input, TopologySource& topologies, const RankPolicy& policy, CallMemo& memo) {
+  PodAsks asks;
+  std::optional<ClusterShapes> shapes;  // built for the first pod that may ask: few calls have one
+  for (const GroupOption& option : input.options) {
+    for (const kube::Pod& pod : option.pods) {
+      if (asks.contains(&pod)) continue;
+      const absl::StatusOr<GpuDemand>& demand = memo.Demand(pod);
+      if (!demand.ok() || !MayAskForCapacity(*demand)) continue;
+      if (!shapes) {
+        shapes = ClusterShapes{{}, {}, &topologies};
+        for (const GroupOption& offered : input.options) {
+          if (auto it = input.templates.find(offered.node_group_id); it != input.templates.end()) {
+            shapes->group_templates.insert(*it);
+          }
+        }
+      }
+      std::vector<Preference> own;
+      for (const Preference& p : input.preferences) {
+        if (p.pod_uid == LedgerPodUid(pod)) own.push_back(p);
+      }
+      asks.emplace(&pod, CapacityAskFor(pod, *demand, *shapes, input.now, own, policy.capacity_wait));
+    }
+  }
+  return asks;
+}
+
 }  // namespace
 
 Ranking RankOptions(const RankInput& input, TopologySource& topologies, const RankPolicy& policy,
@@ -281,13 +326,14 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
     if (topology.ok()) best.Add(*topology->topology);
     resolved.emplace(option.node_group_id, std::move(topology));
   }
+  const PodAsks asks = AsksOf(input, topologies, policy, memo);
   ranking.verdicts.reserve(input.options.size());
   Stopper stopper(stop);
   for (const GroupOption& option : input.options) {
     if (stopper.Stopped()) return ranking;
     auto topology = resolved.find(option.node_group_id);
     ranking.verdicts.push_back(Judge(input, option, topology == resolved.end() ? nullptr : &topology->second,
-                                     preferred, best, memo, stopper));
+                                     preferred, asks, best, memo, stopper));
     if (stopper.stopped()) return ranking;  // inside that option
   }
   // A pod no option's new nodes take is stranded whichever group grows: it does not disqualify options

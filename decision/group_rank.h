@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
+#include "decision/capacity_wait.h"
 #include "kube/objects.h"
 #include "kube/shared_pods.h"
 #include "decision/node_topology.h"
@@ -24,12 +26,16 @@ struct RankInput {
   std::map<std::string, kube::Node> templates;         // node group id -> its template node
   std::vector<Preference> preferences;         // the extender's pending preferences
   std::map<std::string, double> price_per_node_hour;   // node group id -> price (absent: from the template)
+  absl::Time now;  // when CA asked: how long a pod that asks for capacity has waited (capacity_ask.h)
 };
 
 struct RankPolicy {
   // When every GPU option would strand a GPU pod, answer with no option (CA ≥ 1.32: no scale-up this
   // loop) rather than let CA grow a group the scheduler would refuse. Off: fail open (all options).
   bool veto_when_all_strand = true;
+  // The extender's: a pod that says its run time refuses a poorer set of a group while the capacity that
+  // gives its ask is worth the boot (capacity_ask.h), so new nodes of that group would strand it.
+  CapacityWaitPolicy capacity_wait;
 };
 
 // How one option fared on its group's template, for the reply, logs and metrics.
@@ -69,7 +75,8 @@ struct Ranking {
 inline constexpr char kPriceAnnotation[] = "topofit.io/price-per-node-hour";
 
 // Judges each option by placing its pods on `node_count` fresh nodes of the group's template with the
-// extender's own filter rules (decision::FilterNode: same code, so a group the expander picks is one the
+// extender's own filter rules (decision::FilterNode, and the asking rule for a pod that says its run time
+// and prefers a topology some offered group gives: same code, so a group the expander picks is one the
 // scheduler accepts), drops options that would strand a GPU pod, and ranks the rest by, in order: ledger
 // preferences satisfied (pods refused for a required topology: topology first for them), the lowest cost
 // per useful GPU-hour (price over the GPUs the pods use, each discounted by its set's expected slowdown:

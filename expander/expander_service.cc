@@ -150,6 +150,7 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   ledger_.RecordNodeGroups(decision::GpuGroupTemplates(input.templates));
   input.preferences = ledger_.Preferences();
   input.price_per_node_hour = options_.price_per_node_hour;
+  input.now = clock_.Now();
   const decision::Ranking ranking = decision::RankOptions(input, topologies_, options_.policy,
                                                           [&] { return Expired(deadline, clock_.Now()); });
   // Past the deadline CA has already given up on this call (and failed open): an answer now would be

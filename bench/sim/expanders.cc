@@ -137,8 +137,11 @@ std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<Scale
     input.price_per_node_hour[group.spec.name] = group.spec.price_per_hour;
   }
   input.preferences = preferences;
+  input.now = world.time();
   codec::TopologyResolver topologies;  // one per loop: a replay has few templates
-  const decision::Ranking ranking = decision::RankOptions(input, topologies);
+  decision::RankPolicy policy;
+  policy.capacity_wait = world.policy().capacity_wait;
+  const decision::Ranking ranking = decision::RankOptions(input, topologies, policy);
   if (world.recorder() != nullptr) {
     world.recorder()->Record(history::RankingRecord(world.time(), input, ranking));
   }

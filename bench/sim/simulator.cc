@@ -244,6 +244,13 @@ void Replayer::RetryOn(int node) {
     scheduler_.set_holds(Holds());
     scheduler_.set_ask(AskFor(pod));
     const PlacementDecision decision = scheduler_.ScheduleOn(pod, node);
+    if (decision.node < 0 && decision.asking_for_capacity && !world_->pods()[pod].refused_for_topology) {
+      // It refused this node to ask for capacity giving its preferred set. kube-scheduler's cycle for it
+      // offers every node, and the extender records its first refusal, which bounds how long it asks
+      // (capacity_ask.h): that cycle, as when it arrived.
+      Schedule(pod);
+      continue;
+    }
     if (decision.node < 0) {
       // The rest of the class does not fit this node either — unless a hold refused this pod: it refuses
       // the pods of other scale-ups, not the ones the node was grown for, which may come later in the

@@ -144,7 +144,7 @@ TEST_CASE("CPU-only options pass through, a stranding-only answer is a veto", "[
     CHECK(r.veto);
   }
   SECTION("every GPU option strands, veto off: fail open") {
-    const Ranking r = Rank(Input({{"g5", 1, {nv_pod}}, {"g4dn", 1, {nv_pod}}}), RankPolicy{false});
+    const Ranking r = Rank(Input({{"g5", 1, {nv_pod}}, {"g4dn", 1, {nv_pod}}}), RankPolicy{.veto_when_all_strand = false, .capacity_wait = {}});
     CHECK(r.chosen == std::vector<std::string>{"g5", "g4dn"});
     CHECK_FALSE(r.veto);
   }
@@ -297,12 +297,49 @@ TEST_CASE("a preference for a preferred set is satisfied only by a group whose n
   CHECK(r.chosen == std::vector<std::string>{"p4d"});
   CHECK(VerdictOf(r, "p4d").preferences_satisfied == 1);
   CHECK(VerdictOf(r, "g5").preferences_satisfied == 0);
-  // The same pod refused for lack of GPUs only records its enforced request: any group satisfies it, and
-  // price weighs against the slowdown as for any pod that merely prefers NVLink.
-  input.preferences = {PreferenceFor(trainer, *DemandOf(trainer), {"g5-old"})};
+  // A pod that says nothing of its run time, refused for lack of GPUs, only records its enforced request:
+  // any group satisfies it, and price weighs against the slowdown as for any pod that prefers NVLink.
+  const kube::Pod silent = MakePod().name("silent").gpus(4).annotation("topofit.io/min-link", "NV");
+  input = Input({{"g5", 1, {silent}}, {"p4d", 1, {silent}}});
+  input.price_per_node_hour = {{"p4d", 327.7}, {"g5", 16.29}};
+  input.preferences = {PreferenceFor(silent, *DemandOf(silent), {"g5-old"})};
   r = Rank(input);
   CHECK(VerdictOf(r, "g5").preferences_satisfied == 1);
   CHECK(r.chosen == std::vector<std::string>{"g5"});
+}
+
+// The extender's asking rule, applied to the new nodes: a pod that says its run time refuses a poorer set
+// while the capacity giving its ask is worth a boot, so growing the cheap group for it would strand it.
+TEST_CASE("a pod that says its run time is ranked by the extender's asking rule", "[rank][capacity_ask]") {
+  const auto trainer = [](const char* runtime) -> kube::Pod {
+    return MakePod().name("trainer").gpus(4).annotation("topofit.io/min-link", "NV")
+        .annotation("topofit.io/expected-runtime", runtime);
+  };
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  const auto rank = [&](const kube::Pod& pod, std::vector<Preference> preferences = {}) {
+    RankInput input = Input({{"g5", 1, {pod}}, {"p4d", 1, {pod}}});
+    input.price_per_node_hour = {{"p4d", 327.7}, {"g5", 16.29}};  // NVLink at ten times its price
+    input.preferences = std::move(preferences);
+    input.now = now;
+    return Rank(input);
+  };
+  // Ten hours at 1.5x and more outweigh a 5-minute boot: the g5's new node would be refused.
+  Ranking r = rank(trainer("10h"));
+  CHECK(r.chosen == std::vector<std::string>{"p4d"});
+  CHECK(VerdictOf(r, "g5").strands);
+  CHECK_THAT(VerdictOf(r, "g5").reason,
+             Catch::Contains("asking for capacity that gives this pod the topology it prefers") &&
+                 Catch::Contains("as node group p4d gives"));
+  // A minute of work is not worth the boot: price against slowdown, as for any pod that prefers NVLink.
+  CHECK(rank(trainer("1m")).chosen == std::vector<std::string>{"g5"});
+  // Refused 11 minutes ago, past --max-topology-wait: the extender takes the g5 now, so may the expander.
+  Preference refused = PreferenceFor(trainer("10h"), *DemandOf(trainer("10h")), {"g5-old"});
+  refused.first_seen = now - absl::Minutes(11);
+  CHECK(rank(trainer("10h"), {refused}).chosen == std::vector<std::string>{"g5"});
+  // No offered group gives NVLink: nothing to ask for, the g5 takes it.
+  RankInput pcie_only = Input({{"g5", 1, {trainer("10h")}}});
+  pcie_only.now = now;
+  CHECK(Rank(pcie_only).chosen == std::vector<std::string>{"g5"});
 }
 
 TEST_CASE("pods are packed first-fit decreasing over the new nodes", "[rank]") {

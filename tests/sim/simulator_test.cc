@@ -284,6 +284,34 @@ TEST_CASE("topofit: a trainer preferring NVLink has a node of a group at size ze
   CHECK(unaware.pods[2].stretch > 1.5);
 }
 
+// The expander ranks by the extender's rule: for a pending trainer that says its run time, CA's cheaper
+// g5 option would bring a node the extender refuses (it asks for NVLink), so the p4d group grows.
+TEST_CASE("topofit: CA grows the NVLink group for a pending trainer that says its run time, not a g5 it would refuse",
+          "[replay][capacity_ask]") {
+  Workload workload;
+  // NVLink at ten times its list price: for a pod that only prefers it, not worth it.
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2, 1), Group("nvlink", "p4d.24xlarge", 8, 327.7, 1)};
+  PodSpec train = Pod("train", kSecond, kHour, 4);
+  train.min_link = "NV";  // preferred: the default policy
+  train.comm_fraction = 0.3;
+  train.expected_runtime = kHour;
+  workload.pods = {Pod("busy", 0, 2 * kHour, 8), train};
+
+  const ReplayResult asked = Run(workload, "topofit");
+  REQUIRE(asked.scale_ups.size() == 1);
+  CHECK(asked.scale_ups[0].group == "nvlink");
+  CHECK_FALSE(asked.scale_ups[0].stranded);
+  CHECK(asked.pods[1].best_topology);
+  CHECK(asked.pods[1].first_start == asked.nodes[1].ready);
+
+  // Saying nothing of its run time, it is priced against its slowdown: the g5 is cheaper per useful GPU-hour.
+  workload.pods[1].expected_runtime = 0;
+  const ReplayResult priced = Run(workload, "topofit");
+  REQUIRE(priced.scale_ups.size() == 1);
+  CHECK(priced.scale_ups[0].group == "pcie");
+  CHECK(priced.pods[1].stretch > 1.2);
+}
+
 TEST_CASE("A poor set stretches a batch pod's run time, and a service replica's throughput only", "[replay]") {
   Workload workload;
   // The PCIe node is up; the NVLink group could have given the 8-GPU pod its best set.
