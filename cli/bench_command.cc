@@ -103,6 +103,13 @@ absl::StatusOr<sim::Workload> LoadWorkload(const BenchOptions& options, uint64_t
     }
     absl::StrAppend(&workload->description, "; every multi-GPU pod's comm_fraction set to ", options.comm_fraction);
   }
+  if (options.runtimes_declared) {
+    // Exactly: what declaring buys at best. A service replica has no run time to declare.
+    for (sim::PodSpec& pod : workload->pods) {
+      if (pod.gpus >= 2 && !pod.runs_until_deleted) pod.expected_runtime = pod.duration;
+    }
+    absl::StrAppend(&workload->description, "; multi-GPU pods declare their run time");
+  }
   return workload;
 }
 
@@ -351,6 +358,10 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
                     "set every multi-GPU pod's share of run time in collectives (the slowdown model's weight)")
       ->check(CLI::Range(0.0, 1.0))
       ->option_text("0..1");
+  bench->add_flag("--runtimes-declared", options->runtimes_declared,
+                  "multi-GPU pods that run to completion say how long (topofit.io/expected-runtime: their "
+                  "duration), as users who state a job's length would; only such pods ask for capacity that "
+                  "gives the topology they prefer (docs/extender.md)");
   bench->add_option("--out", options->out,
                     "write summary.csv/json, timeline.csv, pending_cdf.csv and plots here (plots: the first seed)")
       ->option_text("DIR");

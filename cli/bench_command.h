@@ -30,6 +30,7 @@ struct BenchOptions {
   double provision_failure_rate = 0;   // share of requested nodes that never come up, every group
   std::string gpu_ids = "agent";       // who gives topofit-bound pods their GPU ids: agent, device-plugin
   double comm_fraction = -1;           // >= 0: every multi-GPU pod's collective share (< 0: the workload's)
+  bool runtimes_declared = false;      // multi-GPU pods say their run time (topofit.io/expected-runtime)
   bool legend = true;                  // a line per row under the table
   int jobs = 0;                        // policies replayed at once (0: one per core)
   bool progress = true;

@@ -97,6 +97,9 @@ run "Alibaba openb, the FGD paper's mode (pods in order, one per second)" -25 --
 run "Alibaba openb, NVLink required for multi-GPU pods" - --workload openb --nv-required "${all[@]}" --no-legend
 run "Azure LLM inference 2023" 0 --workload azure-llm "${all[@]}" --no-legend
 run "Synthetic default without the node agent: NVIDIA's device plugin picks the GPU ids" - --gpu-ids device-plugin --baselines tuned --seeds "$seeds" --no-legend
+# What the asking rule buys when users say how long their jobs run (no trace does).
+run "Alibaba openb, the trace's own times, multi-GPU pods declaring their run time" - --workload openb --runtimes-declared --baselines tuned --seeds "$seeds" --no-legend
+run "Alibaba openb, the FGD paper's mode, multi-GPU pods declaring their run time" - --workload openb --openb-interval 1 --runtimes-declared --baselines tuned --seeds "$seeds" --no-legend
 run "Alibaba openb, the trace's own times, without the node agent" - --workload openb --gpu-ids device-plugin --baselines tuned --seeds "$seeds" --no-legend
 
 {

@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
+
 #include "tests/cli/scratch_dir.h"
 
 namespace topofit::cli {
@@ -198,6 +201,36 @@ TEST_CASE("topofit bench --comm-fraction weighs the slowdown model", "[bench]") 
   std::ostringstream half;
   REQUIRE(RunBench(options, half, err) == 0);
   CHECK(FirstFigure(half.str(), "slowdown GPU-hours") != "0.00");
+}
+
+// A row's cells after its label, one per policy (cells are two or more spaces apart).
+std::vector<std::string> Cells(const std::string& table, const std::string& row) {
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(row + "  ", 0) != 0) continue;
+    std::vector<std::string> cells = absl::StrSplit(line.substr(row.size()), absl::ByString("  "), absl::SkipWhitespace());
+    for (std::string& cell : cells) cell = std::string(absl::StripAsciiWhitespace(cell));
+    return cells;
+  }
+  return {};
+}
+
+TEST_CASE("topofit bench --runtimes-declared: pods that say their run time ask for the topology they prefer",
+          "[bench]") {
+  BenchOptions options = Small();
+  options.baselines = "tuned";
+  options.policies = "topofit";
+  std::ostringstream silent, declared, err;
+  REQUIRE(RunBench(options, silent, err) == 0);
+  options.runtimes_declared = true;
+  REQUIRE(RunBench(options, declared, err) == 0);
+  const std::vector<std::string> before = Cells(silent.str(), "slowdown GPU-hours");
+  const std::vector<std::string> after = Cells(declared.str(), "slowdown GPU-hours");
+  REQUIRE(before.size() == 2);
+  REQUIRE(after.size() == 2);
+  CHECK(after[0] == before[0]);  // tuned reads no annotation of topofit's
+  // topofit's long trainers wait for NVLink rather than run slower: less slowdown.
+  CHECK(std::stod(after[1]) < std::stod(before[1]));
 }
 
 }  // namespace
