@@ -376,17 +376,6 @@ nlohmann::json ResourceListJson(const kube::ResourceList& resources) {
   return out;
 }
 
-const char* TaintEffectText(kube::TaintEffect effect) {
-  switch (effect) {
-    case kube::TaintEffect::kNone: return "";
-    case kube::TaintEffect::kNoSchedule: return "NoSchedule";
-    case kube::TaintEffect::kPreferNoSchedule: return "PreferNoSchedule";
-    case kube::TaintEffect::kNoExecute: return "NoExecute";
-    case kube::TaintEffect::kUnknown: break;
-  }
-  return "Unknown";  // decodes to kUnknown again, as any effect this build does not know
-}
-
 }  // namespace
 
 nlohmann::json NodeTemplateToJson(const kube::Node& node) {
@@ -395,7 +384,7 @@ nlohmann::json NodeTemplateToJson(const kube::Node& node) {
   if (!node.metadata.annotations.empty()) metadata["annotations"] = node.metadata.annotations;
   nlohmann::json taints = nlohmann::json::array();
   for (const kube::Taint& taint : node.spec.taints) {
-    taints.push_back({{"key", taint.key}, {"value", taint.value}, {"effect", TaintEffectText(taint.effect)}});
+    taints.push_back({{"key", taint.key}, {"value", taint.value}, {"effect", kube::TaintEffectName(taint.effect)}});
   }
   return {{"apiVersion", "v1"},
           {"kind", "Node"},

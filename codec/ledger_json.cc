@@ -1,6 +1,8 @@
 #include "codec/ledger_json.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "decision/node_topology.h"
 
 namespace topofit::codec {
 namespace {
@@ -77,6 +79,20 @@ Json HoldsToJson(const decision::CapacityHolds& holds) {
     for (const auto& [uid, pod] : pool.pending) scaled_up[uid] = Rfc3339(pod.scaled_up);
     out.push_back({{"nodeGroup", pool.node_group}, {"pods", pool.pods}, {"nodes", pool.nodes}, {"gpusHeld", held},
                    {"scaledUp", scaled_up}});
+  }
+  return out;
+}
+
+Json NodeGroupsToJson(const std::map<std::string, kube::Node>& templates) {
+  Json out = Json::array();
+  for (const auto& [group, template_node] : templates) {
+    Json taints = Json::array();
+    for (const kube::Taint& taint : template_node.spec.taints) {
+      taints.push_back(absl::StrCat(taint.key, taint.value.empty() ? "" : "=", taint.value, ":",
+                                    kube::TaintEffectName(taint.effect)));
+    }
+    out.push_back({{"nodeGroup", group}, {"gpus", decision::AllocatableGpus(template_node)},
+                   {"labels", template_node.metadata.labels}, {"taints", std::move(taints)}});
   }
   return out;
 }

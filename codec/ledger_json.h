@@ -1,5 +1,7 @@
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,5 +17,8 @@ nlohmann::json IntentsToJson(const std::vector<decision::Intent>& intents);
 // What the intents hold on the nodes they brought (decision/capacity_hold.h), one entry per node group:
 // its pods held for, its nodes, the GPUs held on each, and when each pod's scale-up was chosen.
 nlohmann::json HoldsToJson(const decision::CapacityHolds& holds);
+// The node group templates the ledger keeps (Ledger::NodeGroups): per group its GPUs, labels and taints
+// ("key=value:Effect"), what the extender knows of a group that may have no node.
+nlohmann::json NodeGroupsToJson(const std::map<std::string, kube::Node>& templates);
 
 }  // namespace topofit::codec

@@ -30,6 +30,17 @@ TaintEffect ParseTaintEffect(absl::string_view value) {
   return TaintEffect::kUnknown;
 }
 
+absl::string_view TaintEffectName(TaintEffect effect) {
+  switch (effect) {
+    case TaintEffect::kNone: return "";
+    case TaintEffect::kNoSchedule: return "NoSchedule";
+    case TaintEffect::kPreferNoSchedule: return "PreferNoSchedule";
+    case TaintEffect::kNoExecute: return "NoExecute";
+    case TaintEffect::kUnknown: break;
+  }
+  return "Unknown";
+}
+
 TolerationOperator ParseTolerationOperator(absl::string_view value) {
   if (value.empty() || value == "Equal") return TolerationOperator::kEqual;
   if (value == "Exists") return TolerationOperator::kExists;

@@ -172,6 +172,9 @@ struct Node {
 ContainerRestartPolicy ParseContainerRestartPolicy(absl::string_view value);
 NodeSelectorOperator ParseNodeSelectorOperator(absl::string_view value);
 TaintEffect ParseTaintEffect(absl::string_view value);
+// The API string of an effect ("" for kNone); kUnknown, whose string was not kept, is "Unknown", which
+// parses back to kUnknown.
+absl::string_view TaintEffectName(TaintEffect effect);
 TolerationOperator ParseTolerationOperator(absl::string_view value);
 
 // Whether the node's kubelet reports it Ready. A node with no Ready condition at all (an object that never

@@ -112,13 +112,14 @@ json LedgerSchema() {
            {{"preferences", list},
             {"intents", list},
             {"holds", list},
+            {"nodeGroups", list},
             {"total",
              {{"type", "object"},
               {"description", "how many of each the ledger has, on this page or not"},
-              {"required", json::array({"preferences", "intents", "holds"})}}},
+              {"required", json::array({"preferences", "intents", "holds", "nodeGroups"})}}},
             {"nextCursor", {{"type", "string"}}},
             {"truncated", {{"type", "boolean"}}}}},
-          {"required", json::array({"preferences", "intents", "holds", "total"})}};
+          {"required", json::array({"preferences", "intents", "holds", "nodeGroups", "total"})}};
 }
 
 std::string KnownGroups(const Snapshots& nodes) {
@@ -164,10 +165,12 @@ absl::StatusOr<json> GetLedger(const json& args, const LiveState& live) {
   std::vector<const decision::NodeGpuSnapshot*> nodes;
   for (const auto& snapshot : snapshots) nodes.push_back(snapshot.get());
   const decision::CapacityHolds holds(intents, preferences, nodes);
-  // One sequence: preferences, then intents, then holds, each oldest first; a page is a slice of it.
+  // One sequence: preferences, then intents, then holds, each oldest first, then node groups by id; a page
+  // is a slice of it.
   const std::pair<const char*, json> lists[] = {{"preferences", codec::PreferencesToJson(preferences)},
                                                 {"intents", codec::IntentsToJson(intents)},
-                                                {"holds", codec::HoldsToJson(holds)}};
+                                                {"holds", codec::HoldsToJson(holds)},
+                                                {"nodeGroups", codec::NodeGroupsToJson(live.ledger->NodeGroups())}};
   size_t total = 0;
   for (const auto& [name, entries] : lists) total += entries.size();
 
@@ -192,10 +195,11 @@ absl::StatusOr<json> GetLedger(const json& args, const LiveState& live) {
     }
   }
   CapBytes(page, "entries");
-  json out = {{"preferences", json::array()}, {"intents", json::array()}, {"holds", json::array()}};
+  json out = json::object();
+  for (const auto& [name, entries] : lists) out[name] = json::array();
   for (size_t i = 0; i < page["entries"].size(); ++i) out[kinds[i]].push_back(std::move(page["entries"][i]));
-  out["total"] = {{"preferences", lists[0].second.size()}, {"intents", lists[1].second.size()},
-                  {"holds", lists[2].second.size()}};
+  out["total"] = json::object();
+  for (const auto& [name, entries] : lists) out["total"][name] = entries.size();
   if (page.contains("truncated")) out["truncated"] = true;
   if (const size_t next = offset + page["entries"].size(); next < total) {
     out["nextCursor"] = absl::StrCat(kLedgerCursor, next);
@@ -219,11 +223,13 @@ json LiveToolDefinitions() {
                          {"cursor", {{"type", "string"}, {"description", "the previous answer's nextCursor"}}}},
                         json::array()),
            TopologySchema()),
-      Tool("get_ledger", "Preferences, intents and holds now",
+      Tool("get_ledger", "Preferences, intents, holds and node groups now",
            "The ledger the extender and the expander share, as it is now: each pending GPU pod's placement "
            "preference (GPUs, minimum link and bandwidth, nodes that refused it), each scale-up intent (node group, "
-           "nodes asked, the pods it is for), and the GPUs those intents hold on the nodes they brought. One "
-           "sequence (preferences, intents, holds, each oldest first) paged by `limit` and `cursor`.",
+           "nodes asked, the pods it is for), the GPUs those intents hold on the nodes they brought, and the GPU "
+           "node groups cluster-autoscaler offered the expander in the last day (GPUs, labels, taints: what the "
+           "extender knows a group can grow, even at size zero). One sequence (preferences, intents, holds, each "
+           "oldest first, then node groups by id) paged by `limit` and `cursor`.",
            ObjectSchema({{"limit", Limit(kMaxLedgerEntries, kDefaultLedgerEntries, "entries at most")},
                          {"cursor", {{"type", "string"}, {"description", "the previous answer's nextCursor"}}}},
                         json::array()),

@@ -62,6 +62,9 @@ struct Fixture {
     grow.node_count = 1;
     grow.node_labels = {{kGroupLabel, "p4d-a"}};
     ledger->RecordIntent(grow);
+    // A group at size zero, known from the templates CA sent the expander.
+    ledger->RecordNodeGroups({{"p5-a", MakeNode().name("template-p5").label("node.kubernetes.io/instance-type", "p5.48xlarge")
+                                           .gpus(8).taint("nvidia.com/gpu", "present", kube::TaintEffect::kNoSchedule)}});
   }
   json Request(const McpServer& server, const std::string& method, json params) const {
     return server.Handle(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", std::move(params)}}.dump())
@@ -233,23 +236,28 @@ TEST_CASE("get_ledger: preferences, intents and the GPUs the intents hold, paged
   CHECK(all["holds"][0]["nodes"] == json::array({"p4d-a-3"}));
   CHECK(all["holds"][0]["gpusHeld"] == json{{"p4d-a-3", 8}});
   CHECK(all["holds"][0]["pods"] == json::array({"ml/big"}));
-  CHECK(all["total"] == json{{"preferences", 1}, {"intents", 1}, {"holds", 1}});
+  REQUIRE(all["nodeGroups"].size() == 1);
+  CHECK(all["nodeGroups"][0]["nodeGroup"] == "p5-a");
+  CHECK(all["nodeGroups"][0]["gpus"] == 8);
+  CHECK(all["nodeGroups"][0]["labels"]["node.kubernetes.io/instance-type"] == "p5.48xlarge");
+  CHECK(all["nodeGroups"][0]["taints"] == json::array({"nvidia.com/gpu=present:NoSchedule"}));
+  CHECK(all["total"] == json{{"preferences", 1}, {"intents", 1}, {"holds", 1}, {"nodeGroups", 1}});
   CHECK_FALSE(all.contains("nextCursor"));
 
   json args = {{"limit", 1}};
   std::vector<std::string> order;
   for (int page = 0;; ++page) {
-    REQUIRE(page < 4);
+    REQUIRE(page < 5);
     const json one = f.Tool("get_ledger", args)["structuredContent"];
-    for (const char* list : {"preferences", "intents", "holds"}) {
+    for (const char* list : {"preferences", "intents", "holds", "nodeGroups"}) {
       if (!one[list].empty()) order.push_back(list);
     }
     if (!one.contains("nextCursor")) break;
     args["cursor"] = one["nextCursor"];
   }
-  CHECK(order == std::vector<std::string>{"preferences", "intents", "holds"});
+  CHECK(order == std::vector<std::string>{"preferences", "intents", "holds", "nodeGroups"});
 
-  for (const json& bad : {json{{"cursor", "ledger-offset:4"}}, json{{"cursor", "after-node:x"}}, json{{"cursor", "1"}},
+  for (const json& bad : {json{{"cursor", "ledger-offset:5"}}, json{{"cursor", "after-node:x"}}, json{{"cursor", "1"}},
                           json{{"limit", 0}}, json{{"limit", "all"}}, json{{"pod", "ml/big"}}}) {
     CAPTURE(bad);
     CHECK_FALSE(Fixture::ToolError(f.Tool("get_ledger", bad)).empty());

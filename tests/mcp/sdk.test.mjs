@@ -167,7 +167,7 @@ test('http: get_topology and get_ledger answer from the live GPU state and ledge
     assert.deepEqual(ledger.structuredContent.preferences.map((p) => [p.pod, p.uid, p.gpus, p.minLink]),
       [['ml/trainer', 'uid-trainer', 4, 'NV']]);
     assert.deepEqual(ledger.structuredContent.intents, []);  // intents come from the expander (topofit serve)
-    assert.deepEqual(ledger.structuredContent.total, { preferences: 1, intents: 0, holds: 0 });
+    assert.deepEqual(ledger.structuredContent.total, { preferences: 1, intents: 0, holds: 0, nodeGroups: 0 });
     const bad = await client.callTool({ name: 'get_ledger', arguments: { cursor: 'ledger-offset:99' } });
     assert.equal(bad.isError, true);
   } finally {
