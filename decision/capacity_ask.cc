@@ -16,7 +16,15 @@ bool MayAskForCapacity(const GpuDemand& demand) {
 std::map<std::string, kube::Node> GpuGroupTemplates(const std::map<std::string, kube::Node>& templates) {
   std::map<std::string, kube::Node> gpu_groups;
   for (const auto& [group, template_node] : templates) {
-    if (AllocatableGpus(template_node) > 0) gpu_groups.emplace(group, template_node);
+    if (AllocatableGpus(template_node) <= 0) continue;
+    kube::Node kept;
+    kept.metadata.labels = template_node.metadata.labels;
+    kept.metadata.labels.erase("kubernetes.io/hostname");
+    kept.metadata.annotations = template_node.metadata.annotations;
+    kept.spec.taints = template_node.spec.taints;
+    kept.status.capacity = template_node.status.capacity;
+    kept.status.allocatable = template_node.status.allocatable;
+    gpu_groups.emplace(group, std::move(kept));
   }
   return gpu_groups;
 }

@@ -49,7 +49,10 @@ struct ClusterShapes {
 };
 
 // Of a BestOptions call's templates, those the ledger keeps (ledger::Ledger::RecordNodeGroups): the
-// groups with GPUs. One function for the expander and the replay.
+// groups with GPUs, each reduced to what decisions read of a template (labels, annotations, taints,
+// capacity, allocatable) without what CA makes anew on every call (the name, `template-node-for-<id>-
+// <random>`, and the kubernetes.io/hostname label set to it), so a group offered again as it was is the
+// same template. One function for the expander and the replay.
 std::map<std::string, kube::Node> GpuGroupTemplates(const std::map<std::string, kube::Node>& templates);
 
 // The CapacityAsk of `pod` (`demand` is its DemandOf) when it MayAskForCapacity, given the shapes the

@@ -35,6 +35,7 @@ struct OwnerReference {
   std::string kind;
   std::string name;
   bool controller = false;
+  bool operator==(const OwnerReference&) const = default;
 };
 
 struct ObjectMeta {
@@ -48,6 +49,7 @@ struct ObjectMeta {
   StringMap labels;
   StringMap annotations;
   std::vector<OwnerReference> owner_references;
+  bool operator==(const ObjectMeta&) const = default;
 };
 
 struct ResourceRequirements {
@@ -110,6 +112,7 @@ struct Taint {
   std::string key;
   std::string value;
   TaintEffect effect = TaintEffect::kUnknown;
+  bool operator==(const Taint&) const = default;
 };
 
 struct PodSpec {
@@ -135,6 +138,7 @@ struct Condition {
   std::string type;
   std::string status;  // "True", "False", "Unknown"
   std::string reason;
+  bool operator==(const Condition&) const = default;
 };
 
 struct PodStatus {
@@ -153,18 +157,21 @@ struct NodeSpec {
   bool unschedulable = false;
   std::vector<Taint> taints;
   std::string provider_id;  // providerID
+  bool operator==(const NodeSpec&) const = default;
 };
 
 struct NodeStatus {
   ResourceList capacity;
   ResourceList allocatable;
   std::vector<Condition> conditions;
+  bool operator==(const NodeStatus&) const = default;
 };
 
 struct Node {
   ObjectMeta metadata;
   NodeSpec spec;
   NodeStatus status;
+  bool operator==(const Node&) const = default;
 };
 
 // The API strings of the enumerations above, shared by every decoder. Unknown strings map to kUnknown;

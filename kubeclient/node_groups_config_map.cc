@@ -80,7 +80,7 @@ void NodeGroupsConfigMap::Record(const std::map<std::string, kube::Node>& templa
       templates_.Record(group, template_node, now);
       const auto published = published_.find(group);
       publish = publish || published == published_.end() || now - published->second.seen > options_.ttl / 4 ||
-                published->second.text != codec::NodeTemplateToJson(template_node).dump();
+                published->second.template_node != template_node;
     }
   }
   if (publish) publisher_->Add(kPublishKey);
@@ -104,9 +104,10 @@ CoalescingQueue::Outcome NodeGroupsConfigMap::Publish() {
     absl::MutexLock lock(&mu_);
     templates_.Prune(clock_.Now());
     for (const auto& [group, entry] : templates_.entries()) {
-      nlohmann::json template_json = codec::NodeTemplateToJson(entry.template_node);
-      publishing[group] = {template_json.dump(), entry.seen};
-      document.push_back({{"nodeGroup", group}, {"seen", LedgerTimeText(entry.seen)}, {"template", std::move(template_json)}});
+      publishing[group] = {entry.template_node, entry.seen};
+      document.push_back({{"nodeGroup", group},
+                          {"seen", LedgerTimeText(entry.seen)},
+                          {"template", codec::NodeTemplateToJson(entry.template_node)}});
     }
   }
   const absl::Status written = kube_.SetConfigMapEntry(options_.namespace_name, options_.name, kNodeGroupsKey, document.dump());
@@ -152,7 +153,7 @@ absl::StatusOr<bool> NodeGroupsConfigMap::Merge() {
     in_api.insert(entry.group);
     if (!templates_.Record(entry.group, entry.template_node, entry.seen)) continue;
     // It is in the API as read: nothing to publish for it until it changes or goes stale.
-    published_[entry.group] = {codec::NodeTemplateToJson(entry.template_node).dump(), entry.seen};
+    published_[entry.group] = {entry.template_node, entry.seen};
   }
   templates_.Prune(clock_.Now());
   // Published here, yet not in the API (another writer replaced the key without it): to be written again.

@@ -89,9 +89,9 @@ class NodeGroupsConfigMap {
   server::ConditionLog reading_;
   mutable absl::Mutex mu_;
   ledger::NodeGroupTemplates templates_ ABSL_GUARDED_BY(mu_);
-  // What the API holds as far as this process knows, per group: the template's JSON text and its seen.
+  // What the API holds as far as this process knows, per group: the template and its seen.
   struct Published {
-    std::string text;
+    kube::Node template_node;
     absl::Time seen;
   };
   std::map<std::string, Published> published_ ABSL_GUARDED_BY(mu_);

@@ -102,6 +102,16 @@ TEST_CASE("A node group at size zero counts through its template, if the pod may
   const std::map<std::string, kube::Node> kept = GpuGroupTemplates(offered);
   REQUIRE(kept.size() == 1);
   CHECK(kept.count("p4d-group") == 1);
+  // CA names a template anew on every call: offered again as it was, it is the same template.
+  const auto named = [](const std::string& name) {
+    kube::Node node = P4d(name, 0);
+    node.metadata.labels["kubernetes.io/hostname"] = name;
+    return GpuGroupTemplates({{"p4d-group", node}}).at("p4d-group");
+  };
+  CHECK(named("template-node-for-p4d-group-5577006791947779410") ==
+        named("template-node-for-p4d-group-8674665223082153551"));
+  CHECK(named("a").metadata.labels.at("node.kubernetes.io/instance-type") == "p4d.24xlarge");
+  CHECK(named("a").status.allocatable == P4d("a", 0).status.allocatable);
 }
 
 TEST_CASE("A 10-hour trainer preferring NVLink refuses an idle g5 and asks for capacity, a 1-minute one takes it",
