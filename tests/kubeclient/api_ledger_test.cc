@@ -182,6 +182,17 @@ TEST_CASE("ApiLedger: an extender and an expander on one API server agree on pre
     CHECK(holds.HeldOn(fresh) == 8);
     CHECK(holds.MayTake("uid-trainer", fresh, 8));
   }
+  SECTION("the node groups the expander was offered reach the extender through their ConfigMap") {
+    const kube::Node p4d_template =
+        kube::testing::MakeNode().label("node.kubernetes.io/instance-type", kP4dType).gpus(8);
+    expander.ledger->RecordNodeGroups({{"p4d-group", p4d_template}});
+    REQUIRE(expander.ledger->WaitPublished(kPatience));
+    CHECK(extender.ledger->NodeGroups().empty());  // until its reader looks
+    REQUIRE_OK(extender.ledger->node_groups().Refresh());
+    const std::map<std::string, kube::Node> groups = extender.ledger->NodeGroups();
+    REQUIRE(groups.size() == 1);
+    CHECK(groups.at("p4d-group") == p4d_template);
+  }
 }
 
 TEST_CASE("ApiLedger: after a restart, a fresh ledger rebuilt from the API has the same entries", "[api-ledger]") {
