@@ -52,7 +52,9 @@ std::optional<CapacityAsk> CapacityAskFor(const kube::Pod& pod, const GpuDemand&
     consider(node->topology.get(), [&] { return absl::StrCat("node ", node->node); });
   }
   std::vector<std::shared_ptr<const topology::Topology>> resolved;  // alive until the loop is done
-  for (const auto& [group, template_node] : shapes.group_templates) {
+  for (const auto& entry : shapes.group_templates) {
+    const std::string& group = entry.first;  // named, not bound: a lambda below captures it
+    const kube::Node& template_node = entry.second;
     if (shapes.topologies == nullptr || !kube::MatchesNodeSelector(pod, template_node) ||
         !kube::ToleratesTaints(pod, template_node)) {
       continue;
