@@ -276,7 +276,9 @@ std::vector<std::string> WithoutGpuPods(std::vector<OptionVerdict>& verdicts) {
 }
 
 // The asks of the pods that may ask for capacity (those that prefer a topology and say their run time),
-// judged on the offered groups' templates as the extender judges them on the groups the ledger knows.
+// judged on the templates of every group CA sent, as the extender judges them on the groups the ledger
+// knows (which the expander records from the same templates): a group not offered this call (at its
+// maximum size, say) still gives the ask the extender refuses poorer nodes for.
 PodAsks AsksOf(const RankInput& input, TopologySource& topologies, const RankPolicy& policy, CallMemo& memo) {
   PodAsks asks;
   std::optional<ClusterShapes> shapes;  // built for the first pod that may ask: few calls have one
@@ -285,14 +287,7 @@ PodAsks AsksOf(const RankInput& input, TopologySource& topologies, const RankPol
       if (asks.contains(&pod)) continue;
       const absl::StatusOr<GpuDemand>& demand = memo.Demand(pod);
       if (!demand.ok() || !MayAskForCapacity(*demand)) continue;
-      if (!shapes) {
-        shapes = ClusterShapes{{}, {}, &topologies};
-        for (const GroupOption& offered : input.options) {
-          if (auto it = input.templates.find(offered.node_group_id); it != input.templates.end()) {
-            shapes->group_templates.insert(*it);
-          }
-        }
-      }
+      if (!shapes) shapes = ClusterShapes{{}, input.templates, &topologies};
       std::vector<Preference> own;
       for (const Preference& p : input.preferences) {
         if (p.pod_uid == LedgerPodUid(pod)) own.push_back(p);

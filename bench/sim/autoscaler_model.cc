@@ -123,9 +123,7 @@ std::optional<ScaleUpOption> AutoscalerModel::ScaleUpFor(const std::vector<int>&
 
 ExpanderChoice AutoscalerModel::Expand(std::vector<ScaleUpOption> options,
                                        const std::vector<decision::Preference>& preferences) {
-  if (world_.policy().topofit_expander) {
-    for (const ScaleUpOption& option : options) offered_groups_.push_back(option.group);
-  }
+  if (world_.policy().topofit_expander && !options.empty()) topofit_expander_called_ = true;
   ExpanderChoice choice = ChooseOption(std::move(options), world_, preferences);
   vetoes_ += choice.vetoed;
   return choice;
@@ -293,7 +291,7 @@ AutoscalerActions AutoscalerModel::RunLoop(const std::vector<decision::Preferenc
   if (actions.scale_up) last_scale_up_ = world_.now();
   if (state_changed) UpdateUnneeded();
   ScaleDown(actions);
-  actions.offered_groups = std::exchange(offered_groups_, {});
+  actions.topofit_expander_called = std::exchange(topofit_expander_called_, false);
   return actions;
 }
 

@@ -36,8 +36,8 @@ struct AutoscalerActions {
   std::vector<int> remove_empty;  // unneeded empty nodes to delete
   std::vector<int> remove_unready;  // nodes not Ready within the max node provision time
   int drain = -1;                 // an unneeded node whose pods are evicted before it is deleted
-  // The groups whose templates topofit's expander was sent (every option of its calls this loop).
-  std::vector<int> offered_groups;
+  // Whether topofit's expander was called this loop (CA's request carries every group's template).
+  bool topofit_expander_called = false;
   bool acted() const { return scale_up.has_value() || !remove_empty.empty() || !remove_unready.empty() || drain >= 0; }
 };
 
@@ -93,7 +93,7 @@ class AutoscalerModel {
   bool last_loop_served_request_ = false;
   std::vector<int> unneeded_;  // nodes found unneeded by the last recomputation
   int vetoes_ = 0;
-  std::vector<int> offered_groups_;  // this loop's, until RunLoop hands them over
+  bool topofit_expander_called_ = false;  // this loop's, until RunLoop hands it over
   struct Backoff {
     SimTime until = -1;
     SimTime duration = 0;

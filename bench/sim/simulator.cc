@@ -301,11 +301,9 @@ void Replayer::RunTopofitRequestController() {
 
 void Replayer::Apply(const AutoscalerActions& actions) {
   // What the expander learns of the cluster's groups reaches the extender through the ledger.
-  if (!actions.offered_groups.empty() && world_->policy().topofit_extender) {
+  if (actions.topofit_expander_called && world_->policy().topofit_extender) {
     std::map<std::string, kube::Node> templates;
-    for (int group : actions.offered_groups) {
-      templates.emplace(world_->groups()[group].spec.name, world_->groups()[group].template_node);
-    }
+    for (const GroupState& group : world_->groups()) templates.emplace(group.spec.name, group.template_node);
     ledger_->RecordNodeGroups(decision::GpuGroupTemplates(templates));
   }
   if (actions.scale_up && actions.scale_up->node_count > 0) {

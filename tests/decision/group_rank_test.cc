@@ -336,9 +336,18 @@ TEST_CASE("a pod that says its run time is ranked by the extender's asking rule"
   Preference refused = PreferenceFor(trainer("10h"), *DemandOf(trainer("10h")), {"g5-old"});
   refused.first_seen = now - absl::Minutes(11);
   CHECK(rank(trainer("10h"), {refused}).chosen == std::vector<std::string>{"g5"});
-  // No offered group gives NVLink: nothing to ask for, the g5 takes it.
-  RankInput pcie_only = Input({{"g5", 1, {trainer("10h")}}});
-  pcie_only.now = now;
+  // p4d not offered (at its maximum size, say), but CA sent its template as it sends every group's: the
+  // extender knows the group and would refuse the g5's node all the same, so growing it would strand it.
+  RankInput p4d_not_offered = Input({{"g5", 1, {trainer("10h")}}});
+  p4d_not_offered.now = now;
+  Ranking not_offered = Rank(p4d_not_offered);
+  CHECK(not_offered.chosen.empty());
+  CHECK(not_offered.veto);
+  CHECK(VerdictOf(not_offered, "g5").strands);
+  // No group of the cluster gives NVLink: nothing to ask for, the g5 takes it.
+  RankInput pcie_only = p4d_not_offered;
+  pcie_only.templates.erase("p4d");
+  pcie_only.templates.erase("p4de");
   CHECK(Rank(pcie_only).chosen == std::vector<std::string>{"g5"});
 }
 
