@@ -1,5 +1,6 @@
 #include "kubeclient/node_groups_config_map.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 #include <vector>
@@ -98,19 +99,41 @@ CoalescingQueue::Outcome NodeGroupsConfigMap::Publish() {
     publishing_.Failed(absl::StatusCodeToString(merged.status().code()), absl::ZeroDuration(), merged.status().message());
     return CoalescingQueue::Outcome::kRetry;
   }
-  nlohmann::json document = nlohmann::json::array();
   std::map<std::string, Published> publishing;
+  std::string document = "[";
+  size_t omitted = 0;
   {
     absl::MutexLock lock(&mu_);
     templates_.Prune(clock_.Now());
-    for (const auto& [group, entry] : templates_.entries()) {
-      publishing[group] = {entry.template_node, entry.seen};
-      document.push_back({{"nodeGroup", group},
-                          {"seen", LedgerTimeText(entry.seen)},
-                          {"template", codec::NodeTemplateToJson(entry.template_node)}});
+    // The groups seen last first, so that what does not fit is what CA offered longest ago.
+    std::vector<std::pair<const std::string*, const ledger::NodeGroupTemplates::Entry*>> order;
+    for (const auto& [group, entry] : templates_.entries()) order.emplace_back(&group, &entry);
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second->seen > b.second->seen; });
+    for (const auto& [group, entry] : order) {
+      const std::string text = nlohmann::json{{"nodeGroup", *group},
+                                              {"seen", LedgerTimeText(entry->seen)},
+                                              {"template", codec::NodeTemplateToJson(entry->template_node)}}
+                                   .dump();
+      const bool fits = document.size() + 1 + text.size() + 1 <= options_.max_bytes;  // a comma, the bracket
+      publishing[*group] = {entry->template_node, entry->seen, !fits};
+      if (!fits) {
+        ++omitted;
+        continue;
+      }
+      if (document.size() > 1) document += ',';
+      document += text;
     }
   }
-  const absl::Status written = kube_.SetConfigMapEntry(options_.namespace_name, options_.name, kNodeGroupsKey, document.dump());
+  document += ']';
+  if (omitted > 0) {
+    server::LogEvent(log_, "node_groups_omitted",
+                     {{"configmap", options_.name},
+                      {"omitted", absl::StrCat(omitted)},
+                      {"written", absl::StrCat(publishing.size() - omitted)},
+                      {"max_bytes", absl::StrCat(options_.max_bytes)}},
+                     spdlog::level::warn);
+  }
+  const absl::Status written = kube_.SetConfigMapEntry(options_.namespace_name, options_.name, kNodeGroupsKey, document);
   if (!written.ok()) {
     publishing_.Failed(absl::StatusCodeToString(written.code()), absl::ZeroDuration(), written.message());
     return CoalescingQueue::Outcome::kRetry;
@@ -159,7 +182,8 @@ absl::StatusOr<bool> NodeGroupsConfigMap::Merge() {
   // Published here, yet not in the API (another writer replaced the key without it): to be written again.
   bool missing = false;
   for (const auto& [group, entry] : templates_.entries()) {
-    if (in_api.contains(group) || !published_.contains(group)) continue;
+    const auto published = published_.find(group);
+    if (in_api.contains(group) || published == published_.end() || published->second.omitted) continue;
     published_.erase(group);
     missing = true;
   }

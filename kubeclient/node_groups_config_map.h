@@ -16,6 +16,12 @@
 // group it published missing (two writers raced) writes again, so writers converge. Every process reads
 // the ConfigMap back every `poll_interval`; per group the entry seen last wins.
 //
+// The API server refuses a ConfigMap whose data passes 1 MiB, which a cluster with several hundred GPU
+// groups could reach (a template is 1-3 KiB). Rather than fail every write, and leave the extender knowing
+// no group at all, a write keeps the groups seen last that fit `max_bytes` and logs the rest
+// (`node_groups_omitted`); an omitted group counts as published, so it is tried again only when its
+// template changes or a quarter of the TTL has passed, like any other.
+//
 // Thread-safe.
 
 #include <cstddef>
@@ -47,6 +53,7 @@ struct NodeGroupsConfigMapOptions {
   std::string name = kNodeGroupsConfigMap;
   absl::Duration ttl = absl::Hours(24);
   size_t max_groups = 1'000;
+  size_t max_bytes = 900 * 1024;  // of the key's JSON: under the API's 1 MiB, with room for the metadata
   std::function<void(const std::string& group)> on_evicted;  // under the lock: must not call back
   absl::Duration poll_interval = absl::Seconds(30);
   CoalescingQueueOptions publishing;
@@ -89,10 +96,12 @@ class NodeGroupsConfigMap {
   server::ConditionLog reading_;
   mutable absl::Mutex mu_;
   ledger::NodeGroupTemplates templates_ ABSL_GUARDED_BY(mu_);
-  // What the API holds as far as this process knows, per group: the template and its seen.
+  // What the API holds as far as this process knows, per group: the template and its seen (or, when
+  // `omitted`, what was left out of the last write for want of room).
   struct Published {
     kube::Node template_node;
     absl::Time seen;
+    bool omitted = false;
   };
   std::map<std::string, Published> published_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

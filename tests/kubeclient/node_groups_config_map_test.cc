@@ -41,9 +41,10 @@ struct Fixture {
   }
 
   // One process's view (an expander's or an extender's), its reader not started: tests Refresh by hand.
-  std::unique_ptr<NodeGroupsConfigMap> NewProcess() const {
+  std::unique_ptr<NodeGroupsConfigMap> NewProcess(size_t max_bytes = NodeGroupsConfigMapOptions{}.max_bytes) const {
     NodeGroupsConfigMapOptions options;
     options.namespace_name = "topofit";
+    options.max_bytes = max_bytes;
     options.ttl = absl::Hours(24);
     options.publishing.initial_backoff = absl::Milliseconds(1);
     options.publishing.max_backoff = absl::Milliseconds(2);
@@ -187,6 +188,51 @@ TEST_CASE("NodeGroupsConfigMap: two writers converge, the entry seen last wins, 
   f.server.PutStoredObject(kConfigMapPath, config_map);
   CHECK_STATUS(reader->Refresh(), absl::StatusCode::kInvalidArgument, "is not a JSON array");
   CHECK(reader->Live().size() == 3);
+}
+
+TEST_CASE("NodeGroupsConfigMap: groups past the size budget are left out, those CA offered longest ago first",
+          "[node-groups]") {
+  Fixture f;
+  // One entry's size, as written.
+  {
+    std::unique_ptr<NodeGroupsConfigMap> probe = f.NewProcess();
+    probe->Record({{"p4d-a", P4dTemplate()}});
+    REQUIRE(probe->WaitPublished(testing::kPatience));
+  }
+  const size_t entry = f.Document()[0].dump().size();
+
+  // Room for two: the group seen first is left out, the others are written and reach a reader.
+  std::unique_ptr<NodeGroupsConfigMap> expander = f.NewProcess(2 * entry + 3);
+  for (const char* group : {"p4d-c", "p4d-b", "p4d-d"}) {
+    f.clock.Advance(absl::Minutes(1));
+    expander->Record({{group, P4dTemplate()}});
+    REQUIRE(expander->WaitPublished(testing::kPatience));
+  }
+  nlohmann::json document = f.Document();
+  CHECK(document.dump().size() <= 2 * entry + 3);
+  REQUIRE(document.size() == 2);
+  CHECK(document[0]["nodeGroup"] == "p4d-d");  // seen last, first
+  CHECK(document[1]["nodeGroup"] == "p4d-b");
+  std::unique_ptr<NodeGroupsConfigMap> extender = f.NewProcess();
+  REQUIRE_OK(extender->Refresh());
+  CHECK(extender->Live().size() == 2);
+  CHECK(extender->Live().count("p4d-c") == 0);
+  CHECK(extender->Live().count("p4d-a") == 0);  // the probe's, read in and seen before all
+  CHECK(expander->Live().size() == 4);  // the expander itself still knows them
+
+  // Left out for room is not "missing": neither its own read nor CA's next loop writes again.
+  const size_t writes = f.Writes();
+  REQUIRE_OK(expander->Refresh());
+  f.clock.Advance(absl::Seconds(10));
+  expander->Record({{"p4d-b", P4dTemplate()}, {"p4d-c", P4dTemplate()}, {"p4d-d", P4dTemplate()}});
+  REQUIRE(expander->WaitPublished(testing::kPatience));
+  CHECK(f.Writes() == writes);
+  // A quarter of the TTL on, all three are written again as any aging group is; still room for two.
+  f.clock.Advance(absl::Hours(6) + absl::Seconds(1));
+  expander->Record({{"p4d-b", P4dTemplate()}, {"p4d-c", P4dTemplate()}, {"p4d-d", P4dTemplate()}});
+  REQUIRE(expander->WaitPublished(testing::kPatience));
+  CHECK(f.Writes() == writes + 1);
+  CHECK(f.Document().size() == 2);
 }
 
 }  // namespace
