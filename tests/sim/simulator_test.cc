@@ -284,6 +284,29 @@ TEST_CASE("topofit: a trainer preferring NVLink has a node of a group at size ze
   CHECK(unaware.pods[2].stretch > 1.5);
 }
 
+// CA's request carries every group's template, not only the offered ones: a scale-up whose only option
+// is the g5 group (its pod selects A10G) still tells the extender of the p4d group at size zero.
+TEST_CASE("topofit: the extender learns of a group CA did not offer, since CA sends every group's template",
+          "[replay][capacity_ask]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2, 1), Group("nvlink", "p4d.24xlarge", 8, 32.77, 1)};
+  PodSpec other = Pod("other", kSecond, 2 * kHour, 4);
+  other.gpu_products = {"NVIDIA-A10G"};  // fits no p4d template: CA's only option is the g5 group
+  // It says an hour and is done in 9 minutes, before CA could find its half-used p4d node unneeded.
+  PodSpec train = Pod("train", 10 * kMinute, 9 * kMinute, 4);
+  train.min_link = "NV";  // preferred: the default policy
+  train.comm_fraction = 0.3;
+  train.expected_runtime = kHour;
+  workload.pods = {Pod("busy", 0, 2 * kHour, 8), other, train};
+
+  const ReplayResult asked = Run(workload, "topofit");
+  REQUIRE(asked.scale_ups.size() == 2);
+  CHECK(asked.scale_ups[0].group == "pcie");
+  CHECK(asked.scale_ups[1].group == "nvlink");
+  CHECK(asked.pods[2].best_topology);
+  CHECK(asked.pods[2].stretch == 1);
+}
+
 // The expander ranks by the extender's rule: for a pending trainer that says its run time, CA's cheaper
 // g5 option would bring a node the extender refuses (it asks for NVLink), so the p4d group grows.
 TEST_CASE("topofit: CA grows the NVLink group for a pending trainer that says its run time, not a g5 it would refuse",
