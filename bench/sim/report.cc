@@ -148,6 +148,8 @@ constexpr Field<PolicySummary> kSummaryFields[] = {
     {"vetoes", &PolicySummary::vetoes},
     {"gpu_sets_not_as_chosen", &PolicySummary::gpu_sets_not_as_chosen},
     {"failed_nodes", &PolicySummary::failed_nodes},
+    {"evicted_pods", &PolicySummary::evicted_pods},
+    {"evicted_multi_gpu_pods", &PolicySummary::evicted_multi_gpu_pods},
     {"pods", &PolicySummary::pods},
     {"pods_never_started", &PolicySummary::pods_never_started},
     {"multi_gpu_pods_started", &PolicySummary::multi_gpu_pods_started},
@@ -643,6 +645,10 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
       [](const PolicySummary& s) { return s.gpu_sets_not_as_chosen; }, FormatCount);
   add("nodes that never came up", "requested nodes given up after CA's max node provision time",
       [](const PolicySummary& s) { return s.failed_nodes; }, FormatCount);
+  add("pods evicted by scale-down", "pods CA's scale-down evicted to drain an underused node; each is scheduled again, its progress kept",
+      [](const PolicySummary& s) { return s.evicted_pods; }, FormatCount);
+  add("  multi-GPU pods evicted", "of them, pods of 2 or more GPUs (CA's drain simulation does not ask the extender)",
+      [](const PolicySummary& s) { return s.evicted_multi_gpu_pods; }, FormatCount);
   gap();
   add("pods", "", [](const PolicySummary& s) { return s.pods; }, FormatCount);
   add("pods never started", "pods still pending at T; their pending time counts to T (a floor)",

@@ -111,6 +111,8 @@ class Replayer {
   bool holds_stale_ = true;
   bool dirty_ = true;
   int failed_nodes_ = 0;
+  int evicted_pods_ = 0;
+  int evicted_multi_gpu_pods_ = 0;
   int finished_ = 0;
   // Idle GPUs by reason (SampleIdle): the samples, the next one due after a change (kNever: none due).
   std::vector<IdleSample> idle_samples_;
@@ -348,7 +350,11 @@ void Replayer::Apply(const AutoscalerActions& actions) {
   }
   if (actions.drain >= 0) {
     const std::vector<int> evicted = world_->nodes()[actions.drain].pods;
-    for (int pod : evicted) world_->EvictPod(pod);
+    for (int pod : evicted) {
+      ++evicted_pods_;
+      evicted_multi_gpu_pods_ += world_->klass(pod).gpus >= 2;
+      world_->EvictPod(pod);
+    }
     world_->RemoveNode(actions.drain);
     for (int pod : evicted) Schedule(pod);
     dirty_ = true;
@@ -526,6 +532,8 @@ ReplayResult Replayer::Result() const {
   result.vetoes = autoscaler_.vetoes();
   result.gpu_sets_not_as_chosen = scheduler_.gpu_sets_not_as_chosen();
   result.failed_nodes = failed_nodes_;
+  result.evicted_pods = evicted_pods_;
+  result.evicted_multi_gpu_pods = evicted_multi_gpu_pods_;
   for (const SimPod& p : world_->pods()) {
     const PodClass& c = world_->classes()[p.klass];
     result.lower_bound_cost_dollars += c.cheapest_gpu_hour * c.gpus *

@@ -103,6 +103,10 @@ struct ReplayResult {
   int vetoes = 0;
   int gpu_sets_not_as_chosen = 0;  // extender-bound pods the device plugin gave other GPU ids (Policy::gpu_ids)
   int failed_nodes = 0;  // never became Ready; given up after the max node provision time
+  // Pods CA's scale-down evicted to drain a node (its simulation places them elsewhere by count and
+  // the scheduler's filters, not the extender's), and of them those with two or more GPUs.
+  int evicted_pods = 0;
+  int evicted_multi_gpu_pods = 0;
   // A floor under any policy's cost: every GPU pod's ideal GPU-hours at the cheapest per-GPU price of
   // the groups it may run on (product and size) that can give its required topology, as if GPUs were
   // bought by the GPU-hour.

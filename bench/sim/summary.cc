@@ -104,6 +104,8 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   s.vetoes = result.vetoes;
   s.gpu_sets_not_as_chosen = result.gpu_sets_not_as_chosen;
   s.failed_nodes = result.failed_nodes;
+  s.evicted_pods = result.evicted_pods;
+  s.evicted_multi_gpu_pods = result.evicted_multi_gpu_pods;
   s.lower_bound_cost_dollars = result.lower_bound_cost_dollars;
   s.hours = static_cast<double>(result.end) / static_cast<double>(kHour);
   s.window_hours = static_cast<double>(window.end) / static_cast<double>(kHour);

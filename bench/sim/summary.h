@@ -73,6 +73,8 @@ struct PolicySummary {
   int vetoes = 0;
   int gpu_sets_not_as_chosen = 0;
   int failed_nodes = 0;  // requested nodes that never became Ready
+  int evicted_pods = 0;  // evicted by CA's scale-down drains
+  int evicted_multi_gpu_pods = 0;
   int pods = 0;
   int pods_never_started = 0;
   // Time from creation to first start. Pods that never started count with the replay's end as their

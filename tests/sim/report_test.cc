@@ -289,9 +289,9 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
       INFO(column);
       CHECK(std::count(header.begin(), header.end(), column) == 1);
     }
-    // policy, seed + 37 numbers + 4 pending + 4 multi-GPU pending + 2 GPU counts x 4 pending.
-    CHECK(header.size() == 55);
-    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 54);
+    // policy, seed + 39 numbers + 4 pending + 4 multi-GPU pending + 2 GPU counts x 4 pending.
+    CHECK(header.size() == 57);
+    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 56);
     CHECK(absl::StartsWith(lines[1], "tuned,1,100.0,75.0,25.0,0.25,"));
   }
 

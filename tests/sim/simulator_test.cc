@@ -307,6 +307,29 @@ TEST_CASE("topofit: the extender learns of a group CA did not offer, since CA se
   CHECK(asked.pods[2].stretch == 1);
 }
 
+// CA's scale-down does not ask the extender either: the trainer's p4d node is half used (4 of 8 GPUs, at
+// the 0.5 threshold), CA's drain simulation fits the trainer on the g5's 4 free GPUs by count, evicts it,
+// the extender refuses the g5 (the trainer asks for NVLink) and a new p4d node is asked for: every 15
+// minutes while the trainer runs. Counted in the report (pods evicted by scale-down); not yet prevented.
+TEST_CASE("replay: CA's scale-down evicts a trainer from the NVLink node it asked for, and it asks again",
+          "[replay][capacity_ask]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2, 1), Group("nvlink", "p4d.24xlarge", 8, 32.77, 1)};
+  PodSpec other = Pod("other", kSecond, 2 * kHour, 4);
+  other.gpu_products = {"NVIDIA-A10G"};
+  PodSpec train = Pod("train", 10 * kMinute, kHour, 4);
+  train.min_link = "NV";
+  train.comm_fraction = 0.3;
+  train.expected_runtime = kHour;
+  workload.pods = {Pod("busy", 0, 2 * kHour, 8), other, train};
+
+  const ReplayResult result = Run(workload, "topofit");
+  CHECK(result.evicted_pods >= 3);
+  CHECK(result.evicted_multi_gpu_pods == result.evicted_pods);  // the trainer, again and again
+  CHECK(result.scale_ups.size() == static_cast<size_t>(result.evicted_pods) + 2);
+  CHECK(result.pods[2].best_topology);
+}
+
 // The expander ranks by the extender's rule: for a pending trainer that says its run time, CA's cheaper
 // g5 option would bring a node the extender refuses (it asks for NVLink), so the p4d group grows.
 TEST_CASE("topofit: CA grows the NVLink group for a pending trainer that says its run time, not a g5 it would refuse",
