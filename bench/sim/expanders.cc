@@ -136,7 +136,7 @@ std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<Scale
     input.price_per_node_hour[group.spec.name] = group.spec.price_per_hour;
   }
   // CA's request carries the template of every node group, not only those in the options.
-  for (const GroupState& group : world.groups()) input.templates.emplace(group.spec.name, group.template_node);
+  input.templates = world.group_templates();
   input.preferences = preferences;
   input.now = world.time();
   codec::TopologyResolver topologies;  // one per loop: a replay has few templates

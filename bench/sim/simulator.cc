@@ -113,6 +113,7 @@ class Replayer {
   int failed_nodes_ = 0;
   int evicted_pods_ = 0;
   int evicted_multi_gpu_pods_ = 0;
+  std::map<std::string, kube::Node> gpu_group_templates_;  // what the expander records: the same every call
   int finished_ = 0;
   // Idle GPUs by reason (SampleIdle): the samples, the next one due after a change (kNever: none due).
   std::vector<IdleSample> idle_samples_;
@@ -304,9 +305,8 @@ void Replayer::RunTopofitRequestController() {
 void Replayer::Apply(const AutoscalerActions& actions) {
   // What the expander learns of the cluster's groups reaches the extender through the ledger.
   if (actions.topofit_expander_called && world_->policy().topofit_extender) {
-    std::map<std::string, kube::Node> templates;
-    for (const GroupState& group : world_->groups()) templates.emplace(group.spec.name, group.template_node);
-    ledger_->RecordNodeGroups(decision::GpuGroupTemplates(templates));
+    if (gpu_group_templates_.empty()) gpu_group_templates_ = decision::GpuGroupTemplates(world_->group_templates());
+    ledger_->RecordNodeGroups(gpu_group_templates_);
   }
   if (actions.scale_up && actions.scale_up->node_count > 0) {
     const ScaleUpOption& option = *actions.scale_up;

@@ -144,6 +144,7 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
   absl::StatusOr<std::vector<GroupState>> groups = BuildGroups(workload.groups);
   if (!groups.ok()) return groups.status();
   world->groups_ = *std::move(groups);
+  for (const GroupState& group : world->groups_) world->group_templates_.emplace(group.spec.name, group.template_node);
   std::map<std::string, int> class_of;
   world->pods_.resize(workload.pods.size());
   for (size_t i = 0; i < workload.pods.size(); ++i) {

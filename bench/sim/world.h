@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -154,6 +155,8 @@ class World {
 
   std::vector<GroupState>& groups() { return groups_; }
   const std::vector<GroupState>& groups() const { return groups_; }
+  // Every group's template node by group name, as CA sends them to an expander (fixed once created).
+  const std::map<std::string, kube::Node>& group_templates() const { return group_templates_; }
   std::vector<SimNode>& nodes() { return nodes_; }
   const std::vector<SimNode>& nodes() const { return nodes_; }
   std::vector<SimPod>& pods() { return pods_; }
@@ -226,6 +229,7 @@ class World {
   SimTime now_ = 0;
   history::DecisionRecorder* recorder_ = nullptr;
   std::vector<GroupState> groups_;
+  std::map<std::string, kube::Node> group_templates_;
   std::vector<SimNode> nodes_;
   std::vector<PodClass> classes_;
   std::vector<SimPod> pods_;
