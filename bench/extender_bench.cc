@@ -531,6 +531,9 @@ class SucceedingKubeClient final : public scheduler::KubeClient {
   absl::Status AnnotatePod(const std::string&, const std::string&, const kube::StringMap&) override {
     return absl::OkStatus();
   }
+  absl::Status RemovePodAnnotation(const std::string&, const std::string&, const std::string&) override {
+    return absl::OkStatus();
+  }
   absl::Status BindPod(const std::string&, const std::string&, const std::string&, const std::string&) override {
     return absl::OkStatus();
   }

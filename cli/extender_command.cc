@@ -207,6 +207,11 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
       ParseCapacityWaitFlags(options.expected_node_boot, options.max_topology_wait);
   if (!wait.ok()) return wait.status();
   parts.extender->WaitForCapacity(*wait);
+  if (options.drain_guard) {
+    parts.drain_guard = std::make_unique<scheduler::DrainGuard>(*parts.state, *parts.kube, log);
+    parts.extender->GuardFromDrains(parts.drain_guard.get());
+    parts.drain_guard->Start(kDrainGuardPeriod);
+  }
 
   server::HttpServerOptions api_options;
   api_options.address = options.address;
@@ -327,6 +332,10 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   cmd.add_flag("--provisioning-requests", options.provisioning_requests,
                "for a GPU pod every offered node refused, create a ProvisioningRequest (best-effort-atomic) "
                "excluding those nodes, so cluster-autoscaler scales up for it");
+  // A callback rather than a "!--no-x" flag, whose help shows CLI11's default marker.
+  cmd.add_flag_callback("--no-drain-guard", [&options] { options.drain_guard = false; },
+                        "do not mark pods that got the topology they would refuse or wait for elsewhere "
+                        "cluster-autoscaler.kubernetes.io/safe-to-evict=false while no other node gives it");
   cmd.add_flag("--leader-elect", options.leader_elect,
                "of several replicas only the holder of a Lease binds; the others report not ready");
   cmd.add_option("--leader-elect-lease-name", options.leader_elect_lease_name, "the coordination.k8s.io Lease")

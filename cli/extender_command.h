@@ -19,6 +19,7 @@
 #include "kubeclient/rest_client.h"
 #include "ledger/ledger.h"
 #include "scheduler/bind_authorization.h"
+#include "scheduler/drain_guard.h"
 #include "scheduler/extender.h"
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
@@ -55,6 +56,7 @@ struct ExtenderOptions {
   std::string kubeconfig;       // empty: in-cluster service account
   bool live_state = false;      // feed the GPU state from watches of nodes and bound pods
   bool provisioning_requests = false;  // ask CA for capacity for pods refused for topology
+  bool drain_guard = true;             // keep CA's scale-down from stranding pods (scheduler/drain_guard.h)
   // Of several replicas only the holder of a coordination.k8s.io Lease binds; the others report not ready.
   bool leader_elect = false;
   std::string leader_elect_lease_name = "topofit";
@@ -75,6 +77,9 @@ inline constexpr absl::Duration kPreferenceTtl = absl::Minutes(10);
 inline constexpr absl::Duration kIntentTtl = absl::Minutes(15);
 // How often topofit_idle_gpus is recomputed: Prometheus' default scrape interval.
 inline constexpr absl::Duration kIdleGpusPeriod = absl::Seconds(15);
+// How often the drain guard judges its pods again: CA scans every 10 s and drains a node only after it
+// was unneeded for 10 minutes, so a guard a few scans late changes nothing.
+inline constexpr absl::Duration kDrainGuardPeriod = absl::Seconds(30);
 
 // What the front ends of one process share: one clock, one metrics registry, one ledger (in `topofit
 // serve` the extender's preferences reach the expander, and its intents reach the extender, in memory;
@@ -138,6 +143,9 @@ struct ExtenderServers {
   std::unique_ptr<scheduler::ExtenderMetrics> metrics;
   // With --provisioning-requests (declared before the extender, which uses it, so it outlives it).
   std::unique_ptr<kubeclient::Provisioner> provisioner;
+  // Unless --no-drain-guard, refreshed every kDrainGuardPeriod (declared before the extender, which uses it,
+  // after the state and client it uses).
+  std::unique_ptr<scheduler::DrainGuard> drain_guard;
   std::unique_ptr<scheduler::Extender> extender;
   // topofit_idle_gpus, refreshed every kIdleGpusPeriod (declared after the state it reads).
   std::unique_ptr<scheduler::IdleGpusGauge> idle_gpus;

@@ -34,6 +34,10 @@ inline constexpr absl::string_view kStandsForPodUidAnnotation = "topofit.io/stan
 inline constexpr absl::string_view kConsumeProvisioningRequestAnnotation =
     "autoscaling.x-k8s.io/consume-provisioning-request";
 
+// cluster-autoscaler's: "false" on a pod keeps CA's scale-down from draining its node while it runs. The
+// extender's drain guard (scheduler/drain_guard.h) sets and removes it on the pods it keeps.
+inline constexpr absl::string_view kSafeToEvictAnnotation = "cluster-autoscaler.kubernetes.io/safe-to-evict";
+
 // The ledger in the API (kubeclient/ledger_annotations.h): on a pending pod no node could serve, what its
 // spec does not say of its placement preference; on each pod a scale-up was chosen for, that intent.
 inline constexpr absl::string_view kPlacementPreferenceAnnotation = "topofit.io/placement-preference";

@@ -133,6 +133,12 @@ absl::Status KubeApi::AnnotatePod(const std::string& namespace_name, const std::
   return MergePodAnnotations(namespace_name, name, annotations).status();
 }
 
+absl::Status KubeApi::RemovePodAnnotation(const std::string& namespace_name, const std::string& name,
+                                          const std::string& key) {
+  const nlohmann::json patch = {{"metadata", {{"annotations", {{key, nullptr}}}}}};  // null deletes the key
+  return rest_.Patch(PodPath(namespace_name, name), patch, "application/merge-patch+json").status();
+}
+
 absl::StatusOr<std::string> KubeApi::MergePodAnnotations(const std::string& namespace_name, const std::string& name,
                                                          const kube::StringMap& annotations) {
   // A merge patch replaces only the keys it names, so other writers' annotations survive without a

@@ -28,6 +28,8 @@ class KubeApi final : public scheduler::KubeClient {
   // The same for the given annotations (MergePodAnnotations without the resourceVersion).
   absl::Status AnnotatePod(const std::string& namespace_name, const std::string& name,
                            const kube::StringMap& annotations) override;
+  absl::Status RemovePodAnnotation(const std::string& namespace_name, const std::string& name,
+                                   const std::string& key) override;
   // The same for several annotations in one patch; returns the patched pod's resourceVersion.
   absl::StatusOr<std::string> MergePodAnnotations(const std::string& namespace_name, const std::string& name,
                                                   const kube::StringMap& annotations);

@@ -10,6 +10,7 @@
 #include "decision/preference.h"
 #include "decision/pod_uid.h"
 #include "decision/prioritize.h"
+#include "decision/scale_down_guard.h"
 #include "history/from_decisions.h"
 #include "kube/topofit_annotations.h"
 #include "server/logging.h"
@@ -294,12 +295,14 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
     return authorized.reason;
   }
   const bool asked_capacity = ConsumesCapacityRequest(*stored) || HasAskedCapacity(args.pod_uid);
+  // A pod that says whether CA may evict it is left as its owner wrote it.
+  const bool says_safe_to_evict = stored->metadata.annotations.contains(kube::kSafeToEvictAnnotation);
   std::string gpu_ids;
   std::shared_ptr<std::mutex> lock = PodBindLock(args.pod_uid);
   std::string error;
   {
     std::lock_guard<std::mutex> one_bind(*lock);
-    error = BindOnce(args, pod, authorized.demand, asked_capacity, gpu_ids);
+    error = BindOnce(args, pod, authorized.demand, asked_capacity, says_safe_to_evict, gpu_ids);
   }
   ReleasePodBindLock(args.pod_uid, std::move(lock));
   metrics_.binds.Inc({error.empty() ? "ok" : "error"});
@@ -327,10 +330,11 @@ void Extender::ReleasePodBindLock(const std::string& pod_uid, std::shared_ptr<st
 }
 
 std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, const GpuDemand& demand,
-                               bool asked_capacity, std::string& gpu_ids) {
+                               bool asked_capacity, bool says_safe_to_evict, std::string& gpu_ids) {
   bool claimed = false;  // by this call: only then may a failure release GPUs
   bool repeat = false;   // an earlier bind of the pod to this node claimed them
   topology::GpuSet gpus;
+  topology::SetQuality quality;  // of `gpus`, when this call chose them
   if (std::optional<std::pair<std::string, topology::GpuSet>> held = state_.AssignmentOf(args.pod_uid)) {
     if (held->first != args.node) {
       return absl::StrCat("topofit: pod ", pod.key(), " holds GPUs ", held->second.ToString(), " on node ",
@@ -350,6 +354,7 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
       const NodeVerdict verdict = decision::JudgeNode(demand, args.pod_uid, *node, holds, memo);
       if (!verdict.fits) return decision::JudgedReasonText(verdict, args.pod_uid, *node, holds);
       gpus = verdict.chosen->gpus;
+      quality = verdict.chosen->quality;
       assumed = state_.Assume(pod, args.node, gpus);
       if (!assumed.ok() && assumed.code() != absl::StatusCode::kFailedPrecondition) break;
     }
@@ -360,9 +365,13 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
   // The bind time orders the pods the node agent gives their chosen GPUs (the kubelet admits them in
   // bind order); microseconds, since one extender binds many pods a second. A repeat leaves both as the
   // first bind wrote them.
-  const kube::StringMap annotations = {
+  kube::StringMap annotations = {
       {std::string(kube::kGpuIdsAnnotation), gpu_ids},
       {std::string(kube::kBoundAtAnnotation), absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", clock_.Now(), absl::UTCTimeZone())}};
+  const bool guarded =
+      drain_guard_ != nullptr && !repeat && !says_safe_to_evict && decision::KeepFromScaleDownDrain(demand, quality);
+  const bool kept = guarded && drain_guard_->KeepsNow(demand, args.node);
+  if (kept) annotations.emplace(kube::kSafeToEvictAnnotation, "false");
   if (absl::Status annotated = repeat ? absl::OkStatus()
                                       : kube_.AnnotatePod(args.pod_namespace, args.pod_name, annotations);
       !annotated.ok()) {
@@ -379,6 +388,7 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
     }
   }
   ledger_.ForgetPod(args.pod_uid);
+  if (guarded) drain_guard_->Track(pod, args.node, demand, kept);
   if (capacity_ != nullptr && asked_capacity) {
     capacity_->Withdraw(pod);  // it has served
     if (recorder_ != nullptr) {

@@ -20,6 +20,7 @@
 #include "ledger/ledger.h"
 #include "scheduler/bind_authorization.h"
 #include "scheduler/capacity_requests.h"
+#include "scheduler/drain_guard.h"
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
 #include "scheduler/kube_client.h"
@@ -70,6 +71,10 @@ class Extender {
   // How long a pod that prefers a topology waits for the capacity scaled up for it rather than take a
   // poorer set now (decision/capacity_wait.h; the default unless set). Set before serving.
   void WaitForCapacity(const decision::CapacityWaitPolicy& policy) { capacity_wait_ = policy; }
+  // Pods bound on the topology they would refuse or wait for elsewhere are kept from CA's scale-down
+  // drains by `guard` (not owned, outlives this; drain_guard.h). Unset, bind annotates no such pod. Set
+  // before serving.
+  void GuardFromDrains(DrainGuard* guard) { drain_guard_ = guard; }
 
  private:
   // The snapshots of the nodes a request names, learning nodes sent in full. Names topofit does not know
@@ -93,10 +98,11 @@ class Extender {
   void AskedCapacity(const std::string& pod_uid);
   bool HasAskedCapacity(const std::string& pod_uid);
   // Claims GPUs, annotates and binds; on failure releases what this call claimed (never what an earlier
-  // bind of the pod holds) and returns the error. Sets `gpu_ids` to the GPUs the pod holds. Called with
-  // the pod's bind lock held (PodBindLock).
+  // bind of the pod holds) and returns the error. Sets `gpu_ids` to the GPUs the pod holds. Unless the pod
+  // `says_safe_to_evict` itself, hands it to the drain guard where decision::KeepFromScaleDownDrain names it.
+  // Called with the pod's bind lock held (PodBindLock).
   std::string BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, const decision::GpuDemand& demand,
-                       bool asked_capacity, std::string& gpu_ids);
+                       bool asked_capacity, bool says_safe_to_evict, std::string& gpu_ids);
   // A repeated bind whose Binding the API server refused: success when the pod is bound to `node`
   // already (an earlier bind of ours landed), else the error.
   std::string RepeatedBindOutcome(const codec::ExtenderBindingArgs& args, const absl::Status& bound);
@@ -120,6 +126,7 @@ class Extender {
   spdlog::logger& log_;
   const server::Clock& clock_;
   CapacityRequests* capacity_;
+  DrainGuard* drain_guard_ = nullptr;
   const Leadership& leadership_;
   history::DecisionRecorder* recorder_ = nullptr;
   history::RefusalAggregator refusals_;  // on clock_'s time

@@ -2,7 +2,6 @@
 
 #include <vector>
 
-
 namespace topofit::scheduler {
 
 IdleGpusGauge::IdleGpusGauge(server::MetricsRegistry& registry, const GpuState& state, const ledger::Ledger& ledger)
@@ -12,15 +11,6 @@ IdleGpusGauge::IdleGpusGauge(server::MetricsRegistry& registry, const GpuState& 
                                {"reason", "node_group"})),
       state_(state),
       ledger_(ledger) {}
-
-IdleGpusGauge::~IdleGpusGauge() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  wake_.notify_one();
-  if (thread_.joinable()) thread_.join();
-}
 
 void IdleGpusGauge::RecordChangesTo(history::DecisionRecorder* recorder, const server::Clock* clock) {
   recorder_ = recorder;
@@ -55,15 +45,7 @@ void IdleGpusGauge::Refresh() {
 }
 
 void IdleGpusGauge::Start(absl::Duration period) {
-  thread_ = std::thread([this, period] {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stop_) {
-      lock.unlock();
-      Refresh();
-      lock.lock();
-      wake_.wait_for(lock, absl::ToChronoMilliseconds(period), [this] { return stop_; });
-    }
-  });
+  refresher_ = std::make_unique<server::Periodic>(period, [this] { Refresh(); });
 }
 
 }  // namespace topofit::scheduler

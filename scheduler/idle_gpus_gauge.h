@@ -1,11 +1,10 @@
 #pragma once
 
-#include <condition_variable>
 #include <mutex>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "absl/time/time.h"
@@ -16,6 +15,7 @@
 #include "scheduler/gpu_state.h"
 #include "server/clock.h"
 #include "server/metrics.h"
+#include "server/periodic.h"
 
 namespace topofit::scheduler {
 
@@ -29,7 +29,6 @@ namespace topofit::scheduler {
 class IdleGpusGauge {
  public:
   IdleGpusGauge(server::MetricsRegistry& registry, const GpuState& state, const ledger::Ledger& ledger);
-  ~IdleGpusGauge();
   IdleGpusGauge(const IdleGpusGauge&) = delete;
   IdleGpusGauge& operator=(const IdleGpusGauge&) = delete;
 
@@ -47,9 +46,7 @@ class IdleGpusGauge {
   const server::Clock* clock_ = nullptr;
   history::IdleRecords idle_records_;  // under mu_
   std::mutex mu_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  std::thread thread_;
+  std::unique_ptr<server::Periodic> refresher_;  // last: stopped before the rest goes
 };
 
 }  // namespace topofit::scheduler

@@ -17,6 +17,9 @@ class KubeClient {
   // Sets annotations on a pod, in one JSON merge patch.
   virtual absl::Status AnnotatePod(const std::string& namespace_name, const std::string& name,
                                    const kube::StringMap& annotations) = 0;
+  // Removes one annotation from a pod (a JSON merge patch setting it to null); no error when it is absent.
+  virtual absl::Status RemovePodAnnotation(const std::string& namespace_name, const std::string& name,
+                                           const std::string& key) = 0;
   // Creates the pod's Binding to `node` (POST .../pods/{name}/binding); `uid` guards against a pod that
   // was deleted and recreated under the same name.
   virtual absl::Status BindPod(const std::string& namespace_name, const std::string& name, const std::string& uid,

@@ -173,8 +173,10 @@ ablation_rows() {
   echo "\`topofit-no-wait\`: pods preferring a topology place now instead of waiting for the capacity grown for"
   echo "them; \`topofit-no-holds\`: new capacity is not held for the pods it was grown for (nobody waits either);"
   echo "\`topofit-no-score\`: the extender's prioritize score has weight 0; \`topofit-no-requests\`: no"
-  echo "ProvisioningRequests for pods refused for topology. \`extender-only\` and \`expander-only\` in the tables"
-  echo "above are the component ablations. Each cell: the mean change against \`tuned\`."
+  echo "ProvisioningRequests for pods refused for topology; \`topofit-no-guard\`: pods that got the topology"
+  echo "they would refuse or wait for elsewhere do not carry CA's \`safe-to-evict: \"false\"\`. \`extender-only\`"
+  echo "and \`expander-only\` in the tables above are the component ablations. Each cell: the mean change against"
+  echo "\`tuned\`."
   echo
   echo '| workload | policy | idle GPU-hours | cost | p95 pending, multi-GPU pods | slowdown GPU-hours |'
   echo '|---|---|---|---|---|---|'

@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "decision/scale_down_guard.h"
+
 namespace topofit::sim {
 namespace {
 
@@ -147,6 +149,16 @@ std::optional<ScaleUpOption> AutoscalerModel::HandleProvisioningRequest(
   return option;
 }
 
+bool AutoscalerModel::KeptFromDrain(int pod) const {
+  const SimPod& p = world_.pods()[pod];
+  if (!p.drain_guarded) return false;
+  std::vector<const decision::NodeGpuSnapshot*> others;
+  for (int id : world_.ready_nodes()) {
+    if (id != p.node) others.push_back(&world_.nodes()[id].gpus);
+  }
+  return !decision::AnotherNodeGivesItsTopology(world_.klass(pod).demand, others);
+}
+
 void AutoscalerModel::UpdateUnneeded() {
   struct Candidate {
     int node;
@@ -164,6 +176,8 @@ void AutoscalerModel::UpdateUnneeded() {
                              static_cast<double>(node.memory_used) / static_cast<double>(std::max<int64_t>(group.spec.memory_mib, 1)));
     }
     if (utilization > config_.utilization_threshold) continue;
+    // CA never drains a node with a pod annotated safe-to-evict "false" (its drain rules).
+    if (std::any_of(node.pods.begin(), node.pods.end(), [&](int pod) { return KeptFromDrain(pod); })) continue;
     (node.pods.empty() ? empty : busy).push_back({id, utilization});
   }
   std::stable_sort(busy.begin(), busy.end(),

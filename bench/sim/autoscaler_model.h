@@ -85,6 +85,9 @@ class AutoscalerModel {
   void GiveUpUnready(AutoscalerActions& actions);
   bool BackedOff(int group) const;
   void UpdateUnneeded();
+  // Whether `pod` keeps CA from draining its node: the drain guard has it carry safe-to-evict "false" now
+  // (the extender's refresh, scheduler/drain_guard.h, taken as instantaneous).
+  bool KeptFromDrain(int pod) const;
   void ScaleDown(AutoscalerActions& actions);
 
   World& world_;

@@ -132,7 +132,7 @@ std::vector<Policy> TopofitPolicies(const std::vector<StockExpander>& chain, con
 // topofit with one mechanism of its extender off, each: what that mechanism is worth.
 std::vector<Policy> AblationPolicies(const std::vector<StockExpander>& chain, const ExpanderPriorities& priorities) {
   const Policy topofit = TopofitPolicies(chain, priorities).back();
-  std::vector<Policy> ablations(4, topofit);
+  std::vector<Policy> ablations(5, topofit);
   ablations[0].name = "topofit-no-wait";
   ablations[0].capacity_wait.max_wait = absl::ZeroDuration();
   ablations[1].name = "topofit-no-holds";
@@ -141,6 +141,8 @@ std::vector<Policy> AblationPolicies(const std::vector<StockExpander>& chain, co
   ablations[2].topology_score = false;
   ablations[3].name = "topofit-no-requests";
   ablations[3].provisioning_requests = false;
+  ablations[4].name = "topofit-no-guard";
+  ablations[4].drain_guard = false;
   return ablations;
 }
 
@@ -199,7 +201,7 @@ absl::StatusOr<std::vector<Policy>> SelectPolicies(const PolicySelection& select
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown policy \"", name,
           "\"; known: extender-only, expander-only, topofit, ablations (topofit-no-wait, topofit-no-holds, "
-          "topofit-no-score, topofit-no-requests)"));
+          "topofit-no-score, topofit-no-requests, topofit-no-guard)"));
     }
     AddOnce(selected, *it);
   }

@@ -84,8 +84,11 @@ struct Policy {
   bool capacity_holds = true;
   // the extender's prioritize score (topology quality, packing, cohesion; off: weight 0),
   bool topology_score = true;
-  // ProvisioningRequests for pods refused for topology (off: they wait for capacity CA grows on its own).
+  // ProvisioningRequests for pods refused for topology (off: they wait for capacity CA grows on its own),
   bool provisioning_requests = true;
+  // pods decision::KeepFromScaleDownDrain names keep CA's scale-down from draining their node (off: CA's
+  // scale-down may evict them).
+  bool drain_guard = true;
 };
 
 // The stock world as shipped: no topofit, default scoring, no affinity an operator would add. "stock".
@@ -106,7 +109,8 @@ std::vector<std::vector<StockExpander>> SweepChains();
 // What `topofit bench` compares: `baselines` from stock, tuned (with `chain`) and sweep (tuned with each
 // of SweepChains, named "tuned:<chain>", the one equal to `chain` plain "tuned"); then `policies` from
 // extender-only, expander-only, topofit (with `chain`), and topofit's ablations, each one mechanism off:
-// topofit-no-wait, topofit-no-holds, topofit-no-score, topofit-no-requests ("ablations": all four). Duplicates are kept once. `priorities` is what
+// topofit-no-wait, topofit-no-holds, topofit-no-score, topofit-no-requests, topofit-no-guard ("ablations": all
+// five). Duplicates are kept once. `priorities` is what
 // every `priority` expander reads. InvalidArgument for an unknown name or when nothing is selected.
 struct PolicySelection {
   std::string baselines = "stock,tuned";

@@ -13,6 +13,7 @@
 #include "bench/sim/kube_scheduler_model.h"
 #include "codec/node_topology.h"
 #include "decision/preference.h"
+#include "decision/scale_down_guard.h"
 #include "history/from_decisions.h"
 #include "history/idle_records.h"
 #include "server/clock.h"
@@ -144,6 +145,11 @@ void Replayer::Place(int pod, const PlacementDecision& decision) {
     holds_stale_ = true;
     preference_refreshed_.erase(pod);
   }
+  // Only a multi-GPU set can be what a pod asked for (nodes without GPUs have no topology).
+  p.drain_guarded = world_->policy().topofit_extender && world_->policy().drain_guard && decision.gpus.size() > 1 &&
+                          decision::KeepFromScaleDownDrain(
+                              world_->klass(pod).demand,
+                              world_->nodes()[decision.node].gpus.topology->quality().Of(decision.gpus));
   if (world_->recorder() != nullptr) {
     world_->recorder()->Record(history::BindRecord(world_->time(), Subject(pod), world_->nodes()[decision.node].gpus.node,
                                                    decision.gpus.size(), decision.gpus.ToString(), true));

@@ -95,6 +95,10 @@ struct SimPod {
   int epoch = 0;                // bumped on eviction: stale finish events are ignored
   int scale_up = -1;            // the last scale-up CA made for it
   int provisioning_request = -1;
+  // The drain guard tracks it (topofit's extender, decision::KeepFromScaleDownDrain): it carries CA's
+  // safe-to-evict "false", and CA's scale-down leaves its node alone, while no other busy node gives it its
+  // topology (AutoscalerModel::KeptFromDrain).
+  bool drain_guarded = false;
 };
 
 // A ProvisioningRequest topofit created for one pod (best-effort-atomic-scale-up class).

@@ -99,6 +99,22 @@ TEST_CASE("AnnotatePod: a JSON merge patch of one annotation", "[kube_api]") {
   CHECK(json::parse(requests[0].body) == json::parse(R"({"metadata":{"annotations":{"topofit.io/gpu-ids":"0,1,2,3"}}})"));
 }
 
+TEST_CASE("RemovePodAnnotation: a JSON merge patch setting the one annotation to null", "[kube_api]") {
+  Fixture f;
+  KubeApi api(*f.rest);
+  f.server.Script(200, kPodJson);
+  REQUIRE_OK(api.RemovePodAnnotation("ml", "train-0", "cluster-autoscaler.kubernetes.io/safe-to-evict"));
+
+  const auto requests = f.server.requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].method == "PATCH");
+  CHECK(requests[0].target == "/api/v1/namespaces/ml/pods/train-0");
+  CHECK(requests[0].Header("Content-Type") == "application/merge-patch+json");
+  // RFC 7386: null removes the key and leaves every other annotation as it is.
+  CHECK(json::parse(requests[0].body) ==
+        json::parse(R"({"metadata":{"annotations":{"cluster-autoscaler.kubernetes.io/safe-to-evict":null}}})"));
+}
+
 TEST_CASE("MergePodAnnotations: several annotations in one merge patch, the patched resourceVersion back",
           "[kube_api]") {
   Fixture f;

@@ -20,7 +20,7 @@ using decision::testing::P4dIntentFor;
 TEST_CASE("The extender holds new capacity for the pod the expander scaled up for", "[capacity_hold][extender]") {
   testing::ExtenderFixture f;
   f.clock.Set(absl::FromUnixSeconds(kIntentSeconds));
-  auto& [clock, registry, state, ledger, kube, metrics, log, capacity, extender] = f;
+  auto& [clock, registry, state, ledger, kube, metrics, log, capacity, drain_guard, extender] = f;
 
   const kube::Pod trainer = MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV")
                                 .annotation("topofit.io/topology-policy", "required");

@@ -38,8 +38,9 @@ class RecordingCapacityRequests final : public CapacityRequests {
 };
 
 // An Extender with in-memory state and ledger on a fake clock, a fake Kubernetes client, recorded capacity
-// requests and silent logs.
+// requests, a drain guard (refreshed only when a test calls it) and silent logs.
 struct ExtenderFixture {
+  ExtenderFixture() { extender.GuardFromDrains(&drain_guard); }
   server::FakeClock clock;
   server::MetricsRegistry registry;
   std::unique_ptr<GpuState> state = NewInMemoryGpuState();
@@ -48,6 +49,7 @@ struct ExtenderFixture {
   ExtenderMetrics metrics = ExtenderMetrics::Create(registry);
   spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
   RecordingCapacityRequests capacity;
+  DrainGuard drain_guard{*state, kube, log};
   Extender extender{*state, *ledger, kube, metrics, log, clock, &capacity};
 };
 

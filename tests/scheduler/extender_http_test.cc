@@ -192,15 +192,19 @@ TEST_CASE("extender verbs over HTTP with the upstream fixtures", "[extender_http
     REQUIRE(status == 200);
     CHECK(reply == json{{"Error", ""}});
     const auto calls = h.kube.calls();
-    // The pod read, one merge patch with both annotations (the fake lists them in key order), the Binding.
-    REQUIRE(calls.size() == 4);
+    // The pod read, one merge patch with its annotations (the fake lists them in key order), the Binding.
+    // The trainer requires NVLink and got it: CA's scale-down must not drain its node (it would refuse
+    // every node CA's simulation moves it to).
+    REQUIRE(calls.size() == 5);
     CHECK(calls[0].verb == "get");
     CHECK(calls[1].verb == "annotate");
-    CHECK(calls[1].detail == "topofit.io/bound-at=2023-11-14T22:13:20.000250Z");  // the fake clock's start + 250 us
+    CHECK(calls[1].detail == "cluster-autoscaler.kubernetes.io/safe-to-evict=false");
     CHECK(calls[2].verb == "annotate");
-    CHECK(calls[2].detail == "topofit.io/gpu-ids=0,1,2,3");
-    CHECK(calls[3].verb == "bind");
-    CHECK(calls[3].detail == "p4d-1");
+    CHECK(calls[2].detail == "topofit.io/bound-at=2023-11-14T22:13:20.000250Z");  // the fake clock's start + 250 us
+    CHECK(calls[3].verb == "annotate");
+    CHECK(calls[3].detail == "topofit.io/gpu-ids=0,1,2,3");
+    CHECK(calls[4].verb == "bind");
+    CHECK(calls[4].detail == "p4d-1");
 
     const json big = GpuPod(*pod_fixture, "big", 8, false);
     h.kube.PutPod(*codec::PodFromJson(big));
@@ -208,6 +212,24 @@ TEST_CASE("extender verbs over HTTP with the upstream fixtures", "[extender_http
         "/bind", json{{"PodName", "big"}, {"PodNamespace", "ml"}, {"PodUID", "uid-big"}, {"Node", "p4d-1"}}.dump());
     REQUIRE(status2 == 200);
     CHECK_THAT(reply2["Error"].get<std::string>(), Catch::Contains("needs 8 GPUs, 4 free"));
+  }
+  SECTION("bind leaves a pod's own safe-to-evict alone, and does not add one to a pod that takes any set") {
+    json owned = nv_pod;
+    owned["metadata"]["annotations"]["cluster-autoscaler.kubernetes.io/safe-to-evict"] = "true";
+    h.Post("/filter", json{{"Pod", owned}, {"Nodes", nodes}}.dump());
+    h.kube.PutPod(*codec::PodFromJson(owned));
+    REQUIRE(h.Post("/bind", json{{"PodName", "trainer"}, {"PodNamespace", "ml"}, {"PodUID", "uid-trainer"}, {"Node", "p4d-1"}}
+                                .dump())
+                .second == json{{"Error", ""}});
+    const json plain = GpuPod(*pod_fixture, "plain", 4, false);
+    h.Post("/filter", json{{"Pod", plain}, {"Nodes", nodes}}.dump());
+    h.kube.PutPod(*codec::PodFromJson(plain));
+    REQUIRE(h.Post("/bind", json{{"PodName", "plain"}, {"PodNamespace", "ml"}, {"PodUID", "uid-plain"}, {"Node", "p4d-1"}}
+                                .dump())
+                .second == json{{"Error", ""}});
+    for (const auto& call : h.kube.calls()) {
+      CHECK_THAT(call.detail, !Catch::Contains("safe-to-evict"));
+    }
   }
   SECTION("a failed Binding releases the GPUs") {
     h.Post("/filter", json{{"Pod", nv_pod}, {"Nodes", nodes}}.dump());

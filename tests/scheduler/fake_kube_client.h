@@ -16,9 +16,9 @@ namespace topofit::scheduler::testing {
 class FakeKubeClient final : public KubeClient {
  public:
   struct Call {
-    std::string verb;  // "get", "annotate", "bind"
+    std::string verb;  // "get", "annotate", "remove-annotation", "bind"
     std::string pod;   // namespace/name
-    std::string detail;  // "key=value" for annotate, the node for bind
+    std::string detail;  // "key=value" for annotate, the key for remove-annotation, the node for bind
   };
 
   void PutPod(const kube::Pod& pod) {
@@ -46,6 +46,12 @@ class FakeKubeClient final : public KubeClient {
                            const kube::StringMap& annotations) override {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [key, value] : annotations) calls_.push_back({"annotate", ns + "/" + name, key + "=" + value});
+    return absl::OkStatus();
+  }
+  absl::Status RemovePodAnnotation(const std::string& ns, const std::string& name, const std::string& key) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back({"remove-annotation", ns + "/" + name, key});
+    if (pods_.count(ns + "/" + name) == 0) return absl::NotFoundError("pods \"" + name + "\" not found");
     return absl::OkStatus();
   }
   // As the API server: a pod already assigned to a node gets 409 Conflict (Aborted here, as RestClient

@@ -308,10 +308,11 @@ TEST_CASE("topofit: the extender learns of a group CA did not offer, since CA se
 }
 
 // CA's scale-down does not ask the extender either: the trainer's p4d node is half used (4 of 8 GPUs, at
-// the 0.5 threshold), CA's drain simulation fits the trainer on the g5's 4 free GPUs by count, evicts it,
-// the extender refuses the g5 (the trainer asks for NVLink) and a new p4d node is asked for: every 15
-// minutes while the trainer runs. Counted in the report (pods evicted by scale-down); not yet prevented.
-TEST_CASE("replay: CA's scale-down evicts a trainer from the NVLink node it asked for, and it asks again",
+// the 0.5 threshold) and CA's drain simulation fits the trainer on the g5's 4 free GPUs by count. Evicted,
+// the extender would refuse it the g5 (it asks for NVLink) and ask for a new p4d node: every 15 minutes
+// while it runs. The drain guard marks it safe-to-evict "false" while no other busy node could give it
+// NVLink (scheduler/drain_guard.h), and CA leaves its node alone.
+TEST_CASE("replay: a trainer on the NVLink node it asked for is kept from CA's scale-down, which would evict it again and again",
           "[replay][capacity_ask]") {
   Workload workload;
   workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2, 1), Group("nvlink", "p4d.24xlarge", 8, 32.77, 1)};
@@ -323,11 +324,21 @@ TEST_CASE("replay: CA's scale-down evicts a trainer from the NVLink node it aske
   train.expected_runtime = kHour;
   workload.pods = {Pod("busy", 0, 2 * kHour, 8), other, train};
 
-  const ReplayResult result = Run(workload, "topofit");
-  CHECK(result.evicted_pods >= 3);
-  CHECK(result.evicted_multi_gpu_pods == result.evicted_pods);  // the trainer, again and again
-  CHECK(result.scale_ups.size() == static_cast<size_t>(result.evicted_pods) + 2);
-  CHECK(result.pods[2].best_topology);
+  const ReplayResult kept = Run(workload, "topofit");
+  CHECK(kept.evicted_pods == 0);
+  CHECK(kept.scale_ups.size() == 2);  // the g5 for `other`, the p4d for the trainer
+  CHECK(kept.pods[2].best_topology);
+  CHECK(kept.pods[2].evictions == 0);
+
+  // Without the annotation: the loop.
+  Policy unguarded = Named("topofit");
+  unguarded.drain_guard = false;
+  absl::StatusOr<ReplayResult> drained = Replay(workload, unguarded, ReplayOptions{});
+  REQUIRE(drained.ok());
+  CHECK(drained->evicted_pods >= 3);
+  CHECK(drained->evicted_multi_gpu_pods == drained->evicted_pods);  // the trainer, again and again
+  CHECK(drained->scale_ups.size() == static_cast<size_t>(drained->evicted_pods) + 2);
+  CHECK(drained->pods[2].evictions == drained->evicted_pods);
 }
 
 // The expander ranks by the extender's rule: for a pending trainer that says its run time, CA's cheaper

@@ -1,0 +1,83 @@
+#include "scheduler/drain_guard.h"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "decision/scale_down_guard.h"
+#include "kube/topofit_annotations.h"
+#include "server/logging.h"
+
+namespace topofit::scheduler {
+
+DrainGuard::DrainGuard(const GpuState& state, KubeClient& kube, spdlog::logger& log)
+    : state_(state), kube_(kube), log_(log) {}
+
+bool DrainGuard::KeepsNow(const decision::GpuDemand& demand, absl::string_view node) const {
+  const std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> snapshots = state_.Snapshots();
+  std::vector<const decision::NodeGpuSnapshot*> others;
+  for (const auto& snapshot : snapshots) {
+    if (snapshot->node != node && snapshot->ready) others.push_back(snapshot.get());
+  }
+  return !decision::AnotherNodeGivesItsTopology(demand, others);
+}
+
+void DrainGuard::Track(const PodRef& pod, std::string node, decision::GpuDemand demand, bool kept) {
+  std::lock_guard<std::mutex> lock(mu_);
+  tracked_[pod.uid] = Tracked{pod, std::move(node), std::move(demand), kept};
+}
+
+void DrainGuard::Refresh() {
+  std::vector<Tracked> pods;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = tracked_.begin(); it != tracked_.end();) {
+      const auto assignment = state_.AssignmentOf(it->first);
+      if (!assignment || assignment->first != it->second.node) {
+        it = tracked_.erase(it);  // ended, deleted or moved: nothing of ours to keep
+      } else {
+        pods.push_back(it++->second);
+      }
+    }
+  }
+  for (const Tracked& pod : pods) {
+    const bool keep = KeepsNow(pod.demand, pod.node);
+    if (keep == pod.kept) continue;
+    // Removing the key (not writing "true") leaves CA's own drain rules to decide, as before the bind.
+    const absl::Status patched =
+        keep ? kube_.AnnotatePod(pod.pod.namespace_name, pod.pod.name, {{std::string(kube::kSafeToEvictAnnotation), "false"}})
+             : kube_.RemovePodAnnotation(pod.pod.namespace_name, pod.pod.name, std::string(kube::kSafeToEvictAnnotation));
+    server::LogEvent(log_, "drain_guard",
+                     {{"pod", pod.pod.key()},
+                      {"node", pod.node},
+                      {"safe_to_evict", keep ? "false" : "unset"},
+                      {"result", patched.ok() ? std::string("ok") : std::string(patched.message())}},
+                     patched.ok() ? spdlog::level::info : spdlog::level::warn);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tracked_.find(pod.pod.uid);
+    if (it == tracked_.end()) continue;
+    if (patched.ok()) {
+      it->second.kept = keep;
+    } else if (absl::IsNotFound(patched)) {
+      tracked_.erase(it);  // the pod is gone
+    }  // else: tried again on the next refresh
+  }
+}
+
+void DrainGuard::Start(absl::Duration period) {
+  refresher_ = std::make_unique<server::Periodic>(period, [this] { Refresh(); });
+}
+
+int DrainGuard::tracked() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(tracked_.size());
+}
+
+int DrainGuard::kept() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int n = 0;
+  for (const auto& [uid, pod] : tracked_) n += pod.kept;
+  return n;
+}
+
+}  // namespace topofit::scheduler

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <spdlog/logger.h>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "decision/pod_demand.h"
+#include "scheduler/gpu_state.h"
+#include "scheduler/kube_client.h"
+#include "scheduler/pod_ref.h"
+#include "server/periodic.h"
+
+namespace topofit::scheduler {
+
+// Keeps cluster-autoscaler's scale-down from draining a node only while that would strand a pod there.
+// CA's drain simulation counts GPUs and never asks the extender; a pod decision::KeepFromScaleDownDrain
+// names (it got the topology it would refuse or wait for elsewhere) carries safe-to-evict "false" while no
+// other busy node gives it that topology (decision::AnotherNodeGivesItsTopology), and loses it once one
+// does: a drain then moves it there (kube-scheduler asks the extender where) and CA consolidates.
+//
+// The extender asks at bind (KeepsNow) and hands over the pods it may keep (Track); Refresh judges every
+// tracked pod again on the GPU state and patches the pods whose answer changed; Start refreshes every
+// `period` on a thread of its own until the object goes. Tracking lives in memory: after a restart, pods
+// annotated before keep "false" until they end. Thread-safe.
+class DrainGuard {
+ public:
+  DrainGuard(const GpuState& state, KubeClient& kube, spdlog::logger& log);
+  DrainGuard(const DrainGuard&) = delete;
+  DrainGuard& operator=(const DrainGuard&) = delete;
+
+  // Whether a pod of `demand` that KeepFromScaleDownDrain names, bound to `node`, is kept now: no other
+  // node gives it its topology.
+  bool KeepsNow(const decision::GpuDemand& demand, absl::string_view node) const;
+  // `pod`, bound to `node`, is the guard's to keep or release from now on; `kept`: its bind wrote "false".
+  void Track(const PodRef& pod, std::string node, decision::GpuDemand demand, bool kept);
+  // Judges every tracked pod again; forgets the pods no longer bound where they were.
+  void Refresh();
+  void Start(absl::Duration period);
+  // The pods tracked and, of them, those kept now.
+  int tracked() const;
+  int kept() const;
+
+ private:
+  struct Tracked {
+    PodRef pod;
+    std::string node;
+    decision::GpuDemand demand;
+    bool kept = false;
+  };
+
+  const GpuState& state_;
+  KubeClient& kube_;
+  spdlog::logger& log_;
+  mutable std::mutex mu_;
+  std::map<std::string, Tracked> tracked_;  // by pod uid, under mu_
+  std::unique_ptr<server::Periodic> refresher_;  // last: stopped before the rest goes
+};
+
+}  // namespace topofit::scheduler

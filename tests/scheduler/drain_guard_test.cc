@@ -1,0 +1,111 @@
+#include "scheduler/drain_guard.h"
+
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "tests/kube/builders.h"
+#include "tests/scheduler/extender_fixture.h"
+
+namespace topofit::scheduler {
+namespace {
+
+using kube::testing::MakeNode;
+using kube::testing::MakePod;
+
+kube::Node Node(const std::string& name, const std::string& instance_type) {
+  return MakeNode().name(name).label("node.kubernetes.io/instance-type", instance_type).gpus(8);
+}
+
+// The calls that touched CA's annotation, "annotate ns/name key=value" or "remove-annotation ns/name key".
+std::vector<std::string> SafeToEvictCalls(const testing::FakeKubeClient& kube) {
+  std::vector<std::string> calls;
+  for (const testing::FakeKubeClient::Call& call : kube.calls()) {
+    if (call.detail.find("safe-to-evict") != std::string::npos) calls.push_back(call.verb + " " + call.pod + " " + call.detail);
+  }
+  return calls;
+}
+
+// A trainer that requires NVLink bound to p4d-1 while the only other node is a g5: a drain would strand it.
+struct Bound : testing::ExtenderFixture {
+  Bound() {
+    REQUIRE(state->UpsertNode(Node("p4d-1", "p4d.24xlarge")).ok());
+    REQUIRE(state->UpsertNode(Node("g5-1", "g5.48xlarge")).ok());
+    kube.PutPod(trainer);
+    REQUIRE(*extender.Bind({"trainer", "default", "uid-trainer", "p4d-1"}) == "");
+  }
+  const kube::Pod trainer = MakePod().name("trainer").uid("uid-trainer").gpus(4)
+                                .annotation("topofit.io/min-link", "NV").annotation("topofit.io/topology-policy", "required");
+};
+
+TEST_CASE("A pod no other node could give its topology is kept from CA's drains until one can", "[drain_guard]") {
+  Bound f;
+  CHECK(SafeToEvictCalls(f.kube) == std::vector<std::string>{
+                                        "annotate default/trainer cluster-autoscaler.kubernetes.io/safe-to-evict=false"});
+  CHECK(f.drain_guard.tracked() == 1);
+  CHECK(f.drain_guard.kept() == 1);
+
+  // An empty p4d node is the next one CA removes: it gives the trainer nowhere to go.
+  REQUIRE(f.state->UpsertNode(Node("p4d-2", "p4d.24xlarge")).ok());
+  f.drain_guard.Refresh();
+  CHECK(f.drain_guard.kept() == 1);
+
+  // Busy, with 4 NVLink GPUs free: a drain would move the trainer there, so CA may consolidate.
+  REQUIRE(f.state->Assume(PodRef{"uid-other", "default", "other"}, "p4d-2", topology::GpuSet::FirstN(4)).ok());
+  f.drain_guard.Refresh();
+  CHECK(f.drain_guard.kept() == 0);
+  CHECK(SafeToEvictCalls(f.kube).back() == "remove-annotation default/trainer cluster-autoscaler.kubernetes.io/safe-to-evict");
+
+  // p4d-2 fills up: kept again. A refresh with nothing changed patches nothing.
+  REQUIRE(f.state->Assume(PodRef{"uid-more", "default", "more"}, "p4d-2", topology::GpuSet::FirstN(8).without(topology::GpuSet::FirstN(4))).ok());
+  f.drain_guard.Refresh();
+  f.drain_guard.Refresh();
+  CHECK(f.drain_guard.kept() == 1);
+  CHECK(SafeToEvictCalls(f.kube).size() == 3);
+  CHECK(SafeToEvictCalls(f.kube).back() == "annotate default/trainer cluster-autoscaler.kubernetes.io/safe-to-evict=false");
+
+  // The trainer ends: forgotten, nothing patched.
+  REQUIRE(f.state->Forget("uid-trainer"));
+  f.drain_guard.Refresh();
+  CHECK(f.drain_guard.tracked() == 0);
+  CHECK(SafeToEvictCalls(f.kube).size() == 3);
+}
+
+TEST_CASE("A pod another busy node could serve is not kept at bind, and kept once that node fills", "[drain_guard]") {
+  testing::ExtenderFixture f;
+  REQUIRE(f.state->UpsertNode(Node("p4d-1", "p4d.24xlarge")).ok());
+  REQUIRE(f.state->UpsertNode(Node("p4d-2", "p4d.24xlarge")).ok());
+  REQUIRE(f.state->Assume(PodRef{"uid-other", "default", "other"}, "p4d-2", topology::GpuSet::FirstN(2)).ok());
+  const kube::Pod asking = MakePod().name("asking").uid("uid-asking").gpus(4)
+                               .annotation("topofit.io/min-link", "NV").annotation("topofit.io/expected-runtime", "2h");
+  f.kube.PutPod(asking);
+  REQUIRE(*f.extender.Bind({"asking", "default", "uid-asking", "p4d-1"}) == "");
+  CHECK(SafeToEvictCalls(f.kube).empty());
+  CHECK(f.drain_guard.tracked() == 1);
+  CHECK(f.drain_guard.kept() == 0);
+
+  REQUIRE(f.state->Assume(PodRef{"uid-more", "default", "more"}, "p4d-2", topology::GpuSet::FirstN(6).without(topology::GpuSet::FirstN(2))).ok());
+  f.drain_guard.Refresh();
+  CHECK(SafeToEvictCalls(f.kube) == std::vector<std::string>{
+                                        "annotate default/asking cluster-autoscaler.kubernetes.io/safe-to-evict=false"});
+}
+
+TEST_CASE("Pods that take any set, and pods that say safe-to-evict themselves, are not the guard's", "[drain_guard]") {
+  testing::ExtenderFixture f;
+  REQUIRE(f.state->UpsertNode(Node("p4d-1", "p4d.24xlarge")).ok());
+  const kube::Pod plain = MakePod().name("plain").uid("uid-plain").gpus(4);
+  const kube::Pod preferring = MakePod().name("preferring").uid("uid-preferring").gpus(2).annotation("topofit.io/min-link", "NV");
+  const kube::Pod owned = MakePod().name("owned").uid("uid-owned").gpus(2)
+                              .annotation("topofit.io/min-link", "NV").annotation("topofit.io/topology-policy", "required")
+                              .annotation("cluster-autoscaler.kubernetes.io/safe-to-evict", "true");
+  for (const kube::Pod& pod : {plain, preferring, owned}) {
+    f.kube.PutPod(pod);
+    REQUIRE(*f.extender.Bind({pod.metadata.name, "default", pod.metadata.uid, "p4d-1"}) == "");
+  }
+  CHECK(SafeToEvictCalls(f.kube).empty());
+  CHECK(f.drain_guard.tracked() == 0);
+}
+
+}  // namespace
+}  // namespace topofit::scheduler
