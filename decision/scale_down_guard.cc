@@ -2,6 +2,7 @@
 
 #include "decision/capacity_ask.h"
 #include "decision/filter.h"
+#include "decision/filter_memo.h"
 #include "topology/allocator.h"
 
 namespace topofit::decision {
@@ -14,9 +15,11 @@ bool KeepFromScaleDownDrain(const GpuDemand& demand, const topology::SetQuality&
 bool AnotherNodeGivesItsTopology(const GpuDemand& demand, const std::vector<const NodeGpuSnapshot*>& others) {
   GpuDemand enforced = demand;
   enforced.policy = TopologyPolicy::kRequired;
+  FilterMemo memo;  // nodes of one shape with the same GPUs free are judged once: a cluster has few such
   for (const NodeGpuSnapshot* node : others) {
     if (node->topology == nullptr || (node->ours | node->elsewhere).empty()) continue;
-    if (FilterNode(enforced, *node).fits) return true;
+    if (node->free().size() < demand.request.gpus) continue;
+    if (memo.Judge(enforced, *node).verdict.fits) return true;
   }
   return false;
 }
