@@ -341,6 +341,28 @@ TEST_CASE("replay: a trainer on the NVLink node it asked for is kept from CA's s
   CHECK(drained->pods[2].evictions == drained->evicted_pods);
 }
 
+// The guard keeps a node only while the pod has nowhere else to go. Two p4d nodes: `y` (4 GPUs, 2 h) and
+// `x` (4 GPUs, 10 min) fill the first, the trainer (2 GPUs, NVLink required) and `z` (2 GPUs, 10 min) go to
+// the second. At 10 minutes x and z end: the first node is half used, the trainer's a quarter. Another busy
+// node now has four NVLink GPUs free, so the trainer is not kept: CA drains its node (10 minutes later), the
+// trainer lands on the first node's NVLink GPUs, and one node runs both.
+TEST_CASE("replay: the drain guard lets CA consolidate when another busy node gives the pod its topology",
+          "[replay]") {
+  Workload workload;
+  workload.groups = {Group("nvlink", "p4d.24xlarge", 8, 32.77, 2, 2)};
+  workload.pods = {Pod("y", 0, 2 * kHour, 4), Pod("x", kSecond, 10 * kMinute, 4),
+                   NvPod("train", 2 * kSecond, 2 * kHour, 2), Pod("z", 3 * kSecond, 10 * kMinute, 2)};
+  const ReplayResult result = Run(workload, "topofit");
+  CHECK(result.pods[2].evictions == 1);  // the trainer, once
+  CHECK(result.evicted_pods == 1);
+  CHECK(result.pods[2].best_topology);
+  REQUIRE(result.nodes.size() == 2);
+  // The trainer's node went at 20 minutes (10 unneeded after x and z ended); the other runs to the end.
+  int removed = 0;
+  for (const NodeOutcome& node : result.nodes) removed += node.removed >= 0 && node.removed <= 21 * kMinute;
+  CHECK(removed == 1);
+}
+
 // The expander ranks by the extender's rule: for a pending trainer that says its run time, CA's cheaper
 // g5 option would bring a node the extender refuses (it asks for NVLink), so the p4d group grows.
 TEST_CASE("topofit: CA grows the NVLink group for a pending trainer that says its run time, not a g5 it would refuse",
