@@ -208,7 +208,7 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   if (!wait.ok()) return wait.status();
   parts.extender->WaitForCapacity(*wait);
   if (options.drain_guard) {
-    parts.drain_guard = std::make_unique<scheduler::DrainGuard>(*parts.state, *parts.kube, log);
+    parts.drain_guard = std::make_unique<scheduler::DrainGuard>(*parts.state, *parts.kube, log, process.registry);
     parts.extender->GuardFromDrains(parts.drain_guard.get());
     parts.drain_guard->Start(kDrainGuardPeriod);
   }

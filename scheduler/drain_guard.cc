@@ -10,8 +10,17 @@
 
 namespace topofit::scheduler {
 
-DrainGuard::DrainGuard(const GpuState& state, KubeClient& kube, spdlog::logger& log)
-    : state_(state), kube_(kube), log_(log) {}
+DrainGuard::DrainGuard(const GpuState& state, KubeClient& kube, spdlog::logger& log,
+                       server::MetricsRegistry& registry)
+    : state_(state),
+      kube_(kube),
+      log_(log),
+      pods_(registry.AddGauge("topofit_drain_guard_pods",
+                              "Pods the drain guard tracks, by the safe-to-evict it gave them: false (kept from "
+                              "cluster-autoscaler's scale-down) or unset",
+                              {"safe_to_evict"})) {
+  PublishLocked();  // both series from the start, at 0
+}
 
 bool DrainGuard::KeepsNow(const decision::GpuDemand& demand, absl::string_view node) const {
   const std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> snapshots = state_.Snapshots();
@@ -25,6 +34,7 @@ bool DrainGuard::KeepsNow(const decision::GpuDemand& demand, absl::string_view n
 void DrainGuard::Track(const PodRef& pod, std::string node, decision::GpuDemand demand, bool kept) {
   std::lock_guard<std::mutex> lock(mu_);
   tracked_[pod.uid] = Tracked{pod, std::move(node), std::move(demand), kept};
+  PublishLocked();
 }
 
 void DrainGuard::Refresh() {
@@ -62,22 +72,19 @@ void DrainGuard::Refresh() {
       tracked_.erase(it);  // the pod is gone
     }  // else: tried again on the next refresh
   }
+  std::lock_guard<std::mutex> lock(mu_);
+  PublishLocked();
 }
 
 void DrainGuard::Start(absl::Duration period) {
   refresher_ = std::make_unique<server::Periodic>(period, [this] { Refresh(); });
 }
 
-int DrainGuard::tracked() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(tracked_.size());
-}
-
-int DrainGuard::kept() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  int n = 0;
-  for (const auto& [uid, pod] : tracked_) n += pod.kept;
-  return n;
+void DrainGuard::PublishLocked() {
+  int kept = 0;
+  for (const auto& [uid, pod] : tracked_) kept += pod.kept;
+  pods_.Set(kept, {"false"});
+  pods_.Set(static_cast<double>(tracked_.size()) - kept, {"unset"});
 }
 
 }  // namespace topofit::scheduler

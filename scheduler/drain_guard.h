@@ -13,6 +13,7 @@
 #include "scheduler/gpu_state.h"
 #include "scheduler/kube_client.h"
 #include "scheduler/pod_ref.h"
+#include "server/metrics.h"
 #include "server/periodic.h"
 
 namespace topofit::scheduler {
@@ -26,10 +27,11 @@ namespace topofit::scheduler {
 // The extender asks at bind (KeepsNow) and hands over the pods it may keep (Track); Refresh judges every
 // tracked pod again on the GPU state and patches the pods whose answer changed; Start refreshes every
 // `period` on a thread of its own until the object goes. Tracking lives in memory: after a restart, pods
-// annotated before keep "false" until they end. Thread-safe.
+// annotated before keep "false" until they end. topofit_drain_guard_pods{safe_to_evict} counts the pods
+// tracked: "false" (kept) and "unset" (released). Thread-safe.
 class DrainGuard {
  public:
-  DrainGuard(const GpuState& state, KubeClient& kube, spdlog::logger& log);
+  DrainGuard(const GpuState& state, KubeClient& kube, spdlog::logger& log, server::MetricsRegistry& registry);
   DrainGuard(const DrainGuard&) = delete;
   DrainGuard& operator=(const DrainGuard&) = delete;
 
@@ -41,9 +43,6 @@ class DrainGuard {
   // Judges every tracked pod again; forgets the pods no longer bound where they were.
   void Refresh();
   void Start(absl::Duration period);
-  // The pods tracked and, of them, those kept now.
-  int tracked() const;
-  int kept() const;
 
  private:
   struct Tracked {
@@ -53,9 +52,13 @@ class DrainGuard {
     bool kept = false;
   };
 
+  // Sets the gauge from tracked_; called with mu_ held.
+  void PublishLocked();
+
   const GpuState& state_;
   KubeClient& kube_;
   spdlog::logger& log_;
+  server::Gauge& pods_;
   mutable std::mutex mu_;
   std::map<std::string, Tracked> tracked_;  // by pod uid, under mu_
   std::unique_ptr<server::Periodic> refresher_;  // last: stopped before the rest goes

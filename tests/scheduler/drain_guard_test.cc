@@ -1,6 +1,7 @@
 #include "scheduler/drain_guard.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -27,6 +28,18 @@ std::vector<std::string> SafeToEvictCalls(const testing::FakeKubeClient& kube) {
   return calls;
 }
 
+// topofit_drain_guard_pods as {safe_to_evict="false", "unset"}: the pods kept and those released.
+std::pair<int, int> GuardedPods(server::MetricsRegistry& registry) {
+  const std::string text = registry.Render();
+  const auto value = [&text](const std::string& state) {
+    const std::string series = "topofit_drain_guard_pods{safe_to_evict=\"" + state + "\"} ";
+    const size_t at = text.find(series);
+    REQUIRE(at != std::string::npos);
+    return std::stoi(text.substr(at + series.size()));
+  };
+  return {value("false"), value("unset")};
+}
+
 // A trainer that requires NVLink bound to p4d-1 while the only other node is a g5: a drain would strand it.
 struct Bound : testing::ExtenderFixture {
   Bound() {
@@ -43,32 +56,31 @@ TEST_CASE("A pod no other node could give its topology is kept from CA's drains 
   Bound f;
   CHECK(SafeToEvictCalls(f.kube) == std::vector<std::string>{
                                         "annotate default/trainer cluster-autoscaler.kubernetes.io/safe-to-evict=false"});
-  CHECK(f.drain_guard.tracked() == 1);
-  CHECK(f.drain_guard.kept() == 1);
+  CHECK(GuardedPods(f.registry) == std::pair(1, 0));
 
   // An empty p4d node is the next one CA removes: it gives the trainer nowhere to go.
   REQUIRE(f.state->UpsertNode(Node("p4d-2", "p4d.24xlarge")).ok());
   f.drain_guard.Refresh();
-  CHECK(f.drain_guard.kept() == 1);
+  CHECK(GuardedPods(f.registry) == std::pair(1, 0));
 
   // Busy, with 4 NVLink GPUs free: a drain would move the trainer there, so CA may consolidate.
   REQUIRE(f.state->Assume(PodRef{"uid-other", "default", "other"}, "p4d-2", topology::GpuSet::FirstN(4)).ok());
   f.drain_guard.Refresh();
-  CHECK(f.drain_guard.kept() == 0);
+  CHECK(GuardedPods(f.registry) == std::pair(0, 1));
   CHECK(SafeToEvictCalls(f.kube).back() == "remove-annotation default/trainer cluster-autoscaler.kubernetes.io/safe-to-evict");
 
   // p4d-2 fills up: kept again. A refresh with nothing changed patches nothing.
   REQUIRE(f.state->Assume(PodRef{"uid-more", "default", "more"}, "p4d-2", topology::GpuSet::FirstN(8).without(topology::GpuSet::FirstN(4))).ok());
   f.drain_guard.Refresh();
   f.drain_guard.Refresh();
-  CHECK(f.drain_guard.kept() == 1);
+  CHECK(GuardedPods(f.registry) == std::pair(1, 0));
   CHECK(SafeToEvictCalls(f.kube).size() == 3);
   CHECK(SafeToEvictCalls(f.kube).back() == "annotate default/trainer cluster-autoscaler.kubernetes.io/safe-to-evict=false");
 
   // The trainer ends: forgotten, nothing patched.
   REQUIRE(f.state->Forget("uid-trainer"));
   f.drain_guard.Refresh();
-  CHECK(f.drain_guard.tracked() == 0);
+  CHECK(GuardedPods(f.registry) == std::pair(0, 0));
   CHECK(SafeToEvictCalls(f.kube).size() == 3);
 }
 
@@ -82,8 +94,7 @@ TEST_CASE("A pod another busy node could serve is not kept at bind, and kept onc
   f.kube.PutPod(asking);
   REQUIRE(*f.extender.Bind({"asking", "default", "uid-asking", "p4d-1"}) == "");
   CHECK(SafeToEvictCalls(f.kube).empty());
-  CHECK(f.drain_guard.tracked() == 1);
-  CHECK(f.drain_guard.kept() == 0);
+  CHECK(GuardedPods(f.registry) == std::pair(0, 1));
 
   REQUIRE(f.state->Assume(PodRef{"uid-more", "default", "more"}, "p4d-2", topology::GpuSet::FirstN(6).without(topology::GpuSet::FirstN(2))).ok());
   f.drain_guard.Refresh();
@@ -104,7 +115,7 @@ TEST_CASE("Pods that take any set, and pods that say safe-to-evict themselves, a
     REQUIRE(*f.extender.Bind({pod.metadata.name, "default", pod.metadata.uid, "p4d-1"}) == "");
   }
   CHECK(SafeToEvictCalls(f.kube).empty());
-  CHECK(f.drain_guard.tracked() == 0);
+  CHECK(GuardedPods(f.registry) == std::pair(0, 0));
 }
 
 }  // namespace

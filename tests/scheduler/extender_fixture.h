@@ -49,7 +49,7 @@ struct ExtenderFixture {
   ExtenderMetrics metrics = ExtenderMetrics::Create(registry);
   spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
   RecordingCapacityRequests capacity;
-  DrainGuard drain_guard{*state, kube, log};
+  DrainGuard drain_guard{*state, kube, log, registry};
   Extender extender{*state, *ledger, kube, metrics, log, clock, &capacity};
 };
 
