@@ -84,6 +84,26 @@ TEST_CASE("A pod no other node could give its topology is kept from CA's drains 
   CHECK(SafeToEvictCalls(f.kube).size() == 3);
 }
 
+TEST_CASE("A patch the API server fails is tried again at the next refresh, and a pod it no longer has is forgotten",
+          "[drain_guard]") {
+  Bound f;
+  REQUIRE(f.state->UpsertNode(Node("p4d-2", "p4d.24xlarge")).ok());
+  REQUIRE(f.state->Assume(PodRef{"uid-other", "default", "other"}, "p4d-2", topology::GpuSet::FirstN(4)).ok());
+  f.kube.FailAnnotationsWith(absl::UnavailableError("the API server is restarting"));
+  f.drain_guard.Refresh();
+  CHECK(GuardedPods(f.registry) == std::pair(1, 0));  // still kept: the annotation is still there
+  f.kube.FailAnnotationsWith(absl::OkStatus());
+  f.drain_guard.Refresh();
+  CHECK(GuardedPods(f.registry) == std::pair(0, 1));
+  CHECK(SafeToEvictCalls(f.kube).size() == 3);  // set at bind, the failed removal, the removal
+
+  // The pod is deleted while the state still holds its GPUs (the watch lags): the 404 forgets it.
+  REQUIRE(f.state->Forget("uid-other"));
+  f.kube.DeletePod("default", "trainer");
+  f.drain_guard.Refresh();
+  CHECK(GuardedPods(f.registry) == std::pair(0, 0));
+}
+
 TEST_CASE("A pod another busy node could serve is not kept at bind, and kept once that node fills", "[drain_guard]") {
   testing::ExtenderFixture f;
   REQUIRE(f.state->UpsertNode(Node("p4d-1", "p4d.24xlarge")).ok());

@@ -101,7 +101,10 @@ struct ApiBackedExtender {
   std::ostringstream logged;
   std::shared_ptr<spdlog::logger> log =
       server::MakeLogger("test", {}, std::make_shared<spdlog::sinks::ostream_sink_mt>(logged));
+  DrainGuard drain_guard{*state, kube, *log, registry};
   Extender extender{*state, *ledger, kube, metrics, *log, clock};
+
+  ApiBackedExtender() { extender.GuardFromDrains(&drain_guard); }
 
   // Binding POSTs the API server received.
   int bindings() const {
@@ -201,6 +204,35 @@ TEST_CASE("An API server that cannot be read fails the bind as an error, not a r
   CHECK(f.metrics.binds.Value({"error"}) == 1);
   CHECK(f.metrics.binds.Value({"refused"}) == 0);
   CHECK(f.bindings() == 0);
+}
+
+// The drain guard over the real client: its merge patches set CA's annotation on the API server's pod and
+// remove it again (null in a JSON merge patch), leaving the owner's and topofit's other annotations alone.
+TEST_CASE("The drain guard's annotation reaches the API server's pod and leaves it again", "[extender][drain_guard]") {
+  ApiBackedExtender f;
+  REQUIRE(f.api.valid());
+  REQUIRE(f.state->UpsertNode(P4d("p4d-1")).ok());
+  REQUIRE(f.state->UpsertNode(P4d("p4d-2")).ok());
+  nlohmann::json trainer = StoredPod("ml", "trainer", "topofit");
+  trainer["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", "4"}}}};
+  trainer["metadata"]["annotations"] = {{"topofit.io/min-link", "NV"}, {"topofit.io/topology-policy", "required"},
+                                        {"team", "vision"}};
+  f.api.Upsert(kubeclient::testing::Resource::kPods, trainer);
+  const auto annotations = [&f] {
+    return f.api.Object(kubeclient::testing::Resource::kPods, "ml", "trainer")["metadata"]["annotations"];
+  };
+
+  REQUIRE(*f.extender.Bind({"trainer", "ml", "uid-trainer", "p4d-1"}) == "");
+  CHECK(annotations()["cluster-autoscaler.kubernetes.io/safe-to-evict"] == "false");
+  CHECK(annotations()["team"] == "vision");
+
+  // p4d-2 gets a pod and keeps four NVLink GPUs free: a drain would move the trainer there.
+  REQUIRE(f.state->Assume(PodRef{"uid-other", "ml", "other"}, "p4d-2", topology::GpuSet::FirstN(4)).ok());
+  f.drain_guard.Refresh();
+  CHECK_FALSE(annotations().contains("cluster-autoscaler.kubernetes.io/safe-to-evict"));
+  CHECK(annotations()["team"] == "vision");
+  CHECK(annotations()["topofit.io/gpu-ids"] == "0,1,2,3");
+  CHECK_THAT(f.logged.str(), Catch::Contains("drain_guard"));
 }
 
 }  // namespace

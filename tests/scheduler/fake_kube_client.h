@@ -25,6 +25,10 @@ class FakeKubeClient final : public KubeClient {
     std::lock_guard<std::mutex> lock(mu_);
     pods_[pod.metadata.namespace_name + "/" + pod.metadata.name] = pod;
   }
+  void DeletePod(const std::string& ns, const std::string& name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pods_.erase(ns + "/" + name);
+  }
   void FailBindsWith(absl::Status status) {
     std::lock_guard<std::mutex> lock(mu_);
     bind_error_ = std::move(status);
@@ -46,13 +50,19 @@ class FakeKubeClient final : public KubeClient {
                            const kube::StringMap& annotations) override {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [key, value] : annotations) calls_.push_back({"annotate", ns + "/" + name, key + "=" + value});
-    return absl::OkStatus();
+    if (pods_.count(ns + "/" + name) == 0) return absl::NotFoundError("pods \"" + name + "\" not found");
+    return annotate_error_;
   }
   absl::Status RemovePodAnnotation(const std::string& ns, const std::string& name, const std::string& key) override {
     std::lock_guard<std::mutex> lock(mu_);
     calls_.push_back({"remove-annotation", ns + "/" + name, key});
     if (pods_.count(ns + "/" + name) == 0) return absl::NotFoundError("pods \"" + name + "\" not found");
-    return absl::OkStatus();
+    return annotate_error_;
+  }
+  // Annotation patches (set or remove) fail with `status` from now on (ok again with absl::OkStatus()).
+  void FailAnnotationsWith(absl::Status status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    annotate_error_ = std::move(status);
   }
   // As the API server: a pod already assigned to a node gets 409 Conflict (Aborted here, as RestClient
   // maps it), and a pod it holds gets spec.nodeName.
@@ -95,6 +105,7 @@ class FakeKubeClient final : public KubeClient {
   mutable std::mutex mu_;
   std::map<std::string, kube::Pod> pods_;
   std::vector<Call> calls_;
+  absl::Status annotate_error_;
   absl::Status bind_error_;
   absl::Duration bind_delay_ = absl::ZeroDuration();
   bool binds_held_ = false;
