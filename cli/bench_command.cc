@@ -30,6 +30,7 @@
 #include "bench/sim/simulator.h"
 #include "bench/sim/summary.h"
 #include "bench/sim/workloads/azure_llm.h"
+#include "bench/sim/workloads/declared_runtimes.h"
 #include "bench/sim/workloads/openb.h"
 #include "bench/sim/workloads/synthetic.h"
 #include "history/recorder.h"
@@ -103,13 +104,7 @@ absl::StatusOr<sim::Workload> LoadWorkload(const BenchOptions& options, uint64_t
     }
     absl::StrAppend(&workload->description, "; every multi-GPU pod's comm_fraction set to ", options.comm_fraction);
   }
-  if (options.runtimes_declared) {
-    // Exactly: what declaring buys at best. A service replica has no run time to declare.
-    for (sim::PodSpec& pod : workload->pods) {
-      if (pod.gpus >= 2 && !pod.runs_until_deleted) pod.expected_runtime = pod.duration;
-    }
-    absl::StrAppend(&workload->description, "; multi-GPU pods declare their run time");
-  }
+  if (options.runtimes_declared) sim::DeclareRuntimes(*workload);
   return workload;
 }
 
