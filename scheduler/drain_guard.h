@@ -52,7 +52,7 @@ class DrainGuard {
     bool kept = false;
   };
 
-  // Sets the gauge from tracked_; called with mu_ held.
+  // Sets the gauge from tracked_; called with mu_ held (or before any other thread can see this).
   void PublishLocked();
 
   const GpuState& state_;

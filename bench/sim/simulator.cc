@@ -146,10 +146,10 @@ void Replayer::Place(int pod, const PlacementDecision& decision) {
     preference_refreshed_.erase(pod);
   }
   // Only a multi-GPU set can be what a pod asked for (nodes without GPUs have no topology).
-  p.drain_guarded = world_->policy().topofit_extender && world_->policy().drain_guard && decision.gpus.size() > 1 &&
-                          decision::KeepFromScaleDownDrain(
-                              world_->klass(pod).demand,
-                              world_->nodes()[decision.node].gpus.topology->quality().Of(decision.gpus));
+  p.drain_guarded =
+      world_->policy().topofit_extender && world_->policy().drain_guard && decision.gpus.size() > 1 &&
+      decision::KeepFromScaleDownDrain(world_->klass(pod).demand,
+                                       world_->nodes()[decision.node].gpus.topology->quality().Of(decision.gpus));
   if (world_->recorder() != nullptr) {
     world_->recorder()->Record(history::BindRecord(world_->time(), Subject(pod), world_->nodes()[decision.node].gpus.node,
                                                    decision.gpus.size(), decision.gpus.ToString(), true));
