@@ -2,7 +2,6 @@
 
 #include "decision/capacity_ask.h"
 #include "decision/filter.h"
-#include "decision/filter_memo.h"
 #include "topology/allocator.h"
 
 namespace topofit::decision {
@@ -12,12 +11,12 @@ bool KeepFromScaleDownDrain(const GpuDemand& demand, const topology::SetQuality&
   return demand.constraints_required() || MayAskForCapacity(demand);
 }
 
-bool AnotherNodeGivesItsTopology(const GpuDemand& demand, const std::vector<const NodeGpuSnapshot*>& others) {
+bool AnotherNodeGivesItsTopology(const GpuDemand& demand, absl::string_view own_node,
+                                 const std::vector<const NodeGpuSnapshot*>& nodes, FilterMemo& memo) {
   GpuDemand enforced = demand;
   enforced.policy = TopologyPolicy::kRequired;
-  FilterMemo memo;  // nodes of one shape with the same GPUs free are judged once: a cluster has few such
-  for (const NodeGpuSnapshot* node : others) {
-    if (node->topology == nullptr || (node->ours | node->elsewhere).empty()) continue;
+  for (const NodeGpuSnapshot* node : nodes) {
+    if (node->node == own_node || node->topology == nullptr || (node->ours | node->elsewhere).empty()) continue;
     if (node->free().size() < demand.request.gpus) continue;
     if (memo.Judge(enforced, *node).verdict.fits) return true;
   }

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "absl/strings/string_view.h"
+#include "decision/filter_memo.h"
 #include "decision/node_snapshot.h"
 #include "decision/pod_demand.h"
 #include "topology/set_quality.h"
@@ -17,9 +19,11 @@ namespace topofit::decision {
 // their ask, lose nothing CA cannot give back.
 bool KeepFromScaleDownDrain(const GpuDemand& demand, const topology::SetQuality& bound);
 
-// Whether one of `others` gives `demand`, from its free GPUs now, a set that meets its ask: a drain would
-// move the pod there (the scheduler asks the extender where it goes), so CA may consolidate its node. A
-// node with none of its GPUs in use does not count: it is the next one CA removes.
-bool AnotherNodeGivesItsTopology(const GpuDemand& demand, const std::vector<const NodeGpuSnapshot*>& others);
+// Whether one of the Ready `nodes` other than the pod's own (`own_node`) gives `demand`, from its free GPUs
+// now, a set that meets its ask: a drain would move the pod there (the scheduler asks the extender where it
+// goes), so CA may consolidate its node. A node with none of its GPUs in use does not count: it is the next
+// one CA removes. `memo` may serve every pod judged on the same nodes (one refresh, one CA loop).
+bool AnotherNodeGivesItsTopology(const GpuDemand& demand, absl::string_view own_node,
+                                 const std::vector<const NodeGpuSnapshot*>& nodes, FilterMemo& memo);
 
 }  // namespace topofit::decision

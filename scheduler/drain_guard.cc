@@ -22,13 +22,16 @@ DrainGuard::DrainGuard(const GpuState& state, KubeClient& kube, spdlog::logger& 
   PublishLocked();  // both series from the start, at 0
 }
 
-bool DrainGuard::KeepsNow(const decision::GpuDemand& demand, absl::string_view node) const {
-  const std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> snapshots = state_.Snapshots();
-  std::vector<const decision::NodeGpuSnapshot*> others;
+DrainGuard::ReadyNodes::ReadyNodes(const GpuState& state) : snapshots(state.Snapshots()) {
   for (const auto& snapshot : snapshots) {
-    if (snapshot->node != node && snapshot->ready) others.push_back(snapshot.get());
+    if (snapshot->ready) nodes.push_back(snapshot.get());
   }
-  return !decision::AnotherNodeGivesItsTopology(demand, others);
+}
+
+bool DrainGuard::KeepsNow(const decision::GpuDemand& demand, absl::string_view node) const {
+  const ReadyNodes ready(state_);
+  decision::FilterMemo memo;
+  return !decision::AnotherNodeGivesItsTopology(demand, node, ready.nodes, memo);
 }
 
 void DrainGuard::Track(const PodRef& pod, std::string node, decision::GpuDemand demand, bool kept) {
@@ -50,8 +53,12 @@ void DrainGuard::Refresh() {
       }
     }
   }
+  // One view of the nodes, and one memo, for every pod: nodes of one shape with the same GPUs free are
+  // judged once per refresh.
+  const ReadyNodes ready(state_);
+  decision::FilterMemo memo;
   for (const Tracked& pod : pods) {
-    const bool keep = KeepsNow(pod.demand, pod.node);
+    const bool keep = !decision::AnotherNodeGivesItsTopology(pod.demand, pod.node, ready.nodes, memo);
     if (keep == pod.kept) continue;
     // Removing the key (not writing "true") leaves CA's own drain rules to decide, as before the bind.
     const absl::Status patched =

@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <spdlog/logger.h>
 
@@ -50,6 +51,13 @@ class DrainGuard {
     std::string node;
     decision::GpuDemand demand;
     bool kept = false;
+  };
+
+  // The GPU state's Ready nodes at one moment (the snapshots kept alive while the pointers are used).
+  struct ReadyNodes {
+    explicit ReadyNodes(const GpuState& state);
+    std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> snapshots;
+    std::vector<const decision::NodeGpuSnapshot*> nodes;
   };
 
   // Sets the gauge from tracked_; called with mu_ held (or before any other thread can see this).

@@ -149,14 +149,11 @@ std::optional<ScaleUpOption> AutoscalerModel::HandleProvisioningRequest(
   return option;
 }
 
-bool AutoscalerModel::KeptFromDrain(int pod) const {
+bool AutoscalerModel::KeptFromDrain(int pod, const std::vector<const decision::NodeGpuSnapshot*>& ready,
+                                    decision::FilterMemo& memo) const {
   const SimPod& p = world_.pods()[pod];
-  if (!p.drain_guarded) return false;
-  std::vector<const decision::NodeGpuSnapshot*> others;
-  for (int id : world_.ready_nodes()) {
-    if (id != p.node) others.push_back(&world_.nodes()[id].gpus);
-  }
-  return !decision::AnotherNodeGivesItsTopology(world_.klass(pod).demand, others);
+  return p.drain_guarded && !decision::AnotherNodeGivesItsTopology(world_.klass(pod).demand,
+                                                                   world_.nodes()[p.node].gpus.node, ready, memo);
 }
 
 void AutoscalerModel::UpdateUnneeded() {
@@ -165,6 +162,10 @@ void AutoscalerModel::UpdateUnneeded() {
     double utilization;
   };
   std::vector<Candidate> empty, busy;
+  // What the drain guard judges on, once per loop.
+  std::vector<const decision::NodeGpuSnapshot*> ready;
+  for (int id : world_.ready_nodes()) ready.push_back(&world_.nodes()[id].gpus);
+  decision::FilterMemo memo;
   for (int id : world_.ready_nodes()) {
     const SimNode& node = world_.nodes()[id];
     const GroupState& group = world_.groups()[node.group];
@@ -177,7 +178,7 @@ void AutoscalerModel::UpdateUnneeded() {
     }
     if (utilization > config_.utilization_threshold) continue;
     // CA never drains a node with a pod annotated safe-to-evict "false" (its drain rules).
-    if (std::any_of(node.pods.begin(), node.pods.end(), [&](int pod) { return KeptFromDrain(pod); })) continue;
+    if (std::any_of(node.pods.begin(), node.pods.end(), [&](int pod) { return KeptFromDrain(pod, ready, memo); })) continue;
     (node.pods.empty() ? empty : busy).push_back({id, utilization});
   }
   std::stable_sort(busy.begin(), busy.end(),

@@ -5,6 +5,8 @@
 
 #include "bench/sim/expanders.h"
 #include "bench/sim/world.h"
+#include "decision/filter_memo.h"
+#include "decision/node_snapshot.h"
 #include "ledger/ledger.h"
 
 namespace topofit::sim {
@@ -87,7 +89,9 @@ class AutoscalerModel {
   void UpdateUnneeded();
   // Whether `pod` keeps CA from draining its node: the drain guard has it carry safe-to-evict "false" now
   // (the extender's refresh, scheduler/drain_guard.h, taken as instantaneous).
-  bool KeptFromDrain(int pod) const;
+  // `ready`: the Ready nodes' snapshots; `memo` serves the whole loop.
+  bool KeptFromDrain(int pod, const std::vector<const decision::NodeGpuSnapshot*>& ready,
+                     decision::FilterMemo& memo) const;
   void ScaleDown(AutoscalerActions& actions);
 
   World& world_;

@@ -62,13 +62,17 @@ TEST_CASE("Only a busy node with a free set that meets the ask gives a drained p
   const auto empty = state->Snapshot("p4d-empty");
 
   // The g5 has 6 GPUs free but no NVLink; the empty p4d is the next node CA removes; the busy p4d has 3.
-  CHECK_FALSE(AnotherNodeGivesItsTopology(required, {g5.get(), empty.get(), busy.get()}));
-  CHECK_FALSE(AnotherNodeGivesItsTopology(asking, {g5.get(), empty.get(), busy.get()}));
+  FilterMemo memo;
+  CHECK_FALSE(AnotherNodeGivesItsTopology(required, "p4d-own", {g5.get(), empty.get(), busy.get()}, memo));
+  CHECK_FALSE(AnotherNodeGivesItsTopology(asking, "p4d-own", {g5.get(), empty.get(), busy.get()}, memo));
   REQUIRE(state->Forget("uid-b"));
   REQUIRE(state->Assume({"uid-b", "ml", "b"}, "p4d-busy", topology::GpuSet::FirstN(4)).ok());
   const auto half = state->Snapshot("p4d-busy");
-  CHECK(AnotherNodeGivesItsTopology(required, {g5.get(), half.get()}));
-  CHECK(AnotherNodeGivesItsTopology(asking, {half.get()}));  // judged on the ask, as if required
+  FilterMemo fresh;  // the nodes changed
+  CHECK(AnotherNodeGivesItsTopology(required, "p4d-own", {g5.get(), half.get()}, fresh));
+  CHECK(AnotherNodeGivesItsTopology(asking, "p4d-own", {half.get()}, fresh));  // judged on the ask, as if required
+  // Its own node is never somewhere else to go.
+  CHECK_FALSE(AnotherNodeGivesItsTopology(required, "p4d-busy", {g5.get(), half.get()}, fresh));
 }
 
 }  // namespace
