@@ -242,13 +242,17 @@ absl::Status ListWatcher::ListAndSync() {
   bool relist = false;
   {
     absl::MutexLock lock(&mu_);
+    relist = synced_;  // only this thread sets it
+  }
+  // Before the sync is published: whoever WaitForSync wakes finds the listing's metrics already there.
+  if (options_.on_listed) options_.on_listed(relist, static_cast<int64_t>(objects.size()));
+  {
+    absl::MutexLock lock(&mu_);
     resource_version_ = resource_version;
-    relist = synced_;
     synced_ = true;
     ++stats_.lists;
     stats_.undecodable += undecodable;
   }
-  if (options_.on_listed) options_.on_listed(relist, static_cast<int64_t>(objects.size()));
   return absl::OkStatus();
 }
 

@@ -88,7 +88,8 @@ struct ListWatchOptions {
   std::function<double()> uniform_random;  // in [0, 1)
 
   // Told of the watcher's condition on its thread, for the process's metrics and logs; each may be null.
-  // on_listed: after every complete LIST (relist: not the first one, e.g. after 410 Gone).
+  // on_listed: after every complete LIST (relist: not the first one, e.g. after 410 Gone), before
+  // WaitForSync's waiters are woken for the first one.
   std::function<void(bool relist, int64_t objects)> on_listed;
   // on_failure: every failed LIST or WATCH, with the wait before the next attempt.
   std::function<void(const absl::Status& failure, absl::Duration retry_in)> on_failure;
