@@ -153,9 +153,9 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
           verdict.topology_met.push_back(LedgerPodUid(*pod.pod));
         }
       }
-      useful_gpus += pod.demand.request.gpus / Stretch(best.For(pod.demand.request.gpus),
-                                                      v.chosen->quality.bandwidth_mbps,
-                                                      AssumedCommFraction(pod.demand));
+      useful_gpus += pod.demand.request.gpus * UsefulShare(Stretch(best.For(pod.demand.request.gpus),
+                                                                   v.chosen->quality.bandwidth_mbps,
+                                                                   AssumedCommFraction(pod.demand)));
       if (auto asked = preferred.find(LedgerPodUid(*pod.pod));
           asked != preferred.end() && topology::MeetsLinkAndBandwidth(v.chosen->quality, asked->second)) {
         ++verdict.preferences_satisfied;
@@ -230,7 +230,8 @@ OptionVerdict Judge(const RankInput& input, const GroupOption& option, const abs
 }
 
 // What an option costs per GPU-hour of useful work: its price (or, when some option's price is unknown,
-// its GPUs) over the GPUs its pods use, each discounted by the slowdown its set is expected to cause. Idle
+// its GPUs) over the GPUs its pods use, each discounted for the slowdown its set is expected to cause
+// (UsefulShare: its bill and its delay). Idle
 // GPUs and slow sets both raise it; per mille, so that options equal to a thousandth tie and CA's own
 // expanders break the tie.
 int64_t CostPerUsefulGpu(const OptionVerdict& v, bool by_price) {

@@ -50,8 +50,9 @@ struct OptionVerdict {
   int64_t quality_per_mille = 0;
   int provisioned_gpus = 0;       // GPUs of the new nodes (also for an option without GPU pods)
   int idle_gpus = 0;              // GPUs of the new nodes no pod of the option takes
-  // The GPUs the option's placed pods use, each divided by the slowdown its set is expected to cause
-  // against the best set of its size on any group of the call (slowdown.h, AssumedCommFraction).
+  // The GPUs the option's placed pods use, each times the useful share of the stretch its set is expected
+  // to cause against the best set of its size on any group of the call (slowdown.h: UsefulShare, Stretch,
+  // AssumedCommFraction).
   double useful_gpus = 0;
   int placed_pods = 0;            // GPU pods of the option the new nodes take
   // GPU pods the new nodes would refuse (namespace/name), when the option was simulated.
@@ -79,8 +80,8 @@ inline constexpr char kPriceAnnotation[] = "topofit.io/price-per-node-hour";
 // and prefers a topology some offered group gives: same code, so a group the expander picks is one the
 // scheduler accepts), drops options that would strand a GPU pod, and ranks the rest by, in order: ledger
 // preferences satisfied (pods refused for a required topology: topology first for them), the lowest cost
-// per useful GPU-hour (price over the GPUs the pods use, each discounted by its set's expected slowdown:
-// price weighed against topology for pods that only prefer one), the most pods placed. Options without GPU
+// per useful GPU-hour (price over the GPUs the pods use, each discounted for its set's expected slowdown,
+// its bill and its delay: price weighed against topology for pods that only prefer one), the most pods placed. Options without GPU
 // pods are passed through, except that GPUs bought for pods that use none idle: when every such option
 // buys GPUs only the cheapest goes on, and when some buy none only those do. Pure: no I/O, no clock.
 // Within a call, a pod object shared by several options has its demand read once, and each distinct

@@ -11,6 +11,8 @@ double Stretch(int64_t best_mbps, int64_t set_mbps, double comm_fraction) {
   return (1 - c) + c * std::max(ratio, 1.0);
 }
 
+double UsefulShare(double stretch) { return 1 / (stretch * stretch); }
+
 double AssumedCommFraction(const GpuDemand& demand) {
   return demand.asks_for_topology() ? kAssumedCommFraction : 0;
 }

@@ -19,6 +19,15 @@ namespace topofit::decision {
 // replay runs pods this much longer; the expander expects it when it weighs price against topology.
 double Stretch(int64_t best_mbps, int64_t set_mbps, double comm_fraction);
 
+// How much of a pod's GPUs counts as useful work when weighing where new capacity goes, given the stretch
+// of its set: 1 / stretch². A stretch costs twice: the job burns `stretch` times the GPU-hours (the bill)
+// and its owner waits `stretch` times as long for the result (the delay). Counting the bill alone (1 /
+// stretch) values the owner's time at nothing: a set that runs a job twice as slow wins at a little under
+// half the price per GPU-hour, the job costing the same and finishing twice as late. Weighing both alike,
+// their product (as energy-delay weighs a processor's energy against its speed), a slower set wins only
+// when it makes the job cheaper by a larger factor than it makes it slower.
+double UsefulShare(double stretch);
+
 // The share of run time in collectives topofit assumes for a pod that asks for a topology (min-link or
 // min-bandwidth, preferred or required) and says nothing more: data-parallel training and tensor-parallel
 // inference on one node spend roughly 10-30% of a step in all-reduce; 0.2 is the middle. A pod that asks

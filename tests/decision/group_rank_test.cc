@@ -256,8 +256,9 @@ TEST_CASE("realistic templates and pods of 1 to 8 GPUs with and without min-link
 }
 
 // Issue 13: a pod that only prefers NVLink goes where its useful GPU-hour is cheapest — NVLink while it
-// is worth its price, PCIe once NVLink costs more than the slowdown it saves — while one that requires
-// NVLink never leaves it, whatever the price.
+// is worth its price, PCIe once NVLink costs more than the slowdown it saves, in the bill and in the wait
+// for the result (slowdown.h: UsefulShare) — while one that requires NVLink never leaves it, whatever the
+// price.
 TEST_CASE("a preferred topology is weighed against price, a required one is not", "[rank]") {
   for (const bool required : {false, true}) {
     DYNAMIC_SECTION((required ? "required" : "preferred")) {
@@ -269,16 +270,20 @@ TEST_CASE("a preferred topology is weighed against price, a required one is not"
       input.options = {{"p4d", 1, {pod}}, {"g5", 1, {pod}}};
       input.templates["p4d"] = Template("p4d", "p4d.24xlarge", 8);
       input.templates["g5"] = Template("g5", "g5.48xlarge", 8);
-      // At list prices NVLink is worth it.
+      // At list prices NVLink is worth it, and at ten times its price still: g5's set across the sockets
+      // stretches the job more than four times, so the p4d finishes it that much sooner for a bill at
+      // most 2.5 times g5's.
       input.price_per_node_hour = {{"p4d", 32.77}, {"g5", 16.29}};
       CHECK(Rank(input).chosen == std::vector<std::string>{"p4d"});
-      // At ten times its price it is not, for a pod that merely prefers it.
       input.price_per_node_hour["p4d"] = 327.7;
+      CHECK(Rank(input).chosen == std::vector<std::string>{"p4d"});
+      // At a hundred times its price it is not, for a pod that merely prefers it.
+      input.price_per_node_hour["p4d"] = 3277;
       const Ranking r = Rank(input);
       CHECK(r.chosen == std::vector<std::string>{required ? "p4d" : "g5"});
-      // The figures behind it: the same 8 GPUs, g5's discounted by the stretch of its SYS set.
+      // The figures behind it: the same 8 GPUs, g5's discounted by the square of its SYS set's stretch.
       CHECK(VerdictOf(r, "p4d").useful_gpus == Approx(8));
-      if (!required) CHECK(VerdictOf(r, "g5").useful_gpus < 8.0 / 2);
+      if (!required) CHECK(VerdictOf(r, "g5").useful_gpus < 8.0 / (4 * 4));
     }
   }
 }

@@ -27,6 +27,22 @@ TEST_CASE("Stretch charges the collective share by the bandwidth ratio", "[slowd
   CHECK(Stretch(best, pcie, 1.5) == Approx(static_cast<double>(best) / static_cast<double>(pcie)));  // clamped to 1
 }
 
+TEST_CASE("UsefulShare: a slower set wins only when it cuts the job's bill by more than it stretches its run", "[slowdown]") {
+  CHECK(UsefulShare(1) == 1.0);
+  CHECK(UsefulShare(2) == Approx(0.25));
+  // Price per GPU-hour p on a set of stretch s: the job's bill is p·s and its run time s (per unit of
+  // work). The slower set is preferred (cheaper per useful GPU-hour) exactly when its bill is smaller by
+  // a larger factor than its run time is longer.
+  const auto cost_per_useful = [](double price, double stretch) { return price / UsefulShare(stretch); };
+  for (const double slow : {1.5, 2.0, 3.0}) {
+    for (const double bill_ratio : {1.2, 2.9, 3.1, 10.0}) {  // how many times cheaper the slow set makes the job
+      const double fast_price = 10, slow_price = fast_price / (bill_ratio * slow);
+      INFO("stretch " << slow << ", job's bill " << bill_ratio << " times smaller");
+      CHECK((cost_per_useful(slow_price, slow) < cost_per_useful(fast_price, 1)) == (bill_ratio > slow));
+    }
+  }
+}
+
 TEST_CASE("AssumedCommFraction charges only multi-GPU pods that ask for a topology", "[slowdown]") {
   CHECK(AssumedCommFraction(*DemandOf(kube::testing::MakePod().gpus(4).annotation("topofit.io/min-link", "NV"))) ==
         kAssumedCommFraction);
