@@ -231,9 +231,8 @@ OptionVerdict Judge(const RankInput& input, const GroupOption& option, const abs
 
 // What an option costs per GPU-hour of useful work: its price (or, when some option's price is unknown,
 // its GPUs) over the GPUs its pods use, each discounted for the slowdown its set is expected to cause
-// (UsefulShare: its bill and its delay). Idle
-// GPUs and slow sets both raise it; per mille, so that options equal to a thousandth tie and CA's own
-// expanders break the tie.
+// (UsefulShare: its bill and its delay). Idle GPUs and slow sets both raise it; per mille, so that options
+// equal to a thousandth tie and CA's own expanders break the tie.
 int64_t CostPerUsefulGpu(const OptionVerdict& v, bool by_price) {
   const double cost = by_price ? v.price : static_cast<double>(v.provisioned_gpus);
   return v.useful_gpus > 0 ? std::llround(cost / v.useful_gpus * 1000) : std::numeric_limits<int64_t>::max();

@@ -81,9 +81,10 @@ inline constexpr char kPriceAnnotation[] = "topofit.io/price-per-node-hour";
 // scheduler accepts), drops options that would strand a GPU pod, and ranks the rest by, in order: ledger
 // preferences satisfied (pods refused for a required topology: topology first for them), the lowest cost
 // per useful GPU-hour (price over the GPUs the pods use, each discounted for its set's expected slowdown,
-// its bill and its delay: price weighed against topology for pods that only prefer one), the most pods placed. Options without GPU
-// pods are passed through, except that GPUs bought for pods that use none idle: when every such option
-// buys GPUs only the cheapest goes on, and when some buy none only those do. Pure: no I/O, no clock.
+// its bill and its delay: price weighed against topology for pods that only prefer one), the most pods
+// placed. Options without GPU pods are passed through, except that GPUs bought for pods that use none
+// idle: when every such option buys GPUs only the cheapest goes on, and when some buy none only those do.
+// Pure: no I/O, no clock.
 // Within a call, a pod object shared by several options has its demand read once, and each distinct
 // (template shape, pod demand, GPUs already taken) case goes through the filter once. Templates' topologies
 // come from `topologies`. `stop`, when given, is asked between options and every few thousand placements

@@ -271,8 +271,8 @@ TEST_CASE("a preferred topology is weighed against price, a required one is not"
       input.templates["p4d"] = Template("p4d", "p4d.24xlarge", 8);
       input.templates["g5"] = Template("g5", "g5.48xlarge", 8);
       // At list prices NVLink is worth it, and at ten times its price still: g5's set across the sockets
-      // stretches the job more than four times, so the p4d finishes it that much sooner for a bill at
-      // most 2.5 times g5's.
+      // stretches the job almost seven times, so the p4d finishes it that much sooner for a bill three
+      // times g5's.
       input.price_per_node_hour = {{"p4d", 32.77}, {"g5", 16.29}};
       CHECK(Rank(input).chosen == std::vector<std::string>{"p4d"});
       input.price_per_node_hour["p4d"] = 327.7;
@@ -283,7 +283,7 @@ TEST_CASE("a preferred topology is weighed against price, a required one is not"
       CHECK(r.chosen == std::vector<std::string>{required ? "p4d" : "g5"});
       // The figures behind it: the same 8 GPUs, g5's discounted by the square of its SYS set's stretch.
       CHECK(VerdictOf(r, "p4d").useful_gpus == Approx(8));
-      if (!required) CHECK(VerdictOf(r, "g5").useful_gpus < 8.0 / (4 * 4));
+      if (!required) CHECK(VerdictOf(r, "g5").useful_gpus < 8.0 / (6 * 6));
     }
   }
 }
