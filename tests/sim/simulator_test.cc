@@ -391,6 +391,32 @@ TEST_CASE("topofit: CA grows the NVLink group for a pending trainer that says it
   CHECK(priced.pods[1].stretch > 1.2);
 }
 
+// Cost per useful GPU-hour counts a stretched pod's bill and its delay (decision/slowdown.h: UsefulShare).
+// With p4d at ten times its list price an 8-GPU trainer that only prefers NVLink would cost three times as
+// much there as on g5, whose set across the sockets stretches it almost seven times: the job is done
+// seven times sooner for three times the bill, so the p4d grows. Counting the bill alone, the g5 did.
+TEST_CASE("topofit: an 8-GPU trainer preferring NVLink has the p4d grown when it finishes the job sooner by more than it costs",
+          "[replay]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 1), Group("nvlink", "p4d.24xlarge", 8, 327.7, 1)};
+  PodSpec train = Pod("train", 0, kHour, 8);
+  train.min_link = "NV";  // preferred: the default policy
+  train.comm_fraction = 0.2;
+  workload.pods = {train};
+  const ReplayResult result = Run(workload, "topofit");
+  REQUIRE(result.scale_ups.size() == 1);
+  CHECK(result.scale_ups[0].group == "nvlink");
+  CHECK(result.pods[0].best_topology);
+  CHECK(result.pods[0].stretch == 1);
+
+  // At a hundred times its list price the p4d bill is thirty times g5's, for the same seven times sooner.
+  workload.groups[1].price_per_hour = 3277;
+  const ReplayResult pricier = Run(workload, "topofit");
+  REQUIRE(pricier.scale_ups.size() == 1);
+  CHECK(pricier.scale_ups[0].group == "pcie");
+  CHECK(pricier.pods[0].stretch > 6);
+}
+
 TEST_CASE("A poor set stretches a batch pod's run time, and a service replica's throughput only", "[replay]") {
   Workload workload;
   // The PCIe node is up; the NVLink group could have given the 8-GPU pod its best set.
