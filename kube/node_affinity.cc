@@ -112,14 +112,16 @@ bool MatchesTerm(const NodeSelectorTerm& term, const Node& node) {
 
 }  // namespace
 
+bool MatchesAnyTerm(const std::vector<NodeSelectorTerm>& terms, const Node& node) {
+  return std::any_of(terms.begin(), terms.end(), [&](const NodeSelectorTerm& term) { return MatchesTerm(term, node); });
+}
+
 bool MatchesNodeSelector(const Pod& pod, const Node& node) {
   for (const auto& [key, value] : pod.spec.node_selector) {
     const auto label = node.metadata.labels.find(key);
     if (label == node.metadata.labels.end() || label->second != value) return false;
   }
-  if (!pod.spec.required_node_affinity.has_value()) return true;
-  const std::vector<NodeSelectorTerm>& terms = pod.spec.required_node_affinity->terms;
-  return std::any_of(terms.begin(), terms.end(), [&](const NodeSelectorTerm& term) { return MatchesTerm(term, node); });
+  return !pod.spec.required_node_affinity.has_value() || MatchesAnyTerm(pod.spec.required_node_affinity->terms, node);
 }
 
 bool ToleratesTaint(const Toleration& toleration, const Taint& taint) {

@@ -16,6 +16,9 @@ namespace topofit::kube {
 // metadata.name, and is skipped for a node without a name.
 bool MatchesNodeSelector(const Pod& pod, const Node& node);
 
+// Whether any of `terms` (ORed, as a NodeSelector's) admits `node`, by the rules above.
+bool MatchesAnyTerm(const std::vector<NodeSelectorTerm>& terms, const Node& node);
+
 // The TaintToleration filter's question: the first of the node's NoSchedule / NoExecute taints that no
 // toleration of the pod tolerates, or nullptr. PreferNoSchedule (and unknown effects) never block.
 // Upstream: FindMatchingUntoleratedTaint with DoNotScheduleTaintsFilterFunc, Toleration.ToleratesTaint.

@@ -12,10 +12,10 @@ Provisioner::Provisioner(KubeApi& api, spdlog::logger& log) : api_(api), log_(lo
 
 Provisioner::~Provisioner() { Stop(); }
 
-void Provisioner::RequestFor(const scheduler::PodRef& pod, const std::vector<std::string>& refused_nodes) {
+void Provisioner::RequestFor(const scheduler::PodRef& pod, const scheduler::CapacityPlacement& where) {
   absl::MutexLock lock(&mu_);
   if (stopping_ || !requested_.insert(pod.uid).second) return;
-  tasks_.push_back(Task{true, pod, refused_nodes});
+  tasks_.push_back(Task{true, pod, where});
 }
 
 void Provisioner::Withdraw(const scheduler::PodRef& pod) {
@@ -86,7 +86,7 @@ void Provisioner::Create(const Task& task) {
     requested_.erase(task.pod.uid);
     return;
   }
-  absl::StatusOr<nlohmann::json> pod_template = PodTemplateForPod(*pod, task.refused_nodes);
+  absl::StatusOr<nlohmann::json> pod_template = PodTemplateForPod(*pod, task.where.refused_nodes, task.where.shapes);
   if (!pod_template.ok()) return fail("build", pod_template.status());
   absl::StatusOr<nlohmann::json> request = ProvisioningRequestForPod(*pod);
   if (!request.ok()) return fail("build", request.status());
@@ -104,7 +104,7 @@ void Provisioner::Create(const Task& task) {
   }
   server::LogEvent(log_, "provisioning_request",
                    {{"pod", task.pod.key()}, {"result", "created"}, {"name", name},
-                    {"refused_nodes", task.refused_nodes.size()}});
+                    {"refused_nodes", task.where.refused_nodes.size()}, {"shapes", task.where.shapes.size()}});
   absl::MutexLock lock(&mu_);
   ++stats_.requested;
 }

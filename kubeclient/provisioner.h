@@ -2,8 +2,9 @@
 
 // ProvisioningRequests for pods the extender could not place (scheduler::CapacityRequests, issue 6).
 //
-//   RequestFor(pod, refused) -> on the worker: GET the pod (gone, another uid, or bound: nothing to do);
-//                               create its PodTemplate (hostname NotIn refused) and its best-effort-atomic
+//   RequestFor(pod, where)   -> on the worker: GET the pod (gone, another uid, or bound: nothing to do);
+//                               create its PodTemplate (hostname NotIn refused, confined to the shapes
+//                               that give the pod's set) and its best-effort-atomic
 //                               ProvisioningRequest, then annotate the pod to consume it.
 //   Withdraw(pod)            -> on the worker: delete both (404 counts as done).
 //
@@ -44,7 +45,7 @@ class Provisioner final : public scheduler::CapacityRequests {
   Provisioner(const Provisioner&) = delete;
   Provisioner& operator=(const Provisioner&) = delete;
 
-  void RequestFor(const scheduler::PodRef& pod, const std::vector<std::string>& refused_nodes) override;
+  void RequestFor(const scheduler::PodRef& pod, const scheduler::CapacityPlacement& where) override;
   void Withdraw(const scheduler::PodRef& pod) override;
 
   // Finishes the task in hand, drops the rest, joins the worker. Idempotent.
@@ -55,7 +56,7 @@ class Provisioner final : public scheduler::CapacityRequests {
   struct Task {
     bool create = false;  // else withdraw
     scheduler::PodRef pod;
-    std::vector<std::string> refused_nodes;
+    scheduler::CapacityPlacement where;
   };
 
   void Run();

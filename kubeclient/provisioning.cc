@@ -78,6 +78,34 @@ nlohmann::json ObjectMetaFor(const PodIdentity& pod) {
   };
 }
 
+nlohmann::json RequirementsJson(const std::vector<kube::NodeSelectorRequirement>& requirements) {
+  nlohmann::json json = nlohmann::json::array();
+  for (const kube::NodeSelectorRequirement& r : requirements) {
+    json.push_back({{"key", r.key}, {"operator", std::string(kube::NodeSelectorOperatorName(r.op))}, {"values", r.values}});
+  }
+  return json;
+}
+
+// Makes each required node-affinity term of `spec` one term per shape, ANDed with it; with no term, the
+// shapes become the terms. Nothing changes without shapes.
+void ConfineToShapes(nlohmann::json& spec, const std::vector<kube::NodeSelectorTerm>& shapes) {
+  if (shapes.empty()) return;
+  nlohmann::json& terms =
+      spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  nlohmann::json own = terms.is_array() && !terms.empty() ? terms : nlohmann::json::array({nlohmann::json::object()});
+  nlohmann::json confined = nlohmann::json::array();
+  for (const nlohmann::json& term : own) {
+    for (const kube::NodeSelectorTerm& shape : shapes) {
+      nlohmann::json both = term;
+      nlohmann::json& expressions = both["matchExpressions"];
+      if (!expressions.is_array()) expressions = nlohmann::json::array();
+      for (nlohmann::json& e : RequirementsJson(shape.match_expressions)) expressions.push_back(std::move(e));
+      confined.push_back(std::move(both));
+    }
+  }
+  terms = std::move(confined);
+}
+
 // Adds `hostname NotIn refused` to every required node-affinity term of `spec`, or makes it the only term.
 void ExcludeNodes(nlohmann::json& spec, std::vector<std::string> refused) {
   if (refused.empty()) return;
@@ -111,7 +139,8 @@ std::string ProvisioningObjectName(absl::string_view pod_name) {
 }
 
 absl::StatusOr<nlohmann::json> PodTemplateForPod(const nlohmann::json& pod,
-                                                 const std::vector<std::string>& refused_nodes) {
+                                                 const std::vector<std::string>& refused_nodes,
+                                                 const std::vector<kube::NodeSelectorTerm>& shapes) {
   absl::StatusOr<PodIdentity> identity = IdentityOf(pod);
   if (!identity.ok()) return identity.status();
   const nlohmann::json& metadata = pod["metadata"];
@@ -138,6 +167,7 @@ absl::StatusOr<nlohmann::json> PodTemplateForPod(const nlohmann::json& pod,
   if (pod_spec.is_object() && pod_spec.contains("initContainers")) {
     spec["initContainers"] = KeepContainers(pod_spec["initContainers"]);
   }
+  ConfineToShapes(spec, shapes);
   ExcludeNodes(spec, refused_nodes);
 
   return nlohmann::json{

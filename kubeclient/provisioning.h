@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "kube/objects.h"
 
 namespace topofit::kubeclient {
 
@@ -28,12 +29,16 @@ std::string ProvisioningObjectName(absl::string_view pod_name);
 // topology-policy) plus `topofit.io/stands-for-pod-uid` naming the pod, and from the spec the
 // containers' and init containers' names, images, resources, ports and restart policies, nodeSelector,
 // affinity, tolerations, topologySpreadConstraints, priorityClassName, priority, preemptionPolicy,
-// schedulerName, runtimeClassName, overhead, hostNetwork. To every required node-affinity term it adds
-// `kubernetes.io/hostname NotIn refused_nodes` (terms are ORed, so the exclusion must be in each); with no
-// term, it becomes the one term. Nothing is added when `refused_nodes` is empty. Owned by the pod, so it
-// goes when the pod goes. InvalidArgument when the pod lacks a name, namespace or uid.
+// schedulerName, runtimeClassName, overhead, hostNetwork. With `shapes` (ORed terms naming the node shapes
+// that give the pod's set, decision/capacity_shapes.h), each required node-affinity term of the pod becomes
+// one term per shape, ANDed with it (no term: the shapes are the terms), so CA books and grows only nodes
+// of those shapes. To every term it then adds `kubernetes.io/hostname NotIn refused_nodes` (terms are ORed,
+// so the exclusion must be in each); with no term, it becomes the one term. Nothing is added when both are
+// empty. Owned by the pod, so it goes when the pod goes. InvalidArgument when the pod lacks a name,
+// namespace or uid.
 absl::StatusOr<nlohmann::json> PodTemplateForPod(const nlohmann::json& pod,
-                                                 const std::vector<std::string>& refused_nodes);
+                                                 const std::vector<std::string>& refused_nodes,
+                                                 const std::vector<kube::NodeSelectorTerm>& shapes = {});
 
 // The ProvisioningRequest for `pod`: class best-effort-atomic-scale-up, one podSet of count 1 referring to
 // the PodTemplate of the same name, owned by the pod. InvalidArgument as above.

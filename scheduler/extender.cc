@@ -1,9 +1,12 @@
 #include "scheduler/extender.h"
 
+#include "decision/capacity_shapes.h"
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "decision/capacity_hold.h"
+#include "decision/capacity_shapes.h"
 #include "decision/filter.h"
 #include "decision/filter_memo.h"
 #include "decision/preempt.h"
@@ -188,15 +191,20 @@ CapacityHolds Extender::HoldsNow(const GpuDemand& demand) const {
   return CapacityHolds(*intents, ledger_.PreferencesOf(held_for), nodes, {clock_.Now(), capacity_wait_});
 }
 
+Extender::ShapesNow Extender::ClusterShapesNow() const {
+  ShapesNow now;
+  now.snapshots = state_.Snapshots();
+  now.shapes.nodes.reserve(now.snapshots.size());
+  for (const auto& snapshot : now.snapshots) now.shapes.nodes.push_back(snapshot.get());
+  now.shapes.group_templates = ledger_.NodeGroups();
+  now.shapes.topologies = &group_topologies_;
+  return now;
+}
+
 std::optional<decision::CapacityAsk> Extender::AskNow(const kube::Pod& pod, const GpuDemand& demand) const {
   if (!decision::MayAskForCapacity(demand)) return std::nullopt;
-  const std::vector<std::shared_ptr<const NodeGpuSnapshot>> snapshots = state_.Snapshots();
-  decision::ClusterShapes shapes;
-  shapes.nodes.reserve(snapshots.size());
-  for (const auto& snapshot : snapshots) shapes.nodes.push_back(snapshot.get());
-  shapes.group_templates = ledger_.NodeGroups();
-  shapes.topologies = &group_topologies_;
-  return decision::CapacityAskFor(pod, demand, shapes, clock_.Now(), ledger_.PreferencesOf({pod.metadata.uid}),
+  const ShapesNow now = ClusterShapesNow();
+  return decision::CapacityAskFor(pod, demand, now.shapes, clock_.Now(), ledger_.PreferencesOf({pod.metadata.uid}),
                                   capacity_wait_);
 }
 
@@ -215,12 +223,15 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
   for (const auto* failed : {&result.failed_nodes, &result.failed_and_unresolvable_nodes}) {
     for (const auto& [node, reason] : *failed) refused.push_back(node);
   }
-  if (capacity_ != nullptr && !refused.empty() && !held_back && leadership_.IsLeader()) {
+  decision::Preference preference = decision::PreferenceFor(pod, demand, std::move(refused), set);
+  if (capacity_ != nullptr && !preference.refused_nodes.empty() && !held_back && leadership_.IsLeader()) {
     // CA counts GPUs only: it would place the pod on the nodes refused here and never scale up for it.
     // Unless a node only holds GPUs for pods it was bought for: CA is right that this pod fits there
     // once they land, and new capacity of its own would strand. Only the leader writes to the cluster;
-    // a follower's filter (during a failover) asks for nothing.
-    capacity_->RequestFor(PodRef{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name}, refused);
+    // a follower's filter (during a failover) asks for nothing. The request names the shapes that give
+    // what the preference asks, or CA would book another node this filter refuses.
+    capacity_->RequestFor(PodRef{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name},
+                          {preference.refused_nodes, decision::ShapeTermsFor(preference, ClusterShapesNow().shapes)});
     AskedCapacity(pod.metadata.uid);
     if (recorder_ != nullptr && !repeated) {
       recorder_->Record(history::CapacityRecord(
@@ -228,7 +239,6 @@ void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
           {decision::LedgerPodUid(pod), absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name)}));
     }
   }
-  decision::Preference preference = decision::PreferenceFor(pod, demand, std::move(refused), set);
   server::LogEvent(log_, "preference", {{"pod", preference.pod_key}, {"gpus", preference.gpus},
                                         {"min_link", std::string(topology::LinkClassName(preference.min_link))}});
   if (recorder_ != nullptr && !repeated) recorder_->Record(history::PreferenceRecord(clock_.Now(), preference));

@@ -90,6 +90,13 @@ class Extender {
 
   // The ledger's holds on new capacity, for a pod with this demand (none for pods without GPUs).
   decision::CapacityHolds HoldsNow(const decision::GpuDemand& demand) const;
+  // The node shapes the cluster has and can grow (its nodes, the group templates the ledger holds), with
+  // the snapshots `shapes` points into.
+  struct ShapesNow {
+    std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> snapshots;
+    decision::ClusterShapes shapes;
+  };
+  ShapesNow ClusterShapesNow() const;
   // What the pod needs to decide whether it asks for capacity that gives its preferred topology
   // (decision/capacity_ask.h): the node shapes known, its first refusal; nullopt when it could not ask.
   std::optional<decision::CapacityAsk> AskNow(const kube::Pod& pod, const decision::GpuDemand& demand) const;

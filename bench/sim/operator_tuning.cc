@@ -4,41 +4,12 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "decision/capacity_shapes.h"
 #include "kube/node_affinity.h"
 #include "topology/catalog.h"
 
 namespace topofit::sim {
 namespace {
-
-// The labels that tell the group's nodes apart by shape.
-kube::NodeSelectorTerm TermFor(const GroupState& group) {
-  const auto& labels = group.template_node.metadata.labels;
-  kube::NodeSelectorTerm term;
-  const auto label = [&](absl::string_view key) {
-    const auto it = labels.find(std::string(key));
-    if (it != labels.end()) {
-      term.match_expressions.push_back({std::string(key), kube::NodeSelectorOperator::kIn, {it->second}});
-    }
-  };
-  if (labels.count(std::string(topology::kInstanceTypeLabel)) > 0) {
-    label(topology::kInstanceTypeLabel);
-  } else {
-    label(topology::kGpuProductLabel);
-    label(topology::kGpuCountLabel);
-  }
-  return term;
-}
-
-bool SameTerm(const kube::NodeSelectorTerm& a, const kube::NodeSelectorTerm& b) {
-  if (a.match_expressions.size() != b.match_expressions.size()) return false;
-  for (size_t i = 0; i < a.match_expressions.size(); ++i) {
-    if (a.match_expressions[i].key != b.match_expressions[i].key ||
-        a.match_expressions[i].values != b.match_expressions[i].values) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // A regex matching exactly `name`: anchored, with every character that is special in ECMAScript (and in
 // Go's RE2) escaped.
@@ -61,10 +32,11 @@ std::optional<kube::NodeSelector> OperatorAffinity(const kube::Pod& pod, const t
         !CanGiveTopology(group, request)) {
       continue;
     }
-    kube::NodeSelectorTerm term = TermFor(group);
-    const bool seen = std::any_of(selector.terms.begin(), selector.terms.end(),
-                                  [&](const kube::NodeSelectorTerm& t) { return SameTerm(t, term); });
-    if (!seen) selector.terms.push_back(std::move(term));
+    std::optional<kube::NodeSelectorTerm> term = decision::ShapeTerm(group.template_node.metadata.labels);
+    if (!term) continue;  // a shape without labels to name it by: no term can pick it
+    if (std::find(selector.terms.begin(), selector.terms.end(), *term) == selector.terms.end()) {
+      selector.terms.push_back(*std::move(term));
+    }
   }
   if (selector.terms.empty()) return std::nullopt;
   if (!pod.spec.required_node_affinity) return selector;

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "bench/sim/kube_scheduler_model.h"
 #include "codec/node_topology.h"
+#include "decision/capacity_shapes.h"
 #include "decision/preference.h"
 #include "decision/scale_down_guard.h"
 #include "history/from_decisions.h"
@@ -79,6 +80,8 @@ class Replayer {
   // What `pod` needs to ask for capacity giving its preferred set (decision/capacity_ask.h), as the
   // extender works it out per filter; null when it could not ask. Valid until the next call.
   const decision::CapacityAsk* AskFor(int pod);
+  // The node shapes the replayed cluster has and can grow: its live nodes and the groups CA offered.
+  decision::ClusterShapes ClusterShapesNow();
   // The pod as the decision history names it.
   history::PodSubject Subject(int pod) const {
     const kube::Pod object = world_->PodObject(pod);
@@ -178,14 +181,13 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
   decision::Preference preference =
       decision::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, refused, p.preferred_set);
   if (world_->recorder() != nullptr) world_->recorder()->Record(history::PreferenceRecord(world_->time(), preference));
-  ledger_->RecordPreference(std::move(preference));
-  holds_stale_ = true;
-  preference_refreshed_[pod] = world_->now();
   if (p.provisioning_request < 0 && !decision.held_back && world_->policy().provisioning_requests) {
-    // topofit asks CA for capacity the scheduler will accept: the pod's template without the refused nodes.
+    // topofit asks CA for capacity the scheduler will accept: the pod's template without the refused
+    // nodes, confined to the shapes that give what its preference asks.
     ProvisioningRequest request;
     request.pod = pod;
     request.excluded_nodes = decision.refused_nodes;
+    request.shapes = decision::ShapeTermsFor(preference, ClusterShapesNow());
     request.created = world_->now();
     request.next_attempt = world_->now();
     world_->CreateRequest(std::move(request));
@@ -193,17 +195,24 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
       world_->recorder()->Record(history::CapacityRecord(world_->time(), history::Kind::kCapacityRequested, Subject(pod)));
     }
   }
+  ledger_->RecordPreference(std::move(preference));
+  holds_stale_ = true;
+  preference_refreshed_[pod] = world_->now();
+}
+
+decision::ClusterShapes Replayer::ClusterShapesNow() {
+  decision::ClusterShapes shapes;
+  for (int node : world_->live_nodes()) shapes.nodes.push_back(&world_->nodes()[node].gpus);
+  shapes.group_templates = ledger_->NodeGroups();
+  shapes.topologies = &topologies_;
+  return shapes;
 }
 
 const decision::CapacityAsk* Replayer::AskFor(int pod) {
   ask_.reset();
   const decision::GpuDemand& demand = world_->klass(pod).demand;
   if (!world_->policy().topofit_extender || !decision::MayAskForCapacity(demand)) return nullptr;
-  decision::ClusterShapes shapes;
-  for (int node : world_->live_nodes()) shapes.nodes.push_back(&world_->nodes()[node].gpus);
-  shapes.group_templates = ledger_->NodeGroups();
-  shapes.topologies = &topologies_;
-  ask_ = decision::CapacityAskFor(world_->klass(pod).prototype, demand, shapes, clock_.Now(),
+  ask_ = decision::CapacityAskFor(world_->klass(pod).prototype, demand, ClusterShapesNow(), clock_.Now(),
                                   ledger_->PreferencesOf({world_->PodUid(pod)}),
                                   world_->policy().capacity_wait);
   return ask_ ? &*ask_ : nullptr;

@@ -105,6 +105,8 @@ struct SimPod {
 struct ProvisioningRequest {
   int pod = 0;
   std::vector<int> excluded_nodes;  // kubernetes.io/hostname NotIn [the nodes topofit refused]
+  // The shapes whose empty node gives what the pod asks (decision/capacity_shapes.h), ORed; empty: any.
+  std::vector<kube::NodeSelectorTerm> shapes;
   SimTime created = 0;
   SimTime next_attempt = 0;
   SimTime backoff = 0;

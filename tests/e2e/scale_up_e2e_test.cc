@@ -264,7 +264,8 @@ TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it 
   CHECK(Cluster::Passed(refused).empty());
   CHECK(refused["FailedAndUnresolvableNodes"].contains("g5-1"));
 
-  // 2. A ProvisioningRequest for it, its template excluding the refused node, consumed by the pod.
+  // 2. A ProvisioningRequest for it, its template confined to the shape that gives its NVLink set and
+  // excluding the refused node, consumed by the pod.
   REQUIRE(Eventually([&] {
     return cluster.api.Object(Resource::kPods, "ml", "trainer")["metadata"]["annotations"].contains(
         "autoscaling.x-k8s.io/consume-provisioning-request");
@@ -275,8 +276,10 @@ TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it 
   REQUIRE(pod_template.is_object());
   CHECK(request["spec"]["provisioningClassName"] == "best-effort-atomic-scale-up.autoscaling.x-k8s.io");
   CHECK(pod_template["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-                    ["nodeSelectorTerms"][0]["matchExpressions"][0] ==
-        json({{"key", "kubernetes.io/hostname"}, {"operator", "NotIn"}, {"values", {"g5-1"}}}));
+                    ["nodeSelectorTerms"] ==
+        json::array({{{"matchExpressions",
+                       {{{"key", "node.kubernetes.io/instance-type"}, {"operator", "In"}, {"values", {"p4d.24xlarge"}}},
+                        {{"key", "kubernetes.io/hostname"}, {"operator", "NotIn"}, {"values", {"g5-1"}}}}}}}));
 
   // The expander sees the extender's preference (at once in one process; through the pod's annotation else).
   REQUIRE(Eventually([&] { return !cluster.expander_process->ledger->Preferences().empty(); }));

@@ -52,7 +52,7 @@ TEST_CASE("A refused pod gets one ProvisioningRequest, consumes it, and it goes 
   Fixture f;
   f.server.Upsert(Resource::kPods, PendingTrainer());
   Provisioner provisioner(f.api, f.log);
-  provisioner.RequestFor(kTrainer, {"dgx-2", "dgx-1"});
+  provisioner.RequestFor(kTrainer, {{"dgx-2", "dgx-1"}, {}});
   REQUIRE(Eventually([&] { return provisioner.stats().requested == 1; }));
 
   const json pod_template = f.server.StoredObject(kTemplatePath);
@@ -69,7 +69,7 @@ TEST_CASE("A refused pod gets one ProvisioningRequest, consumes it, and it goes 
 
   // Asked again while the request stands: nothing new is written.
   const int posts = f.Posts();
-  provisioner.RequestFor(kTrainer, {"dgx-1"});
+  provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
   provisioner.Withdraw(kTrainer);
   REQUIRE(Eventually([&] { return provisioner.stats().withdrawn == 1; }));
   CHECK(f.Posts() == posts);
@@ -87,19 +87,19 @@ TEST_CASE("Nothing is requested for a pod that is gone, replaced or already boun
   Fixture f;
   Provisioner provisioner(f.api, f.log);
   SECTION("gone") {
-    provisioner.RequestFor(kTrainer, {"dgx-1"});
+    provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
   }
   SECTION("replaced: same name, another uid") {
     json pod = PendingTrainer();
     pod["metadata"]["uid"] = "uid-trainer-2";
     f.server.Upsert(Resource::kPods, pod);
-    provisioner.RequestFor(kTrainer, {"dgx-1"});
+    provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
   }
   SECTION("bound meanwhile") {
     json pod = PendingTrainer();
     pod["spec"]["nodeName"] = "dgx-3";
     f.server.Upsert(Resource::kPods, pod);
-    provisioner.RequestFor(kTrainer, {"dgx-1"});
+    provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
   }
   REQUIRE(Eventually([&] { return provisioner.stats().skipped == 1; }));
   CHECK(f.Posts() == 0);
@@ -111,10 +111,10 @@ TEST_CASE("A failed creation is forgotten, so the pod's next refusal asks again"
   f.server.Upsert(Resource::kPods, PendingTrainer());
   Provisioner provisioner(f.api, f.log);
   f.server.Script(403, StatusJson(403, "Forbidden", "pods \"trainer\" is forbidden: RBAC says no"));
-  provisioner.RequestFor(kTrainer, {"dgx-1"});
+  provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
   REQUIRE(Eventually([&] { return provisioner.stats().failed == 1; }));
   CHECK(f.server.StoredObject(kRequestPath).is_null());
-  provisioner.RequestFor(kTrainer, {"dgx-1"});
+  provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
   REQUIRE(Eventually([&] { return provisioner.stats().requested == 1; }));
   CHECK(f.server.StoredObject(kRequestPath).is_object());
 }
@@ -124,7 +124,7 @@ TEST_CASE("Stop drops what is queued and ignores later calls", "[provisioner]") 
   f.server.Upsert(Resource::kPods, PendingTrainer());
   Provisioner provisioner(f.api, f.log);
   provisioner.Stop();
-  provisioner.RequestFor(kTrainer, {"dgx-1"});
+  provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
   provisioner.Stop();  // idempotent
   CHECK(f.server.requests().empty());
 }

@@ -111,6 +111,35 @@ TEST_CASE("PodTemplateForPod: the exclusion is ANDed into every existing term", 
   })")));
 }
 
+kube::NodeSelectorTerm InstanceType(const char* type) {
+  return {{{"node.kubernetes.io/instance-type", kube::NodeSelectorOperator::kIn, {type}}}, {}};
+}
+
+TEST_CASE("PodTemplateForPod: confined to shapes, each own term becomes one per shape, then the exclusion", "[provisioning]") {
+  const std::vector<kube::NodeSelectorTerm> shapes = {InstanceType("p4d.24xlarge"), InstanceType("p5.48xlarge")};
+  // No own term: the shapes are the terms.
+  absl::StatusOr<json> plain = PodTemplateForPod(PendingPod(nullptr), {"n1"}, shapes);
+  REQUIRE_OK(plain);
+  CHECK(*plain == ExpectedTemplate(json::parse(R"({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4d.24xlarge"]},
+                              {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["n1"]}]},
+        {"matchExpressions": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]},
+                              {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["n1"]}]}]}}})")));
+  // The pod's own terms still hold (terms ORed, so each is ANDed with each shape).
+  const json affinity = json::parse(R"({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+                             {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}]}}})");
+  absl::StatusOr<json> own = PodTemplateForPod(PendingPod(affinity), {}, {InstanceType("p4d.24xlarge")});
+  REQUIRE_OK(own);
+  CHECK(*own == ExpectedTemplate(json::parse(R"({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]},
+                              {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4d.24xlarge"]}]},
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]},
+                              {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4d.24xlarge"]}]}]}}})")));
+}
+
 TEST_CASE("PodTemplateForPod: no refused nodes, the affinity is copied unchanged", "[provisioning]") {
   const json affinity = json::parse(R"({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
       {"nodeSelectorTerms": [{"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["h100"]}]}]}}})");

@@ -117,7 +117,8 @@ TEST_CASE("The extender asks for NVLink capacity for a long trainer preferring N
   CHECK_THAT(asking->failed_and_unresolvable_nodes.at("g5-1"),
              Catch::StartsWith("topofit: asking for capacity that gives this pod the topology it prefers"));
   CHECK(f.metrics.nodes_refused.Value({"asking-for-capacity"}) == 1);
-  CHECK(f.capacity.calls() == std::vector<std::string>{"request default/trainer refused=g5-1"});
+  // Confined to the shape that gives its NVLink set: CA would book another g5 otherwise.
+  CHECK(f.capacity.calls() == std::vector<std::string>{"request default/trainer refused=g5-1 shapes=p4d.24xlarge"});
   const std::vector<decision::Preference> preferences = f.ledger->Preferences();
   REQUIRE(preferences.size() == 1);
   CHECK(preferences[0].min_link == topology::LinkClass::kNvLink);  // the set it asked for, not only 4 GPUs
@@ -156,7 +157,7 @@ TEST_CASE("The extender asks for a node group at size zero that the expander lea
   CHECK_THAT(asking->failed_and_unresolvable_nodes.at("g5-1"),
              Catch::StartsWith("topofit: asking for capacity that gives this pod the topology it prefers"));
   CHECK_THAT(asking->failed_and_unresolvable_nodes.at("g5-1"), Catch::Contains("as node group p4d-group gives"));
-  CHECK(f.capacity.calls() == std::vector<std::string>{"request default/trainer refused=g5-1"});
+  CHECK(f.capacity.calls() == std::vector<std::string>{"request default/trainer refused=g5-1 shapes=p4d.24xlarge"});
 }
 
 TEST_CASE("A pod refused by the nodes CA would count as fitting gets a capacity request, withdrawn at bind",

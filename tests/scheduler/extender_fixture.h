@@ -16,12 +16,22 @@
 
 namespace topofit::scheduler::testing {
 
-// Capacity requests as the extender makes them, in order: "request ns/name refused=a,b" and "withdraw ns/name".
+// Capacity requests as the extender makes them, in order: "request ns/name refused=a,b[ shapes=...]" and
+// "withdraw ns/name".
 class RecordingCapacityRequests final : public CapacityRequests {
  public:
-  void RequestFor(const PodRef& pod, const std::vector<std::string>& refused_nodes) override {
+  void RequestFor(const PodRef& pod, const CapacityPlacement& where) override {
     std::lock_guard<std::mutex> lock(mu_);
-    calls_.push_back(absl::StrCat("request ", pod.key(), " refused=", absl::StrJoin(refused_nodes, ",")));
+    std::string call = absl::StrCat("request ", pod.key(), " refused=", absl::StrJoin(where.refused_nodes, ","));
+    // Each shape as its label values joined by "/", e.g. "shapes=p4d.24xlarge|p5.48xlarge".
+    std::vector<std::string> shapes;
+    for (const kube::NodeSelectorTerm& term : where.shapes) {
+      std::vector<std::string> values;
+      for (const kube::NodeSelectorRequirement& r : term.match_expressions) values.push_back(absl::StrJoin(r.values, ","));
+      shapes.push_back(absl::StrJoin(values, "/"));
+    }
+    if (!shapes.empty()) absl::StrAppend(&call, " shapes=", absl::StrJoin(shapes, "|"));
+    calls_.push_back(std::move(call));
   }
   void Withdraw(const PodRef& pod) override {
     std::lock_guard<std::mutex> lock(mu_);

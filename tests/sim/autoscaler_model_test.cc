@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "decision/capacity_shapes.h"
 #include "tests/sim/scenario.h"
 
 namespace topofit::sim {
@@ -64,6 +65,42 @@ TEST_CASE("An upcoming node absorbs pending pods in CA's simulation", "[autoscal
   world->AdvanceTo(kMinute);
   AutoscalerModel autoscaler(*world, {});
   CHECK_FALSE(autoscaler.RunLoop({}, true).scale_up.has_value());
+}
+
+// best-effort-atomic: CA first books existing or upcoming capacity the request's template admits. A g5
+// node still booting was never offered to the extender, so excluding the nodes it refused leaves it in;
+// confined to the p4d shape (decision::ShapeTermsFor), the request grows a p4d node instead.
+TEST_CASE("A ProvisioningRequest confined to a shape is not booked on a node of another, and grows its shape",
+          "[autoscaler]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2, 1), Group("nvlink", "p4d.24xlarge", 8, 32.77, 1)};
+  workload.pods = {Pod("train", 0, kHour, 4)};
+  for (const bool confined : {false, true}) {
+    DYNAMIC_SECTION((confined ? "confined to p4d" : "refused nodes excluded only")) {
+      std::unique_ptr<World> world = MakeWorld(workload);
+      world->AddNode(0, -1);  // a second g5, requested, not Ready yet
+      MarkUnschedulable(*world, 0);
+      ProvisioningRequest request;
+      request.pod = 0;
+      request.excluded_nodes = {0};  // the Ready g5 the extender refused
+      if (confined) {
+        const std::optional<kube::NodeSelectorTerm> p4d = decision::ShapeTerm(world->groups()[1].template_node.metadata.labels);
+        REQUIRE(p4d.has_value());
+        request.shapes = {*p4d};
+      }
+      const int index = world->CreateRequest(std::move(request));
+      world->AdvanceTo(kMinute);
+      AutoscalerModel autoscaler(*world, {});
+      const AutoscalerActions actions = autoscaler.RunLoop({}, true);
+      CHECK(world->provisioning_requests()[index].provisioned_at == kMinute);
+      if (confined) {
+        REQUIRE(actions.scale_up.has_value());
+        CHECK(actions.scale_up->group == 1);
+      } else {
+        CHECK_FALSE(actions.scale_up.has_value());  // booked on the booting g5, which the extender refuses
+      }
+    }
+  }
 }
 
 TEST_CASE("Scale-down: GPU nodes judged on GPUs, a busy node is drained only if its pods fit elsewhere", "[autoscaler]") {

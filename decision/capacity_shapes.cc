@@ -1,0 +1,53 @@
+#include "decision/capacity_shapes.h"
+
+#include <algorithm>
+#include <string>
+
+#include "topology/allocator.h"
+#include "topology/catalog.h"
+
+namespace topofit::decision {
+std::optional<kube::NodeSelectorTerm> ShapeTerm(const kube::StringMap& labels) {
+  kube::NodeSelectorTerm term;
+  const auto label = [&](absl::string_view key) {
+    const auto it = labels.find(std::string(key));
+    if (it == labels.end()) return false;
+    term.match_expressions.push_back({std::string(key), kube::NodeSelectorOperator::kIn, {it->second}});
+    return true;
+  };
+  if (label(topology::kInstanceTypeLabel)) return term;
+  if (label(topology::kGpuProductLabel) && label(topology::kGpuCountLabel)) return term;
+  return std::nullopt;
+}
+
+std::vector<kube::NodeSelectorTerm> ShapeTermsFor(const Preference& preference, const ClusterShapes& shapes) {
+  const topology::AllocationRequest ask{.gpus = preference.gpus,
+                                        .min_link = preference.min_link,
+                                        .min_bandwidth_mbps = preference.min_bandwidth_mbps};
+  std::vector<kube::NodeSelectorTerm> terms;
+  bool some_shape_left_out = false, unnamed = false;
+  const auto consider = [&](const topology::Topology* shape, const kube::StringMap& labels) {
+    if (shape == nullptr) return;
+    const absl::StatusOr<topology::FitResult> empty = topology::FitEmptyNode(*shape, ask);
+    if (!empty.ok() || !empty->fits()) {
+      some_shape_left_out = true;
+      return;
+    }
+    std::optional<kube::NodeSelectorTerm> term = ShapeTerm(labels);
+    if (!term) {
+      unnamed = true;
+      return;
+    }
+    if (std::find(terms.begin(), terms.end(), *term) == terms.end()) terms.push_back(*std::move(term));
+  };
+  for (const NodeGpuSnapshot* node : shapes.nodes) consider(node->topology.get(), node->origin->labels);
+  for (const auto& entry : shapes.group_templates) {
+    if (shapes.topologies == nullptr) break;
+    const absl::StatusOr<NodeTopology> topology = shapes.topologies->Resolve(entry.second);
+    if (topology.ok()) consider(topology->topology.get(), entry.second.metadata.labels);
+  }
+  if (!some_shape_left_out || unnamed) return {};
+  return terms;
+}
+
+}  // namespace topofit::decision
