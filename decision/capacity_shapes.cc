@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "topology/allocator.h"
 #include "topology/catalog.h"
@@ -26,10 +27,19 @@ std::vector<kube::NodeSelectorTerm> ShapeTermsFor(const Preference& preference, 
                                         .min_bandwidth_mbps = preference.min_bandwidth_mbps};
   std::vector<kube::NodeSelectorTerm> terms;
   bool some_shape_left_out = false, unnamed = false;
+  // Nodes of a group share their topology: each is fitted once (thousands of nodes, a few shapes).
+  std::vector<std::pair<const topology::Topology*, bool>> gives;
+  const auto serves = [&](const topology::Topology* shape) {
+    for (const auto& [seen, fits] : gives) {
+      if (seen == shape) return fits;
+    }
+    const absl::StatusOr<topology::FitResult> empty = topology::FitEmptyNode(*shape, ask);
+    gives.emplace_back(shape, empty.ok() && empty->fits());
+    return gives.back().second;
+  };
   const auto consider = [&](const topology::Topology* shape, const kube::StringMap& labels) {
     if (shape == nullptr) return;
-    const absl::StatusOr<topology::FitResult> empty = topology::FitEmptyNode(*shape, ask);
-    if (!empty.ok() || !empty->fits()) {
+    if (!serves(shape)) {
       some_shape_left_out = true;
       return;
     }
