@@ -21,6 +21,15 @@ std::optional<kube::NodeSelectorTerm> ShapeTerm(const kube::StringMap& labels) {
   return std::nullopt;
 }
 
+bool SameShapeTerm(const kube::NodeSelectorTerm& a, const kube::NodeSelectorTerm& b) {
+  const auto same = [](const kube::NodeSelectorRequirement& x, const kube::NodeSelectorRequirement& y) {
+    return x.key == y.key && x.op == y.op && x.values == y.values;
+  };
+  return std::equal(a.match_expressions.begin(), a.match_expressions.end(), b.match_expressions.begin(),
+                    b.match_expressions.end(), same) &&
+         std::equal(a.match_fields.begin(), a.match_fields.end(), b.match_fields.begin(), b.match_fields.end(), same);
+}
+
 std::vector<kube::NodeSelectorTerm> ShapeTermsFor(const Preference& preference, const ClusterShapes& shapes) {
   const topology::AllocationRequest ask{.gpus = preference.gpus,
                                         .min_link = preference.min_link,
@@ -48,7 +57,8 @@ std::vector<kube::NodeSelectorTerm> ShapeTermsFor(const Preference& preference, 
       unnamed = true;
       return;
     }
-    if (std::find(terms.begin(), terms.end(), *term) == terms.end()) terms.push_back(*std::move(term));
+    const bool seen = std::any_of(terms.begin(), terms.end(), [&](const kube::NodeSelectorTerm& t) { return SameShapeTerm(t, *term); });
+    if (!seen) terms.push_back(*std::move(term));
   };
   for (const NodeGpuSnapshot* node : shapes.nodes) consider(node->topology.get(), node->origin->labels);
   for (const auto& entry : shapes.group_templates) {

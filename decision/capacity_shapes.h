@@ -21,6 +21,9 @@ namespace topofit::decision {
 // else its GPU product and count (GPU Feature Discovery's labels); nullopt when it has neither.
 std::optional<kube::NodeSelectorTerm> ShapeTerm(const kube::StringMap& labels);
 
+// Whether two terms ShapeTerm made name the same shape: the same label keys with the same values, in order.
+bool SameShapeTerm(const kube::NodeSelectorTerm& a, const kube::NodeSelectorTerm& b);
+
 // The terms (any one may match) confining capacity for `preference` to the shapes of `shapes` whose empty
 // node gives a set of its GPUs that meets its min-link and min-bandwidth, one term per shape. Empty — no
 // confinement — when every shape gives such a set (nothing to leave out), when none does (nothing to

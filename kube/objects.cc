@@ -22,19 +22,6 @@ NodeSelectorOperator ParseNodeSelectorOperator(absl::string_view value) {
   return NodeSelectorOperator::kUnknown;
 }
 
-absl::string_view NodeSelectorOperatorName(NodeSelectorOperator op) {
-  switch (op) {
-    case NodeSelectorOperator::kIn: return "In";
-    case NodeSelectorOperator::kNotIn: return "NotIn";
-    case NodeSelectorOperator::kExists: return "Exists";
-    case NodeSelectorOperator::kDoesNotExist: return "DoesNotExist";
-    case NodeSelectorOperator::kGt: return "Gt";
-    case NodeSelectorOperator::kLt: return "Lt";
-    case NodeSelectorOperator::kUnknown: break;
-  }
-  return "Unknown";
-}
-
 TaintEffect ParseTaintEffect(absl::string_view value) {
   if (value.empty()) return TaintEffect::kNone;
   if (value == "NoSchedule") return TaintEffect::kNoSchedule;

@@ -73,14 +73,12 @@ struct NodeSelectorRequirement {
   std::string key;
   NodeSelectorOperator op = NodeSelectorOperator::kUnknown;  // operator
   std::vector<std::string> values;
-  bool operator==(const NodeSelectorRequirement&) const = default;
 };
 
 // Requirements ANDed. A term with neither list matches no node.
 struct NodeSelectorTerm {
   std::vector<NodeSelectorRequirement> match_expressions;  // on node labels
   std::vector<NodeSelectorRequirement> match_fields;       // on node fields: only metadata.name
-  bool operator==(const NodeSelectorTerm&) const = default;
 };
 
 // Terms ORed.
@@ -184,8 +182,6 @@ TaintEffect ParseTaintEffect(absl::string_view value);
 // The API string of an effect ("" for kNone); kUnknown, whose string was not kept, is "Unknown", which
 // parses back to kUnknown.
 absl::string_view TaintEffectName(TaintEffect effect);
-// The API string of an operator ("In", "NotIn", ...); kUnknown is "Unknown", which parses back to kUnknown.
-absl::string_view NodeSelectorOperatorName(NodeSelectorOperator op);
 TolerationOperator ParseTolerationOperator(absl::string_view value);
 
 // Whether the node's kubelet reports it Ready. A node with no Ready condition at all (an object that never

@@ -78,10 +78,13 @@ nlohmann::json ObjectMetaFor(const PodIdentity& pod) {
   };
 }
 
+// A shape's requirements (decision::ShapeTerm: label In [value]) as the API writes them.
 nlohmann::json RequirementsJson(const std::vector<kube::NodeSelectorRequirement>& requirements) {
   nlohmann::json json = nlohmann::json::array();
   for (const kube::NodeSelectorRequirement& r : requirements) {
-    json.push_back({{"key", r.key}, {"operator", std::string(kube::NodeSelectorOperatorName(r.op))}, {"values", r.values}});
+    const char* op = r.op == kube::NodeSelectorOperator::kIn ? "In" : r.op == kube::NodeSelectorOperator::kNotIn ? "NotIn" : nullptr;
+    if (op == nullptr) continue;  // shapes are named by In only; anything else is not ours to write
+    json.push_back({{"key", r.key}, {"operator", op}, {"values", r.values}});
   }
   return json;
 }

@@ -34,9 +34,9 @@ std::optional<kube::NodeSelector> OperatorAffinity(const kube::Pod& pod, const t
     }
     std::optional<kube::NodeSelectorTerm> term = decision::ShapeTerm(group.template_node.metadata.labels);
     if (!term) continue;  // a shape without labels to name it by: no term can pick it
-    if (std::find(selector.terms.begin(), selector.terms.end(), *term) == selector.terms.end()) {
-      selector.terms.push_back(*std::move(term));
-    }
+    const bool seen = std::any_of(selector.terms.begin(), selector.terms.end(),
+                                  [&](const kube::NodeSelectorTerm& t) { return decision::SameShapeTerm(t, *term); });
+    if (!seen) selector.terms.push_back(*std::move(term));
   }
   if (selector.terms.empty()) return std::nullopt;
   if (!pod.spec.required_node_affinity) return selector;

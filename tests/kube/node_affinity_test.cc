@@ -107,13 +107,6 @@ TEST_CASE("MatchesAnyTerm: terms ORed, by the same rules, none matching nothing"
   CHECK_FALSE(MatchesAnyTerm({}, node));
 }
 
-TEST_CASE("NodeSelectorOperatorName is what ParseNodeSelectorOperator reads", "[node_affinity]") {
-  for (const Op op : {Op::kIn, Op::kNotIn, Op::kExists, Op::kDoesNotExist, Op::kGt, Op::kLt, Op::kUnknown}) {
-    CHECK(ParseNodeSelectorOperator(NodeSelectorOperatorName(op)) == op);
-  }
-  CHECK(NodeSelectorOperatorName(Op::kNotIn) == "NotIn");
-}
-
 TEST_CASE("matchFields are skipped for a node without a name, as upstream does", "[node_affinity]") {
   const Pod pod = MakePod().requiredTerm(MakeTerm().field(Requirement("metadata.name", Op::kIn, {"gpu-1"})));
   CHECK(MatchesNodeSelector(pod, MakeNode().name("gpu-2")) == false);
