@@ -1,7 +1,5 @@
 #include "scheduler/extender.h"
 
-#include "decision/capacity_shapes.h"
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"

@@ -136,12 +136,13 @@ std::optional<ScaleUpOption> AutoscalerModel::HandleProvisioningRequest(
     int request, const std::vector<decision::Preference>& preferences) {
   ProvisioningRequest& r = world_.provisioning_requests()[request];
   // The template's affinity confines it to its shapes: CA books and grows only nodes of those groups.
-  const auto admitted = [&](int group) {
-    return r.shapes.empty() || kube::MatchesAnyTerm(r.shapes, world_.groups()[group].template_node);
-  };
+  std::vector<bool> admitted(world_.groups().size(), true);
+  if (!r.shapes.empty()) {
+    for (size_t g = 0; g < admitted.size(); ++g) admitted[g] = kube::MatchesAnyTerm(r.shapes, world_.groups()[g].template_node);
+  }
   std::vector<int> excluded = r.excluded_nodes;
   for (int id : world_.live_nodes()) {
-    if (!admitted(world_.nodes()[id].group)) excluded.push_back(id);
+    if (!admitted[world_.nodes()[id].group]) excluded.push_back(id);
   }
   // best-effort-atomic: first the existing capacity (count-only, the template's NotIn nodes excluded).
   if (FilterOutSchedulable({r.pod}, excluded).empty()) {
@@ -149,7 +150,7 @@ std::optional<ScaleUpOption> AutoscalerModel::HandleProvisioningRequest(
     return std::nullopt;
   }
   std::vector<ScaleUpOption> options = Estimate({r.pod});
-  std::erase_if(options, [&](const ScaleUpOption& o) { return !admitted(o.group); });
+  std::erase_if(options, [&](const ScaleUpOption& o) { return !admitted[o.group]; });
   std::optional<ScaleUpOption> option = Expand(std::move(options), preferences).option;
   if (!option) {
     r.backoff = r.backoff == 0 ? config_.request_retry : std::min(2 * r.backoff, config_.request_max_backoff);

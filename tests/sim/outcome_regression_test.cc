@@ -118,19 +118,19 @@ bool Available(const std::string& name) {
   return true;
 }
 
-void CheckIdle(const std::string& name) {
+// topofit's `figure` no more than `margin` (a share of tuned's) above tuned's.
+void CheckWithinMargin(const std::string& name, const char* what, double Outcome::*figure, double margin) {
   if (!Available(name)) return;
   const Outcomes& o = Replayed(name);
-  INFO(name << ": idle GPU-hours, tuned " << o.tuned.idle_gpu_hours << ", topofit " << o.topofit.idle_gpu_hours);
-  CHECK(o.topofit.idle_gpu_hours <= o.tuned.idle_gpu_hours * (1 + kIdleMargin));
+  INFO(name << ": " << what << ", tuned " << o.tuned.*figure << ", topofit " << o.topofit.*figure);
+  CHECK(o.topofit.*figure <= o.tuned.*figure * (1 + margin));
 }
 
-void CheckCost(const std::string& name) {
-  if (!Available(name)) return;
-  const Outcomes& o = Replayed(name);
-  INFO(name << ": cost, tuned $" << o.tuned.cost_dollars << ", topofit $" << o.topofit.cost_dollars);
-  CHECK(o.topofit.cost_dollars <= o.tuned.cost_dollars * (1 + kCostMargin));
+void CheckIdle(const std::string& name) {
+  CheckWithinMargin(name, "idle GPU-hours", &Outcome::idle_gpu_hours, kIdleMargin);
 }
+
+void CheckCost(const std::string& name) { CheckWithinMargin(name, "cost ($)", &Outcome::cost_dollars, kCostMargin); }
 
 void CheckMultiGpuPending(const std::string& name) {
   if (!Available(name)) return;
@@ -142,10 +142,7 @@ void CheckMultiGpuPending(const std::string& name) {
 }
 
 void CheckSlowdown(const std::string& name) {
-  if (!Available(name)) return;
-  const Outcomes& o = Replayed(name);
-  INFO(name << ": slowdown GPU-hours, tuned " << o.tuned.slowdown_gpu_hours << ", topofit " << o.topofit.slowdown_gpu_hours);
-  CHECK(o.topofit.slowdown_gpu_hours <= o.tuned.slowdown_gpu_hours * (1 + kSlowdownMargin));
+  CheckWithinMargin(name, "slowdown GPU-hours", &Outcome::slowdown_gpu_hours, kSlowdownMargin);
 }
 
 TEST_CASE("outcome: synthetic, idle GPU-hours no worse than tuned + 5%", "[outcome]") { CheckIdle("synthetic"); }
