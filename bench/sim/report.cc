@@ -187,6 +187,11 @@ Json PolicyJson(const PolicySummary& summary) {
   Json by_gpus = Json::object();
   for (const auto& [gpus, pending] : summary.pending_by_gpus) by_gpus[std::to_string(gpus)] = PendingJson(pending);
   json["pending_by_gpus"] = std::move(by_gpus);
+  Json completion = Json::object();
+  for (const auto& [gpus, times] : summary.completion_by_gpus) {
+    completion[std::to_string(gpus)] = Json{{"pods", times.pods}, {"mean_hours", times.mean_hours}};
+  }
+  json["completion_by_gpus"] = std::move(completion);
   Json by_group = Json::object();
   for (const auto& [group, spend] : summary.by_group) {
     by_group[group] = Json{{"node_hours", spend.node_hours}, {"cost_dollars", spend.cost_dollars}};
@@ -252,6 +257,19 @@ std::set<int> GpuCounts(const std::vector<std::vector<PolicySummary>>& runs) {
   return counts;
 }
 
+// The GPU counts, `min_gpus` or more, whose pods run to completion in any summary, ascending.
+std::set<int> CompletionCounts(const std::vector<std::vector<PolicySummary>>& runs, int min_gpus = 0) {
+  std::set<int> counts;
+  for (const std::vector<PolicySummary>& run : runs) {
+    for (const PolicySummary& summary : run) {
+      for (const auto& [gpus, completion] : summary.completion_by_gpus) {
+        if (gpus >= min_gpus && completion.pods > 0) counts.insert(gpus);
+      }
+    }
+  }
+  return counts;
+}
+
 std::string SummaryCsv(const std::vector<std::vector<PolicySummary>>& runs) {
   const std::set<int> gpu_counts = GpuCounts(runs);
   std::vector<std::string> header = {"policy", "seed"};
@@ -263,6 +281,11 @@ std::string SummaryCsv(const std::vector<std::vector<PolicySummary>>& runs) {
     for (const Field<PendingPercentiles>& field : kPendingFields) {
       header.push_back(absl::StrCat("pending_", gpus, "gpu_", field.name));
     }
+  }
+  const std::set<int> completion_counts = CompletionCounts(runs);
+  for (int gpus : completion_counts) {
+    header.push_back(absl::StrCat("completion_", gpus, "gpu_pods"));
+    header.push_back(absl::StrCat("completion_", gpus, "gpu_mean_hours"));
   }
   std::string csv = absl::StrCat(absl::StrJoin(header, ","), "\n");
   for (size_t i = 0; i < runs.front().size(); ++i) {
@@ -277,6 +300,12 @@ std::string SummaryCsv(const std::vector<std::vector<PolicySummary>>& runs) {
         for (const Field<PendingPercentiles>& field : kPendingFields) {
           cells.push_back(pending == summary->pending_by_gpus.end() ? "" : ValueOf(pending->second, field).dump());
         }
+      }
+      for (int gpus : completion_counts) {
+        const auto completion = summary->completion_by_gpus.find(gpus);
+        const bool known = completion != summary->completion_by_gpus.end();
+        cells.push_back(known ? Json(completion->second.pods).dump() : "");
+        cells.push_back(known ? Json(completion->second.mean_hours).dump() : "");
       }
       absl::StrAppend(&csv, absl::StrJoin(cells, ","), "\n");
     }
@@ -512,6 +541,17 @@ std::optional<double> MultiGpuP95(const PolicySummary& s) {
 
 std::string PodsLabel(int gpus) { return gpus == 0 ? "pods without GPUs" : absl::StrCat(gpus, "-GPU pods"); }
 
+// The mean completion time of a summary's `gpus`-GPU pods, when it has any.
+auto MeanCompletion(int gpus) {
+  return [gpus](const PolicySummary& s) -> std::optional<double> {
+    const auto completion = s.completion_by_gpus.find(gpus);
+    if (completion == s.completion_by_gpus.end() || completion->second.pods == 0) return std::nullopt;
+    return completion->second.mean_hours;
+  };
+}
+
+std::string CompletionLabel(int gpus) { return absl::StrCat("completion, ", PodsLabel(gpus), " (mean)"); }
+
 constexpr std::pair<absl::string_view, double PendingPercentiles::*> kPercentiles[] = {
     {"p50", &PendingPercentiles::p50_seconds},
     {"p95", &PendingPercentiles::p95_seconds},
@@ -683,6 +723,13 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
       multi_gpu(&PolicySummary::mean_stretch), [](double x) { return absl::StrFormat("%.3fx", x); });
   add("slowdown GPU-hours", "GPU-hours beyond the ideal run time because of the GPU set (or lost throughput)",
       [](const PolicySummary& s) { return s.slowdown_gpu_hours; }, FormatHours);
+  const std::set<int> completing = CompletionCounts(runs, 2);
+  if (!completing.empty()) {
+    legends.emplace_back("completion, <pods> (mean)",
+                         "of the pods that run to completion: creation to the end of the run (pending, the run "
+                         "on its set, any restart), mean; a pod not done counts as done at T");
+  }
+  for (int gpus : completing) add(CompletionLabel(gpus), "", MeanCompletion(gpus), FormatHours, "-");
   add("last pod done", "the policy's own last pod completion; T is the latest of these",
       [](const PolicySummary& s) { return s.hours; }, FormatHours);
 
@@ -718,6 +765,7 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
       }, FormatWait);
     }
     add_change("slowdown GPU-hours", [](const PolicySummary& s) { return s.slowdown_gpu_hours; }, FormatHours);
+    for (int gpus : completing) add_change(CompletionLabel(gpus), MeanCompletion(gpus), FormatHours);
   }
   std::string text = absl::StrCat(TableHeader(workload, runs), Render(rows));
   if (legend) {

@@ -509,7 +509,8 @@ ReplayResult Replayer::Result() const {
   result.policy = world_->policy().name;
   for (const SimPod& p : world_->pods()) {
     const PodSpec& spec = world_->workload().pods[p.spec];
-    result.pods.push_back({spec.gpus, spec.arrival, p.first_start, spec.duration, p.stretch, p.best_topology, p.epoch});
+    result.pods.push_back({spec.gpus, spec.arrival, p.first_start, spec.duration, p.stretch, p.best_topology, p.epoch,
+                           spec.runs_until_deleted, p.phase == PodPhase::kDone ? p.finish : -1});
   }
   for (const SimNode& node : world_->nodes()) {
     const NodeGroupSpec& group = world_->groups()[node.group].spec;

@@ -39,6 +39,8 @@ struct PodOutcome {
   double stretch = 1;        // of its first placement
   bool best_topology = false;
   int evictions = 0;
+  bool runs_until_deleted = false;  // a replica: it has no run to complete
+  SimTime done = -1;                // when its run completed (restarts after evictions included); -1: not yet
 };
 
 // A new node is stranded when no pod it was grown for started on it within this long of becoming Ready

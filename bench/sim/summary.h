@@ -17,6 +17,11 @@ struct PendingPercentiles {
   double p99_seconds = 0;
 };
 
+struct CompletionTimes {
+  int pods = 0;
+  double mean_hours = 0;
+};
+
 // The window every policy of a comparison is measured over: [0, end).
 struct MeasuringWindow {
   SimTime end = 0;  // T: the latest last-pod completion among the policies compared
@@ -82,6 +87,11 @@ struct PolicySummary {
   PendingPercentiles pending;
   PendingPercentiles pending_multi_gpu;              // pods of two GPUs or more
   std::map<int, PendingPercentiles> pending_by_gpus;  // GPUs requested -> percentiles
+  // Of the pods that run to completion (not replicas that run until deleted): the time from creation to
+  // the end of their run — pending, the run on the set they got, any restart after an eviction — by GPUs
+  // requested. A pod not done counts as done at T (a floor, as a pod never started counts as starting
+  // then). What a pod that waits for a better set (capacity_wait.h) trades: a longer wait, a shorter run.
+  std::map<int, CompletionTimes> completion_by_gpus;
   int multi_gpu_pods_started = 0;
   double best_topology_share = 0;  // of multi-GPU pods started: their set had the shape's best bandwidth
   double mean_stretch = 1;         // of multi-GPU pods started (slowdown.h)

@@ -58,6 +58,8 @@ PolicySummary BaselineSummary() {
   s.best_topology_share = 0;
   s.mean_stretch = 1.25;
   s.slowdown_gpu_hours = 4;
+  s.completion_by_gpus[1] = {.pods = 2, .mean_hours = 0.5};
+  s.completion_by_gpus[8] = {.pods = 2, .mean_hours = 3};
   s.by_group["p4d"] = {.node_hours = 10, .cost_dollars = 300};
   s.hours = 10;
   return s;
@@ -79,6 +81,7 @@ PolicySummary TopofitSummary() {
   s.best_topology_share = 1;
   s.mean_stretch = 1;
   s.slowdown_gpu_hours = 0;
+  s.completion_by_gpus[8] = {.pods = 2, .mean_hours = 2.4};
   s.by_group["p4d"] = {.node_hours = 6, .cost_dollars = 200};
   s.by_group["g5"] = {.node_hours = 4, .cost_dollars = 40};
   return s;
@@ -192,6 +195,10 @@ TEST_CASE("the table has a column per policy, in order, with its figures") {
         std::vector<std::string>{"0.0%", "100.0%"});
   CHECK(CellsOf(LineOf(table, "mean stretch, multi-GPU pods"), "mean stretch, multi-GPU pods") ==
         std::vector<std::string>{"1.250x", "1.000x"});
+  // Completion times for the multi-GPU sizes only: what a wait for a better set buys shows there.
+  CHECK(CellsOf(LineOf(table, "completion, 8-GPU pods (mean)"), "completion, 8-GPU pods (mean)") ==
+        std::vector<std::string>{"3.00 h", "2.40 h"});
+  CHECK(table.find("completion, 1-GPU pods") == std::string::npos);
 
   // Lines 0-2 name the workload, the seed and the window, line 3 is blank, line 4 names the policies.
   const std::vector<std::string> lines = absl::StrSplit(table, '\n');
@@ -224,6 +231,9 @@ TEST_CASE("the table sets each policy against the tuned baseline on idle GPU-hou
   CHECK(CellsOf(LineOf(deltas, "cost"), "cost") == std::vector<std::string>{"-$60.00 (-20.0%)"});
   CHECK(CellsOf(LineOf(deltas, "pending p95, all pods"), "pending p95, all pods") ==
         std::vector<std::string>{"-1.5 min (-75.0%)"});
+  // 2.4 - 3 = -0.6 h, -20%.
+  CHECK(CellsOf(LineOf(deltas, "completion, 8-GPU pods (mean)"), "completion, 8-GPU pods (mean)") ==
+        std::vector<std::string>{"-0.60 h (-20.0%)"});
 }
 
 TEST_CASE("without a policy named tuned or stock there is no comparison") {
@@ -285,13 +295,16 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
                                "pending_multi_gpu_p95_seconds", "pending_8gpu_p95_seconds", "pending_1gpu_pods",
                                "lower_bound_cost_dollars", "hours", "idle_booting_gpu_hours",
                                "idle_held_for_intent_gpu_hours", "idle_awaiting_scale_down_gpu_hours",
-                               "idle_fragmented_gpu_hours", "idle_no_demand_gpu_hours"}) {
+                               "idle_fragmented_gpu_hours", "idle_no_demand_gpu_hours", "completion_1gpu_pods",
+                               "completion_8gpu_mean_hours"}) {
       INFO(column);
       CHECK(std::count(header.begin(), header.end(), column) == 1);
     }
-    // policy, seed + 39 numbers + 4 pending + 4 multi-GPU pending + 2 GPU counts x 4 pending.
-    CHECK(header.size() == 57);
-    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 56);
+    // policy, seed + 39 numbers + 4 pending + 4 multi-GPU pending + 2 GPU counts x (4 pending + 2 completion).
+    CHECK(header.size() == 61);
+    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 60);
+    // Completion last: pods and mean hours, 1-GPU then 8-GPU.
+    CHECK(absl::EndsWith(lines[2], ",2,0.5,2,2.4"));
     CHECK(absl::StartsWith(lines[1], "tuned,1,100.0,75.0,25.0,0.25,"));
   }
 
@@ -307,6 +320,8 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
     CHECK(json["policies"][1]["runs"][0]["provisioning_requests"] == 3);
     CHECK(json["policies"][1]["runs"][0]["pending"]["p95_seconds"] == 30.0);
     CHECK(json["policies"][1]["runs"][0]["pending_by_gpus"]["8"]["p99_seconds"] == 90.0);
+    CHECK(json["policies"][1]["runs"][0]["completion_by_gpus"]["8"]["mean_hours"] == 2.4);
+    CHECK(json["policies"][0]["runs"][0]["completion_by_gpus"]["1"]["pods"] == 2);
     CHECK(json["policies"][1]["runs"][0]["by_group"]["g5"]["cost_dollars"] == 40.0);
     CHECK(json["policies"][1]["runs"][0]["by_group"]["p4d"]["node_hours"] == 6.0);
     CHECK_FALSE(json["policies"][0]["runs"][0]["by_group"].contains("g5"));

@@ -101,6 +101,34 @@ TEST_CASE("Two nodes by hand: idle GPU-hours by reason, as topofit_idle_gpus cla
   CHECK(longer.idle_awaiting_scale_down_gpu_hours == Approx(2 * 8.0 * 10 / 60));
 }
 
+TEST_CASE("Two nodes by hand: completion time, from creation to the end of the run", "[summary]") {
+  const ReplayResult result = Stock(StrandedNode());
+  // filler runs 0:00-2:00, late waits for it and runs 2:00-62:00: (2 + 62) / 2 = 32 minutes.
+  const PolicySummary summary = Summarise(result);
+  REQUIRE(summary.completion_by_gpus.count(8) == 1);
+  CHECK(summary.completion_by_gpus.at(8).pods == 2);
+  CHECK(summary.completion_by_gpus.at(8).mean_hours == Approx(32.0 / 60));
+}
+
+TEST_CASE("Completion time: a pod not done counts as done at T, a replica has none", "[summary]") {
+  ReplayResult result;
+  PodOutcome done;
+  done.gpus = 2;
+  done.first_start = 10 * kMinute;
+  done.ideal_duration = done.done = 70 * kMinute;
+  PodOutcome running = done;  // arrived at 0:30, started, not done by T
+  running.arrival = 30 * kMinute;
+  running.done = -1;
+  PodOutcome replica = done;
+  replica.runs_until_deleted = true;
+  result.pods = {done, running, replica};
+  const PolicySummary summary = Summarise(result, MeasuringWindow{.end = 2 * kHour});
+  // (70 + (120 - 30)) / 2 = 80 minutes over two pods; the replica counts nowhere.
+  REQUIRE(summary.completion_by_gpus.count(2) == 1);
+  CHECK(summary.completion_by_gpus.at(2).pods == 2);
+  CHECK(summary.completion_by_gpus.at(2).mean_hours == Approx(80.0 / 60));
+}
+
 TEST_CASE("IntegrateIdle holds each sample until the next, the last until the window's end", "[summary]") {
   history::IdleCounts four{}, two{};
   four[static_cast<size_t>(history::IdleReason::kFragmented)] = 4;
