@@ -257,13 +257,14 @@ std::set<int> GpuCounts(const std::vector<std::vector<PolicySummary>>& runs) {
   return counts;
 }
 
-// The GPU counts, `min_gpus` or more, whose pods run to completion in any summary, ascending.
+// The GPU counts, `min_gpus` or more, with pods that run to completion in any summary, ascending (a
+// summary lists a count only when it has such pods).
 std::set<int> CompletionCounts(const std::vector<std::vector<PolicySummary>>& runs, int min_gpus = 0) {
   std::set<int> counts;
   for (const std::vector<PolicySummary>& run : runs) {
     for (const PolicySummary& summary : run) {
       for (const auto& [gpus, completion] : summary.completion_by_gpus) {
-        if (gpus >= min_gpus && completion.pods > 0) counts.insert(gpus);
+        if (gpus >= min_gpus) counts.insert(gpus);
       }
     }
   }
@@ -545,7 +546,7 @@ std::string PodsLabel(int gpus) { return gpus == 0 ? "pods without GPUs" : absl:
 auto MeanCompletion(int gpus) {
   return [gpus](const PolicySummary& s) -> std::optional<double> {
     const auto completion = s.completion_by_gpus.find(gpus);
-    if (completion == s.completion_by_gpus.end() || completion->second.pods == 0) return std::nullopt;
+    if (completion == s.completion_by_gpus.end()) return std::nullopt;
     return completion->second.mean_hours;
   };
 }

@@ -113,7 +113,6 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
 
   std::vector<double> all, multi_gpu;
   std::map<int, std::vector<double>> by_gpus;
-  std::map<int, double> completion_sums;
   double stretch_sum = 0;
   int best = 0;
   for (const PodOutcome& pod : result.pods) {
@@ -127,8 +126,9 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
     if (pod.gpus >= 2) multi_gpu.push_back(wait);
     if (!pod.runs_until_deleted) {
       const SimTime done = pod.done >= 0 ? pod.done : std::max(window.end, pod.arrival);
-      ++s.completion_by_gpus[pod.gpus].pods;
-      completion_sums[pod.gpus] += static_cast<double>(done - pod.arrival) / static_cast<double>(kHour);
+      CompletionTimes& completion = s.completion_by_gpus[pod.gpus];
+      ++completion.pods;
+      completion.mean_hours += static_cast<double>(done - pod.arrival) / static_cast<double>(kHour);  // a sum until the end
     }
     if (pod.gpus >= 2 && pod.first_start >= 0) {
       ++s.multi_gpu_pods_started;
@@ -141,7 +141,7 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   s.pending = PercentilesOf(std::move(all));
   s.pending_multi_gpu = PercentilesOf(std::move(multi_gpu));
   for (auto& [gpus, waits] : by_gpus) s.pending_by_gpus[gpus] = PercentilesOf(std::move(waits));
-  for (auto& [gpus, completion] : s.completion_by_gpus) completion.mean_hours = completion_sums[gpus] / completion.pods;
+  for (auto& [gpus, completion] : s.completion_by_gpus) completion.mean_hours /= completion.pods;
   if (s.multi_gpu_pods_started > 0) {
     s.mean_stretch = stretch_sum / s.multi_gpu_pods_started;
     s.best_topology_share = static_cast<double>(best) / s.multi_gpu_pods_started;
