@@ -353,7 +353,8 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
 void AddCapacityWaitFlags(CLI::App& cmd, std::string& expected_node_boot, std::string& max_topology_wait) {
   cmd.add_option("--expected-node-boot", expected_node_boot,
                  "how long a scale-up takes to give a Ready GPU node here (a pod preferring a topology weighs "
-                 "the rest of it against running slower now)")
+                 "the rest of it against running slower now; a pod pending twice as long is no longer held off "
+                 "capacity grown for others)")
       ->capture_default_str();
   cmd.add_option("--max-topology-wait", max_topology_wait,
                  "the longest a pod preferring a topology waits for the capacity scaled up for it (0: never)")

@@ -181,16 +181,22 @@ int CapacityHolds::HeldOn(const NodeGpuSnapshot& node) const {
   return at.pool == nullptr ? 0 : at.pool->held[at.index];
 }
 
-bool CapacityHolds::MayTake(absl::string_view pod_uid, const NodeGpuSnapshot& node, int gpus) const {
+JudgedPod JudgedPod::Of(const kube::Pod& pod) {
+  const int64_t created = pod.metadata.creation_timestamp_seconds;
+  return {pod.metadata.uid, created > 0 ? std::optional(absl::FromUnixSeconds(created)) : std::nullopt};
+}
+
+bool CapacityHolds::MayTake(const JudgedPod& pod, const NodeGpuSnapshot& node, int gpus) const {
   const auto [pool, i] = PoolOf(node);
   if (pool == nullptr) return true;
-  if (std::find(pool->members.begin(), pool->members.end(), pod_uid) == pool->members.end()) {
-    return static_cast<int>(node.free().size()) - gpus >= pool->held[i];
+  if (std::find(pool->members.begin(), pool->members.end(), pod.uid) == pool->members.end()) {
+    const bool late = context_.now && pod.created && *context_.now - *pod.created > kLateBoots * context_.wait.expected_boot;
+    return late || static_cast<int>(node.free().size()) - gpus >= pool->held[i];
   }
   // The pool's pods placed before, against the others after this one took its GPUs: no worse.
   std::vector<int> after = pool->free;
   after[i] -= std::min(gpus, after[i]);
-  return PackFirstFitDecreasing(Descending(pool->pending, pod_uid), after).unplaced <= pool->unplaced;
+  return PackFirstFitDecreasing(Descending(pool->pending, pod.uid), after).unplaced <= pool->unplaced;
 }
 
 std::string CapacityHolds::ReasonText(absl::string_view pod_uid, const NodeVerdict& verdict,
@@ -213,15 +219,15 @@ std::string CapacityHolds::ReasonText(absl::string_view pod_uid, const NodeVerdi
                       " free GPUs are held for pending pods", why);
 }
 
-NodeVerdict JudgeNode(const GpuDemand& demand, absl::string_view pod_uid, const NodeGpuSnapshot& node,
+NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeGpuSnapshot& node,
                       const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask) {
   NodeVerdict verdict = memo.Judge(demand, node).verdict;
   if (!verdict.fits || !demand.wants_gpus()) return verdict;
-  if (holds.MayTake(pod_uid, node, demand.request.gpus)) {
+  if (holds.MayTake(pod, node, demand.request.gpus)) {
     Refusal refusal = Refusal::kNone;
-    if (holds.WaitsForCapacity(demand, pod_uid, verdict, node)) {
+    if (holds.WaitsForCapacity(demand, pod.uid, verdict, node)) {
       refusal = Refusal::kWaitingForCapacity;
-    } else if (ask != nullptr && !holds.HoldsFor(pod_uid) && AsksForCapacity(demand, verdict, *ask)) {
+    } else if (ask != nullptr && !holds.HoldsFor(pod.uid) && AsksForCapacity(demand, verdict, *ask)) {
       refusal = Refusal::kAskingForCapacity;
     }
     if (refusal == Refusal::kNone) return verdict;

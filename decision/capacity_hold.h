@@ -15,6 +15,7 @@
 #include "decision/node_snapshot.h"
 #include "decision/pod_demand.h"
 #include "decision/preference.h"
+#include "kube/objects.h"
 
 namespace topofit::decision {
 
@@ -45,8 +46,24 @@ namespace topofit::decision {
 // it), preferences (the pods' names, for the reason), the nodes known and the time of the request; pure
 // and cheap to query per node.
 struct HoldContext {
-  std::optional<absl::Time> now;  // unset: no pod waits
+  std::optional<absl::Time> now;  // unset: no pod waits, and none is late
   CapacityWaitPolicy wait;
+};
+
+inline constexpr int kLateBoots = 2;
+
+// The pod a hold is weighed against: the uid the ledger knows it by and when it was created (nullopt:
+// unknown). A hold keeps a pod off new capacity only while the pod is not late: once it has been pending
+// for kLateBoots expected boots, whatever capacity CA counted it onto should have come and has not (a node
+// that never comes up is only given up at CA's max node provision time, 15 minutes), and holding it back
+// then puts a younger pod ahead of it in kube-scheduler's queue for nothing it still waits for
+// (the held-out Azure LLM with nodes failing, issue 13).
+struct JudgedPod {
+  JudgedPod(absl::string_view uid, std::optional<absl::Time> created = std::nullopt) : uid(uid), created(created) {}
+  // The pod's uid and its metadata.creationTimestamp, when set.
+  static JudgedPod Of(const kube::Pod& pod);
+  absl::string_view uid;
+  std::optional<absl::Time> created;
 };
 
 class CapacityHolds {
@@ -65,10 +82,10 @@ class CapacityHolds {
   // decreasing over the nodes their group's scale-ups brought; 0 when none.
   int HeldOn(const NodeGpuSnapshot& node) const;
 
-  // Whether `pod_uid` may take `gpus` of `node` (which has them free) despite the holds: a pod outside the
-  // pool holding the node when the GPUs held on it stay free; a pod of the pool when its other pending
-  // pods leave no more GPUs unplaced than the pool's pending pods did before.
-  bool MayTake(absl::string_view pod_uid, const NodeGpuSnapshot& node, int gpus) const;
+  // Whether `pod` may take `gpus` of `node` (which has them free) despite the holds: a pod outside the
+  // pool holding the node when the GPUs held on it stay free, or when it is late (JudgedPod); a pod of the
+  // pool when its other pending pods leave no more GPUs unplaced than the pool's pending pods did before.
+  bool MayTake(const JudgedPod& pod, const NodeGpuSnapshot& node, int gpus) const;
 
   // Whether capacity is held for `pod_uid` (a scale-up was made for it and it is still pending).
   bool HoldsFor(absl::string_view pod_uid) const { return HeldFor(pod_uid) != nullptr; }
@@ -118,7 +135,7 @@ class CapacityHolds {
 // pod fits as unresolvable: evicting running pods cannot release GPUs held for pods not running yet, nor
 // give a better set, so preemption would only harm; the pod retries later. One function for the extender
 // and the replay.
-NodeVerdict JudgeNode(const GpuDemand& demand, absl::string_view pod_uid, const NodeGpuSnapshot& node,
+NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeGpuSnapshot& node,
                       const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask = nullptr);
 
 // The words for any verdict of JudgeNode (its FailedNodes reason).

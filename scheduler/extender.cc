@@ -133,7 +133,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   for (size_t i = 0; i < nodes->snapshots.size(); ++i) {
     const NodeGpuSnapshot& node = *nodes->snapshots[i];
     const NodeVerdict verdict =
-        decision::JudgeNode(*demand, args.pod.metadata.uid, node, holds, memo, ask ? &*ask : nullptr);
+        decision::JudgeNode(*demand, decision::JudgedPod::Of(args.pod), node, holds, memo, ask ? &*ask : nullptr);
     if (recording) candidates.Add(node.node, verdict);
     if (verdict.fits) {
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
@@ -310,7 +310,8 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
   std::string error;
   {
     std::lock_guard<std::mutex> one_bind(*lock);
-    error = BindOnce(args, pod, authorized.demand, asked_capacity, says_safe_to_evict, gpu_ids);
+    error = BindOnce(args, pod, decision::JudgedPod::Of(*stored), authorized.demand, asked_capacity, says_safe_to_evict,
+                     gpu_ids);
   }
   ReleasePodBindLock(args.pod_uid, std::move(lock));
   metrics_.binds.Inc({error.empty() ? "ok" : "error"});
@@ -337,7 +338,8 @@ void Extender::ReleasePodBindLock(const std::string& pod_uid, std::shared_ptr<st
   if (it != binding_.end() && it->second.use_count() == 1) binding_.erase(it);  // nobody else waits
 }
 
-std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, const GpuDemand& demand,
+std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod,
+                               const decision::JudgedPod& judged, const GpuDemand& demand,
                                bool asked_capacity, bool says_safe_to_evict, std::string& gpu_ids) {
   bool claimed = false;  // by this call: only then may a failure release GPUs
   bool repeat = false;   // an earlier bind of the pod to this node claimed them
@@ -359,7 +361,7 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
       if (node == nullptr) return absl::StrCat("topofit: node ", args.node, " removed while binding");
       const CapacityHolds holds = HoldsNow(demand);
       FilterMemo memo;
-      const NodeVerdict verdict = decision::JudgeNode(demand, args.pod_uid, *node, holds, memo);
+      const NodeVerdict verdict = decision::JudgeNode(demand, judged, *node, holds, memo);
       if (!verdict.fits) return decision::JudgedReasonText(verdict, args.pod_uid, *node, holds);
       gpus = verdict.chosen->gpus;
       quality = verdict.chosen->quality;

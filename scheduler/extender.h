@@ -107,9 +107,11 @@ class Extender {
   // Claims GPUs, annotates and binds; on failure releases what this call claimed (never what an earlier
   // bind of the pod holds) and returns the error. Sets `gpu_ids` to the GPUs the pod holds. Unless the pod
   // `says_safe_to_evict` itself, hands it to the drain guard where decision::KeepFromScaleDownDrain names it.
+  // `judged`: the pod as the holds weigh it (the stored pod's uid and creation time).
   // Called with the pod's bind lock held (PodBindLock).
-  std::string BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, const decision::GpuDemand& demand,
-                       bool asked_capacity, bool says_safe_to_evict, std::string& gpu_ids);
+  std::string BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, const decision::JudgedPod& judged,
+                       const decision::GpuDemand& demand, bool asked_capacity, bool says_safe_to_evict,
+                       std::string& gpu_ids);
   // A repeated bind whose Binding the API server refused: success when the pod is bound to `node`
   // already (an earlier bind of ours landed), else the error.
   std::string RepeatedBindOutcome(const codec::ExtenderBindingArgs& args, const absl::Status& bound);

@@ -153,7 +153,9 @@ class World {
   SimTime now() const { return now_; }
   // The replay's clock as a time: simulated milliseconds from the Unix epoch (what the ledger and the
   // decision history see; never the wall clock).
-  absl::Time time() const { return absl::UnixEpoch() + absl::Milliseconds(now_); }
+  absl::Time time() const { return TimeAt(now_); }
+  // A replay time as topofit's code reads times (the replay starts at the Unix epoch).
+  static absl::Time TimeAt(SimTime at) { return absl::UnixEpoch() + absl::Milliseconds(at); }
   // Where topofit's decisions in this replay are recorded; null: nowhere.
   history::DecisionRecorder* recorder() const { return recorder_; }
   void set_recorder(history::DecisionRecorder* recorder) { recorder_ = recorder; }

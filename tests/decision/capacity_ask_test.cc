@@ -123,7 +123,7 @@ TEST_CASE("A 10-hour trainer preferring NVLink refuses an idle g5 and asks for c
   const std::optional<CapacityAsk> ask = CapacityAskFor(TrainerPod("10h"), Trainer("10h"), ShapesOf(cluster.Nodes()), kNow, {}, {});
   REQUIRE(ask.has_value());
 
-  const NodeVerdict asking = JudgeNode(Trainer("10h"), "uid-trainer", g5, none, memo, &*ask);
+  const NodeVerdict asking = JudgeNode(Trainer("10h"), {"uid-trainer"}, g5, none, memo, &*ask);
   REQUIRE(asking.refusal == Refusal::kAskingForCapacity);
   CHECK_FALSE(asking.fits);
   CHECK(asking.unresolvable);  // preemption would not give it a better set
@@ -135,7 +135,7 @@ TEST_CASE("A 10-hour trainer preferring NVLink refuses an idle g5 and asks for c
             "10m after it "
             "was first refused");
   // Without an ask (bind, or a pod that could not ask) the node fits as before.
-  CHECK(JudgeNode(Trainer("10h"), "uid-trainer", g5, none, memo).fits);
+  CHECK(JudgeNode(Trainer("10h"), {"uid-trainer"}, g5, none, memo).fits);
 
   // On the g5's set the trainer runs between 3.5 and 6 times as long: 2 minutes of work would lose more
   // than the 5-minute boot (it asks), 1 minute loses less (it takes the g5).
@@ -145,21 +145,21 @@ TEST_CASE("A 10-hour trainer preferring NVLink refuses an idle g5 and asks for c
   CHECK(stretch < 6);
   const std::optional<CapacityAsk> two_minutes = CapacityAskFor(TrainerPod("2m"), Trainer("2m"), ShapesOf(cluster.Nodes()), kNow, {}, {});
   REQUIRE(two_minutes.has_value());
-  CHECK(JudgeNode(Trainer("2m"), "uid-trainer", g5, none, memo, &*two_minutes).refusal == Refusal::kAskingForCapacity);
+  CHECK(JudgeNode(Trainer("2m"), {"uid-trainer"}, g5, none, memo, &*two_minutes).refusal == Refusal::kAskingForCapacity);
   const std::optional<CapacityAsk> short_ask = CapacityAskFor(TrainerPod("1m"), Trainer("1m"), ShapesOf(cluster.Nodes()), kNow, {}, {});
   REQUIRE(short_ask.has_value());
-  CHECK(JudgeNode(Trainer("1m"), "uid-trainer", g5, none, memo, &*short_ask).fits);
+  CHECK(JudgeNode(Trainer("1m"), {"uid-trainer"}, g5, none, memo, &*short_ask).fits);
 
   // 10 minutes after its first refusal nothing came: it takes the g5.
   Preference refused;
   refused.first_seen = kNow - absl::Minutes(10);
   const std::optional<CapacityAsk> late = CapacityAskFor(TrainerPod("10h"), Trainer("10h"), ShapesOf(cluster.Nodes()), kNow, {refused}, {});
-  CHECK(JudgeNode(Trainer("10h"), "uid-trainer", g5, none, memo, &*late).fits);
+  CHECK(JudgeNode(Trainer("10h"), {"uid-trainer"}, g5, none, memo, &*late).fits);
 
   // Once a scale-up holds capacity for it, waiting for that capacity is the rule (capacity_wait.h), not
   // asking again: a hold for it means it does not ask.
   const CapacityHolds held({P4dIntentFor({{"uid-trainer", 4}})}, {}, {&g5}, HoldContext{});
-  CHECK(JudgeNode(Trainer("10h"), "uid-trainer", g5, held, memo, &*ask).fits);
+  CHECK(JudgeNode(Trainer("10h"), {"uid-trainer"}, g5, held, memo, &*ask).fits);
 }
 
 }  // namespace

@@ -40,10 +40,10 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
   // JudgeNode's verdict for a pod wanting `gpus` on `node`: refused by a hold, or not.
   auto held = [&memo](const CapacityHolds& h, const char* uid, int gpus, const NodeGpuSnapshot& node) {
     const kube::Pod pod = MakePod().gpus(gpus);
-    return JudgeNode(*DemandOf(pod), uid, node, h, memo).refusal == Refusal::kHeldForScaleUp;
+    return JudgeNode(*DemandOf(pod), {uid}, node, h, memo).refusal == Refusal::kHeldForScaleUp;
   };
 
-  const NodeVerdict refused = JudgeNode(*DemandOf(MakePod().gpus(1)), "uid-web", fresh, holds, memo);
+  const NodeVerdict refused = JudgeNode(*DemandOf(MakePod().gpus(1)), {"uid-web"}, fresh, holds, memo);
   REQUIRE(refused.refusal == Refusal::kHeldForScaleUp);
   CHECK(refused.unresolvable);  // preemption cannot free GPUs held for pods not running yet
   CHECK(refused.held_gpus == 8);
@@ -52,7 +52,7 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
         "topofit: 8 of the node's 8 free GPUs are held for pending pods "
         "(node group p4d-group scaled up for ml/trainer)");
   CHECK_FALSE(held(holds, "uid-trainer", 8, fresh));              // the pod it was bought for
-  CHECK(JudgeNode(*DemandOf(MakePod()), "uid-web", fresh, holds, memo).fits);  // no GPUs asked, none taken
+  CHECK(JudgeNode(*DemandOf(MakePod()), {"uid-web"}, fresh, holds, memo).fits);  // no GPUs asked, none taken
   CHECK_FALSE(held(holds, "uid-web", 1, *state->Snapshot("old")));  // existed before the intent
   // A one-node scale-up brought one node, its first: a later node of the group came with another
   // scale-up, for other pods.
@@ -65,7 +65,7 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
   }
   SECTION("without a preference the reason names the pod by uid") {
     const CapacityHolds by_uid({P4dIntentFor({{"uid-trainer", 8}})}, {}, nodes);
-    const NodeVerdict verdict = JudgeNode(*DemandOf(MakePod().gpus(1)), "uid-web", fresh, by_uid, memo);
+    const NodeVerdict verdict = JudgeNode(*DemandOf(MakePod().gpus(1)), {"uid-web"}, fresh, by_uid, memo);
     CHECK_THAT(JudgedReasonText(verdict, "uid-web", fresh, by_uid), Catch::Contains("scaled up for uid-trainer"));
   }
   SECTION("pods that left the intent (bound or gone), or are not held for, hold nothing") {
@@ -87,7 +87,7 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
     CHECK_FALSE(held(two, "uid-web", 8, newer));  // a hold for the pool's pods, not one node per scale-up
     CHECK_FALSE(held(two, "uid-a", 4, fresh));
     CHECK_FALSE(held(two, "uid-b", 2, newer));    // b's scale-up's node or a's: alike
-    const NodeVerdict verdict = JudgeNode(*DemandOf(MakePod().gpus(3)), "uid-web", fresh, two, memo);
+    const NodeVerdict verdict = JudgeNode(*DemandOf(MakePod().gpus(3)), {"uid-web"}, fresh, two, memo);
     CHECK(JudgedReasonText(verdict, "uid-web", fresh, two) ==
           "topofit: 6 of the node's 8 free GPUs are held for pending pods "
           "(node group p4d-group scaled up for ml/a, ml/b)");
@@ -115,7 +115,7 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
     const CapacityHolds both({big}, {PendingPod("x", 8), PendingPod("y", 8)}, nodes);
     CHECK(held(both, "uid-web", 1, fresh));
     CHECK(held(both, "uid-web", 1, newer));
-    const NodeVerdict verdict = JudgeNode(*DemandOf(MakePod().gpus(1)), "uid-web", newer, both, memo);
+    const NodeVerdict verdict = JudgeNode(*DemandOf(MakePod().gpus(1)), {"uid-web"}, newer, both, memo);
     CHECK(verdict.held_gpus == 8);  // 16 pending, but one node serves at most 8 of them
     CHECK_FALSE(held(both, "uid-x", 8, newer));
   }
@@ -125,14 +125,46 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
     three.node_count = 2;
     const CapacityHolds split({three}, {PendingPod("x", 4), PendingPod("y", 4), PendingPod("z", 2)}, nodes);
     CHECK(held(split, "uid-web", 1, fresh));
-    CHECK(JudgeNode(*DemandOf(MakePod().gpus(1)), "uid-web", newer, split, memo).fits);  // 8 - 1 >= 2
+    CHECK(JudgeNode(*DemandOf(MakePod().gpus(1)), {"uid-web"}, newer, split, memo).fits);  // 8 - 1 >= 2
     CHECK_FALSE(held(split, "uid-web", 6, newer));  // a hold for a 2-GPU pod leaves the other 6
     CHECK(held(split, "uid-web", 7, newer));
   }
   SECTION("a node the pod does not fit is refused by the filter, whatever the holds") {
-    const NodeVerdict too_big = JudgeNode(*DemandOf(MakePod().gpus(16)), "uid-web", fresh, holds, memo);
+    const NodeVerdict too_big = JudgeNode(*DemandOf(MakePod().gpus(16)), {"uid-web"}, fresh, holds, memo);
     CHECK(too_big.refusal == Refusal::kNodeSize);
   }
+}
+
+// A hold keeps a pod off new capacity only while the pod is not late (JudgedPod): pending for two expected
+// boots (10 minutes by default), whatever capacity CA counted it onto has not come.
+TEST_CASE("A pod pending two expected boots is no longer held off capacity grown for another", "[capacity_hold]") {
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  REQUIRE(state->UpsertNode(P4d("new", kIntentSeconds + 300)).ok());
+  const NodeGpuSnapshot& fresh = *state->Snapshot("new");
+  const absl::Time now = absl::FromUnixSeconds(kIntentSeconds + 360);
+  const CapacityHolds holds({P4dIntentFor({{"uid-trainer", 8}})}, {PendingPod("trainer", 8)}, {&fresh},
+                            HoldContext{now, CapacityWaitPolicy{}});
+  const GpuDemand one_gpu = *DemandOf(MakePod().gpus(1));
+  FilterMemo memo;
+  auto refusal = [&](const JudgedPod& pod, const CapacityHolds& h) { return JudgeNode(one_gpu, pod, fresh, h, memo).refusal; };
+
+  CHECK(refusal({"uid-web", now - absl::Minutes(10) - absl::Seconds(1)}, holds) == Refusal::kNone);
+  CHECK(refusal({"uid-web", now - absl::Minutes(10)}, holds) == Refusal::kHeldForScaleUp);  // not yet late
+  CHECK(refusal({"uid-web"}, holds) == Refusal::kHeldForScaleUp);  // created when, unknown
+  // The expected boot the operator gives sets the bound.
+  const CapacityHolds slow_boots({P4dIntentFor({{"uid-trainer", 8}})}, {PendingPod("trainer", 8)}, {&fresh},
+                                 HoldContext{now, CapacityWaitPolicy{.expected_boot = absl::Minutes(8)}});
+  CHECK(refusal({"uid-web", now - absl::Minutes(11)}, slow_boots) == Refusal::kHeldForScaleUp);
+  CHECK(refusal({"uid-web", now - absl::Minutes(17)}, slow_boots) == Refusal::kNone);
+  // Without a time (HoldContext's default) nobody is late.
+  const CapacityHolds timeless({P4dIntentFor({{"uid-trainer", 8}})}, {PendingPod("trainer", 8)}, {&fresh});
+  CHECK(refusal({"uid-web", now - absl::Hours(1)}, timeless) == Refusal::kHeldForScaleUp);
+
+  // The creation time is read from the pod's metadata; 0 (unset) is unknown.
+  const JudgedPod judged = JudgedPod::Of(MakePod().uid("uid-web").created(kIntentSeconds));
+  CHECK(judged.uid == "uid-web");
+  CHECK(judged.created == absl::FromUnixSeconds(kIntentSeconds));
+  CHECK_FALSE(JudgedPod::Of(MakePod().uid("uid-web")).created.has_value());
 }
 
 // Wait or place now (capacity_wait.h): a pod preferring NVLink, for which a p4d node is booting, is
@@ -153,7 +185,7 @@ TEST_CASE("A pod preferring a topology waits for the capacity scaled up for it r
   };
 
   const CapacityHolds booting = at(absl::Minutes(2), {&pcie});
-  const NodeVerdict waiting = JudgeNode(demand, "uid-trainer", pcie, booting, memo);
+  const NodeVerdict waiting = JudgeNode(demand, {"uid-trainer"}, pcie, booting, memo);
   REQUIRE(waiting.refusal == Refusal::kWaitingForCapacity);
   CHECK_FALSE(waiting.fits);
   CHECK(waiting.unresolvable);  // preemption would not bring the NVLink node sooner
@@ -161,19 +193,19 @@ TEST_CASE("A pod preferring a topology waits for the capacity scaled up for it r
         "topofit: waiting for node group p4d-group, scaled up for this pod 2m ago, whose GPUs give it the "
         "topology it prefers (here at best PHB); it takes this node if they are not up 10m after the scale-up");
   // Others are not held off the PCIe node: nothing was grown there for the trainer.
-  CHECK(JudgeNode(*DemandOf(MakePod().gpus(4).annotation("topofit.io/min-link", "NV")), "uid-other", pcie, booting,
+  CHECK(JudgeNode(*DemandOf(MakePod().gpus(4).annotation("topofit.io/min-link", "NV")), {"uid-other"}, pcie, booting,
                   memo).fits);
   // Past the bound the capacity is late: the trainer takes what there is.
-  CHECK(JudgeNode(demand, "uid-trainer", pcie, at(absl::Minutes(10), {&pcie}), memo).fits);
+  CHECK(JudgeNode(demand, {"uid-trainer"}, pcie, at(absl::Minutes(10), {&pcie}), memo).fits);
   // Without a time (HoldContext's default) nobody waits.
-  CHECK(JudgeNode(demand, "uid-trainer", pcie, CapacityHolds({intent}, {}, {&pcie}), memo).fits);
+  CHECK(JudgeNode(demand, {"uid-trainer"}, pcie, CapacityHolds({intent}, {}, {&pcie}), memo).fits);
 
   // The p4d node is up: it is the trainer's, and the PCIe node is still refused while it has it.
   REQUIRE(state->UpsertNode(P4d("p4d-new", kIntentSeconds + 240)).ok());
   const NodeGpuSnapshot& nvswitch = *state->Snapshot("p4d-new");
   const CapacityHolds up = at(absl::Minutes(5), {&pcie, &nvswitch});
-  CHECK(JudgeNode(demand, "uid-trainer", nvswitch, up, memo).fits);
-  CHECK(JudgeNode(demand, "uid-trainer", pcie, up, memo).refusal == Refusal::kWaitingForCapacity);
+  CHECK(JudgeNode(demand, {"uid-trainer"}, nvswitch, up, memo).fits);
+  CHECK(JudgeNode(demand, {"uid-trainer"}, pcie, up, memo).refusal == Refusal::kWaitingForCapacity);
 }
 
 }  // namespace

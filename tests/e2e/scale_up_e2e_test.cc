@@ -46,6 +46,8 @@ namespace corev1 = ::k8s::io::api::core::v1;
 constexpr char kRequestPath[] = "/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests/topofit-trainer";
 constexpr char kTemplatePath[] = "/api/v1/namespaces/ml/podtemplates/topofit-trainer";
 
+std::string Rfc3339(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()); }
+
 json GpuNode(const std::string& name, const std::string& instance_type, const std::string& node_group, int gpus,
              const std::string& created) {
   return {{"metadata",
@@ -63,7 +65,7 @@ json GpuNode(const std::string& name, const std::string& instance_type, const st
 json GpuPod(const std::string& name, int gpus, bool nv_required, const std::string& node = "",
             const std::string& gpu_ids = "") {
   json pod = {{"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", absl::StrCat("uid-", name)},
-                            {"creationTimestamp", "2026-11-30T09:00:00Z"}, {"annotations", json::object()}}},
+                            {"creationTimestamp", Rfc3339(absl::Now())}, {"annotations", json::object()}}},
               {"spec",
                {{"schedulerName", "topofit"},
                 {"containers",
@@ -79,8 +81,6 @@ json GpuPod(const std::string& name, int gpus, bool nv_required, const std::stri
   if (!gpu_ids.empty()) pod["metadata"]["annotations"]["topofit.io/gpu-ids"] = gpu_ids;
   return pod;
 }
-
-std::string Rfc3339(absl::Time t) { return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()); }
 
 // The stand-in for cluster-autoscaler's side of a ProvisioningRequest: the pod it makes from the request's
 // PodTemplate as PodsForProvisioningRequest does (name <request>-0-0, uid "<namespace>/<name>", the

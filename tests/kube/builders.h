@@ -96,6 +96,10 @@ class PodBuilder {
     pod_.metadata.uid = std::move(uid);
     return *this;
   }
+  PodBuilder& created(int64_t unix_seconds) {
+    pod_.metadata.creation_timestamp_seconds = unix_seconds;
+    return *this;
+  }
   PodBuilder& annotation(const std::string& key, std::string value) {
     pod_.metadata.annotations[key] = std::move(value);
     return *this;

@@ -180,7 +180,7 @@ TEST_CASE("ApiLedger: an extender and an expander on one API server agree on pre
     const decision::NodeGpuSnapshot& fresh = *state->Snapshot("p4d-new");
     const decision::CapacityHolds holds(extender.ledger->Intents(), extender.ledger->Preferences(), {&fresh});
     CHECK(holds.HeldOn(fresh) == 8);
-    CHECK(holds.MayTake("uid-trainer", fresh, 8));
+    CHECK(holds.MayTake({"uid-trainer"}, fresh, 8));
   }
   SECTION("the node groups the expander was offered reach the extender through their ConfigMap") {
     const kube::Node p4d_template =

@@ -60,6 +60,32 @@ TEST_CASE("The extender holds new capacity for the pod the expander scaled up fo
   CHECK(*extender.Filter(web_args)->node_names == std::vector<std::string>{"p4d-second"});
 }
 
+// A pod pending for two expected boots (from its metadata.creationTimestamp; 10 minutes by default) is
+// late: whatever CA counted it onto has not come, and filter and bind let it take GPUs held for another.
+TEST_CASE("The extender lets a pod pending past two expected boots take capacity held for another",
+          "[capacity_hold][extender]") {
+  testing::ExtenderFixture f;
+  f.clock.Set(absl::FromUnixSeconds(kIntentSeconds));
+  auto& [clock, registry, state, ledger, kube, metrics, log, capacity, drain_guard, extender] = f;
+
+  const kube::Pod trainer = MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV")
+                                .annotation("topofit.io/topology-policy", "required");
+  const kube::Pod web = MakePod().name("web").gpus(1).created(kIntentSeconds - 360);
+  kube.PutPod(trainer);
+  kube.PutPod(web);
+  REQUIRE(extender.Filter({trainer, std::nullopt, std::vector<std::string>{}}).ok());
+  ledger->RecordIntent(P4dIntentFor({{"uid-trainer", 8}}));
+  clock.Advance(absl::Minutes(4));  // the web pod has been pending 10 minutes
+  REQUIRE(state->UpsertNode(P4d("p4d-new", kIntentSeconds + 240)).ok());
+
+  const codec::ExtenderArgs web_args{web, std::nullopt, std::vector<std::string>{"p4d-new"}};
+  CHECK(extender.Filter(web_args)->failed_and_unresolvable_nodes.count("p4d-new") == 1);
+  CHECK_THAT(*extender.Bind({"web", "default", "uid-web", "p4d-new"}), Catch::Contains("scaled up for default/trainer"));
+  clock.Advance(absl::Seconds(1));
+  CHECK(*extender.Filter(web_args)->node_names == std::vector<std::string>{"p4d-new"});
+  CHECK(*extender.Bind({"web", "default", "uid-web", "p4d-new"}) == "");
+}
+
 // Wait or place now (decision/capacity_wait.h): a pod preferring NVLink, with a p4d node booting for it,
 // is refused the PCIe node a finished pod freed, asks for no capacity of its own, and takes the p4d node.
 TEST_CASE("The extender keeps a pod preferring NVLink off a PCIe node while its NVLink node boots",

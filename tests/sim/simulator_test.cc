@@ -175,6 +175,34 @@ TEST_CASE("topofit: pods a scale-up was made for take its nodes in the scheduler
   CHECK(result.pods[1].first_start == second_ready);
 }
 
+// A hold keeps a pod off the node grown for another only while the pod is not late (decision::JudgedPod):
+// a 1-GPU pod whose g5 node never comes up is held back for 10 minutes, then takes what there is, ahead
+// of the younger trainer, as kube-scheduler's queue orders them.
+TEST_CASE("topofit: a pod whose node never came is held off the node grown for a trainer only until it is late",
+          "[replay]") {
+  Workload workload;
+  NodeGroupSpec flaky = Group("g5", "g5.48xlarge", 8, 16.29, 2);
+  flaky.provision_failure_rate = 1.0;
+  workload.groups = {flaky, Group("nvlink", "p4d.24xlarge", 8, 32.77, 3)};
+  const SimTime trainer_arrives = GENERATE(2 * kMinute, 6 * kMinute);
+  workload.pods = {Pod("web", 0, kHour, 1), NvPod("train", trainer_arrives, kHour, 8)};
+  const ReplayResult result = Run(workload, "topofit");
+  REQUIRE(result.scale_ups.size() >= 2);
+  CHECK(result.scale_ups[0].group == "g5");  // for web at 0:30: the cheaper group, whose node never comes
+  CHECK(result.scale_ups[1].group == "nvlink");
+  CHECK(result.scale_ups[1].at == trainer_arrives);  // CA's loop is already running for web
+  const SimTime p4d_ready = trainer_arrives + 5 * kMinute;
+  if (trainer_arrives == 2 * kMinute) {
+    // Up at 7:00, when web has waited 7 minutes: held for the trainer.
+    CHECK(result.pods[1].first_start == p4d_ready);
+    CHECK(result.pods[0].first_start > p4d_ready);
+  } else {
+    // Up at 11:00: web is late, first in the queue, and takes a GPU; the trainer waits for another node.
+    CHECK(result.pods[0].first_start == p4d_ready);
+    CHECK(result.pods[1].first_start > p4d_ready);
+  }
+}
+
 // Wait or place now (decision/capacity_wait.h): a 4-GPU pod preferring NVLink, for which a p4d node is
 // booting, waits for it rather than take the PCIe node a finished pod frees before then.
 TEST_CASE("topofit: a pod preferring NVLink waits for the p4d node booting for it rather than run slower on a g5 now",
