@@ -50,15 +50,15 @@ struct HoldContext {
   CapacityWaitPolicy wait;
 };
 
-inline constexpr int kLateBoots = 2;
-
 // The pod a hold is weighed against: the uid the ledger knows it by and when it was created (nullopt:
-// unknown). A hold keeps a pod off new capacity only while the pod is not late: once it has been pending
-// for kLateBoots expected boots, whatever capacity CA counted it onto should have come and has not (a node
-// that never comes up is only given up at CA's max node provision time, 15 minutes), and holding it back
-// then puts a younger pod ahead of it in kube-scheduler's queue for nothing it still waits for
-// (the held-out Azure LLM with nodes failing, issue 13).
+// unknown). A hold keeps a pod off new capacity only while the pod is not late: pending for more than
+// kLateBoots expected boots, whatever capacity CA counted it onto should have come and has not (a node
+// that never comes up is given up only at CA's max node provision time, 15 minutes). Holding it back
+// further would only let a younger pod go ahead of it, against kube-scheduler's queue order (the
+// held-out Azure LLM with nodes failing, issue 13).
+inline constexpr int kLateBoots = 2;
 struct JudgedPod {
+  // Not explicit: call sites write {uid} or {uid, created}.
   JudgedPod(absl::string_view uid, std::optional<absl::Time> created = std::nullopt) : uid(uid), created(created) {}
   // The pod's uid and its metadata.creationTimestamp, when set.
   static JudgedPod Of(const kube::Pod& pod);
