@@ -34,16 +34,18 @@ const decision::FilterMemo::Entry& KubeSchedulerModel::Extend(int pod, const Sim
 }
 
 decision::NodeVerdict KubeSchedulerModel::ExtenderVerdict(int pod, int node) {
-  const std::string uid = world_.PodUid(pod);
-  return decision::JudgeNode(world_.klass(pod).demand, {uid, World::TimeAt(world_.spec(pod).arrival)},
-                             world_.nodes()[node].gpus, *holds_, memo_, ask_);
+  return Judge(pod, world_.PodUid(pod), world_.nodes()[node]);
+}
+
+decision::NodeVerdict KubeSchedulerModel::Judge(int pod, absl::string_view uid, const SimNode& node) {
+  // The pod was created when it arrived.
+  return decision::JudgeNode(world_.klass(pod).demand, {uid, World::TimeAt(world_.spec(pod).arrival)}, node.gpus,
+                             *holds_, memo_, ask_);
 }
 
 bool KubeSchedulerModel::ExtenderAccepts(int pod, absl::string_view uid, const SimNode& node,
                                          PlacementDecision* decision) {
-  const decision::NodeVerdict verdict =
-      decision::JudgeNode(world_.klass(pod).demand, {uid, World::TimeAt(world_.spec(pod).arrival)}, node.gpus, *holds_,
-                          memo_, ask_);
+  const decision::NodeVerdict verdict = Judge(pod, uid, node);
   if (verdict.fits) return true;
   if (decision == nullptr) return false;
   // Held, or waiting for its own scale-up: capacity is coming, the pod asks for none of its own.

@@ -61,8 +61,10 @@ class KubeSchedulerModel {
 
  private:
   bool UsesExtender(int pod) const;
-  // The extender's verdict on the node for the pod, whose ledger uid is `uid` (decision::JudgeNode);
-  // `decision`, when given, learns whether a hold (held_back) or an ask (asking_for_capacity) refused it.
+  // decision::JudgeNode for the pod, whose ledger uid is `uid`, on the node, with the current holds and ask.
+  decision::NodeVerdict Judge(int pod, absl::string_view uid, const SimNode& node);
+  // Whether the extender accepts the node for the pod (Judge); `decision`, when given, learns whether a
+  // hold (held_back) or an ask (asking_for_capacity) refused it.
   bool ExtenderAccepts(int pod, absl::string_view uid, const SimNode& node, PlacementDecision* decision = nullptr);
   // The extender's filter verdict and score for the pod on the node's current GPUs.
   const decision::FilterMemo::Entry& Extend(int pod, const SimNode& node);
