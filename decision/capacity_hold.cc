@@ -190,8 +190,8 @@ bool CapacityHolds::MayTake(const JudgedPod& pod, const NodeGpuSnapshot& node, i
   const auto [pool, i] = PoolOf(node);
   if (pool == nullptr) return true;
   if (std::find(pool->members.begin(), pool->members.end(), pod.uid) == pool->members.end()) {
-    const bool late = context_.now && pod.created && *context_.now - *pod.created > kLateBoots * context_.wait.expected_boot;
-    return late || static_cast<int>(node.free().size()) - gpus >= pool->held[i];
+    const std::optional<absl::Time> late_from = LateFrom(pod);
+    return (late_from && *context_.now > *late_from) || static_cast<int>(node.free().size()) - gpus >= pool->held[i];
   }
   // The pool's pods placed before, against the others after this one took its GPUs: no worse.
   std::vector<int> after = pool->free;
@@ -199,12 +199,17 @@ bool CapacityHolds::MayTake(const JudgedPod& pod, const NodeGpuSnapshot& node, i
   return PackFirstFitDecreasing(Descending(pool->pending, pod.uid), after).unplaced <= pool->unplaced;
 }
 
-std::string CapacityHolds::ReasonText(absl::string_view pod_uid, const NodeVerdict& verdict,
+std::optional<absl::Time> CapacityHolds::LateFrom(const JudgedPod& pod) const {
+  if (!context_.now || !pod.created) return std::nullopt;
+  return *pod.created + kLateBoots * context_.wait.expected_boot;
+}
+
+std::string CapacityHolds::ReasonText(const JudgedPod& pod, const NodeVerdict& verdict,
                                       const NodeGpuSnapshot& node) const {
   if (verdict.refusal == Refusal::kWaitingForCapacity) {
-    const Pool* pool = HeldFor(pod_uid);
+    const Pool* pool = HeldFor(pod.uid);
     if (pool == nullptr) return "topofit: waiting for the capacity scaled up for this pod";
-    const absl::Time scaled_up = pool->pending.at(std::string(pod_uid)).scaled_up;
+    const absl::Time scaled_up = pool->pending.at(std::string(pod.uid)).scaled_up;
     return absl::StrCat("topofit: waiting for node group ", pool->node_group, ", scaled up for this pod ",
                         absl::FormatDuration(absl::Trunc(context_.now.value_or(scaled_up) - scaled_up, absl::Seconds(1))),
                         " ago, whose GPUs give it the topology it prefers (here at best ",
@@ -215,8 +220,13 @@ std::string CapacityHolds::ReasonText(absl::string_view pod_uid, const NodeVerdi
   const Pool* pool = PoolOf(node).pool;
   const std::string why =
       pool == nullptr ? "" : absl::StrCat(" (node group ", pool->node_group, " scaled up for ", absl::StrJoin(pool->pods, ", "), ")");
+  const std::optional<absl::Time> late_from = LateFrom(pod);
+  const std::string until =
+      late_from ? absl::StrCat("; this pod is held back until ", absl::FormatTime(absl::RFC3339_sec, *late_from, absl::UTCTimeZone()),
+                               ", when it has been pending ", absl::FormatDuration(kLateBoots * context_.wait.expected_boot))
+                : "";
   return absl::StrCat("topofit: ", verdict.held_gpus, " of the node's ", verdict.free_gpus,
-                      " free GPUs are held for pending pods", why);
+                      " free GPUs are held for pending pods", why, until);
 }
 
 NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeGpuSnapshot& node,
@@ -246,11 +256,11 @@ NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeG
   return held;
 }
 
-std::string JudgedReasonText(const NodeVerdict& verdict, absl::string_view pod_uid, const NodeGpuSnapshot& node,
+std::string JudgedReasonText(const NodeVerdict& verdict, const JudgedPod& pod, const NodeGpuSnapshot& node,
                              const CapacityHolds& holds, const CapacityAsk* ask) {
   if (verdict.refusal == Refusal::kAskingForCapacity && ask != nullptr) return AskingReasonText(verdict, *ask);
   if (verdict.refusal == Refusal::kHeldForScaleUp || verdict.refusal == Refusal::kWaitingForCapacity) {
-    return holds.ReasonText(pod_uid, verdict, node);
+    return holds.ReasonText(pod, verdict, node);
   }
   return ReasonText(verdict, node.topology_origin);
 }

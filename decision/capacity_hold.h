@@ -60,7 +60,7 @@ inline constexpr int kLateBoots = 2;
 struct JudgedPod {
   // Not explicit: call sites write {uid} or {uid, created}.
   JudgedPod(absl::string_view uid, std::optional<absl::Time> created = std::nullopt) : uid(uid), created(created) {}
-  // The pod's uid and its metadata.creationTimestamp, when set.
+  // The pod's uid (a view: `pod` must outlive the result) and its metadata.creationTimestamp, when set.
   static JudgedPod Of(const kube::Pod& pod);
   absl::string_view uid;
   std::optional<absl::Time> created;
@@ -90,9 +90,10 @@ class CapacityHolds {
   // Whether capacity is held for `pod_uid` (a scale-up was made for it and it is still pending).
   bool HoldsFor(absl::string_view pod_uid) const { return HeldFor(pod_uid) != nullptr; }
 
-  // The words for a kHeldForScaleUp verdict of `pod_uid` on `node`: which scale-ups hold it for whom; for
-  // a kWaitingForCapacity verdict, which scale-up the pod waits for and until when.
-  std::string ReasonText(absl::string_view pod_uid, const NodeVerdict& verdict, const NodeGpuSnapshot& node) const;
+  // The words for a kHeldForScaleUp verdict of `pod` on `node`: which scale-ups hold it for whom, and until
+  // when the pod is held back (when it becomes late, if its creation time is known); for a
+  // kWaitingForCapacity verdict, which scale-up the pod waits for and until when.
+  std::string ReasonText(const JudgedPod& pod, const NodeVerdict& verdict, const NodeGpuSnapshot& node) const;
 
   // The holds of one node group (see above).
   struct Pool {
@@ -124,6 +125,8 @@ class CapacityHolds {
     size_t index = 0;
   };
   PoolNode PoolOf(const NodeGpuSnapshot& node) const;
+  // When `pod` becomes late (JudgedPod); nullopt when its creation time or the time now is unknown.
+  std::optional<absl::Time> LateFrom(const JudgedPod& pod) const;
 
   std::vector<Pool> pools_;  // the groups whose pods still wait
   HoldContext context_;
@@ -139,7 +142,7 @@ NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeG
                       const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask = nullptr);
 
 // The words for any verdict of JudgeNode (its FailedNodes reason).
-std::string JudgedReasonText(const NodeVerdict& verdict, absl::string_view pod_uid, const NodeGpuSnapshot& node,
+std::string JudgedReasonText(const NodeVerdict& verdict, const JudgedPod& pod, const NodeGpuSnapshot& node,
                              const CapacityHolds& holds, const CapacityAsk* ask = nullptr);
 
 }  // namespace topofit::decision

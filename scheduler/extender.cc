@@ -130,15 +130,15 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   decision::PreferredSet preferred_set = decision::PreferredSet::kEnforced;
   const bool recording = recorder_ != nullptr && demand->wants_gpus();
   history::FilterCandidates candidates(recording ? nodes->snapshots.size() + nodes->unresolved.size() : 0);
+  const decision::JudgedPod judged = decision::JudgedPod::Of(args.pod);
   for (size_t i = 0; i < nodes->snapshots.size(); ++i) {
     const NodeGpuSnapshot& node = *nodes->snapshots[i];
-    const NodeVerdict verdict =
-        decision::JudgeNode(*demand, decision::JudgedPod::Of(args.pod), node, holds, memo, ask ? &*ask : nullptr);
+    const NodeVerdict verdict = decision::JudgeNode(*demand, judged, node, holds, memo, ask ? &*ask : nullptr);
     if (recording) candidates.Add(node.node, verdict);
     if (verdict.fits) {
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
     } else {
-      std::string reason = decision::JudgedReasonText(verdict, args.pod.metadata.uid, node, holds, ask ? &*ask : nullptr);
+      std::string reason = decision::JudgedReasonText(verdict, judged, node, holds, ask ? &*ask : nullptr);
       if (verdict.refusal == Refusal::kAskingForCapacity) preferred_set = decision::PreferredSet::kAsked;
       // Held, or waiting for its own scale-up: capacity is coming, the pod asks for none of its own.
       held_back = held_back || verdict.refusal == Refusal::kHeldForScaleUp ||
@@ -362,7 +362,7 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
       const CapacityHolds holds = HoldsNow(demand);
       FilterMemo memo;
       const NodeVerdict verdict = decision::JudgeNode(demand, judged, *node, holds, memo);
-      if (!verdict.fits) return decision::JudgedReasonText(verdict, args.pod_uid, *node, holds);
+      if (!verdict.fits) return decision::JudgedReasonText(verdict, judged, *node, holds);
       gpus = verdict.chosen->gpus;
       quality = verdict.chosen->quality;
       assumed = state_.Assume(pod, args.node, gpus);

@@ -48,7 +48,7 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
   CHECK(refused.unresolvable);  // preemption cannot free GPUs held for pods not running yet
   CHECK(refused.held_gpus == 8);
   CHECK(refused.free_gpus == 8);
-  CHECK(JudgedReasonText(refused, "uid-web", fresh, holds) ==
+  CHECK(JudgedReasonText(refused, {"uid-web"}, fresh, holds) ==
         "topofit: 8 of the node's 8 free GPUs are held for pending pods "
         "(node group p4d-group scaled up for ml/trainer)");
   CHECK_FALSE(held(holds, "uid-trainer", 8, fresh));              // the pod it was bought for
@@ -66,7 +66,7 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
   SECTION("without a preference the reason names the pod by uid") {
     const CapacityHolds by_uid({P4dIntentFor({{"uid-trainer", 8}})}, {}, nodes);
     const NodeVerdict verdict = JudgeNode(*DemandOf(MakePod().gpus(1)), {"uid-web"}, fresh, by_uid, memo);
-    CHECK_THAT(JudgedReasonText(verdict, "uid-web", fresh, by_uid), Catch::Contains("scaled up for uid-trainer"));
+    CHECK_THAT(JudgedReasonText(verdict, {"uid-web"}, fresh, by_uid), Catch::Contains("scaled up for uid-trainer"));
   }
   SECTION("pods that left the intent (bound or gone), or are not held for, hold nothing") {
     Intent intent = P4dIntentFor({{"uid-trainer", 8}});
@@ -88,7 +88,7 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
     CHECK_FALSE(held(two, "uid-a", 4, fresh));
     CHECK_FALSE(held(two, "uid-b", 2, newer));    // b's scale-up's node or a's: alike
     const NodeVerdict verdict = JudgeNode(*DemandOf(MakePod().gpus(3)), {"uid-web"}, fresh, two, memo);
-    CHECK(JudgedReasonText(verdict, "uid-web", fresh, two) ==
+    CHECK(JudgedReasonText(verdict, {"uid-web"}, fresh, two) ==
           "topofit: 6 of the node's 8 free GPUs are held for pending pods "
           "(node group p4d-group scaled up for ml/a, ml/b)");
   }
@@ -151,6 +151,13 @@ TEST_CASE("A pod pending two expected boots is no longer held off capacity grown
   CHECK(refusal({"uid-web", now - absl::Minutes(10) - absl::Seconds(1)}, holds) == Refusal::kNone);
   CHECK(refusal({"uid-web", now - absl::Minutes(10)}, holds) == Refusal::kHeldForScaleUp);  // not yet late
   CHECK(refusal({"uid-web"}, holds) == Refusal::kHeldForScaleUp);  // created when, unknown
+  // The reason says until when the pod is held back, when its creation time is known.
+  const JudgedPod eight_minutes("uid-web", now - absl::Minutes(8));
+  CHECK(JudgedReasonText(JudgeNode(one_gpu, eight_minutes, fresh, holds, memo), eight_minutes, fresh, holds) ==
+        "topofit: 8 of the node's 8 free GPUs are held for pending pods (node group p4d-group scaled up for "
+        "ml/trainer); this pod is held back until 2027-01-15T08:08:00+00:00, when it has been pending 10m");
+  CHECK_THAT(JudgedReasonText(JudgeNode(one_gpu, {"uid-web"}, fresh, holds, memo), {"uid-web"}, fresh, holds),
+             !Catch::Contains("held back until"));
   // The expected boot the operator gives sets the bound.
   const CapacityHolds slow_boots({P4dIntentFor({{"uid-trainer", 8}})}, {PendingPod("trainer", 8)}, {&fresh},
                                  HoldContext{now, CapacityWaitPolicy{.expected_boot = absl::Minutes(8)}});
@@ -161,10 +168,12 @@ TEST_CASE("A pod pending two expected boots is no longer held off capacity grown
   CHECK(refusal({"uid-web", now - absl::Hours(1)}, timeless) == Refusal::kHeldForScaleUp);
 
   // The creation time is read from the pod's metadata; 0 (unset) is unknown.
-  const JudgedPod judged = JudgedPod::Of(MakePod().uid("uid-web").created(kIntentSeconds));
+  const kube::Pod created = MakePod().uid("uid-web").created(kIntentSeconds);
+  const JudgedPod judged = JudgedPod::Of(created);  // a view of the pod's uid: the pod outlives it
   CHECK(judged.uid == "uid-web");
   CHECK(judged.created == absl::FromUnixSeconds(kIntentSeconds));
-  CHECK_FALSE(JudgedPod::Of(MakePod().uid("uid-web")).created.has_value());
+  const kube::Pod unset = MakePod().uid("uid-web");
+  CHECK_FALSE(JudgedPod::Of(unset).created.has_value());
 }
 
 // Wait or place now (capacity_wait.h): a pod preferring NVLink, for which a p4d node is booting, is
@@ -189,7 +198,7 @@ TEST_CASE("A pod preferring a topology waits for the capacity scaled up for it r
   REQUIRE(waiting.refusal == Refusal::kWaitingForCapacity);
   CHECK_FALSE(waiting.fits);
   CHECK(waiting.unresolvable);  // preemption would not bring the NVLink node sooner
-  CHECK(JudgedReasonText(waiting, "uid-trainer", pcie, booting) ==
+  CHECK(JudgedReasonText(waiting, {"uid-trainer"}, pcie, booting) ==
         "topofit: waiting for node group p4d-group, scaled up for this pod 2m ago, whose GPUs give it the "
         "topology it prefers (here at best PHB); it takes this node if they are not up 10m after the scale-up");
   // Others are not held off the PCIe node: nothing was grown there for the trainer.

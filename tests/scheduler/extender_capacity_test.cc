@@ -79,7 +79,10 @@ TEST_CASE("The extender lets a pod pending past two expected boots take capacity
   REQUIRE(state->UpsertNode(P4d("p4d-new", kIntentSeconds + 240)).ok());
 
   const codec::ExtenderArgs web_args{web, std::nullopt, std::vector<std::string>{"p4d-new"}};
-  CHECK(extender.Filter(web_args)->failed_and_unresolvable_nodes.count("p4d-new") == 1);
+  absl::StatusOr<codec::ExtenderFilterResult> held = extender.Filter(web_args);
+  REQUIRE(held->failed_and_unresolvable_nodes.count("p4d-new") == 1);
+  CHECK_THAT(held->failed_and_unresolvable_nodes.at("p4d-new"),
+             Catch::EndsWith("this pod is held back until 2027-01-15T08:04:00+00:00, when it has been pending 10m"));
   CHECK_THAT(*extender.Bind({"web", "default", "uid-web", "p4d-new"}), Catch::Contains("scaled up for default/trainer"));
   clock.Advance(absl::Seconds(1));
   CHECK(*extender.Filter(web_args)->node_names == std::vector<std::string>{"p4d-new"});
