@@ -220,7 +220,9 @@ std::string CapacityHolds::ReasonText(const JudgedPod& pod, const NodeVerdict& v
   const Pool* pool = PoolOf(node).pool;
   const std::string why =
       pool == nullptr ? "" : absl::StrCat(" (node group ", pool->node_group, " scaled up for ", absl::StrJoin(pool->pods, ", "), ")");
-  const std::optional<absl::Time> late_from = LateFrom(pod);
+  // Only a pod outside the pool stops being held back when late (MayTake).
+  const bool outsider = pool != nullptr && std::find(pool->members.begin(), pool->members.end(), pod.uid) == pool->members.end();
+  const std::optional<absl::Time> late_from = outsider ? LateFrom(pod) : std::nullopt;
   const std::string until =
       late_from ? absl::StrCat("; this pod is held back until ", absl::FormatTime(absl::RFC3339_sec, *late_from, absl::UTCTimeZone()),
                                ", when it has been pending ", absl::FormatDuration(kLateBoots * context_.wait.expected_boot))

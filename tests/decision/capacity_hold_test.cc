@@ -158,6 +158,16 @@ TEST_CASE("A pod pending two expected boots is no longer held off capacity grown
         "ml/trainer); this pod is held back until 2027-01-15T08:08:00+00:00, when it has been pending 10m");
   CHECK_THAT(JudgedReasonText(JudgeNode(one_gpu, {"uid-web"}, fresh, holds, memo), {"uid-web"}, fresh, holds),
              !Catch::Contains("held back until"));
+  // A pod of the pool waits for the pool's own nodes, late or not: CA packed it with the trainer onto two
+  // nodes, and the second is still to come.
+  Intent packed = P4dIntentFor({{"uid-trainer", 8}, {"uid-one", 1}});
+  packed.node_count = 2;
+  const CapacityHolds pool({packed}, {PendingPod("trainer", 8), PendingPod("one", 1)}, {&fresh},
+                           HoldContext{now, CapacityWaitPolicy{}});
+  const JudgedPod member("uid-one", now - absl::Minutes(15));
+  const NodeVerdict member_held = JudgeNode(one_gpu, member, fresh, pool, memo);
+  CHECK(member_held.refusal == Refusal::kHeldForScaleUp);
+  CHECK_THAT(JudgedReasonText(member_held, member, fresh, pool), !Catch::Contains("held back until"));
   // The expected boot the operator gives sets the bound.
   const CapacityHolds slow_boots({P4dIntentFor({{"uid-trainer", 8}})}, {PendingPod("trainer", 8)}, {&fresh},
                                  HoldContext{now, CapacityWaitPolicy{.expected_boot = absl::Minutes(8)}});
