@@ -246,24 +246,15 @@ std::string CsvField(absl::string_view text) {
   return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
 }
 
-// The GPU counts any summary has pending times for, ascending.
-std::set<int> GpuCounts(const std::vector<std::vector<PolicySummary>>& runs) {
+// The GPU counts, `min_gpus` or more, that any summary's `by_gpus` map has an entry for
+// (PolicySummary::pending_by_gpus, completion_by_gpus), ascending.
+template <typename Times>
+std::set<int> GpuCounts(const std::vector<std::vector<PolicySummary>>& runs,
+                        std::map<int, Times> PolicySummary::*by_gpus, int min_gpus = 0) {
   std::set<int> counts;
   for (const std::vector<PolicySummary>& run : runs) {
     for (const PolicySummary& summary : run) {
-      for (const auto& [gpus, pending] : summary.pending_by_gpus) counts.insert(gpus);
-    }
-  }
-  return counts;
-}
-
-// The GPU counts, `min_gpus` or more, with pods that run to completion in any summary, ascending (a
-// summary lists a count only when it has such pods).
-std::set<int> CompletionCounts(const std::vector<std::vector<PolicySummary>>& runs, int min_gpus = 0) {
-  std::set<int> counts;
-  for (const std::vector<PolicySummary>& run : runs) {
-    for (const PolicySummary& summary : run) {
-      for (const auto& [gpus, completion] : summary.completion_by_gpus) {
+      for (const auto& [gpus, times] : summary.*by_gpus) {
         if (gpus >= min_gpus) counts.insert(gpus);
       }
     }
@@ -272,7 +263,7 @@ std::set<int> CompletionCounts(const std::vector<std::vector<PolicySummary>>& ru
 }
 
 std::string SummaryCsv(const std::vector<std::vector<PolicySummary>>& runs) {
-  const std::set<int> gpu_counts = GpuCounts(runs);
+  const std::set<int> gpu_counts = GpuCounts(runs, &PolicySummary::pending_by_gpus);
   std::vector<std::string> header = {"policy", "seed"};
   for (const Field<PolicySummary>& field : kSummaryFields) header.emplace_back(field.name);
   for (absl::string_view group : {"pending_", "pending_multi_gpu_"}) {
@@ -283,7 +274,7 @@ std::string SummaryCsv(const std::vector<std::vector<PolicySummary>>& runs) {
       header.push_back(absl::StrCat("pending_", gpus, "gpu_", field.name));
     }
   }
-  const std::set<int> completion_counts = CompletionCounts(runs);
+  const std::set<int> completion_counts = GpuCounts(runs, &PolicySummary::completion_by_gpus);
   for (int gpus : completion_counts) {
     header.push_back(absl::StrCat("completion_", gpus, "gpu_pods"));
     header.push_back(absl::StrCat("completion_", gpus, "gpu_mean_hours"));
@@ -701,7 +692,7 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
         FormatWait);
   }
   add("pending p95, multi-GPU pods", "", MultiGpuP95, FormatWait, "-");
-  for (int gpus : GpuCounts(runs)) {
+  for (int gpus : GpuCounts(runs, &PolicySummary::pending_by_gpus)) {
     for (const auto& [name, member] : kPercentiles) {
       add(absl::StrCat("pending ", name, ", ", PodsLabel(gpus)), "", [&](const PolicySummary& s) -> std::optional<double> {
         const auto pending = s.pending_by_gpus.find(gpus);
@@ -724,7 +715,7 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
       multi_gpu(&PolicySummary::mean_stretch), [](double x) { return absl::StrFormat("%.3fx", x); });
   add("slowdown GPU-hours", "GPU-hours beyond the ideal run time because of the GPU set (or lost throughput)",
       [](const PolicySummary& s) { return s.slowdown_gpu_hours; }, FormatHours);
-  const std::set<int> completing = CompletionCounts(runs, 2);
+  const std::set<int> completing = GpuCounts(runs, &PolicySummary::completion_by_gpus, 2);
   if (!completing.empty()) {
     legends.emplace_back("completion, <pods> (mean)",
                          "of the pods that run to completion: creation to the end of the run (pending, the run "
@@ -757,7 +748,7 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
     add_change("pending p95, all pods", [](const PolicySummary& s) { return s.pending.p95_seconds; }, FormatWait);
     add_change("pending p95, multi-GPU pods", MultiGpuP95, FormatWait);
     // The rest of issue 13's goal: each multi-GPU size on its own, and the slowdown.
-    for (int gpus : GpuCounts(runs)) {
+    for (int gpus : GpuCounts(runs, &PolicySummary::pending_by_gpus)) {
       if (gpus < 2) continue;
       add_change(absl::StrCat("pending p95, ", PodsLabel(gpus)), [gpus](const PolicySummary& s) -> std::optional<double> {
         const auto pending = s.pending_by_gpus.find(gpus);
