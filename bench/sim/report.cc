@@ -683,6 +683,16 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
       [](const PolicySummary& s) { return s.evicted_multi_gpu_pods; }, FormatCount);
   gap();
   add("pods", "", [](const PolicySummary& s) { return s.pods; }, FormatCount);
+  // How many pods each size's percentiles below stand on: a p95 over 16 pods is the worst pod but one.
+  legends.emplace_back("<n>-GPU pods", "of the pods, those requesting n GPUs: what that size's percentiles stand on "
+                                       "(of 19 pods or fewer, p95 is the worst pod's wait)");
+  for (int gpus : GpuCounts(runs, &PolicySummary::pending_by_gpus)) {
+    add(absl::StrCat("  ", PodsLabel(gpus)), "", [gpus](const PolicySummary& s) -> std::optional<double> {
+      const auto pending = s.pending_by_gpus.find(gpus);
+      if (pending == s.pending_by_gpus.end()) return std::nullopt;
+      return pending->second.pods;
+    }, FormatCount, "-");
+  }
   add("pods never started", "pods still pending at T; their pending time counts to T (a floor)",
       [](const PolicySummary& s) { return s.pods_never_started; }, FormatCount);
   legends.emplace_back("pending pNN, <pods>",

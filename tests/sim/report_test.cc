@@ -189,6 +189,9 @@ TEST_CASE("the table has a column per policy, in order, with its figures") {
   // 600 s = 10.0 min; 90 s = 1.5 min.
   CHECK(CellsOf(LineOf(table, "pending p95, 8-GPU pods"), "pending p95, 8-GPU pods") ==
         std::vector<std::string>{"10.0 min", "1.5 min"});
+  // How many pods each size's percentiles stand on.
+  CHECK(CellsOf(LineOf(table, "  8-GPU pods"), "  8-GPU pods") == std::vector<std::string>{"2", "2"});
+  CHECK(CellsOf(LineOf(table, "  1-GPU pods"), "  1-GPU pods") == std::vector<std::string>{"2", "2"});
   CHECK(CellsOf(LineOf(table, "pending p50, 1-GPU pods"), "pending p50, 1-GPU pods") ==
         std::vector<std::string>{"0.0 s", "0.0 s"});
   CHECK(CellsOf(LineOf(table, "multi-GPU pods on best topology"), "multi-GPU pods on best topology") ==
