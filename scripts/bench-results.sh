@@ -25,16 +25,24 @@ goal_file=$goal  # where run's goal rows go: the goal table, or the held-out one
 # issue 13's goal, topofit against tuned (mean of the seeds' relative changes): idle GPU-hours at least 25%
 # lower (`idle_target` -25; Azure: lower, 0), cost at most +3%, p95 pending of 2-, 4- and 8-GPU pods each at
 # most +5%, slowdown GPU-hours no higher. One row per workload from its table's "vs tuned" block (the
-# topofit column is the last); each cell the change, with "(met)" or "(NOT met)".
+# topofit column is the last); each cell the change, "(met)" or "(NOT met)", and the 95% confidence
+# interval of the mean over the seeds (Student's t with n-1 degrees of freedom, from the cell's sample
+# standard deviation), marked "clear" when the whole interval is on the verdict's side of the target.
 goal_row() {
   local workload=$1 idle_target=$2 table=$3
   awk -v workload="$workload" -v idle_target="$idle_target" '
+    BEGIN {
+      # t(0.975, df) for df = 1..9: the seeds a table can have.
+      split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262", t_975, " ")
+    }
+    /^seeds?: / { seeds = split(substr($0, index($0, ":") + 1, index($0, ";") ? index($0, ";") - index($0, ":") - 1 : length($0)), ignored, ",") }
     /^vs tuned$/ { block = 1; next }
     block && /^$/ { block = 0 }
     block {
       n = split($0, cells, /  +/); cell = cells[n]
       if (!match(cell, /\([-+][0-9.]+%/)) next
       pct = substr(cell, RSTART + 1, RLENGTH - 2) + 0
+      sd = match(cell, /± [0-9.]+%/) ? substr(cell, RSTART + 2, RLENGTH - 3) + 0 : -1
       label = cells[1]
       if (label == "idle GPU-hours") { limit = idle_target; strict = (idle_target == 0) }
       else if (label == "cost") { limit = 3; strict = 0 }
@@ -42,7 +50,14 @@ goal_row() {
       else if (label == "slowdown GPU-hours") { limit = 0; strict = 0 }
       else next
       met = strict ? (pct < limit) : (pct <= limit)
-      value[label] = sprintf("%+.1f%% (%s)", pct, met ? "met" : "NOT met")
+      interval = ""
+      if (sd >= 0 && seeds >= 2 && seeds - 1 in t_975) {
+        half = t_975[seeds - 1] * sd / sqrt(seeds)
+        low = pct - half; high = pct + half
+        clear = met ? (strict ? high < limit : high <= limit) : (strict ? low >= limit : low > limit)
+        interval = sprintf("; %+.1f…%+.1f%s", low, high, clear ? ", clear" : "")
+      }
+      value[label] = sprintf("%+.1f%% (%s%s)", pct, met ? "met" : "NOT met", interval)
     }
     END {
       # A workload without pods of some size has no such row: its cell is "-".
@@ -51,6 +66,16 @@ goal_row() {
       for (i = 1; i <= 6; i++) printf " %s |", (labels[i] in value) ? value[labels[i]] : "-"
       printf "\n"
     }' <<<"$table" >>"$goal_file"
+}
+
+# The tally under a goal table: cells met and not, and how many of each are clear of the seeds' noise.
+goal_tally() {
+  local file=$1
+  local met met_clear not not_clear
+  met=$(grep -o '(met[;)]' "$file" | wc -l); met_clear=$(grep -o '(met; [^)]*, clear)' "$file" | wc -l)
+  not=$(grep -o '(NOT met[;)]' "$file" | wc -l); not_clear=$(grep -o '(NOT met; [^)]*, clear)' "$file" | wc -l)
+  echo "Met: **$met of $((met + not))** cells ($met_clear of them clear: the whole interval meets the target). Not met: $not"
+  echo "($not_clear of them clear: the whole interval misses it; the other $((not - not_clear)) are within the seeds' noise)."
 }
 
 # One run: its command line as the reader would type it, then its table; with a goal target, its goal row.
@@ -127,11 +152,16 @@ goal_file=$goal
   echo "Each cell: the mean over the seeds of topofit's relative change against \`tuned\` (from the table's"
   echo "\"vs tuned\" block), and whether the goal is met: idle GPU-hours at least 25% lower (Azure: lower),"
   echo "cost at most 3% higher, p95 pending of 2-, 4- and 8-GPU pods each at most 5% higher, slowdown"
-  echo "GPU-hours no higher. NVLink-required openb has no target and is left out."
+  echo "GPU-hours no higher. NVLink-required openb has no target and is left out. After the verdict, the 95%"
+  echo "confidence interval of that mean (Student's t over the seeds, from the table's standard deviation),"
+  echo "\"clear\" when the whole interval is on the verdict's side of the target: a verdict without it could turn"
+  echo "with other seeds. Under \`pods\` each table says how many pods of each size its p95 stands on."
   echo
   echo '| workload | idle GPU-hours | cost | p95, 2-GPU pods | p95, 4-GPU pods | p95, 8-GPU pods | slowdown GPU-hours |'
   echo '|---|---|---|---|---|---|---|'
   cat "$goal"
+  echo
+  goal_tally "$goal"
   echo
   echo "### Held out: the same goal on workloads no decision rule was tried on"
   echo
@@ -141,6 +171,8 @@ goal_file=$goal
   echo '| workload | idle GPU-hours | cost | p95, 2-GPU pods | p95, 4-GPU pods | p95, 8-GPU pods | slowdown GPU-hours |'
   echo '|---|---|---|---|---|---|---|'
   cat "$held_out"
+  echo
+  goal_tally "$held_out"
   echo
 } >>"$section"
 
