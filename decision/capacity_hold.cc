@@ -17,6 +17,11 @@ namespace topofit::decision {
 
 namespace {
 
+// Whether `pod` is one of the pods `pool`'s scale-ups were made for (held for or not).
+bool IsMember(const CapacityHolds::Pool& pool, const JudgedPod& pod) {
+  return std::find(pool.members.begin(), pool.members.end(), pod.uid) != pool.members.end();
+}
+
 // First-fit decreasing of `gpus` (sorted, largest first) over `free`, in order: what lands on each, and
 // the GPUs of the pods that fit no node whole. Such a pod is still held on the node with most left, up to
 // what it has (a node is grown whole, so its pod's GPUs are kept together as far as they go).
@@ -189,7 +194,7 @@ JudgedPod JudgedPod::Of(const kube::Pod& pod) {
 bool CapacityHolds::MayTake(const JudgedPod& pod, const NodeGpuSnapshot& node, int gpus) const {
   const auto [pool, i] = PoolOf(node);
   if (pool == nullptr) return true;
-  if (std::find(pool->members.begin(), pool->members.end(), pod.uid) == pool->members.end()) {
+  if (!IsMember(*pool, pod)) {
     const std::optional<absl::Time> late_from = LateFrom(pod);
     return (late_from && *context_.now > *late_from) || static_cast<int>(node.free().size()) - gpus >= pool->held[i];
   }
@@ -197,6 +202,11 @@ bool CapacityHolds::MayTake(const JudgedPod& pod, const NodeGpuSnapshot& node, i
   std::vector<int> after = pool->free;
   after[i] -= std::min(gpus, after[i]);
   return PackFirstFitDecreasing(Descending(pool->pending, pod.uid), after).unplaced <= pool->unplaced;
+}
+
+std::optional<absl::Time> CapacityHolds::HeldBackUntil(const JudgedPod& pod, const NodeGpuSnapshot& node) const {
+  const Pool* pool = PoolOf(node).pool;
+  return pool != nullptr && !IsMember(*pool, pod) ? LateFrom(pod) : std::nullopt;
 }
 
 std::optional<absl::Time> CapacityHolds::LateFrom(const JudgedPod& pod) const {
@@ -220,13 +230,11 @@ std::string CapacityHolds::ReasonText(const JudgedPod& pod, const NodeVerdict& v
   const Pool* pool = PoolOf(node).pool;
   const std::string why =
       pool == nullptr ? "" : absl::StrCat(" (node group ", pool->node_group, " scaled up for ", absl::StrJoin(pool->pods, ", "), ")");
-  // Only a pod outside the pool stops being held back when late (MayTake).
-  const bool outsider = pool != nullptr && std::find(pool->members.begin(), pool->members.end(), pod.uid) == pool->members.end();
-  const std::optional<absl::Time> late_from = outsider ? LateFrom(pod) : std::nullopt;
   const std::string until =
-      late_from ? absl::StrCat("; this pod is held back until ", absl::FormatTime(absl::RFC3339_sec, *late_from, absl::UTCTimeZone()),
-                               ", when it has been pending ", absl::FormatDuration(kLateBoots * context_.wait.expected_boot))
-                : "";
+      verdict.held_until
+          ? absl::StrCat("; this pod is held back until ", absl::FormatTime(absl::RFC3339_sec, *verdict.held_until, absl::UTCTimeZone()),
+                         ", when it has been pending ", absl::FormatDuration(kLateBoots * context_.wait.expected_boot))
+          : "";
   return absl::StrCat("topofit: ", verdict.held_gpus, " of the node's ", verdict.free_gpus,
                       " free GPUs are held for pending pods", why, until);
 }
@@ -255,6 +263,7 @@ NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeG
   held.requested_gpus = demand.request.gpus;
   held.held_gpus = holds.HeldOn(node);
   held.free_gpus = node.free().size();
+  held.held_until = holds.HeldBackUntil(pod, node);
   return held;
 }
 

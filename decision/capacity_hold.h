@@ -87,12 +87,17 @@ class CapacityHolds {
   // pool when its other pending pods leave no more GPUs unplaced than the pool's pending pods did before.
   bool MayTake(const JudgedPod& pod, const NodeGpuSnapshot& node, int gpus) const;
 
+  // When the holds on `node` stop keeping `pod` off it: when the pod becomes late, if it is outside the pool
+  // holding the node and its creation time is known; nullopt otherwise (no pool holds the node, or the pod
+  // is one of the pool's, whom the pool's own rule weighs however long it waits).
+  std::optional<absl::Time> HeldBackUntil(const JudgedPod& pod, const NodeGpuSnapshot& node) const;
+
   // Whether capacity is held for `pod_uid` (a scale-up was made for it and it is still pending).
   bool HoldsFor(absl::string_view pod_uid) const { return HeldFor(pod_uid) != nullptr; }
 
   // The words for a kHeldForScaleUp verdict of `pod` on `node`: which scale-ups hold it for whom, and until
-  // when the pod is held back (when it becomes late, if its creation time is known); for a
-  // kWaitingForCapacity verdict, which scale-up the pod waits for and until when.
+  // when the pod is held back (the verdict's held_until); for a kWaitingForCapacity verdict, which
+  // scale-up the pod waits for and until when.
   std::string ReasonText(const JudgedPod& pod, const NodeVerdict& verdict, const NodeGpuSnapshot& node) const;
 
   // The holds of one node group (see above).

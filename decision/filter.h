@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "decision/node_snapshot.h"
 #include "decision/pod_demand.h"
 #include "topology/allocator.h"
@@ -44,9 +45,12 @@ struct NodeVerdict {
   // emptied, and the best set of the pod's size it had.
   std::vector<topology::Insufficiency> insufficient;
   std::optional<topology::Allocation> best_reachable;
-  // kHeldForScaleUp: GPUs held for other pods against the node's free GPUs.
+  // kHeldForScaleUp: GPUs held for other pods against the node's free GPUs, and when the holds stop
+  // refusing the pod (capacity_hold.h, JudgedPod: when it becomes late); unset when that never comes (the
+  // pod is one the pool holds capacity for) or is unknown (its creation time is).
   int held_gpus = 0;
   int free_gpus = 0;
+  std::optional<absl::Time> held_until;
   std::optional<topology::Allocation> chosen;  // the set the pod would get, when it fits
 };
 

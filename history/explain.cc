@@ -48,6 +48,7 @@ std::string NodeReason(const Candidate& c) {
       break;
     case Reason::kHeldForScaleUp:
       why = absl::StrCat(c.held_gpus, " of its ", c.free_gpus, " free GPUs are held for the pods a scale-up brought it for");
+      if (c.held_until) absl::StrAppend(&why, "; the pod is held back until ", FormatRecordTime(*c.held_until));
       break;
     case Reason::kWaitingForCapacity:
       why = "gives a poorer set than the capacity scaled up for the pod, which it waits for";

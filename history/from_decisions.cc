@@ -60,6 +60,7 @@ Candidate NodeCandidate(absl::string_view node, const decision::NodeVerdict& ver
   c.unresolvable = verdict.unresolvable;
   c.free_gpus = verdict.free_gpus;
   c.held_gpus = verdict.held_gpus;
+  c.held_until = verdict.held_until;
   if (verdict.refusal == decision::Refusal::kNodeSize) {
     c.requested = verdict.requested_gpus;
     c.available = verdict.node_gpus;

@@ -107,6 +107,7 @@ struct Candidate {
   int64_t available = 0;
   int free_gpus = 0;
   int held_gpus = 0;             // held for other pods' scale-ups
+  std::optional<absl::Time> held_until{};  // when the holds stop refusing the pod (NodeVerdict::held_until)
   std::optional<TopologyDetail> topology{};  // the chosen set, or the best reachable one
   // Ranking: how the group's new nodes would serve the option's pods.
   int preferences_satisfied = 0;
@@ -126,7 +127,8 @@ struct Candidate {
         static_cast<int64_t>(c.reason), c.unresolvable, c.requested, c.available, c.free_gpus, c.held_gpus,
         c.preferences_satisfied, c.quality_per_mille, c.idle_gpus, c.count, c.topology.has_value()};
     static const TopologyDetail kNone;  // this absl hashes no std::optional
-    return H::combine(std::move(h), c.name, integers, c.price, c.topology ? *c.topology : kNone);
+    return H::combine(std::move(h), c.name, integers, c.price, c.held_until.value_or(absl::InfinitePast()),
+                      c.topology ? *c.topology : kNone);
   }
 };
 

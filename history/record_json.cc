@@ -47,6 +47,12 @@ absl::StatusOr<Candidate> CandidateFromJson(const json& in) {
   HISTORY_READ(in, "available", c.available);
   HISTORY_READ(in, "freeGpus", c.free_gpus);
   HISTORY_READ(in, "heldGpus", c.held_gpus);
+  if (auto held_until = in.find("heldUntil"); held_until != in.end()) {
+    if (!held_until->is_string()) return absl::InvalidArgumentError("'heldUntil' is not a string");
+    absl::StatusOr<absl::Time> time = ParseRecordTime(held_until->get<std::string>());
+    if (!time.ok()) return time.status();
+    c.held_until = *time;
+  }
   HISTORY_READ(in, "preferencesSatisfied", c.preferences_satisfied);
   HISTORY_READ(in, "qualityPerMille", c.quality_per_mille);
   HISTORY_READ(in, "idleGpus", c.idle_gpus);
@@ -72,6 +78,7 @@ void WriteCandidate(const Candidate& c, Writer& out) {
   if (c.count != 1) out.Field("count", c.count);
   if (c.free_gpus != 0) out.Field("freeGpus", c.free_gpus);
   if (c.held_gpus != 0) out.Field("heldGpus", c.held_gpus);
+  if (c.held_until) out.Field("heldUntil", FormatRecordTime(*c.held_until));
   if (c.idle_gpus != 0) out.Field("idleGpus", c.idle_gpus);
   out.Field("name", c.name);
   if (c.preferences_satisfied != 0) out.Field("preferencesSatisfied", c.preferences_satisfied);

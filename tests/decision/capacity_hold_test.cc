@@ -151,13 +151,16 @@ TEST_CASE("A pod pending two expected boots is no longer held off capacity grown
   CHECK(refusal({"uid-web", now - absl::Minutes(10) - absl::Seconds(1)}, holds) == Refusal::kNone);
   CHECK(refusal({"uid-web", now - absl::Minutes(10)}, holds) == Refusal::kHeldForScaleUp);  // not yet late
   CHECK(refusal({"uid-web"}, holds) == Refusal::kHeldForScaleUp);  // created when, unknown
-  // The reason says until when the pod is held back, when its creation time is known.
+  // The verdict says until when the pod is held back, when its creation time is known, and so does the reason.
   const JudgedPod eight_minutes("uid-web", now - absl::Minutes(8));
-  CHECK(JudgedReasonText(JudgeNode(one_gpu, eight_minutes, fresh, holds, memo), eight_minutes, fresh, holds) ==
+  const NodeVerdict held_eight = JudgeNode(one_gpu, eight_minutes, fresh, holds, memo);
+  CHECK(held_eight.held_until == now + absl::Minutes(2));
+  CHECK(JudgedReasonText(held_eight, eight_minutes, fresh, holds) ==
         "topofit: 8 of the node's 8 free GPUs are held for pending pods (node group p4d-group scaled up for "
         "ml/trainer); this pod is held back until 2027-01-15T08:08:00+00:00, when it has been pending 10m");
-  CHECK_THAT(JudgedReasonText(JudgeNode(one_gpu, {"uid-web"}, fresh, holds, memo), {"uid-web"}, fresh, holds),
-             !Catch::Contains("held back until"));
+  const NodeVerdict held_unknown = JudgeNode(one_gpu, {"uid-web"}, fresh, holds, memo);
+  CHECK_FALSE(held_unknown.held_until.has_value());
+  CHECK_THAT(JudgedReasonText(held_unknown, {"uid-web"}, fresh, holds), !Catch::Contains("held back until"));
   // A pod of the pool waits for the pool's own nodes, late or not: CA packed it with the trainer onto two
   // nodes, and the second is still to come.
   Intent packed = P4dIntentFor({{"uid-trainer", 8}, {"uid-one", 1}});
@@ -167,6 +170,7 @@ TEST_CASE("A pod pending two expected boots is no longer held off capacity grown
   const JudgedPod member("uid-one", now - absl::Minutes(15));
   const NodeVerdict member_held = JudgeNode(one_gpu, member, fresh, pool, memo);
   CHECK(member_held.refusal == Refusal::kHeldForScaleUp);
+  CHECK_FALSE(member_held.held_until.has_value());
   CHECK_THAT(JudgedReasonText(member_held, member, fresh, pool), !Catch::Contains("held back until"));
   // The expected boot the operator gives sets the bound.
   const CapacityHolds slow_boots({P4dIntentFor({{"uid-trainer", 8}})}, {PendingPod("trainer", 8)}, {&fresh},

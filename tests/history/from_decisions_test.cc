@@ -83,5 +83,28 @@ TEST_CASE("a filter keeps each refused node and the nodes that fit as the first 
   CHECK(DescribeRecord(r) == "filter: 3 of 6 nodes fit 2 GPUs; n-2 would give GPUs 0,1, weakest link NV, 240 GB/s");
 }
 
+TEST_CASE("a node refused for a hold keeps until when the pod is held back, and explain tells it", "[history]") {
+  decision::NodeVerdict held;
+  held.unresolvable = true;
+  held.refusal = decision::Refusal::kHeldForScaleUp;
+  held.requested_gpus = 1;
+  held.held_gpus = 8;
+  held.free_gpus = 8;
+  held.held_until = absl::FromUnixSeconds(1'750'000'600);
+  decision::NodeVerdict member = held;  // a pod of the pool: no end to its hold but the pool's own rule
+  member.held_until.reset();
+  FilterCandidates candidates(2);
+  candidates.Add("p4d-new-0", held);
+  candidates.Add("p4d-new-1", member);
+  const Record r = FilterRecord(absl::FromUnixSeconds(1'750'000'000), kTrainer, 1, std::move(candidates).Take());
+  REQUIRE(r.candidates.size() == 2);
+  CHECK(r.candidates[0].held_until == absl::FromUnixSeconds(1'750'000'600));
+  CHECK_FALSE(r.candidates[1].held_until.has_value());
+  CHECK(DescribeRecord(r) ==
+        "filter: every one of 2 nodes refused 1 GPUs: p4d-new-0 8 of its 8 free GPUs are held for the pods a "
+        "scale-up brought it for; the pod is held back until 2025-06-15T15:16:40.000000Z; p4d-new-1 8 of its 8 free "
+        "GPUs are held for the pods a scale-up brought it for");
+}
+
 }  // namespace
 }  // namespace topofit::history

@@ -24,10 +24,12 @@ std::vector<Candidate> EveryField() {
   Candidate refused{.name = "g5-1", .reason = Reason::kMinLink, .unresolvable = true, .requested = 1, .available = 4,
                     .free_gpus = 8, .topology = TopologyDetail{"0,1,2,3", "SYS", 12'000}};
   Candidate fits{.name = "p4d-1", .topology = TopologyDetail{"0,1", "NV12", 240'000}, .count = 79};
+  Candidate held{.name = "p4d-new", .reason = Reason::kHeldForScaleUp, .unresolvable = true, .free_gpus = 8,
+                 .held_gpus = 8, .held_until = absl::FromUnixSeconds(1'800'000'000) + absl::Microseconds(250)};
   Candidate group{.name = "p5-a", .reason = Reason::kHigherCostPerUsefulGpu, .held_gpus = 2,
                   .preferences_satisfied = 3, .quality_per_mille = 875, .idle_gpus = 1, .price = 98.32};
   Candidate odd{.name = "n\"ode\\ \xc3\xa9\t1", .reason = Reason::kTopologyUnknown, .price = 1e-7};
-  return {refused, fits, group, odd};
+  return {refused, fits, held, group, odd};
 }
 
 TEST_CASE("the candidates column is written without a DOM and read back as it was", "[history]") {

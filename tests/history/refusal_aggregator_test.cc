@@ -46,7 +46,7 @@ TEST_CASE("refusals of different pods, and a filter that fits, are never folded"
 TEST_CASE("a refusal that differs from the pod's last in any one field is recorded, not folded", "[history]") {
   // The pod's last refusal: a node with every field set, and one without a best set.
   const Candidate every{.name = "g5-1", .reason = Reason::kMinLink, .unresolvable = true, .requested = 1,
-                        .available = 4, .free_gpus = 8, .held_gpus = 2,
+                        .available = 4, .free_gpus = 8, .held_gpus = 2, .held_until = kStart + absl::Minutes(10),
                         .topology = TopologyDetail{"0,1,2,3", "SYS", 12'000}, .preferences_satisfied = 3,
                         .quality_per_mille = 875, .idle_gpus = 1, .price = 16.25, .count = 2};
   const Candidate bare{.name = "g5-2", .reason = Reason::kGpuCount, .requested = 8, .available = 2};
@@ -63,6 +63,8 @@ TEST_CASE("a refusal that differs from the pod's last in any one field is record
       {"requested and available swapped", [](Record& r) { std::swap(r.candidates[0].requested, r.candidates[0].available); }},
       {"free GPUs", [](Record& r) { r.candidates[0].free_gpus = 7; }},
       {"held GPUs", [](Record& r) { r.candidates[0].held_gpus = 1; }},
+      {"held until", [](Record& r) { *r.candidates[0].held_until += absl::Seconds(1); }},
+      {"no held until", [](Record& r) { r.candidates[0].held_until.reset(); }},
       {"preferences satisfied", [](Record& r) { r.candidates[0].preferences_satisfied = 2; }},
       {"quality", [](Record& r) { r.candidates[0].quality_per_mille = 874; }},
       {"idle GPUs", [](Record& r) { r.candidates[0].idle_gpus = 0; }},
