@@ -75,6 +75,11 @@ TEST_CASE("a record survives JSON both ways, and bad JSON is refused by field", 
   wrong = json;
   wrong["time"] = "yesterday";
   CHECK_STATUS(RecordFromJson(wrong), absl::StatusCode::kInvalidArgument, "RFC 3339");
+  wrong = json;
+  wrong["candidates"][0]["heldUntil"] = 600;
+  CHECK_STATUS(RecordFromJson(wrong), absl::StatusCode::kInvalidArgument, "'heldUntil' is not a string");
+  wrong["candidates"][0]["heldUntil"] = "in ten minutes";
+  CHECK_STATUS(RecordFromJson(wrong), absl::StatusCode::kInvalidArgument, "RFC 3339");
 }
 
 }  // namespace
