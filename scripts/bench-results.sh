@@ -210,7 +210,7 @@ goal_file=$goal
   echo
   echo "The goal is set against \`tuned\` (least-waste); an operator could as well run CA's other expanders in the"
   echo "same tuned world, or stock. Each cell: topofit's change against that baseline, of the seeds' means (the"
-  echo "goal table's cells are means of per-seed changes, so the \`tuned\` rows differ from it by a little)."
+  echo "goal table's cells are means of per-seed changes, so the \`tuned\` rows differ from it, by a few points where one seed is an outlier)."
   echo "Lower is better in every column."
   echo
   echo '| workload | baseline | idle GPU-hours | cost | p95, 2-GPU pods | p95, 4-GPU pods | p95, 8-GPU pods | slowdown GPU-hours |'
