@@ -333,7 +333,8 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
                     "(tuned with each of random, least-waste, price, priority,least-waste); default stock,tuned")
       ->option_text("LIST");
   bench->add_option("--policies", options->policies,
-                    "comma list of extender-only, expander-only, topofit (default all three)")
+                    "comma list of extender-only, expander-only, topofit (default all three), ablations (topofit with "
+                    "one mechanism off, each) and topofit-affinity (required pods carry the operator affinity)")
       ->option_text("LIST");
   bench->add_option("--expander-chain", options->expander_chain,
                     "CA's stock expanders (after topofit's in its policies): random, least-waste (default), most-pods, "

@@ -146,6 +146,14 @@ std::vector<Policy> AblationPolicies(const std::vector<StockExpander>& chain, co
   return ablations;
 }
 
+// topofit whose required pods carry the node affinity the tuned operator writes (operator_tuning.h), as a
+// mutating webhook would: CA then counts them only onto the groups that can give their topology.
+Policy WithOperatorAffinity(Policy topofit) {
+  topofit.name = "topofit-affinity";
+  topofit.operator_affinity = true;
+  return topofit;
+}
+
 // Appends `policy` unless one of that name is there.
 void AddOnce(std::vector<Policy>& policies, Policy policy) {
   for (const Policy& p : policies) {
@@ -190,6 +198,7 @@ absl::StatusOr<std::vector<Policy>> SelectPolicies(const PolicySelection& select
   std::vector<Policy> ours = TopofitPolicies(selection.chain, priorities);
   const std::vector<Policy> ablations = AblationPolicies(selection.chain, priorities);
   ours.insert(ours.end(), ablations.begin(), ablations.end());
+  ours.push_back(WithOperatorAffinity(TopofitPolicies(selection.chain, priorities).back()));
   for (absl::string_view name : absl::StrSplit(selection.policies, ',', absl::SkipWhitespace())) {
     name = absl::StripAsciiWhitespace(name);
     if (name == "ablations") {
@@ -201,7 +210,7 @@ absl::StatusOr<std::vector<Policy>> SelectPolicies(const PolicySelection& select
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown policy \"", name,
           "\"; known: extender-only, expander-only, topofit, ablations (topofit-no-wait, topofit-no-holds, "
-          "topofit-no-score, topofit-no-requests, topofit-no-guard)"));
+          "topofit-no-score, topofit-no-requests, topofit-no-guard), topofit-affinity"));
     }
     AddOnce(selected, *it);
   }

@@ -110,7 +110,9 @@ std::vector<std::vector<StockExpander>> SweepChains();
 // of SweepChains, named "tuned:<chain>", the one equal to `chain` plain "tuned"); then `policies` from
 // extender-only, expander-only, topofit (with `chain`), and topofit's ablations, each one mechanism off:
 // topofit-no-wait, topofit-no-holds, topofit-no-score, topofit-no-requests, topofit-no-guard ("ablations": all
-// five). Duplicates are kept once. `priorities` is what
+// five); and topofit-affinity, topofit whose pods that require a topology carry the tuned operator's node
+// affinity, as a mutating admission webhook would write it, so that CA's simulation sees the requirement
+// (not part of topofit: an owner's choice the bench shows both sides of). Duplicates are kept once. `priorities` is what
 // every `priority` expander reads. InvalidArgument for an unknown name or when nothing is selected.
 struct PolicySelection {
   std::string baselines = "stock,tuned";

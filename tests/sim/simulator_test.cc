@@ -16,12 +16,14 @@ using testing::Group;
 using testing::NvPod;
 using testing::Pod;
 
+// A policy by the name `topofit bench` knows it by (least-waste chain).
 Policy Named(const std::string& name) {
-  for (const Policy& policy : StandardPolicies({StockExpander::kLeastWaste})) {
-    if (policy.name == name) return policy;
-  }
-  FAIL("no policy " << name);
-  return {};
+  const bool baseline = name == "stock" || name == "tuned";
+  const absl::StatusOr<std::vector<Policy>> selected =
+      SelectPolicies({.baselines = baseline ? name : "", .policies = baseline ? "" : name});
+  REQUIRE(selected.ok());
+  REQUIRE(selected->size() == 1);
+  return selected->front();
 }
 
 ReplayResult Run(const Workload& workload, const std::string& policy, uint64_t seed = 1) {
@@ -443,6 +445,36 @@ TEST_CASE("topofit: an 8-GPU trainer preferring NVLink has the p4d grown when it
   REQUIRE(pricier.scale_ups.size() == 1);
   CHECK(pricier.scale_ups[0].group == "pcie");
   CHECK(pricier.pods[0].stretch > 6);
+}
+
+// Azure LLM's cost, in small (issue 13): CA's options put every pending pod that fits a group by count in
+// that group's option. An NVLink-required trainer fits a g5 by count, so the g5 option strands it and
+// topofit's expander takes the p4d option, which carries the 1-GPU replicas too: two p4d nodes. With the
+// tuned operator's affinity on the trainer (what a mutating webhook would write), CA's g5 option holds the
+// replicas only: the expander grows one g5 for them ($16.29/h for 4 useful GPUs against $65.54/h for 12)
+// and, next loop, one p4d for the trainer.
+TEST_CASE("topofit-affinity: with the trainer's requirement visible to CA, 1-GPU replicas get a g5 of their own",
+          "[replay]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 4), Group("nvlink", "p4d.24xlarge", 8, 32.77, 4)};
+  workload.pods = {NvPod("train", 0, kHour, 8)};
+  for (int i = 0; i < 4; ++i) workload.pods.push_back(Pod(absl::StrCat("web-", i), 0, kHour, 1));
+
+  const ReplayResult blind = Run(workload, "topofit");
+  REQUIRE(blind.scale_ups.size() == 1);
+  CHECK(blind.scale_ups[0].group == "nvlink");
+  CHECK(blind.scale_ups[0].nodes == 2);
+
+  const ReplayResult seen = Run(workload, "topofit-affinity");
+  REQUIRE(seen.scale_ups.size() == 2);
+  CHECK(seen.scale_ups[0].group == "pcie");
+  CHECK(seen.scale_ups[0].nodes == 1);
+  CHECK(seen.scale_ups[1].group == "nvlink");
+  CHECK(seen.scale_ups[1].nodes == 1);
+  const PolicySummary blind_summary = Summarise(blind), seen_summary = Summarise(seen);
+  CHECK(seen_summary.pods_never_started == 0);
+  CHECK(seen_summary.cost_dollars < blind_summary.cost_dollars);
+  CHECK(seen_summary.best_topology_share == 1);  // the trainer still gets its NVLink set
 }
 
 TEST_CASE("A poor set stretches a batch pod's run time, and a service replica's throughput only", "[replay]") {
