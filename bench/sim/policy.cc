@@ -197,8 +197,9 @@ absl::StatusOr<std::vector<Policy>> SelectPolicies(const PolicySelection& select
   }
   std::vector<Policy> ours = TopofitPolicies(selection.chain, priorities);
   const std::vector<Policy> ablations = AblationPolicies(selection.chain, priorities);
+  Policy with_affinity = WithOperatorAffinity(ours.back());
   ours.insert(ours.end(), ablations.begin(), ablations.end());
-  ours.push_back(WithOperatorAffinity(TopofitPolicies(selection.chain, priorities).back()));
+  ours.push_back(std::move(with_affinity));
   for (absl::string_view name : absl::StrSplit(selection.policies, ',', absl::SkipWhitespace())) {
     name = absl::StripAsciiWhitespace(name);
     if (name == "ablations") {

@@ -542,6 +542,16 @@ auto MeanCompletion(int gpus) {
   };
 }
 
+// A figure of a summary's `gpus`-GPU pods' pending times (their count, a percentile), when it has any.
+template <typename T>
+auto PendingOf(int gpus, T PendingPercentiles::*member) {
+  return [gpus, member](const PolicySummary& s) -> std::optional<double> {
+    const auto pending = s.pending_by_gpus.find(gpus);
+    if (pending == s.pending_by_gpus.end()) return std::nullopt;
+    return pending->second.*member;
+  };
+}
+
 std::string CompletionLabel(int gpus) { return absl::StrCat("completion, ", PodsLabel(gpus), " (mean)"); }
 
 constexpr std::pair<absl::string_view, double PendingPercentiles::*> kPercentiles[] = {
@@ -687,11 +697,7 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
   legends.emplace_back("<n>-GPU pods", "of the pods, those requesting n GPUs: what that size's percentiles stand on "
                                        "(of 19 pods or fewer, p95 is the worst pod's wait)");
   for (int gpus : GpuCounts(runs, &PolicySummary::pending_by_gpus)) {
-    add(absl::StrCat("  ", PodsLabel(gpus)), "", [gpus](const PolicySummary& s) -> std::optional<double> {
-      const auto pending = s.pending_by_gpus.find(gpus);
-      if (pending == s.pending_by_gpus.end()) return std::nullopt;
-      return pending->second.pods;
-    }, FormatCount, "-");
+    add(absl::StrCat("  ", PodsLabel(gpus)), "", PendingOf(gpus, &PendingPercentiles::pods), FormatCount, "-");
   }
   add("pods never started", "pods still pending at T; their pending time counts to T (a floor)",
       [](const PolicySummary& s) { return s.pods_never_started; }, FormatCount);
@@ -704,11 +710,7 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
   add("pending p95, multi-GPU pods", "", MultiGpuP95, FormatWait, "-");
   for (int gpus : GpuCounts(runs, &PolicySummary::pending_by_gpus)) {
     for (const auto& [name, member] : kPercentiles) {
-      add(absl::StrCat("pending ", name, ", ", PodsLabel(gpus)), "", [&](const PolicySummary& s) -> std::optional<double> {
-        const auto pending = s.pending_by_gpus.find(gpus);
-        if (pending == s.pending_by_gpus.end()) return std::nullopt;
-        return pending->second.*member;
-      }, FormatWait, "-");
+      add(absl::StrCat("pending ", name, ", ", PodsLabel(gpus)), "", PendingOf(gpus, member), FormatWait, "-");
     }
   }
   gap();
@@ -760,11 +762,8 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
     // The rest of issue 13's goal: each multi-GPU size on its own, and the slowdown.
     for (int gpus : GpuCounts(runs, &PolicySummary::pending_by_gpus)) {
       if (gpus < 2) continue;
-      add_change(absl::StrCat("pending p95, ", PodsLabel(gpus)), [gpus](const PolicySummary& s) -> std::optional<double> {
-        const auto pending = s.pending_by_gpus.find(gpus);
-        if (pending == s.pending_by_gpus.end()) return std::nullopt;
-        return pending->second.p95_seconds;
-      }, FormatWait);
+      add_change(absl::StrCat("pending p95, ", PodsLabel(gpus)), PendingOf(gpus, &PendingPercentiles::p95_seconds),
+                 FormatWait);
     }
     add_change("slowdown GPU-hours", [](const PolicySummary& s) { return s.slowdown_gpu_hours; }, FormatHours);
     for (int gpus : completing) add_change(CompletionLabel(gpus), MeanCompletion(gpus), FormatHours);
