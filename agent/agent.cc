@@ -262,10 +262,13 @@ void Agent::CorrectOnce() {
     return;
   }
   int skipped = 0;
-  const std::vector<GpuIdsCorrection> corrections = CorrectionsFor(
-      HeldByPods(*list, options_.resource_name), devices_.Snapshot(),
-      [this](const std::string& namespace_name, const std::string& name) { return pods_.Find(namespace_name, name); },
-      &skipped);
+  const std::vector<GpuIdsCorrection> corrections = NotYetSent(
+      CorrectionsFor(HeldByPods(*list, options_.resource_name), devices_.Snapshot(),
+                     [this](const std::string& namespace_name, const std::string& name) {
+                       return pods_.Find(namespace_name, name);
+                     },
+                     &skipped),
+      &corrections_sent_);
   for (const GpuIdsCorrection& correction : corrections) {
     metrics_.mismatches_corrected.Inc();
     server::LogEvent(log_, "gpu_ids_correction",

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <spdlog/logger.h>
 
@@ -111,6 +112,7 @@ class Agent {
   std::string published_ ABSL_GUARDED_BY(mu_);  // the descriptor last seen on the node
   std::vector<QueriedGpu> known_ ABSL_GUARDED_BY(mu_);
   bool pods_changed_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<GpuIdsCorrection> corrections_sent_;  // the correction thread's own
 
   absl::Notification stop_;
   std::thread gpu_thread_, kubelet_thread_, correction_thread_;

@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "agent/pod_choice.h"
 #include "kube/topofit_annotations.h"
@@ -42,6 +44,16 @@ std::vector<GpuIdsCorrection> CorrectionsFor(const std::vector<HeldDevices>& hel
     corrections.push_back({pod_devices.namespace_name, pod_devices.name, truth->ToString(), was});
   }
   return corrections;
+}
+
+std::vector<GpuIdsCorrection> NotYetSent(const std::vector<GpuIdsCorrection>& corrections,
+                                         std::vector<GpuIdsCorrection>* sent) {
+  std::vector<GpuIdsCorrection> fresh;
+  for (const GpuIdsCorrection& correction : corrections) {
+    if (std::find(sent->begin(), sent->end(), correction) == sent->end()) fresh.push_back(correction);
+  }
+  *sent = corrections;
+  return fresh;
 }
 
 struct PodResourcesClient::Stub {

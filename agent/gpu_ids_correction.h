@@ -33,6 +33,8 @@ struct GpuIdsCorrection {
   std::string name;
   std::string gpu_ids;  // the truth, "0,1,4"
   std::string was;      // the annotation before; "" when absent
+
+  bool operator==(const GpuIdsCorrection&) const = default;
 };
 
 using FindPod = std::function<std::optional<kube::Pod>(const std::string& namespace_name, const std::string& name)>;
@@ -42,6 +44,14 @@ using FindPod = std::function<std::optional<kube::Pod>(const std::string& namesp
 // IDs this node does not have (`skipped` counts them).
 std::vector<GpuIdsCorrection> CorrectionsFor(const std::vector<HeldDevices>& held, const DeviceSnapshot& devices,
                                              const FindPod& find, int* skipped);
+
+// The corrections not sent in an earlier round. The patch is written asynchronously and reaches the pod
+// cache through the watch, so a round that starts before then finds the same mismatch again: sending it
+// twice would count and log one mismatch twice. `sent` holds what was sent and still showed in the last
+// round; it becomes this round's. A correction is new again once the pod's annotation reads otherwise
+// (someone changed it after our patch), so nothing is ever dropped for good.
+std::vector<GpuIdsCorrection> NotYetSent(const std::vector<GpuIdsCorrection>& corrections,
+                                         std::vector<GpuIdsCorrection>* sent);
 
 // A client of the kubelet's pod-resources socket.
 class PodResourcesClient {

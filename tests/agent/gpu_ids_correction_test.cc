@@ -94,5 +94,21 @@ TEST_CASE("CorrectionsFor: the annotation made to say what the pod holds", "[age
   }
 }
 
+TEST_CASE("NotYetSent: a patch the pod cache has not shown yet is not sent again", "[agent][correction]") {
+  const GpuIdsCorrection train{"ml", "train", "0,1", "6,7"};
+  const GpuIdsCorrection infer{"serving", "infer", "5", ""};
+  std::vector<GpuIdsCorrection> sent;
+  CHECK(NotYetSent({train}, &sent) == std::vector<GpuIdsCorrection>{train});
+  // The next round starts before the watch delivered the patch: the same mismatch, not sent twice.
+  CHECK(NotYetSent({train, infer}, &sent) == std::vector<GpuIdsCorrection>{infer});
+  CHECK(NotYetSent({train, infer}, &sent).empty());
+  // The patch showed for train; then someone wrote 6,7 again: a correction like the first, sent again.
+  CHECK(NotYetSent({infer}, &sent).empty());
+  CHECK(NotYetSent({train, infer}, &sent) == std::vector<GpuIdsCorrection>{train});
+  // Someone else wrote 4,5 over the annotation before our patch showed: the pod reads otherwise, so new.
+  const GpuIdsCorrection train_overwritten{"ml", "train", "0,1", "4,5"};
+  CHECK(NotYetSent({train_overwritten, infer}, &sent) == std::vector<GpuIdsCorrection>{train_overwritten});
+}
+
 }  // namespace
 }  // namespace topofit::agent
