@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
   }
   topofit::server::RealClock clock;
   std::unique_ptr<topofit::ledger::Ledger> ledger =
-      topofit::ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+      topofit::ledger::NewInMemoryLedger(clock);
   topofit::server::MetricsRegistry registry;
   ExpanderMetrics metrics = ExpanderMetrics::Create(registry);
   // Info level as in production (one best_options record per call is formatted), written nowhere.

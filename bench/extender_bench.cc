@@ -544,7 +544,7 @@ struct Server {
   server::RealClock clock;
   server::MetricsRegistry registry;
   std::unique_ptr<scheduler::GpuState> state = scheduler::NewInMemoryGpuState();
-  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock);
   SucceedingKubeClient kube;
   scheduler::ExtenderMetrics metrics = scheduler::ExtenderMetrics::Create(registry);
   spdlog::logger log{"extender", std::make_shared<spdlog::sinks::null_sink_mt>()};

@@ -76,7 +76,7 @@ absl::Status StartLeaderElection(const ExtenderOptions& options, spdlog::logger&
 // preference TTL) and without pods topofit knows of is forgotten; counted and logged.
 scheduler::GpuStateLimits FilterFedNodeLimits(server::MetricsRegistry& registry) {
   scheduler::GpuStateLimits limits;
-  limits.forget_unseen_after = kPreferenceTtl;
+  limits.forget_unseen_after = ledger::Lifetimes().preference;
   limits.on_forgotten = [forgotten = &registry.AddCounter("topofit_extender_nodes_forgotten_total",
                                                           "Nodes no filter request named for 10 minutes, without "
                                                           "pods topofit knows of, forgotten (without --live-state).",
@@ -104,7 +104,7 @@ ProcessState::ProcessState()
         evicted->Inc({std::string(kind)});
         log->Occurred({{"kind", std::string(kind)}, {"key", key}});
       }},
-      ledger(ledger::NewInMemoryLedger(clock, kPreferenceTtl, kIntentTtl, ledger_limits)) {
+      ledger(ledger::NewInMemoryLedger(clock, {}, ledger_limits)) {
   RegisterBuildInfo(registry);
 }
 

@@ -71,10 +71,6 @@ struct ExtenderOptions {
   std::string max_topology_wait = "10m";
 };
 
-// How long a pending pod's preference lives without a refresh (kube-scheduler retries unschedulable pods
-// at least every 5 minutes), and how long an intent holds new capacity (CA's max node provision time).
-inline constexpr absl::Duration kPreferenceTtl = absl::Minutes(10);
-inline constexpr absl::Duration kIntentTtl = absl::Minutes(15);
 // How often topofit_idle_gpus is recomputed: Prometheus' default scrape interval.
 inline constexpr absl::Duration kIdleGpusPeriod = absl::Seconds(15);
 // How often the drain guard judges its pods again: CA scans every 10 s and drains a node only after it

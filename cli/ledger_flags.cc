@@ -44,8 +44,6 @@ absl::Status UseLedger(const std::string& ledger, const std::string& kubeconfig,
   process.ledger_rest = *std::move(rest);
   process.ledger_kube = std::make_unique<kubeclient::KubeApi>(*process.ledger_rest);
   kubeclient::ApiLedgerOptions options;
-  options.preference_ttl = kPreferenceTtl;
-  options.intent_ttl = kIntentTtl;
   options.limits = process.ledger_limits;
   options.node_groups_namespace = kubeclient::OwnNamespace();
   process.kube_observability.Observe(options);

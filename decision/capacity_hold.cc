@@ -239,41 +239,4 @@ std::string CapacityHolds::ReasonText(const JudgedPod& pod, const NodeVerdict& v
                       " free GPUs are held for pending pods", why, until);
 }
 
-NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeGpuSnapshot& node,
-                      const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask) {
-  NodeVerdict verdict = memo.Judge(demand, node).verdict;
-  if (!verdict.fits || !demand.wants_gpus()) return verdict;
-  if (holds.MayTake(pod, node, demand.request.gpus)) {
-    Refusal refusal = Refusal::kNone;
-    if (holds.WaitsForCapacity(demand, pod.uid, verdict, node)) {
-      refusal = Refusal::kWaitingForCapacity;
-    } else if (ask != nullptr && !holds.HoldsFor(pod.uid) && AsksForCapacity(demand, verdict, *ask)) {
-      refusal = Refusal::kAskingForCapacity;
-    }
-    if (refusal == Refusal::kNone) return verdict;
-    // Refused for now, keeping the set it would have had for the reason (capacity_wait.h).
-    verdict.fits = false;
-    verdict.unresolvable = true;
-    verdict.refusal = refusal;
-    return verdict;
-  }
-  NodeVerdict held;
-  held.unresolvable = true;
-  held.refusal = Refusal::kHeldForScaleUp;
-  held.requested_gpus = demand.request.gpus;
-  held.held_gpus = holds.HeldOn(node);
-  held.free_gpus = node.free().size();
-  held.held_until = holds.HeldBackUntil(pod, node);
-  return held;
-}
-
-std::string JudgedReasonText(const NodeVerdict& verdict, const JudgedPod& pod, const NodeGpuSnapshot& node,
-                             const CapacityHolds& holds, const CapacityAsk* ask) {
-  if (verdict.refusal == Refusal::kAskingForCapacity && ask != nullptr) return AskingReasonText(verdict, *ask);
-  if (verdict.refusal == Refusal::kHeldForScaleUp || verdict.refusal == Refusal::kWaitingForCapacity) {
-    return holds.ReasonText(pod, verdict, node);
-  }
-  return ReasonText(verdict, node.topology_origin);
-}
-
 }  // namespace topofit::decision

@@ -7,10 +7,8 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "decision/capacity_ask.h"
 #include "decision/capacity_wait.h"
 #include "decision/filter.h"
-#include "decision/filter_memo.h"
 #include "decision/intent.h"
 #include "decision/node_snapshot.h"
 #include "decision/pod_demand.h"
@@ -20,7 +18,7 @@
 namespace topofit::decision {
 
 // New capacity a scale-up brought for some pods is held for them, so that a node bought for an 8-GPU
-// NVLink job is not fragmented by 1-GPU pods before the job lands (DESIGN.md, "The ledger"). On a node an
+// NVLink job is not fragmented by 1-GPU pods before the job lands (docs/extender.md, "Holding new capacity for the pods it was bought for"). On a node an
 // intent brought, a GPU pod the intent is not for may take GPUs only while enough stay free for the
 // intent's pods that are still pending (those with a live preference: a pod leaves the intent when it
 // binds or goes). The hold ends with the intent's pods or its expiry.
@@ -136,18 +134,5 @@ class CapacityHolds {
   std::vector<Pool> pools_;  // the groups whose pods still wait
   HoldContext context_;
 };
-
-// The extender's verdict on a node for a pod, as filter and bind give it: FilterNode (through `memo`),
-// then the holds, then, for a pod no capacity is held for and given its `ask`, whether it asks for
-// capacity rather than take this node's poorer set (capacity_ask.h). A hold or an ask refuses a node the
-// pod fits as unresolvable: evicting running pods cannot release GPUs held for pods not running yet, nor
-// give a better set, so preemption would only harm; the pod retries later. One function for the extender
-// and the replay.
-NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeGpuSnapshot& node,
-                      const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask = nullptr);
-
-// The words for any verdict of JudgeNode (its FailedNodes reason).
-std::string JudgedReasonText(const NodeVerdict& verdict, const JudgedPod& pod, const NodeGpuSnapshot& node,
-                             const CapacityHolds& holds, const CapacityAsk* ask = nullptr);
 
 }  // namespace topofit::decision

@@ -13,7 +13,7 @@ namespace topofit::decision {
 
 // Capacity a pending GPU pod needs that no existing node can give it at its required topology: the
 // extender records it in the ledger, the expander reads it to pick the node group that serves it
-// (DESIGN.md, "The ledger").
+// (docs/kubeclient.md, "The ledger in the API").
 struct Preference {
   std::string pod_uid;
   std::string pod_key;  // namespace/name

@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "codec/kube_proto.h"
 #include "decision/capacity_ask.h"
-#include "decision/intent.h"
+#include "decision/scale_up_choice.h"
 #include "history/from_decisions.h"
 #include "server/logging.h"
 
@@ -151,8 +151,9 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   input.preferences = ledger_.Preferences();
   input.price_per_node_hour = options_.price_per_node_hour;
   input.now = clock_.Now();
-  const decision::Ranking ranking = decision::RankOptions(input, topologies_, options_.policy,
-                                                          [&] { return Expired(deadline, clock_.Now()); });
+  decision::ScaleUpChoice choice = decision::ChooseScaleUp(input, topologies_, options_.policy,
+                                                           [&] { return Expired(deadline, clock_.Now()); });
+  const decision::Ranking& ranking = choice.ranking;
   // Past the deadline CA has already given up on this call (and failed open): an answer now would be
   // thrown away, and an intent recorded for it would hold capacity for a scale-up that is not ours.
   if (Expired(deadline, clock_.Now())) {
@@ -175,20 +176,14 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
     *response.add_options() = ReplyOption(request.options(it->second));
   }
 
+  if (recorder_ != nullptr) {
+    for (history::Record& record : history::ScaleUpRecords(clock_.Now(), input, choice)) recorder_->Record(std::move(record));
+  }
   // Recorded so that the extender holds the new GPUs for these pods (decision/intent.h).
   std::string intent_group;
-  std::optional<decision::Intent> intent = decision::IntentFor(input, ranking);
-  if (recorder_ != nullptr) {
-    // Options without GPU pods are passed through unjudged: a ranking of only those decides nothing.
-    const absl::Time now = clock_.Now();
-    const bool any_gpu = std::any_of(ranking.verdicts.begin(), ranking.verdicts.end(),
-                                     [](const decision::OptionVerdict& v) { return v.needs_gpus; });
-    if (any_gpu) recorder_->Record(history::RankingRecord(now, input, ranking));
-    if (intent) recorder_->Record(history::IntentRecord(now, *intent, history::PodKeys(input, intent->node_group)));
-  }
-  if (intent) {
-    intent_group = intent->node_group;
-    ledger_.RecordIntent(*std::move(intent));
+  if (choice.intent) {
+    intent_group = choice.intent->node_group;
+    ledger_.RecordIntent(*std::move(choice.intent));
   }
   if (!ranking.chosen.empty()) metrics_.decisions.Inc({ranking.chosen.front()});
   Log(ranking, input, intent_group);

@@ -4,7 +4,7 @@
 // request (every wire generation, codec/kube_proto.h), calls RankOptions (decision/group_rank.h) and answers
 // with the chosen node groups. No ranking arithmetic here.
 //
-// Status codes, chosen for how CA reacts (reference/kubernetes-wire.md §2): CA fails open on ANY error
+// Status codes, chosen for how CA reacts (docs/expander.md, "Failure semantics"): CA fails open on ANY error
 // status (it keeps all options and moves on down its --expander chain), while an OK reply with no options
 // vetoes the scale-up (CA >= 1.32). So the empty OK reply is sent only as RankOptions' deliberate veto, and
 // everything else that goes wrong is an error:

@@ -116,6 +116,15 @@ Record CapacityRecord(absl::Time time, Kind kind, PodSubject pod, std::string pr
   return r;
 }
 
+std::vector<Record> FilterCycleRecords(absl::Time time, PodSubject pod, int gpus, std::vector<Candidate> nodes,
+                                       const decision::Preference* preference, bool capacity_requested) {
+  std::vector<Record> records;
+  records.push_back(FilterRecord(time, pod, gpus, std::move(nodes)));
+  if (preference != nullptr) records.push_back(PreferenceRecord(time, *preference));
+  if (capacity_requested) records.push_back(CapacityRecord(time, Kind::kCapacityRequested, std::move(pod)));
+  return records;
+}
+
 Record BindRecord(absl::Time time, PodSubject pod, std::string node, int gpus, std::string gpu_ids, bool bound) {
   Record r = AboutPod(time, Kind::kBind, bound ? Reason::kBound : Reason::kBindFailed, std::move(pod));
   r.gpus = gpus;
@@ -261,6 +270,13 @@ Record AllocationRecord(absl::Time time, std::string node, const PodSubject* pod
   r.candidates.push_back(GpuSetCandidate("given", std::move(given), reason));
   if (pod != nullptr) r.candidates.push_back(GpuSetCandidate("chosen", std::move(chosen), Reason::kChosen));
   return r;
+}
+
+std::vector<Record> ScaleUpRecords(absl::Time time, const decision::RankInput& input, const decision::ScaleUpChoice& choice) {
+  std::vector<Record> records;
+  if (choice.judged_gpu_options()) records.push_back(RankingRecord(time, input, choice.ranking));
+  if (choice.intent) records.push_back(IntentRecord(time, *choice.intent, PodKeys(input, choice.intent->node_group)));
+  return records;
 }
 
 }  // namespace topofit::history

@@ -12,6 +12,7 @@
 #include "decision/group_rank.h"
 #include "decision/intent.h"
 #include "decision/preference.h"
+#include "decision/scale_up_choice.h"
 #include "history/idle_gpus.h"
 #include "history/record.h"
 
@@ -48,6 +49,12 @@ Record FilterRecord(absl::Time time, PodSubject pod, int gpus, std::vector<Candi
 Record PreferenceRecord(absl::Time time, const decision::Preference& preference);
 // A ProvisioningRequest asked for a pod (kCapacityRequested) or withdrawn when it bound (kCapacityWithdrawn).
 Record CapacityRecord(absl::Time time, Kind kind, PodSubject pod, std::string provisioning_request = "");
+// The records of one filter cycle (decision/pod_filter.h), in the one order the extender and the replay
+// write them: the filter (the nodes judged), then, for a pod no node took, its preference, then the
+// capacity request made for it when `capacity_requested`. The filter's record comes first: a caller that
+// folds repeated refusals decides on it for the rest.
+std::vector<Record> FilterCycleRecords(absl::Time time, PodSubject pod, int gpus, std::vector<Candidate> nodes,
+                                       const decision::Preference* preference, bool capacity_requested);
 // A bind: the GPU ids the pod holds on `node`, or the failure.
 Record BindRecord(absl::Time time, PodSubject pod, std::string node, int gpus, std::string gpu_ids, bool bound);
 
@@ -69,6 +76,10 @@ Record IntentRecord(absl::Time time, const decision::Intent& intent, const std::
 Record IdleRecord(absl::Time time, const NodeIdleGpus& idle);
 
 std::map<std::string, std::string> PodKeys(const decision::RankInput& input, absl::string_view node_group);
+
+// The records of one expander call (decision::ChooseScaleUp), in the one order the gRPC service and the replay
+// write them: the ranking, when it judged a GPU option, then the intent, when there is one.
+std::vector<Record> ScaleUpRecords(absl::Time time, const decision::RankInput& input, const decision::ScaleUpChoice& choice);
 
 // The node agent's answers to the kubelet on `node` (agent/device_plugin_service.h). GetPreferredAllocation:
 // `preferred` (GPU indexes) is the extender's choice for `pod` (as-chosen), or topofit's allocator's when

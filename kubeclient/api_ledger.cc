@@ -37,7 +37,7 @@ ApiLedger::ApiLedger(KubeApi& kube, const server::Clock& clock, spdlog::logger& 
       log_(log),
       options_(std::move(options)),
       publishing_(log, clock, "ledger_publish", {}),
-      intents_view_(options_.intent_ttl),
+      intents_view_(options_.lifetimes.intent),
       node_groups_(std::make_unique<NodeGroupsConfigMap>(kube, clock, log, NodeGroupsOptions(options_))),
       publisher_(std::make_unique<CoalescingQueue>([this](const std::string& uid) { return Publish(uid); },
                                                    options_.publishing)) {}
@@ -155,7 +155,7 @@ void ApiLedger::RecordPreference(decision::Preference preference) {
   SetPreference(uid, entry, std::move(preference));
   const bool fresh_in_api = entry.in_api && entry.in_api->refused_nodes == wanted.refused_nodes &&
                             entry.in_api->first_seen == wanted.first_seen &&
-                            now - entry.in_api->last_seen <= options_.preference_ttl / 2;
+                            now - entry.in_api->last_seen <= options_.lifetimes.preference / 2;
   if (!fresh_in_api) Write(uid, entry);
 }
 
@@ -173,7 +173,7 @@ std::vector<decision::Preference> ApiLedger::Preferences() const {
   out.reserve(by_first_seen_.size());
   for (const auto& [first_seen, uid] : by_first_seen_) {
     const decision::Preference& preference = *entries_.at(uid).preference;
-    if (now - preference.last_seen <= options_.preference_ttl) out.push_back(preference);
+    if (now - preference.last_seen <= options_.lifetimes.preference) out.push_back(preference);
   }
   return out;
 }
@@ -185,7 +185,7 @@ std::vector<decision::Preference> ApiLedger::PreferencesOf(const std::vector<std
   for (const std::string& uid : pod_uids) {
     auto it = entries_.find(uid);
     if (it == entries_.end() || !it->second.preference) continue;
-    if (now - it->second.preference->last_seen <= options_.preference_ttl) {
+    if (now - it->second.preference->last_seen <= options_.lifetimes.preference) {
       wanted.emplace(it->second.preference->first_seen, uid);
     }
   }
@@ -256,12 +256,12 @@ void ApiLedger::Write(const std::string& uid, Entry& entry) {
 }
 
 void ApiLedger::PruneExpired(absl::Time now) {
-  while (!by_last_seen_.empty() && now - by_last_seen_.begin()->first > options_.preference_ttl) {
+  while (!by_last_seen_.empty() && now - by_last_seen_.begin()->first > options_.lifetimes.preference) {
     const std::string uid = by_last_seen_.begin()->second;
     SetPreference(uid, entries_.at(uid), std::nullopt);
     EraseIfEmpty(uid);
   }
-  while (!intents_.empty() && now - intents_.begin()->first.first > options_.intent_ttl) {
+  while (!intents_.empty() && now - intents_.begin()->first.first > options_.lifetimes.intent) {
     const std::set<std::string> uids = intents_.begin()->second;  // a copy: SetIntent changes it
     for (const std::string& uid : uids) {
       SetIntent(uid, entries_.at(uid), std::nullopt);

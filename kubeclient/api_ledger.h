@@ -64,8 +64,7 @@
 namespace topofit::kubeclient {
 
 struct ApiLedgerOptions {
-  absl::Duration preference_ttl = absl::Minutes(10);
-  absl::Duration intent_ttl = absl::Minutes(15);
+  ledger::Lifetimes lifetimes;
   CoalescingQueueOptions publishing;
   // At destruction, writes not yet published get this long to reach the API: a graceful restart loses
   // nothing.

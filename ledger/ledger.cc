@@ -166,9 +166,8 @@ class InMemoryLedger final : public Ledger {
 
 }  // namespace
 
-std::unique_ptr<Ledger> NewInMemoryLedger(const server::Clock& clock, absl::Duration preference_ttl,
-                                          absl::Duration intent_ttl, LedgerLimits limits) {
-  return std::make_unique<InMemoryLedger>(clock, preference_ttl, intent_ttl, std::move(limits));
+std::unique_ptr<Ledger> NewInMemoryLedger(const server::Clock& clock, Lifetimes lifetimes, LedgerLimits limits) {
+  return std::make_unique<InMemoryLedger>(clock, lifetimes.preference, lifetimes.intent, std::move(limits));
 }
 
 }  // namespace topofit::ledger

@@ -65,10 +65,19 @@ struct LedgerLimits {
   std::function<void(absl::string_view kind, const std::string& key)> on_evicted;
 };
 
-// The clock decides expiry: a preference not refreshed within `preference_ttl` (its pod is gone or no
-// longer asks) and an intent older than `intent_ttl` (the capacity came, or never will) are dropped.
-// Recording costs O(log n) plus what expires; nothing is re-sorted per call.
-std::unique_ptr<Ledger> NewInMemoryLedger(const server::Clock& clock, absl::Duration preference_ttl,
-                                          absl::Duration intent_ttl, LedgerLimits limits = {});
+// How long the ledger keeps what it is told: one set of defaults for every process that holds a ledger
+// (in memory or in the API) and for the replay.
+struct Lifetimes {
+  // A pending pod's preference without a refresh: kube-scheduler retries an unschedulable pod at least
+  // every 5 minutes, so one missed retry does not lose it.
+  absl::Duration preference = absl::Minutes(10);
+  // An intent, from its scale-up: CA's max node provision time, by which the capacity came or never will.
+  absl::Duration intent = absl::Minutes(15);
+};
+
+// The clock decides expiry: a preference not refreshed within `lifetimes.preference` (its pod is gone or
+// no longer asks) and an intent older than `lifetimes.intent` are dropped. Recording costs O(log n) plus
+// what expires; nothing is re-sorted per call.
+std::unique_ptr<Ledger> NewInMemoryLedger(const server::Clock& clock, Lifetimes lifetimes = {}, LedgerLimits limits = {});
 
 }  // namespace topofit::ledger

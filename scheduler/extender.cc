@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "decision/capacity_hold.h"
+#include "decision/pod_filter.h"
 #include "decision/capacity_shapes.h"
 #include "decision/filter.h"
 #include "decision/filter_memo.h"
@@ -113,7 +114,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
     if (recorder_ != nullptr) {
       history::Record record = history::FilterRecord(clock_.Now(), {decision::LedgerPodUid(args.pod), pod_key}, 0, {});
       record.reason = history::Reason::kInvalidPod;
-      RecordFilter(std::move(record));
+      RecordCycle({std::move(record)});
     }
     return result;
   }
@@ -126,43 +127,52 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   const CapacityHolds holds = HoldsNow(*demand);
   const std::optional<decision::CapacityAsk> ask = AskNow(args.pod, *demand);
   FilterMemo memo;
-  bool held_back = false;
-  decision::PreferredSet preferred_set = decision::PreferredSet::kEnforced;
-  const bool recording = recorder_ != nullptr && demand->wants_gpus();
-  history::FilterCandidates candidates(recording ? nodes->snapshots.size() + nodes->unresolved.size() : 0);
   const decision::JudgedPod judged = decision::JudgedPod::Of(args.pod);
-  for (size_t i = 0; i < nodes->snapshots.size(); ++i) {
-    const NodeGpuSnapshot& node = *nodes->snapshots[i];
-    const NodeVerdict verdict = decision::JudgeNode(*demand, judged, node, holds, memo, ask ? &*ask : nullptr);
+  std::vector<const NodeGpuSnapshot*> offered;
+  offered.reserve(nodes->snapshots.size());
+  for (const auto& snapshot : nodes->snapshots) offered.push_back(snapshot.get());
+  const decision::PodFilterOutcome outcome =
+      decision::FilterPod(*demand, judged, offered, holds, memo, ask ? &*ask : nullptr);
+  const bool recording = recorder_ != nullptr && demand->wants_gpus();
+  history::FilterCandidates candidates(recording ? offered.size() + nodes->unresolved.size() : 0);
+  for (size_t i = 0; i < offered.size(); ++i) {
+    const NodeGpuSnapshot& node = *offered[i];
+    const NodeVerdict& verdict = outcome.verdicts[i];
     if (recording) candidates.Add(node.node, verdict);
     if (verdict.fits) {
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
-    } else {
-      std::string reason = decision::JudgedReasonText(verdict, judged, node, holds, ask ? &*ask : nullptr);
-      if (verdict.refusal == Refusal::kAskingForCapacity) preferred_set = decision::PreferredSet::kAsked;
-      // Held, or waiting for its own scale-up: capacity is coming, the pod asks for none of its own.
-      held_back = held_back || verdict.refusal == Refusal::kHeldForScaleUp ||
-                  verdict.refusal == Refusal::kWaitingForCapacity;
-      metrics_.nodes_refused.Inc({std::string(decision::RefusalCode(verdict.refusal))});
-      // Checked here too: building the fields costs more than the check, for every refused node.
-      if (log_.should_log(spdlog::level::debug)) {
-        server::LogEvent(log_, "filter_node",
-                         {{"pod", pod_key}, {"node", node.node},
-                          {"verdict", verdict.unresolvable ? "unresolvable" : "fail"}, {"reason", reason}},
-                         spdlog::level::debug);
-      }
-      (verdict.unresolvable ? result.failed_and_unresolvable_nodes : result.failed_nodes)[node.node] = std::move(reason);
+      continue;
     }
+    std::string reason = decision::JudgedReasonText(verdict, judged, node, holds, ask ? &*ask : nullptr);
+    metrics_.nodes_refused.Inc({std::string(decision::RefusalCode(verdict.refusal))});
+    // Checked here too: building the fields costs more than the check, for every refused node.
+    if (log_.should_log(spdlog::level::debug)) {
+      server::LogEvent(log_, "filter_node",
+                       {{"pod", pod_key}, {"node", node.node},
+                        {"verdict", verdict.unresolvable ? "unresolvable" : "fail"}, {"reason", reason}},
+                       spdlog::level::debug);
+    }
+    (verdict.unresolvable ? result.failed_and_unresolvable_nodes : result.failed_nodes)[node.node] = std::move(reason);
   }
   metrics_.nodes_refused.Inc({"unknown-topology"}, static_cast<double>(nodes->unresolved.size()));
-  bool repeated = false;
+  metrics_.nodes_refused.Inc({"unknown-node"}, static_cast<double>(nodes->unknown.size()));
+
+  std::optional<decision::UnplacedPod> unplaced;
+  if (demand->wants_gpus() && !outcome.any_fits()) {
+    std::vector<std::string> refused;
+    for (const auto* failed : {&result.failed_nodes, &result.failed_and_unresolvable_nodes}) {
+      for (const auto& [node, reason] : *failed) refused.push_back(node);
+    }
+    unplaced = decision::UnplacedAfter(args.pod, *demand, outcome, std::move(refused));
+  }
+  const bool capacity_requested = unplaced && unplaced->needs_capacity_request && RequestCapacity(args.pod, unplaced->preference);
   if (recording) {
     for (const auto& [name, reason] : nodes->unresolved) candidates.AddUnknownTopology(name);
-    repeated = !RecordFilter(history::FilterRecord(clock_.Now(), {decision::LedgerPodUid(args.pod), pod_key},
-                                                   demand->request.gpus, std::move(candidates).Take()));
+    RecordCycle(history::FilterCycleRecords(clock_.Now(), {decision::LedgerPodUid(args.pod), pod_key},
+                                            demand->request.gpus, std::move(candidates).Take(),
+                                            unplaced ? &unplaced->preference : nullptr, capacity_requested));
   }
-  metrics_.nodes_refused.Inc({"unknown-node"}, static_cast<double>(nodes->unknown.size()));
-  RecordPreference(args.pod, *demand, result, held_back, repeated, preferred_set);
+  if (unplaced) KeepPreference(std::move(unplaced->preference));
   const size_t passed = result.nodes ? result.nodes->size() : result.node_names->size();
   server::LogEvent(log_, "filter",
                    {{"pod", pod_key},
@@ -206,40 +216,25 @@ std::optional<decision::CapacityAsk> Extender::AskNow(const kube::Pod& pod, cons
                                   capacity_wait_);
 }
 
-bool Extender::RecordFilter(history::Record record) {
-  if (!refusals_.Keep(record)) return false;
-  recorder_->Record(std::move(record));
+void Extender::RecordCycle(std::vector<history::Record> records) {
+  if (!refusals_.Keep(records.front())) return;
+  for (history::Record& record : records) recorder_->Record(std::move(record));
+}
+
+bool Extender::RequestCapacity(const kube::Pod& pod, const decision::Preference& preference) {
+  // Only the leader writes to the cluster; a follower's filter (during a failover) asks for nothing. The
+  // request names the shapes that give what the preference asks, or CA would book another node this
+  // filter refuses.
+  if (capacity_ == nullptr || !leadership_.IsLeader()) return false;
+  capacity_->RequestFor(PodRef{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name},
+                        {preference.refused_nodes, decision::ShapeTermsFor(preference, ClusterShapesNow().shapes)});
+  AskedCapacity(pod.metadata.uid);
   return true;
 }
 
-void Extender::RecordPreference(const kube::Pod& pod, const GpuDemand& demand,
-                                const codec::ExtenderFilterResult& result, bool held_back, bool repeated,
-                                decision::PreferredSet set) {
-  const bool any_passed = (result.nodes && !result.nodes->empty()) || (result.node_names && !result.node_names->empty());
-  if (!demand.wants_gpus() || any_passed) return;
-  std::vector<std::string> refused;
-  for (const auto* failed : {&result.failed_nodes, &result.failed_and_unresolvable_nodes}) {
-    for (const auto& [node, reason] : *failed) refused.push_back(node);
-  }
-  decision::Preference preference = decision::PreferenceFor(pod, demand, std::move(refused), set);
-  if (capacity_ != nullptr && !preference.refused_nodes.empty() && !held_back && leadership_.IsLeader()) {
-    // CA counts GPUs only: it would place the pod on the nodes refused here and never scale up for it.
-    // Unless a node only holds GPUs for pods it was bought for: CA is right that this pod fits there
-    // once they land, and new capacity of its own would strand. Only the leader writes to the cluster;
-    // a follower's filter (during a failover) asks for nothing. The request names the shapes that give
-    // what the preference asks, or CA would book another node this filter refuses.
-    capacity_->RequestFor(PodRef{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name},
-                          {preference.refused_nodes, decision::ShapeTermsFor(preference, ClusterShapesNow().shapes)});
-    AskedCapacity(pod.metadata.uid);
-    if (recorder_ != nullptr && !repeated) {
-      recorder_->Record(history::CapacityRecord(
-          clock_.Now(), history::Kind::kCapacityRequested,
-          {decision::LedgerPodUid(pod), absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name)}));
-    }
-  }
+void Extender::KeepPreference(decision::Preference preference) {
   server::LogEvent(log_, "preference", {{"pod", preference.pod_key}, {"gpus", preference.gpus},
                                         {"min_link", std::string(topology::LinkClassName(preference.min_link))}});
-  if (recorder_ != nullptr && !repeated) recorder_->Record(history::PreferenceRecord(clock_.Now(), preference));
   ledger_.RecordPreference(std::move(preference));
   metrics_.pending_preferences.Set(static_cast<double>(ledger_.PreferenceCount()));
 }

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "codec/extender_json.h"
 #include "codec/node_topology.h"
+#include "decision/capacity_ask.h"
 #include "decision/capacity_hold.h"
 #include "decision/pod_demand.h"
 #include "history/recorder.h"
@@ -119,14 +120,14 @@ class Extender {
   // binds of one pod run one at a time, so a retry sees what the first claimed and did.
   std::shared_ptr<std::mutex> PodBindLock(const std::string& pod_uid);
   void ReleasePodBindLock(const std::string& pod_uid, std::shared_ptr<std::mutex> lock);
-  // Records the preference of a GPU pod no node passed, and asks for capacity when nodes refused it and
-  // none of them (`held_back`) only for a hold. `repeated`: the filter's refusal repeats the pod's last
-  // recorded one (RefusalAggregator), and so would the preference's and the capacity request's records.
-  // `set`: kAsked when a node was refused because the pod asks for capacity giving its preferred set.
-  void RecordPreference(const kube::Pod& pod, const decision::GpuDemand& demand, const codec::ExtenderFilterResult& result,
-                        bool held_back, bool repeated, decision::PreferredSet set);
-  // Hands a filter record to the recorder unless it repeats the pod's last one; false when folded.
-  bool RecordFilter(history::Record record);
+  // Asks CA for capacity the pod no node took can use (a leader with a CapacityRequests only); whether it
+  // asked.
+  bool RequestCapacity(const kube::Pod& pod, const decision::Preference& preference);
+  // Hands the preference of a GPU pod no node took to the ledger, where the expander reads it.
+  void KeepPreference(decision::Preference preference);
+  // Hands one filter cycle's records (history::FilterCycleRecords) to the recorder, unless the filter's
+  // record repeats the pod's last one (RefusalAggregator): then the rest would repeat too, and none is kept.
+  void RecordCycle(std::vector<history::Record> records);
 
   GpuState& state_;
   ledger::Ledger& ledger_;

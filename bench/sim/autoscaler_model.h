@@ -43,7 +43,7 @@ struct AutoscalerActions {
   bool acted() const { return scale_up.has_value() || !remove_empty.empty() || !remove_unready.empty() || drain >= 0; }
 };
 
-// One RunOnce of cluster-autoscaler as reference/baseline-models.md describes it: count-only scale-up
+// One RunOnce of cluster-autoscaler as docs/bench.md ("The models") describes it: count-only scale-up
 // (filter_out_schedulable onto real and upcoming nodes, the binpacking estimator per group, the expander
 // chain, one group per loop), best-effort-atomic ProvisioningRequests (one per loop, alternating with
 // ordinary pods), and scale-down of nodes unneeded for 10 minutes (GPU nodes judged on GPU utilisation).

@@ -8,7 +8,7 @@
 
 #include "codec/node_topology.h"
 #include "decision/group_rank.h"
-#include "decision/intent.h"
+#include "decision/scale_up_choice.h"
 #include "history/from_decisions.h"
 
 namespace topofit::sim {
@@ -142,18 +142,18 @@ std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<Scale
   codec::TopologyResolver topologies;  // one per loop: a replay has few templates
   decision::RankPolicy policy;
   policy.capacity_wait = world.policy().capacity_wait;
-  const decision::Ranking ranking = decision::RankOptions(input, topologies, policy);
+  decision::ScaleUpChoice choice = decision::ChooseScaleUp(input, topologies, policy);
   if (world.recorder() != nullptr) {
-    world.recorder()->Record(history::RankingRecord(world.time(), input, ranking));
+    for (history::Record& record : history::ScaleUpRecords(world.time(), input, choice)) {
+      world.recorder()->Record(std::move(record));
+    }
   }
-  if (ranking.veto) return std::nullopt;
+  if (choice.ranking.veto) return std::nullopt;
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < options.size(); ++i) index.emplace(world.groups()[options[i].group].spec.name, i);
-  if (std::optional<decision::Intent> intent = decision::IntentFor(input, ranking)) {
-    options[index.at(intent->node_group)].intent = *std::move(intent);
-  }
+  if (choice.intent) options[index.at(choice.intent->node_group)].intent = *std::move(choice.intent);
   std::vector<ScaleUpOption> kept;
-  for (const std::string& id : ranking.chosen) {
+  for (const std::string& id : choice.ranking.chosen) {
     auto it = index.find(id);
     if (it != index.end()) kept.push_back(options[it->second]);
   }

@@ -20,7 +20,7 @@ struct ScaleUpOption {
   std::optional<decision::Intent> intent;
 };
 
-// The options a stock expander keeps, in input order (reference/baseline-models.md). `random` keeps one;
+// The options a stock expander keeps, in input order (docs/bench.md, "The models"). `random` keeps one;
 // the others keep every option tied at their best, so the chain can narrow further. `priority` reads the
 // world's Policy::priorities and keeps every option when none of their groups matches.
 std::vector<ScaleUpOption> ApplyStockExpander(StockExpander expander, std::vector<ScaleUpOption> options,

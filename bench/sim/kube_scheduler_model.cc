@@ -33,27 +33,14 @@ const decision::FilterMemo::Entry& KubeSchedulerModel::Extend(int pod, const Sim
   return memo_.Judge(world_.klass(pod).demand, node.gpus);
 }
 
-decision::NodeVerdict KubeSchedulerModel::ExtenderVerdict(int pod, int node) {
-  return Judge(pod, world_.PodUid(pod), world_.nodes()[node]);
-}
-
-decision::NodeVerdict KubeSchedulerModel::Judge(int pod, absl::string_view uid, const SimNode& node) {
+decision::PodFilterOutcome KubeSchedulerModel::ExtenderFilter(int pod, const std::vector<int>& nodes) {
+  std::vector<const decision::NodeGpuSnapshot*> offered;
+  offered.reserve(nodes.size());
+  for (int node : nodes) offered.push_back(&world_.nodes()[node].gpus);
+  const std::string uid = world_.PodUid(pod);
   // The pod was created when it arrived.
-  return decision::JudgeNode(world_.klass(pod).demand, {uid, World::TimeAt(world_.spec(pod).arrival)}, node.gpus,
+  return decision::FilterPod(world_.klass(pod).demand, {uid, World::TimeAt(world_.spec(pod).arrival)}, offered,
                              *holds_, memo_, ask_);
-}
-
-bool KubeSchedulerModel::ExtenderAccepts(int pod, absl::string_view uid, const SimNode& node,
-                                         PlacementDecision* decision) {
-  const decision::NodeVerdict verdict = Judge(pod, uid, node);
-  if (verdict.fits) return true;
-  if (decision == nullptr) return false;
-  // Held, or waiting for its own scale-up: capacity is coming, the pod asks for none of its own.
-  if (verdict.refusal == decision::Refusal::kHeldForScaleUp || verdict.refusal == decision::Refusal::kWaitingForCapacity) {
-    decision->held_back = true;
-  }
-  if (verdict.refusal == decision::Refusal::kAskingForCapacity) decision->asking_for_capacity = true;
-  return false;
 }
 
 int64_t KubeSchedulerModel::DefaultScore(int klass, const SimNode& node) const {
@@ -138,14 +125,15 @@ PlacementDecision KubeSchedulerModel::Schedule(int pod) {
   next_start_ = (next_start_ + processed) % n;
 
   const bool extender = UsesExtender(pod);
-  const std::string uid = extender ? world_.PodUid(pod) : std::string();
+  if (extender) decision.filter = ExtenderFilter(pod, feasible);
   int64_t best = -1;
   int ties = 0;
-  for (int node : feasible) {
+  for (size_t i = 0; i < feasible.size(); ++i) {
+    const int node = feasible[i];
     const SimNode& candidate = world_.nodes()[node];
     int64_t score = DefaultScore(klass, candidate);
     if (extender) {
-      if (!ExtenderAccepts(pod, uid, candidate, &decision)) {
+      if (!decision.filter.verdicts[i].fits) {
         decision.refused_nodes.push_back(node);
         continue;
       }
@@ -172,7 +160,10 @@ PlacementDecision KubeSchedulerModel::ScheduleOn(int pod, int node) {
   PlacementDecision decision;
   const SimNode& candidate = world_.nodes()[node];
   if (candidate.state != NodeState::kReady || !world_.FitsByCount(world_.pods()[pod].klass, candidate)) return decision;
-  if (UsesExtender(pod) && !ExtenderAccepts(pod, world_.PodUid(pod), candidate, &decision)) return decision;
+  if (UsesExtender(pod)) {
+    decision.filter = ExtenderFilter(pod, {node});
+    if (!decision.filter.any_fits()) return decision;
+  }
   decision.node = node;
   decision.gpus = GpusFor(pod, candidate);
   return decision;

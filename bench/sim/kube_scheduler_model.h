@@ -7,6 +7,7 @@
 #include "bench/sim/world.h"
 #include "decision/capacity_hold.h"
 #include "decision/filter_memo.h"
+#include "decision/pod_filter.h"
 #include "topology/gpu_set.h"
 
 namespace topofit::sim {
@@ -18,15 +19,16 @@ struct PlacementDecision {
   // Nodes passed kube-scheduler's own filters but topofit's filter refused every one of them: the pod
   // fits by count, not by its required topology (CA alone would never scale up for it).
   bool refused_for_topology = false;
-  // Some refusal was a hold on new capacity for other pods (decision/capacity_hold.h): CA is right that
-  // the pod fits there once they land, so it asks for no capacity of its own.
-  bool held_back = false;
-  // Some refusal was the pod asking for capacity that gives its preferred set (decision/capacity_ask.h).
-  bool asking_for_capacity = false;
+  // The extender's filter cycle over the nodes kube-scheduler's own filters passed (decision/pod_filter.h):
+  // their verdicts, whether a hold held the pod back, whether it asked for capacity. Empty for a pod the
+  // extender does not see.
+  decision::PodFilterOutcome filter;
+  // The nodes the extender refused, in the order offered; when it refused them all, refused_nodes[i] is
+  // the node of filter.verdicts[i]. Empty once the pod is placed.
   std::vector<int> refused_nodes;
 };
 
-// kube-scheduler's default profile as reference/baseline-models.md describes it: sample the feasible
+// kube-scheduler's default profile as docs/bench.md ("The models") describes it: sample the feasible
 // nodes (all below 100, else n * max(5, 50 - n/125) % from a rotating start), score LeastAllocated and
 // BalancedAllocation over CPU and memory (GPUs are filtered, never scored), break ties at random. A policy
 // with ResourceScoring::kMostAllocatedWithGpus scores NodeResourcesFit as the bin-packing profile does. With
@@ -44,10 +46,6 @@ class KubeSchedulerModel {
   // the same verdict as then, so the answer is this node or none.
   PlacementDecision ScheduleOn(int pod, int node);
 
-  // The extender's verdict on `node` for a GPU pod of the policy's extender (decision::JudgeNode with the
-  // current holds): what the replay records of a refusal.
-  decision::NodeVerdict ExtenderVerdict(int pod, int node);
-
   // The extender's holds on new capacity (decision/capacity_hold.h) for the next calls; null: none.
   void set_holds(const decision::CapacityHolds* holds) { holds_ = holds != nullptr ? holds : &kNoHolds; }
   // What the next calls' pod needs to ask for capacity (decision/capacity_ask.h); null: it does not ask.
@@ -61,11 +59,8 @@ class KubeSchedulerModel {
 
  private:
   bool UsesExtender(int pod) const;
-  // decision::JudgeNode for the pod, whose ledger uid is `uid`, on the node, with the current holds and ask.
-  decision::NodeVerdict Judge(int pod, absl::string_view uid, const SimNode& node);
-  // Whether the extender accepts the node for the pod (Judge); `decision`, when given, learns whether a
-  // hold (held_back) or an ask (asking_for_capacity) refused it.
-  bool ExtenderAccepts(int pod, absl::string_view uid, const SimNode& node, PlacementDecision* decision = nullptr);
+  // The extender's filter cycle for the pod over `nodes`, with the current holds and ask.
+  decision::PodFilterOutcome ExtenderFilter(int pod, const std::vector<int>& nodes);
   // The extender's filter verdict and score for the pod on the node's current GPUs.
   const decision::FilterMemo::Entry& Extend(int pod, const SimNode& node);
   // kube-scheduler's own score for the node: NodeResourcesFit with the policy's scoring strategy, plus

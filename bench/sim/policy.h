@@ -12,7 +12,7 @@
 
 namespace topofit::sim {
 
-// cluster-autoscaler's stock expanders the replay models (reference/baseline-models.md).
+// cluster-autoscaler's stock expanders the replay models (docs/bench.md, "The models").
 enum class StockExpander { kRandom, kLeastWaste, kMostPods, kLeastNodes, kPrice, kPriority };
 
 // "least-waste,random" -> the chain; InvalidArgument naming an unknown expander.

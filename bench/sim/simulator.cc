@@ -13,6 +13,7 @@
 #include "bench/sim/kube_scheduler_model.h"
 #include "codec/node_topology.h"
 #include "decision/capacity_shapes.h"
+#include "decision/pod_filter.h"
 #include "decision/preference.h"
 #include "decision/scale_down_guard.h"
 #include "history/from_decisions.h"
@@ -26,9 +27,6 @@ constexpr SimTime kNever = std::numeric_limits<SimTime>::max();
 // kube-scheduler re-queues pods unschedulable for this long (its 30 s flush); for a pod topofit refused,
 // that retry is what keeps its ledger preference fresh.
 constexpr SimTime kUnschedulableFlush = 5 * kMinute;
-// The extender's ledger lifetimes (cli/extender_command.cc).
-constexpr absl::Duration kPreferenceTtl = absl::Minutes(10);
-constexpr absl::Duration kIntentTtl = absl::Minutes(15);
 
 // The ledger's clock in a replay: simulated time from the Unix epoch.
 class SimClock final : public server::Clock {
@@ -58,7 +56,7 @@ class Replayer {
       : world_(std::move(world)),
         options_(options),
         clock_(*world_),
-        ledger_(ledger::NewInMemoryLedger(clock_, kPreferenceTtl, kIntentTtl)),
+        ledger_(ledger::NewInMemoryLedger(clock_)),
         scheduler_(*world_),
         autoscaler_(*world_, options.autoscaler),
         waiting_(world_->classes().size()) {}
@@ -165,37 +163,38 @@ void Replayer::Place(int pod, const PlacementDecision& decision) {
 void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
   SimPod& p = world_->pods()[pod];
   p.refused_for_topology = true;
+  p.preferred_set = decision.filter.preferred_set;
   std::vector<std::string> refused;
   for (int node : decision.refused_nodes) refused.push_back(world_->nodes()[node].gpus.node);
-  if (world_->recorder() != nullptr) {
-    // The extender's filter as it would record it: each node it was offered, and why it refused it. The
-    // verdicts are those the scheduling cycle just reached (same holds, same memo): pure, so deterministic.
-    std::vector<history::Candidate> candidates;
-    for (int node : decision.refused_nodes) {
-      candidates.push_back(history::NodeCandidate(world_->nodes()[node].gpus.node, scheduler_.ExtenderVerdict(pod, node)));
-    }
-    world_->recorder()->Record(
-        history::FilterRecord(world_->time(), Subject(pod), world_->klass(pod).gpus, std::move(candidates)));
-  }
-  p.preferred_set = decision.asking_for_capacity ? decision::PreferredSet::kAsked : decision::PreferredSet::kEnforced;
-  decision::Preference preference =
-      decision::PreferenceFor(world_->PodObject(pod), world_->klass(pod).demand, refused, p.preferred_set);
-  if (world_->recorder() != nullptr) world_->recorder()->Record(history::PreferenceRecord(world_->time(), preference));
-  if (p.provisioning_request < 0 && !decision.held_back && world_->policy().provisioning_requests) {
+  // Engaged: a GPU pod that every node offered to the extender refused (refused_for_topology).
+  decision::UnplacedPod unplaced =
+      *decision::UnplacedAfter(world_->PodObject(pod), world_->klass(pod).demand, decision.filter, std::move(refused));
+  const bool capacity_requested =
+      unplaced.needs_capacity_request && p.provisioning_request < 0 && world_->policy().provisioning_requests;
+  if (capacity_requested) {
     // topofit asks CA for capacity the scheduler will accept: the pod's template without the refused
     // nodes, confined to the shapes that give what its preference asks.
     ProvisioningRequest request;
     request.pod = pod;
     request.excluded_nodes = decision.refused_nodes;
-    request.shapes = decision::ShapeTermsFor(preference, ClusterShapesNow());
+    request.shapes = decision::ShapeTermsFor(unplaced.preference, ClusterShapesNow());
     request.created = world_->now();
     request.next_attempt = world_->now();
     world_->CreateRequest(std::move(request));
-    if (world_->recorder() != nullptr) {
-      world_->recorder()->Record(history::CapacityRecord(world_->time(), history::Kind::kCapacityRequested, Subject(pod)));
+  }
+  if (world_->recorder() != nullptr) {
+    // The extender's records of this cycle, from the verdicts the cycle reached.
+    history::FilterCandidates candidates(decision.refused_nodes.size());
+    for (size_t i = 0; i < decision.refused_nodes.size(); ++i) {
+      candidates.Add(world_->nodes()[decision.refused_nodes[i]].gpus.node, decision.filter.verdicts[i]);
+    }
+    for (history::Record& record :
+         history::FilterCycleRecords(world_->time(), Subject(pod), world_->klass(pod).gpus, std::move(candidates).Take(),
+                                     &unplaced.preference, capacity_requested)) {
+      world_->recorder()->Record(std::move(record));
     }
   }
-  ledger_->RecordPreference(std::move(preference));
+  ledger_->RecordPreference(std::move(unplaced.preference));
   holds_stale_ = true;
   preference_refreshed_[pod] = world_->now();
 }
@@ -262,7 +261,7 @@ void Replayer::RetryOn(int node) {
     scheduler_.set_holds(Holds());
     scheduler_.set_ask(AskFor(pod));
     const PlacementDecision decision = scheduler_.ScheduleOn(pod, node);
-    if (decision.node < 0 && decision.asking_for_capacity && !world_->pods()[pod].refused_for_topology) {
+    if (decision.node < 0 && decision.filter.asking_for_capacity() && !world_->pods()[pod].refused_for_topology) {
       // It refused this node to ask for capacity giving its preferred set. kube-scheduler's cycle for it
       // offers every node, and the extender records its first refusal, which bounds how long it asks
       // (capacity_ask.h): that cycle, as when it arrived.
@@ -275,7 +274,7 @@ void Replayer::RetryOn(int node) {
       // class. Every pod is offered the node in kube-scheduler's queue order, as when a node's arrival
       // moves them all to the active queue; offering the held-for pods first put younger pods ahead of
       // older ones and lengthened the tail of the wait (Azure LLM's multi-GPU p95, issue 13).
-      if (decision.held_back) {
+      if (decision.filter.held_back) {
         auto next = waiting_[klass].upper_bound(pod);
         if (next != waiting_[klass].end()) heads.push({klass, *next});
       }
@@ -343,12 +342,9 @@ void Replayer::Apply(const AutoscalerActions& actions) {
     }
     for (int pod : option.pods) world_->pods()[pod].scale_up = id;
     // Only the extender reads intents, and only to hold capacity for them.
+    // The intent is the expander's record as it answered (ApplyTopofitExpander); the ledger learns it when
+    // CA makes that scale-up.
     if (option.intent && world_->policy().topofit_extender && world_->policy().capacity_holds) {
-      if (world_->recorder() != nullptr) {
-        std::map<std::string, std::string> keys;
-        for (int pod : option.pods) keys.emplace(world_->PodUid(pod), Subject(pod).key);
-        world_->recorder()->Record(history::IntentRecord(world_->time(), *option.intent, keys));
-      }
       ledger_->RecordIntent(*option.intent);
       holds_stale_ = true;
     }

@@ -26,7 +26,7 @@ struct PodSpec {
   // The GPU products the pod may run on (node selector on nvidia.com/gpu.product, values as the node
   // groups label them); empty: any.
   std::vector<std::string> gpu_products;
-  // topofit.io annotations (DESIGN.md, "Pod-facing contract"); empty strings when absent.
+  // topofit.io annotations (README.md, "Pod annotations"); empty strings when absent.
   std::string min_link;            // e.g. "NV"
   std::string min_bandwidth;       // e.g. "200GB/s"
   std::string topology_policy;     // "required" or "preferred"

@@ -4,6 +4,7 @@
 
 #include "codec/node_topology.h"
 #include "decision/capacity_hold.h"
+#include "decision/pod_filter.h"
 #include "decision/slowdown.h"
 #include "scheduler/gpu_state.h"
 #include "tests/decision/p4d_scale_up.h"

@@ -1,4 +1,5 @@
 #include "decision/capacity_hold.h"
+#include "decision/pod_filter.h"
 
 #include <map>
 

@@ -348,8 +348,8 @@ TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it 
       "filter: 1 of 2 nodes fit 8 GPUs; p4d-new would give GPUs 0,1,2,3,4,5,6,7, weakest link NV",
       "node group p4d-group grows by 1 node(s); 8 of its GPUs held for 1 pod(s)",
       "expander ranked 2 GPU group(s): g5-group refused: its new nodes would not take 1 GPU pod(s); p4d-group chosen",
-      "needs new capacity: 8 GPUs with links of NV or better",
       "asked cluster-autoscaler for capacity",
+      "needs new capacity: 8 GPUs with links of NV or better",
       "filter: every one of 1 nodes refused 8 GPUs: g5-1 needs links of NV or better, best reachable is",
   };
   size_t at = 0;

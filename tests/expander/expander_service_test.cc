@@ -199,7 +199,7 @@ struct Fixture {
   }
 
   server::RealClock clock;
-  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock);
   server::MetricsRegistry registry;
   ExpanderMetrics metrics = ExpanderMetrics::Create(registry);
   std::ostringstream logged;
@@ -708,7 +708,7 @@ TEST_CASE("Bad server options are errors naming the problem, not aborts", "[expa
   REQUIRE_OK(made);
   const testing::TestCerts& certs = **made;
   server::RealClock clock;
-  auto ledger = ledger::NewInMemoryLedger(clock, absl::Minutes(1), absl::Minutes(1));
+  auto ledger = ledger::NewInMemoryLedger(clock, {absl::Minutes(1), absl::Minutes(1)});
   server::MetricsRegistry registry;
   ExpanderMetrics metrics = ExpanderMetrics::Create(registry);
   auto log = server::MakeLogger("expander-test", {}, std::make_shared<spdlog::sinks::ostream_sink_mt>(std::cerr));

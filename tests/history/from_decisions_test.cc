@@ -108,3 +108,60 @@ TEST_CASE("a node refused for a hold keeps until when the pod is held back, and 
 
 }  // namespace
 }  // namespace topofit::history
+
+namespace topofit::history {
+namespace {
+
+std::vector<Kind> KindsOf(const std::vector<Record>& records) {
+  std::vector<Kind> kinds;
+  for (const Record& r : records) kinds.push_back(r.kind);
+  return kinds;
+}
+
+TEST_CASE("one filter cycle's records come in one order: the filter, the preference, the capacity request", "[history]") {
+  decision::NodeVerdict min_link;
+  min_link.refusal = decision::Refusal::kMinLink;
+  min_link.unresolvable = true;
+  min_link.requested_gpus = 8;
+  decision::Preference preference;
+  preference.pod_uid = kTrainer.uid;
+  preference.pod_key = kTrainer.key;
+  preference.gpus = 8;
+  preference.refused_nodes = {"g5-1"};
+  const std::vector<Record> asked =
+      FilterCycleRecords(absl::UnixEpoch(), kTrainer, 8, {NodeCandidate("g5-1", min_link)}, &preference, true);
+  CHECK(KindsOf(asked) == std::vector<Kind>{Kind::kFilter, Kind::kPreference, Kind::kCapacityRequested});
+  for (const Record& r : asked) CHECK(r.correlation_id == kTrainer.uid);
+  // Held back (no request), and a pod that fits (no preference): the filter's record alone after it.
+  CHECK(KindsOf(FilterCycleRecords(absl::UnixEpoch(), kTrainer, 8, {}, &preference, false)) ==
+        std::vector<Kind>{Kind::kFilter, Kind::kPreference});
+  CHECK(KindsOf(FilterCycleRecords(absl::UnixEpoch(), kTrainer, 8, {}, nullptr, false)) == std::vector<Kind>{Kind::kFilter});
+}
+
+TEST_CASE("an expander call records its ranking when it judged a GPU option, then its intent", "[history]") {
+  decision::RankInput input;
+  input.options.push_back({"cpu", 1, {}});
+  decision::ScaleUpChoice choice;
+  decision::OptionVerdict cpu;
+  cpu.node_group_id = "cpu";
+  choice.ranking.verdicts.push_back(cpu);
+  choice.ranking.chosen = {"cpu"};
+  CHECK(ScaleUpRecords(absl::UnixEpoch(), input, choice).empty());  // passed through: nothing decided
+
+  input.options.push_back({"p4d", 1, {}});
+  decision::OptionVerdict p4d;
+  p4d.node_group_id = "p4d";
+  p4d.needs_gpus = true;
+  choice.ranking.verdicts.push_back(p4d);
+  choice.ranking.chosen = {"p4d", "cpu"};
+  decision::Intent intent;
+  intent.node_group = "p4d";
+  intent.node_count = 1;
+  choice.intent = intent;
+  const std::vector<Record> records = ScaleUpRecords(absl::UnixEpoch(), input, choice);
+  CHECK(KindsOf(records) == std::vector<Kind>{Kind::kRanking, Kind::kIntent});
+  CHECK(records[1].node_group == "p4d");
+}
+
+}  // namespace
+}  // namespace topofit::history

@@ -37,8 +37,8 @@ using testing::Resource;
 using testing::StatusJson;
 
 constexpr int64_t kStartSeconds = 1'800'000'000;
-constexpr absl::Duration kPreferenceTtl = absl::Minutes(10);
-constexpr absl::Duration kIntentTtl = absl::Minutes(15);
+const absl::Duration kPreferenceTtl = ledger::Lifetimes().preference;
+const absl::Duration kIntentTtl = ledger::Lifetimes().intent;
 constexpr char kP4dType[] = "p4d.24xlarge";
 
 // A pending pod of topofit's scheduler in the API server's shape, asking for `gpus`.
@@ -99,8 +99,6 @@ struct Fixture {
 
   ApiLedgerOptions Options() const {
     ApiLedgerOptions options;
-    options.preference_ttl = kPreferenceTtl;
-    options.intent_ttl = kIntentTtl;
     options.publishing.initial_backoff = absl::Milliseconds(1);
     options.publishing.max_backoff = absl::Milliseconds(2);
     options.publishing.uniform_random = [] { return 0.5; };

@@ -198,7 +198,7 @@ TEST_CASE("The extender's bind through KubeApi: a 409 from the API server is the
   server::FakeClock clock;
   server::MetricsRegistry registry;
   std::unique_ptr<scheduler::GpuState> state = scheduler::NewInMemoryGpuState();
-  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock);
   scheduler::ExtenderMetrics metrics = scheduler::ExtenderMetrics::Create(registry);
   spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
   scheduler::Extender extender(*state, *ledger, api, metrics, log, clock);

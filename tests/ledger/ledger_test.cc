@@ -28,7 +28,7 @@ Preference For(const std::string& uid, int gpus) {
 TEST_CASE("preferences keep first_seen, order by age, expire unrefreshed", "[ledger]") {
   server::FakeClock clock;
   const absl::Time start = clock.Now();
-  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock);
   ledger->RecordPreference(For("b", 4));
   clock.Advance(absl::Minutes(1));
   ledger->RecordPreference(For("a", 8));
@@ -54,7 +54,7 @@ TEST_CASE("preferences keep first_seen, order by age, expire unrefreshed", "[led
 
 TEST_CASE("intents lose forgotten pods and expire", "[ledger]") {
   server::FakeClock clock;
-  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock);
   ledger->RecordIntent(Intent{"p5-group", {"x", "y"}, {{"x", 8}, {"y", 1}}, 1, {}, {}});
   clock.Advance(absl::Minutes(5));
   ledger->RecordIntent(Intent{"p4d-group", {"z"}, {}, 2, {}, {}});
@@ -80,7 +80,7 @@ TEST_CASE("preferences and intents are capped, the least recently seen and the o
   limits.max_preferences = 3;
   limits.max_intents = 2;
   limits.on_evicted = [&](absl::string_view kind, const std::string& key) { evicted.emplace_back(kind, key); };
-  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15), limits);
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, {}, limits);
   for (const char* uid : {"a", "b", "c"}) {
     ledger->RecordPreference(For(uid, 1));
     clock.Advance(absl::Seconds(1));
@@ -113,7 +113,7 @@ TEST_CASE("preferences and intents are capped, the least recently seen and the o
 
 TEST_CASE("a filter reads the intents as one shared view and only the preferences of their pods", "[ledger]") {
   server::FakeClock clock;
-  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock);
   ledger->RecordPreference(For("b", 4));
   clock.Advance(absl::Seconds(1));
   ledger->RecordPreference(For("a", 8));
@@ -144,7 +144,7 @@ TEST_CASE("node group templates: the latest per group, kept a day after last off
   LedgerLimits limits;
   limits.max_node_groups = 2;
   limits.on_evicted = [&](absl::string_view kind, const std::string& key) { evicted.emplace_back(kind, key); };
-  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15), limits);
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, {}, limits);
   CHECK(ledger->NodeGroups().empty());
 
   ledger->RecordNodeGroups({{"p4d", Template("p4d.24xlarge")}, {"g5", Template("g5.48xlarge")}});

@@ -38,7 +38,7 @@ kube::testing::NodeBuilder P4d(const std::string& name, const std::string& group
 struct Fixture {
   Fixture()
       : gpus(scheduler::NewInMemoryGpuState()),
-        ledger(ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15))),
+        ledger(ledger::NewInMemoryLedger(clock)),
         live(nullptr, "test", "", LiveState{gpus.get(), ledger.get()}),
         history_only(nullptr, "test") {
     // p4d-a: two old nodes (one running a 2-GPU pod topofit placed) and one its scale-up brought for ml/big.

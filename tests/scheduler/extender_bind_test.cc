@@ -96,7 +96,7 @@ struct ApiBackedExtender {
   server::FakeClock clock;
   server::MetricsRegistry registry;
   std::unique_ptr<GpuState> state = NewInMemoryGpuState();
-  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock);
   ExtenderMetrics metrics = ExtenderMetrics::Create(registry);
   std::ostringstream logged;
   std::shared_ptr<spdlog::logger> log =

@@ -54,7 +54,7 @@ struct ExtenderFixture {
   server::FakeClock clock;
   server::MetricsRegistry registry;
   std::unique_ptr<GpuState> state = NewInMemoryGpuState();
-  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock, absl::Minutes(10), absl::Minutes(15));
+  std::unique_ptr<ledger::Ledger> ledger = ledger::NewInMemoryLedger(clock);
   FakeKubeClient kube;
   ExtenderMetrics metrics = ExtenderMetrics::Create(registry);
   spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};

@@ -57,8 +57,8 @@ TEST_CASE("the extender records a refused pod's chain, from filter to bind, on i
   REQUIRE(records.size() == 6);
   CHECK(KindsAndReasons(records) == std::vector<std::pair<Kind, Reason>>{
                                         {Kind::kFilter, Reason::kNoNodeFits},
-                                        {Kind::kCapacityRequested, Reason::kNoNodeFits},
                                         {Kind::kPreference, Reason::kNoNodeFits},
+                                        {Kind::kCapacityRequested, Reason::kNoNodeFits},
                                         {Kind::kFilter, Reason::kFits},
                                         {Kind::kCapacityWithdrawn, Reason::kBound},  // inside the bind
                                         {Kind::kBind, Reason::kBound}});
@@ -125,11 +125,11 @@ TEST_CASE("a pod's retries refused alike are recorded once a minute, with how of
     REQUIRE(f.extender.Filter(args)->failed_and_unresolvable_nodes.size() == 1);
     f.clock.Advance(absl::Seconds(10));
   }
-  // The first refusal's filter, capacity request and preference; the three retries only counted.
+  // The first refusal's filter, preference and capacity request; the three retries only counted.
   CHECK(KindsAndReasons(f.recorder.records()) == std::vector<std::pair<Kind, Reason>>{
                                                    {Kind::kFilter, Reason::kNoNodeFits},
-                                                   {Kind::kCapacityRequested, Reason::kNoNodeFits},
-                                                   {Kind::kPreference, Reason::kNoNodeFits}});
+                                                   {Kind::kPreference, Reason::kNoNodeFits},
+                                                   {Kind::kCapacityRequested, Reason::kNoNodeFits}});
   CHECK(f.ledger->PreferenceCount() == 1);  // the ledger still heard every retry
 
   f.clock.Advance(absl::Seconds(20));  // a minute after the first: recorded again, with the three

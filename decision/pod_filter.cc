@@ -1,0 +1,68 @@
+#include "decision/pod_filter.h"
+
+#include <utility>
+
+namespace topofit::decision {
+
+NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeGpuSnapshot& node,
+                      const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask) {
+  NodeVerdict verdict = memo.Judge(demand, node).verdict;
+  if (!verdict.fits || !demand.wants_gpus()) return verdict;
+  if (holds.MayTake(pod, node, demand.request.gpus)) {
+    Refusal refusal = Refusal::kNone;
+    if (holds.WaitsForCapacity(demand, pod.uid, verdict, node)) {
+      refusal = Refusal::kWaitingForCapacity;
+    } else if (ask != nullptr && !holds.HoldsFor(pod.uid) && AsksForCapacity(demand, verdict, *ask)) {
+      refusal = Refusal::kAskingForCapacity;
+    }
+    if (refusal == Refusal::kNone) return verdict;
+    // Refused for now, keeping the set it would have had for the reason (capacity_wait.h).
+    verdict.fits = false;
+    verdict.unresolvable = true;
+    verdict.refusal = refusal;
+    return verdict;
+  }
+  NodeVerdict held;
+  held.unresolvable = true;
+  held.refusal = Refusal::kHeldForScaleUp;
+  held.requested_gpus = demand.request.gpus;
+  held.held_gpus = holds.HeldOn(node);
+  held.free_gpus = node.free().size();
+  held.held_until = holds.HeldBackUntil(pod, node);
+  return held;
+}
+
+std::string JudgedReasonText(const NodeVerdict& verdict, const JudgedPod& pod, const NodeGpuSnapshot& node,
+                             const CapacityHolds& holds, const CapacityAsk* ask) {
+  if (verdict.refusal == Refusal::kAskingForCapacity && ask != nullptr) return AskingReasonText(verdict, *ask);
+  if (verdict.refusal == Refusal::kHeldForScaleUp || verdict.refusal == Refusal::kWaitingForCapacity) {
+    return holds.ReasonText(pod, verdict, node);
+  }
+  return ReasonText(verdict, node.topology_origin);
+}
+
+PodFilterOutcome FilterPod(const GpuDemand& demand, const JudgedPod& pod, const std::vector<const NodeGpuSnapshot*>& nodes,
+                           const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask) {
+  PodFilterOutcome outcome;
+  outcome.verdicts.reserve(nodes.size());
+  for (const NodeGpuSnapshot* node : nodes) {
+    NodeVerdict& verdict = outcome.verdicts.emplace_back(JudgeNode(demand, pod, *node, holds, memo, ask));
+    if (verdict.fits) {
+      ++outcome.fitting;
+    } else if (verdict.refusal == Refusal::kHeldForScaleUp || verdict.refusal == Refusal::kWaitingForCapacity) {
+      outcome.held_back = true;
+    } else if (verdict.refusal == Refusal::kAskingForCapacity) {
+      outcome.preferred_set = PreferredSet::kAsked;
+    }
+  }
+  return outcome;
+}
+
+std::optional<UnplacedPod> UnplacedAfter(const kube::Pod& pod, const GpuDemand& demand, const PodFilterOutcome& outcome,
+                                         std::vector<std::string> refused_nodes) {
+  if (!demand.wants_gpus() || outcome.any_fits()) return std::nullopt;
+  const bool needs_request = !refused_nodes.empty() && !outcome.held_back;
+  return UnplacedPod{PreferenceFor(pod, demand, std::move(refused_nodes), outcome.preferred_set), needs_request};
+}
+
+}  // namespace topofit::decision
