@@ -62,7 +62,17 @@ std::string TracesDir(const BenchOptions& options) {
   if (const char* shared = std::getenv("TOPOFIT_SHARED_DIR"); shared != nullptr && *shared != '\0') {
     return absl::StrCat(shared, "/traces");
   }
-  return "../shared/traces";
+  return "traces";
+}
+
+// The folder of a trace workload under the traces directory, or an error saying where the public trace is
+// to be found (README.md, "Traces"): the traces are not part of the repository.
+absl::StatusOr<std::string> TraceFolder(const BenchOptions& options, absl::string_view folder, absl::string_view trace) {
+  const std::string dir = absl::StrCat(TracesDir(options), "/", folder);
+  std::error_code error;
+  if (std::filesystem::is_directory(dir, error)) return dir;
+  return absl::NotFoundError(absl::StrCat("no ", trace, " in ", dir, ": download it as README.md (\"Traces\") says, ",
+                                          "then name the folder holding ", folder, "/ with --traces"));
 }
 
 absl::StatusOr<sim::Workload> LoadSource(const BenchOptions& options, uint64_t seed) {
@@ -74,8 +84,10 @@ absl::StatusOr<sim::Workload> LoadSource(const BenchOptions& options, uint64_t s
     return sim::GenerateSynthetic(synthetic);
   }
   if (options.workload == "openb") {
+    absl::StatusOr<std::string> folder = TraceFolder(options, sim::kOpenbFolder, "Alibaba GPU 2023 trace");
+    if (!folder.ok()) return folder.status();
     sim::OpenbOptions openb;
-    openb.trace_dir = absl::StrCat(TracesDir(options), "/", sim::kOpenbFolder);
+    openb.trace_dir = *std::move(folder);
     openb.pod_list = options.openb_pod_list;
     openb.fixed_interarrival = static_cast<sim::SimTime>(options.openb_interval_seconds * kSecond);
     openb.time_compression = options.openb_compression;
@@ -84,8 +96,10 @@ absl::StatusOr<sim::Workload> LoadSource(const BenchOptions& options, uint64_t s
     return sim::LoadOpenb(openb);
   }
   if (options.workload == "azure-llm") {
+    absl::StatusOr<std::string> folder = TraceFolder(options, sim::kAzureLlmFolder, "Azure LLM inference 2023 trace");
+    if (!folder.ok()) return folder.status();
     sim::AzureLlmOptions azure;
-    azure.trace_dir = absl::StrCat(TracesDir(options), "/", sim::kAzureLlmFolder);
+    azure.trace_dir = *std::move(folder);
     return sim::LoadAzureLlm(azure);
   }
   return absl::InvalidArgumentError(
@@ -306,17 +320,18 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
 }
 
 void AddBenchCommand(CLI::App& app, int& exit_code) {
+  DefineBench(*app.add_subcommand("bench", std::string(kBenchDescription)), exit_code);
+}
+
+void DefineBench(CLI::App& command, int& exit_code) {
   auto options = std::make_shared<BenchOptions>();
-  CLI::App* bench = app.add_subcommand(
-      "bench", "Replay a GPU workload through the stock scheduler and autoscaler (as shipped and as an operator "
-               "tunes them) and through topofit; report idle GPU-hours, stranded nodes, pending times, placement "
-               "quality and cost per policy over one measuring window");
+  CLI::App* bench = &command;
   bench->add_option("--workload", options->workload, "synthetic (default), openb, or azure-llm")
       ->check(CLI::IsMember({"synthetic", "openb", "azure-llm"}))
       ->option_text("NAME");
   bench->add_option("--traces", options->traces,
                     "folder with alibaba-gpu-v2023/ and azure-llm-inference-2023/ (default: $TOPOFIT_SHARED_DIR/traces, "
-                    "else ../shared/traces); read in place")
+                    "else ./traces; README.md says where to get them); read in place")
       ->option_text("DIR");
   bench->add_option("--pods", options->pods, "synthetic: number of pods (default 10000)")
       ->check(CLI::Range(int64_t{1}, int64_t{100000000}))

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -46,5 +47,13 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err);
 // and through topofit's decision code, and report GPU-hours provisioned vs allocated, stranded
 // scale-ups, pending times, placement quality and cost per policy (docs/bench.md).
 void AddBenchCommand(CLI::App& app, int& exit_code);
+
+// What `topofit bench` does, and the options it takes, defined on `command`: the subcommand, or the whole
+// of `topofit-bench` (cli/bench_main.cc).
+void DefineBench(CLI::App& command, int& exit_code);
+inline constexpr std::string_view kBenchDescription =
+    "Replay a GPU workload through the stock scheduler and autoscaler (as shipped and as an operator tunes them) "
+    "and through topofit; report idle GPU-hours, stranded nodes, pending times, placement quality and cost per "
+    "policy over one measuring window";
 
 }  // namespace topofit::cli

@@ -1,4 +1,4 @@
-// topofit: one binary, one subcommand per front end (DESIGN.md, "Command line").
+// topofit: one binary, one subcommand per front end (README.md, "Commands").
 
 #include <CLI/CLI.hpp>
 #include <openssl/crypto.h>

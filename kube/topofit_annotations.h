@@ -7,7 +7,7 @@
 
 namespace topofit::kube {
 
-// The pod-facing contract (DESIGN.md): set by users, all optional.
+// The pod-facing contract (README.md, "Pod annotations"): set by users, all optional.
 inline constexpr absl::string_view kMinLinkAnnotation = "topofit.io/min-link";
 inline constexpr absl::string_view kMinBandwidthAnnotation = "topofit.io/min-bandwidth";
 inline constexpr absl::string_view kTopologyPolicyAnnotation = "topofit.io/topology-policy";

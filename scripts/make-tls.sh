@@ -100,6 +100,6 @@ if [[ $ns != topofit-system ]]; then
 
 note: manifests/base/ is written for namespace topofit-system. For '$ns' an overlay must also change the
 namespace of every object there (not the kube-system RoleBinding), the ServiceAccount subjects, and in
-scheduler/config.yaml leaderElection.resourceNamespace.
+manifests/base/scheduler/config.yaml leaderElection.resourceNamespace.
 MSG
 fi

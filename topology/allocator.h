@@ -14,7 +14,7 @@
 
 namespace topofit::topology {
 
-// What a pod asks of its GPU set (DESIGN.md, pod-facing contract).
+// What a pod asks of its GPU set (README.md, "Pod annotations").
 struct AllocationRequest {
   int gpus = 1;
   LinkClass min_link = LinkClass::kSys;  // weakest link allowed between any two chosen GPUs

@@ -40,7 +40,7 @@ struct Shape {
 
 // DGX-1 (P100): hybrid cube-mesh, one NVLink per connected pair (4 per GPU); the pairs without NVLink sit
 // on the other CPU's half ({0-3}, {4-7}). NVIDIA DGX-1 System Architecture whitepaper (WP-08437-001),
-// pairs as listed in reference/gpu-topology.md.
+// pairs as NVIDIA's DGX-1 whitepaper lists them (docs/catalog.md).
 constexpr absl::string_view kDgx1P100[] = {
     "X   NV1 NV1 NV1 NV1 SYS SYS SYS",  //
     "NV1 X   NV1 NV1 SYS NV1 SYS SYS",  //
@@ -69,7 +69,7 @@ constexpr absl::string_view kDgx1V100[] = {
 };
 
 // Four Quadro RTX 8000 in a two-socket workstation, GPUs 0-1 on one CPU and 2-3 on the other, two 2-link
-// NVLink bridges joining 0-3 and 1-2 (reference/gpu-topology.md). Bridged pairs may span sockets: slot
+// NVLink bridges joining 0-3 and 1-2 (docs/catalog.md). Bridged pairs may span sockets: slot
 // adjacency, not bus order, decides where a bridge fits. A representative layout, not one vendor's board.
 constexpr absl::string_view kRtx8000NvLink4x[] = {
     "X    NODE SYS  NV2 ",  //

@@ -93,6 +93,13 @@ TEST_CASE("topofit bench refuses bad input with a clear error", "[bench]") {
   CHECK(RunBench(baseline, out, err) == 1);
   CHECK(err.str().find("unknown baseline \"magic\"") != std::string::npos);
 
+  BenchOptions trace = Small();
+  trace.workload = "openb";
+  trace.traces = "/nonexistent/traces";
+  CHECK(RunBench(trace, out, err) == 1);
+  CHECK(err.str().find("no Alibaba GPU 2023 trace in /nonexistent/traces/alibaba-gpu-v2023: download it as "
+                       "README.md (\"Traces\") says") != std::string::npos);
+
   BenchOptions seeds = Small();
   seeds.seeds = "5-1";
   CHECK(RunBench(seeds, out, err) == 1);

@@ -13,7 +13,7 @@ namespace topofit::sim {
 // The Azure LLM inference trace 2023 (Splitwise, ISCA '24), read in place: requests (time, context
 // tokens, generated tokens) of two services over about an hour, turned into inference replica pods by the
 // rule in LoadAzureLlm. Mapping and assumptions: docs/bench-workloads.md.
-// Its folder in a traces directory (`topofit bench --traces`, default ../shared/traces).
+// Its folder in a traces directory (`topofit bench --traces`, default ./traces).
 inline constexpr absl::string_view kAzureLlmFolder = "azure-llm-inference-2023";
 
 // One model size a service runs: how many GPUs a replica needs (tensor parallel) and what it serves.
@@ -31,7 +31,7 @@ struct LlmModelClass {
 std::vector<LlmModelClass> DefaultLlmModelMix();
 
 struct AzureLlmOptions {
-  std::string trace_dir = absl::StrCat("../shared/traces/", kAzureLlmFolder);
+  std::string trace_dir = absl::StrCat("traces/", kAzureLlmFolder);
   // AzureLLMInferenceTrace_<service>.csv; each service runs its own deployment of every model class.
   std::vector<std::string> services = {"code", "conv"};
   std::vector<LlmModelClass> models = DefaultLlmModelMix();

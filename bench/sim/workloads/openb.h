@@ -11,11 +11,11 @@ namespace topofit::sim {
 
 // The Alibaba GPU cluster trace 2023 ("openb", FGD paper, USENIX ATC '23), read in place. How its nodes
 // and pods become node groups and PodSpecs, and why: docs/bench-workloads.md.
-// Its folder in a traces directory (`topofit bench --traces`, default ../shared/traces).
+// Its folder in a traces directory (`topofit bench --traces`, default ./traces).
 inline constexpr absl::string_view kOpenbFolder = "alibaba-gpu-v2023";
 
 struct OpenbOptions {
-  std::string trace_dir = absl::StrCat("../shared/traces/", kOpenbFolder);
+  std::string trace_dir = absl::StrCat("traces/", kOpenbFolder);
   // Any openb_pod_list_*.csv; lists without times (openb_pod_list_multigpu50.csv) need
   // `fixed_interarrival`.
   std::string pod_list = "openb_pod_list_default.csv";
