@@ -61,7 +61,7 @@ absl::StatusOr<DecisionSource> OpenDecisionSource(const std::string& server, con
   }
   DecisionSource source;
   if (!db.empty()) {
-    absl::StatusOr<std::unique_ptr<history::DecisionStore>> opened = history::DecisionStore::Open(db);
+    absl::StatusOr<std::unique_ptr<history::DecisionStore>> opened = history::DecisionStore::OpenForReading(db);
     if (!opened.ok()) return opened.status();
     source.store = *std::move(opened);
     source.pages = [store = source.store.get()](const history::DecisionQuery& query) { return store->Query(query); };

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include <grpc/grpc.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_credentials_options.h>
@@ -92,6 +93,9 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcServerOp
   int bound = 0;
   ::grpc::ServerBuilder builder;
   builder.AddListeningPort(address, credentials, &bound);
+  // gRPC sets SO_REUSEPORT on Linux by default: a second expander started on a port another process holds
+  // would listen too, and the kernel would split CA's calls between them. Refused instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_receive_bytes);
   builder.RegisterService(&service);
   std::unique_ptr<::grpc::Server> server = builder.BuildAndStart();

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -190,6 +191,30 @@ absl::StatusOr<std::unique_ptr<DecisionStore>> DecisionStore::Open(const std::st
     return Prefixed(path, version.status());
   }
   return std::unique_ptr<DecisionStore>(new DecisionStore(db, retention, *version));
+}
+
+absl::StatusOr<std::unique_ptr<DecisionStore>> DecisionStore::OpenForReading(const std::string& path) {
+  std::error_code error;
+  if (path.empty() || !std::filesystem::is_regular_file(path, error)) {
+    return absl::NotFoundError(absl::StrCat(path, ": no decision database there (a server's or topofit bench's ",
+                                            "--decision-db writes one)"));
+  }
+  sqlite3* db = nullptr;
+  const int opened = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr);
+  absl::StatusOr<int64_t> version = opened == SQLITE_OK ? SingleInt(db, "PRAGMA user_version", "reading the schema version")
+                                                        : SqliteError(db, opened, "opening");
+  if (version.ok() && *version != kSchemaVersion) {
+    version = absl::FailedPreconditionError(
+        *version > kSchemaVersion
+            ? absl::StrCat("schema version ", *version, " is newer than this build's ", kSchemaVersion)
+            : absl::StrCat("schema version ", *version, " is older than this build's ", kSchemaVersion,
+                           ": a server's --decision-db migrates it when it opens it"));
+  }
+  if (!version.ok()) {
+    sqlite3_close(db);
+    return Prefixed(path, version.status());
+  }
+  return std::unique_ptr<DecisionStore>(new DecisionStore(db, Retention{}, kSchemaVersion));
 }
 
 DecisionStore::DecisionStore(sqlite3* db, Retention retention, int schema_version)

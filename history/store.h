@@ -66,6 +66,10 @@ class DecisionStore {
   // schema is an error naming it (the caller runs without history).
   static absl::StatusOr<std::unique_ptr<DecisionStore>> Open(const std::string& path, Retention retention = {},
                                                              int64_t cache_kib = kDefaultCacheKib);
+  // For readers (`topofit explain --db`, `topofit mcp --db`): the file opened read-only, never created nor
+  // migrated. A missing file, a file that is not a database, or one of another schema version is an
+  // error naming it. Append and Retain fail on such a store.
+  static absl::StatusOr<std::unique_ptr<DecisionStore>> OpenForReading(const std::string& path);
   ~DecisionStore();
   DecisionStore(const DecisionStore&) = delete;
   DecisionStore& operator=(const DecisionStore&) = delete;

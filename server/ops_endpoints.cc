@@ -34,7 +34,11 @@ HttpResponse Readyz(const ReadinessChecks& checks, const HttpRequest& request) {
 
 void RegisterOpsEndpoints(HttpServer& server, const MetricsRegistry& registry, ReadinessChecks readiness) {
   auto checks = std::make_shared<const ReadinessChecks>(std::move(readiness));
-  server.Handle("GET", "/healthz", [](const HttpRequest&) { return HttpResponse{200, kText, "ok"}; });
+  // Liveness: the process serves HTTP. /livez is Kubernetes' name for it since 1.16; /healthz is kept for
+  // probes written against it.
+  for (const char* live : {"/livez", "/healthz"}) {
+    server.Handle("GET", live, [](const HttpRequest&) { return HttpResponse{200, kText, "ok"}; });
+  }
   server.Handle("GET", "/readyz", [checks](const HttpRequest& request) { return Readyz(*checks, request); });
   server.Handle("GET", "/readyz/*", [checks](const HttpRequest& request) {
     for (const ReadinessCheck& check : *checks) {

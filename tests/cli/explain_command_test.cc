@@ -1,5 +1,6 @@
 #include "cli/explain_command.h"
 
+#include <filesystem>
 #include <sstream>
 
 #include <catch2/catch.hpp>
@@ -66,6 +67,13 @@ TEST_CASE("explain idle: nothing recorded is exit 2, a bad source exit 1", "[cli
   std::ostringstream out, err;
   CHECK(RunExplain(options, out, err) == 1);
   CHECK_THAT(err.str(), Catch::Contains("give one source"));
+
+  // A --db that names no file is an error, and explain creates none there.
+  options.db = history.path("typo.db");
+  std::ostringstream missing;
+  CHECK(RunExplain(options, out, missing) == 1);
+  CHECK_THAT(missing.str(), Catch::Contains("typo.db: no decision database there"));
+  CHECK_FALSE(std::filesystem::exists(history.path("typo.db")));
 }
 
 }  // namespace

@@ -99,7 +99,7 @@ class PodProto {
   corev1::Container* container_;
 };
 
-// The three wire generations (reference/kubernetes-wire.md §2).
+// The three wire generations (docs/expander.md, "Wire").
 enum class Layout { kMessages /* CA <= 1.34.1 */, kBoth /* 1.34.2 - 1.34.5 */, kBytes /* >= 1.35.0 */ };
 
 class RequestBuilder {
@@ -754,6 +754,17 @@ TEST_CASE("Bad server options are errors naming the problem, not aborts", "[expa
       CHECK_STATUS(GrpcServer::Start(options, service), absl::StatusCode::kInvalidArgument, row.message);
     }
   }
+}
+
+TEST_CASE("a second expander on a port another server holds fails to start instead of sharing it", "[expander][grpc]") {
+  // gRPC sets SO_REUSEPORT by default: two expanders on one port would both listen and split CA's calls.
+  Fixture f;
+  GrpcServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = f.server->port();
+  options.tls_cert_file = f.certs->server_cert_file();
+  options.tls_key_file = f.certs->server_key_file();
+  CHECK_STATUS(GrpcServer::Start(options, *f.service), absl::StatusCode::kUnavailable, "could not listen");
 }
 
 }  // namespace

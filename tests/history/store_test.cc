@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -327,6 +328,41 @@ TEST_CASE("a database from a newer build is refused, not downgraded", "[history]
   sqlite3_close(db);
   CHECK_STATUS(DecisionStore::Open(path), absl::StatusCode::kFailedPrecondition, "schema version 9 is newer");
   CHECK(SqlInt(path, "PRAGMA user_version") == 9);
+}
+
+TEST_CASE("a reader opens a database read-only, and refuses a missing file instead of creating one", "[history]") {
+  ScratchDir dir("history-reader");
+  const std::string path = dir.path("decisions.db");
+  CHECK_STATUS(DecisionStore::OpenForReading(path), absl::StatusCode::kNotFound, "no decision database there");
+  CHECK_FALSE(std::filesystem::exists(path));
+  {
+    auto writer = DecisionStore::Open(path);
+    REQUIRE_OK(writer);
+    REQUIRE_OK((*writer)->Append(Refusals(0, 3)));
+  }
+  auto reader = DecisionStore::OpenForReading(path);
+  REQUIRE_OK(reader);
+  CHECK(*(*reader)->Count() == 3);
+  auto page = (*reader)->Query({});
+  REQUIRE_OK(page);
+  CHECK(Ids(*page) == std::vector<int64_t>{3, 2, 1});
+  CHECK_FALSE((*reader)->Append(Refusals(3, 4)).ok());  // read-only: nothing written
+  CHECK(SqlInt(path, "SELECT COUNT(*) FROM decisions") == 3);
+
+  dir.Write("garbage.db", std::string(8192, 'x'));
+  CHECK_STATUS(DecisionStore::OpenForReading(dir.path("garbage.db")), absl::StatusCode::kDataLoss, "garbage.db");
+}
+
+TEST_CASE("a reader refuses a database of another schema version without migrating it", "[history]") {
+  ScratchDir dir("history-reader-version");
+  const std::string path = dir.path("decisions.db");
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  SqlExec(db, "CREATE TABLE t(x); PRAGMA user_version = 1");
+  sqlite3_close(db);
+  CHECK_STATUS(DecisionStore::OpenForReading(path), absl::StatusCode::kFailedPrecondition,
+               "schema version 1 is older than this build's 3");
+  CHECK(SqlInt(path, "PRAGMA user_version") == 1);
 }
 
 }  // namespace

@@ -322,7 +322,7 @@ if sched:
     check("--tls-client-ca" not in xargs and "--insecure" not in xargs, "loopback needs neither mTLS nor --insecure")
     ports = {p["name"]: p["containerPort"] for p in x.get("ports", [])}
     check(ports == {"ops": int(flag(xargs, "--ops-port") or 0)}, f"extender exposes only its ops port: {ports}")
-    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+    for probe, path in (("livenessProbe", "/livez"), ("readinessProbe", "/readyz")):
         h = x.get(probe, {}).get("httpGet", {})
         check(h.get("path") == path and h.get("port") == "ops", f"extender {probe} {path} on ops")
 
@@ -515,6 +515,27 @@ PY
 else
   cat "$tmp/err"
   fail "kubectl kustomize with components/node-agent failed"
+fi
+# The README's image override, on the base with the node-agent component: every container that runs topofit
+# (extender, expander, agent) renders the user's image; without it, the release's.
+images_of() { grep -E '^[[:space:]]*image: .*topofit' "$1" | grep -v kube-scheduler | sed -E 's/^[[:space:]]*image: //' | sort | uniq -c | sed -E 's/^ +//'; }
+if [[ $(images_of "$tmp/na.yaml") == "3 ghcr.io/topofit/topofit:v0.1.0" ]]; then
+  ok "base + node-agent: the three topofit containers run ghcr.io/topofit/topofit:v0.1.0"
+else
+  fail "base + node-agent images: $(images_of "$tmp/na.yaml" | tr '\n' ';')"
+fi
+cat >>"$na/kustomization.yaml" <<'YAML'
+images:
+  - name: ghcr.io/topofit/topofit
+    newName: registry.example.com/topofit
+    newTag: v9.9.9
+YAML
+if kubectl kustomize "$na" >"$tmp/na-image.yaml" 2>"$tmp/err" &&
+  [[ $(images_of "$tmp/na-image.yaml") == "3 registry.example.com/topofit:v9.9.9" ]]; then
+  ok "the README's images: override reaches the base and the node-agent component"
+else
+  cat "$tmp/err"
+  fail "images: override rendered: $(images_of "$tmp/na-image.yaml" | tr '\n' ';')"
 fi
 
 # scripts/make-tls.sh into a temporary directory, then the overlay it writes.

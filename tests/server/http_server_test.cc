@@ -770,7 +770,7 @@ TEST_CASE("Expect: 100-continue is answered before the body is sent", "[http]") 
 
 // --- Ops endpoints ----------------------------------------------------------------------------------
 
-TEST_CASE("Ops endpoints: healthz, readyz following its checks, metrics text", "[http][ops]") {
+TEST_CASE("Ops endpoints: livez and healthz, readyz following its checks, metrics text", "[http][ops]") {
   TestServer t;
   std::atomic<bool> ready{false};
   RegisterOpsEndpoints(*t.server, t.registry,
@@ -778,10 +778,12 @@ TEST_CASE("Ops endpoints: healthz, readyz following its checks, metrics text", "
   t.Start();
   auto cli = t.Client();
 
-  auto health = cli.Get("/healthz");
-  REQUIRE(health);
-  CHECK(health->status == 200);
-  CHECK(health->body == "ok");
+  for (const char* live : {"/livez", "/healthz"}) {
+    auto health = cli.Get(live);
+    REQUIRE(health);
+    CHECK(health->status == 200);
+    CHECK(health->body == "ok");
+  }
 
   auto not_ready = cli.Get("/readyz");
   REQUIRE(not_ready);
