@@ -317,6 +317,13 @@ if sched:
     check(flag(xargs, "--port") == ext.get("urlPrefix", "").rsplit(":", 1)[-1], "urlPrefix port is the extender's --port")
     check(flag(xargs, "--scheduler-name") == "topofit", "extender --scheduler-name is the profile's")
     check(flag(xargs, "--ledger") == "api", "extender --ledger api")
+    def keeps_history(dep, c, args, who):
+        # The decision history on a writable volume of the pod (the root filesystem is read-only).
+        db = flag(args, "--decision-db") or ""
+        where = mounts(c).get("history")
+        check(where is not None and db.startswith(where + "/") and "emptyDir" in volumes(dep).get("history", {}),
+              f"{who} --decision-db {db!r} on the pod's history volume")
+    keeps_history(sched, x, xargs, "extender")
     for f in ("--live-state", "--provisioning-requests"):
         check(f in xargs, f"extender {f}")
     check("--tls-client-ca" not in xargs and "--insecure" not in xargs, "loopback needs neither mTLS nor --insecure")
@@ -344,6 +351,7 @@ if exp:
                  ["--grpc-port", "8444"]):
         check(any(args[i:i + 2] == pair for i in range(len(args))), f"expander {' '.join(pair)}")
     check("--insecure" not in args, "expander serves TLS")
+    keeps_history(exp, c, args, "expander")
     vols, mnt = volumes(exp), mounts(c)
     check(vols.get("tls", {}).get("secret", {}).get("secretName") == "topofit-expander-tls", "tls Secret volume")
     check(mnt.get("tls") == "/etc/topofit/tls", "tls mounted at /etc/topofit/tls")
