@@ -1,7 +1,7 @@
 // Latency of topofit's GPU set choices, per call:
 //  - topofit/<shape>/k:<k>: topology::Allocate on one node, every k, random free sets;
 //  - peer_gpuallocator_reimpl/<shape>/k:<k>: the re-implemented go-gpuallocator BestEffortPolicy
-//    (bench/peer/go_gpuallocator.h) on the same cases;
+//    (replay/peer/go_gpuallocator.h) on the same cases;
 //  - topofit_domain/gb200-nvl72/k:<k>: PlaceInDomain across an 18-node GB200 NVL72 rack, random partial
 //    occupancy.
 // Cases are drawn before timing from fixed-seed generators (the same ones peer_compare uses), and each
@@ -21,7 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench/cases.h"
-#include "bench/peer/go_gpuallocator.h"
+#include "replay/peer/go_gpuallocator.h"
 #include "topology/allocator.h"
 #include "topology/catalog.h"
 #include "topology/domain_placement.h"

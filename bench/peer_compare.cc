@@ -22,7 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench/cases.h"
-#include "bench/peer/go_gpuallocator.h"
+#include "replay/peer/go_gpuallocator.h"
 #include "topology/allocator.h"
 #include "topology/catalog.h"
 #include "topology/topology.h"

@@ -36,13 +36,6 @@ absl::Status Prefixed(absl::string_view what, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
 }
 
-// "" once `watcher` has listed; else "<what> not listed yet", with the last error if there was one.
-std::string NotListedYet(const kubeclient::ListWatcher& watcher, absl::string_view what) {
-  if (watcher.synced()) return "";
-  const absl::Status failure = watcher.last_failure();
-  return absl::StrCat(what, " not listed yet", failure.ok() ? "" : absl::StrCat(": ", failure.message()));
-}
-
 // The elector on a client of its own: one attempt per request, each within half the renew deadline, and a
 // rate limit no Binding or watch competes for, so renewals are never stuck behind other traffic.
 absl::Status StartLeaderElection(const ExtenderOptions& options, spdlog::logger& log,
@@ -92,28 +85,6 @@ bool IsLoopback(const std::string& address) {
 }
 
 }  // namespace
-
-ProcessState::ProcessState()
-    : kube_observability(registry, clock, spdlog::default_logger()),
-      eviction_log(*spdlog::default_logger(), clock, "ledger_evicted", spdlog::level::warn),
-      ledger_limits{.on_evicted = [evicted = &registry.AddCounter("topofit_ledger_evicted_total",
-                                                                   "Ledger entries evicted at the ledger's caps, "
-                                                                   "by kind (preference, intent)",
-                                                                   {"kind"}),
-                                   log = &eviction_log](absl::string_view kind, const std::string& key) {
-        evicted->Inc({std::string(kind)});
-        log->Occurred({{"kind", std::string(kind)}, {"key", key}});
-      }},
-      ledger(ledger::NewInMemoryLedger(clock, {}, ledger_limits)) {
-  RegisterBuildInfo(registry);
-}
-
-server::ReadinessChecks ProcessState::ReadinessChecks(const std::atomic<bool>& serving) const {
-  return {{"serving", [&serving] { return serving ? std::string() : std::string("not listening yet, or shutting down"); }},
-          {"ledger-sync", [this] {
-             return ledger_watch == nullptr ? std::string() : NotListedYet(*ledger_watch, "pending pods (--ledger=api)");
-           }}};
-}
 
 absl::StatusOr<std::string> ReadAdminToken(const std::string& path) {
   if (path.empty()) return std::string();

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/status/statusor.h"
+#include "cli/process_state.h"
 #include "cli/decision_history.h"
 #include "cli/kube_observability.h"
 #include "cli/pod_events.h"
@@ -76,41 +77,6 @@ inline constexpr absl::Duration kIdleGpusPeriod = absl::Seconds(15);
 // How often the drain guard judges its pods again: CA scans every 10 s and drains a node only after it
 // was unneeded for 10 minutes, so a guard a few scans late changes nothing.
 inline constexpr absl::Duration kDrainGuardPeriod = absl::Seconds(30);
-
-// What the front ends of one process share: one clock, one metrics registry, one ledger (in `topofit
-// serve` the extender's preferences reach the expander, and its intents reach the extender, in memory;
-// with --ledger=api, through the API, as between separate processes).
-struct ProcessState {
-  ProcessState();
-  // The readiness of a process serving on it: "serving" while `serving` holds (set once the servers
-  // listen, cleared at shutdown), and "ledger-sync": with --ledger=api, once the pending pods have been
-  // listed.
-  server::ReadinessChecks ReadinessChecks(const std::atomic<bool>& serving) const;
-
-  const server::RealClock clock;  // the real clock, constructed here once and injected from here
-  server::MetricsRegistry registry;
-  // Metrics and condition logs of every API client, watch, ledger write and election of the process.
-  KubeObservability kube_observability;
-  // A ledger at its cap evicts on every new entry: logged at most once a minute with the count (either
-  // kind; the metric counts each).
-  server::SampledLog eviction_log;
-  // Both ledgers' caps; evictions counted (topofit_ledger_evicted_total{kind}) and logged.
-  const ledger::LedgerLimits ledger_limits;
-  // --ledger=api (UseLedger): the ledger's client, declared before the ledger that publishes through it.
-  std::unique_ptr<kubeclient::RestClient> ledger_rest;
-  std::unique_ptr<kubeclient::KubeApi> ledger_kube;
-  std::unique_ptr<ledger::Ledger> ledger;
-  std::unique_ptr<kubeclient::ListWatcher> ledger_watch;  // feeds the ledger: declared after it, stopped first
-  // What the front ends record their decisions to (OpenDecisionHistory); empty: nothing is recorded.
-  DecisionHistory decisions;
-  // With an API server (UsePodEvents): the Events on pods, shown each record before it is stored.
-  PodEvents pod_events;
-  std::unique_ptr<history::ObservedRecorder> observed;
-  // Where the front ends hand their decisions: the history, and the pod Events once they are on.
-  history::DecisionRecorder* recorder() const {
-    return observed != nullptr ? static_cast<history::DecisionRecorder*>(observed.get()) : decisions.recorder.get();
-  }
-};
 
 // The admin token in `path` (--admin-token-file), surrounding whitespace trimmed; "" for no path.
 absl::StatusOr<std::string> ReadAdminToken(const std::string& path);

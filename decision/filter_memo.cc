@@ -4,7 +4,7 @@
 
 namespace topofit::decision {
 
-const FilterMemo::Entry& FilterMemo::Judge(const GpuDemand& demand, const NodeGpuSnapshot& node) {
+const FilterMemo::Entry& FilterMemo::FilterAndScore(const GpuDemand& demand, const NodeGpuSnapshot& node) {
   // Every input of FilterNode but the node's name and origin, which it does not read.
   const Key key{node.topology.get(),     node.free().mask(),      demand.request.required.mask(),
                 demand.request.gpus,     demand.request.min_link, demand.request.min_bandwidth_mbps,

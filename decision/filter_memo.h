@@ -26,7 +26,8 @@ class FilterMemo {
 
   explicit FilterMemo(size_t max_entries = 1 << 16) : max_entries_(max_entries) {}
 
-  const Entry& Judge(const GpuDemand& demand, const NodeGpuSnapshot& node);
+  // FilterNode and its score for the pod on the node, from the memo when this case was seen.
+  const Entry& FilterAndScore(const GpuDemand& demand, const NodeGpuSnapshot& node);
 
   size_t size() const { return entries_.size(); }
 

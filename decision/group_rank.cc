@@ -77,7 +77,7 @@ class CallMemo {
     return it->second;
   }
   const NodeVerdict& Filter(const GpuDemand& demand, const NodeGpuSnapshot& node) {
-    return filter_.Judge(demand, node).verdict;
+    return filter_.FilterAndScore(demand, node).verdict;
   }
   // Pods (namespace/name) some option's new nodes take.
   void MarkPlaced(const std::string& pod) { placed_.insert(pod); }
@@ -184,7 +184,7 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
   verdict.reason = absl::StrCat("placed ", verdict.placed_pods, " GPU pods on ", option.node_count, " x ", origin);
 }
 
-OptionVerdict Judge(const RankInput& input, const GroupOption& option, const absl::StatusOr<NodeTopology>* topology,
+OptionVerdict JudgeOption(const RankInput& input, const GroupOption& option, const absl::StatusOr<NodeTopology>* topology,
                     const PreferredSets& preferred, const PodAsks& asks, const BestBandwidths& best, CallMemo& memo,
                     Stopper& stopper) {
   OptionVerdict verdict;
@@ -327,7 +327,7 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
   for (const GroupOption& option : input.options) {
     if (stopper.Stopped()) return ranking;
     auto topology = resolved.find(option.node_group_id);
-    ranking.verdicts.push_back(Judge(input, option, topology == resolved.end() ? nullptr : &topology->second,
+    ranking.verdicts.push_back(JudgeOption(input, option, topology == resolved.end() ? nullptr : &topology->second,
                                      preferred, asks, best, memo, stopper));
     if (stopper.stopped()) return ranking;  // inside that option
   }

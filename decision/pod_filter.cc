@@ -6,7 +6,7 @@ namespace topofit::decision {
 
 NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeGpuSnapshot& node,
                       const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask) {
-  NodeVerdict verdict = memo.Judge(demand, node).verdict;
+  NodeVerdict verdict = memo.FilterAndScore(demand, node).verdict;
   if (!verdict.fits || !demand.wants_gpus()) return verdict;
   if (holds.MayTake(pod, node, demand.request.gpus)) {
     Refusal refusal = Refusal::kNone;

@@ -18,7 +18,7 @@ bool AnotherNodeGivesItsTopology(const GpuDemand& demand, absl::string_view own_
   for (const NodeGpuSnapshot* node : nodes) {
     if (node->node == own_node || node->topology == nullptr || (node->ours | node->elsewhere).empty()) continue;
     if (node->free().size() < demand.request.gpus) continue;
-    if (memo.Judge(enforced, *node).verdict.fits) return true;
+    if (memo.FilterAndScore(enforced, *node).verdict.fits) return true;
   }
   return false;
 }

@@ -29,7 +29,7 @@ IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, i
   if ((node.ours | node.elsewhere).empty() && held_here == 0) {
     reason = IdleReason::kAwaitingScaleDown;
   } else if (!pending.empty() && std::none_of(pending.begin(), pending.end(), [&](const decision::GpuDemand& d) {
-               return memo.Judge(d, node).verdict.fits;
+               return memo.FilterAndScore(d, node).verdict.fits;
              })) {
     reason = IdleReason::kFragmented;
   }

@@ -40,7 +40,7 @@ IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, i
 
 // Every node's free GPUs by reason, nodes[i] Ready when ready[i]: ClassifyIdleGpus with the GPUs `holds`
 // holds on each for intents. The one classification behind topofit_idle_gpus (scheduler/idle_gpus_gauge.h)
-// and the bench's idle GPU-hours by reason (bench/sim/simulator.h); only what they know of pending demand
+// and the bench's idle GPU-hours by reason (replay/simulator.h); only what they know of pending demand
 // differs (the extender: its ledger's preferences, PreferredDemand; the replay: every pending GPU pod).
 std::vector<IdleCounts> ClassifyNodes(const std::vector<const decision::NodeGpuSnapshot*>& nodes,
                                       const std::vector<bool>& ready, const decision::CapacityHolds& holds,

@@ -1,4 +1,4 @@
-#include "bench/sim/autoscaler_model.h"
+#include "replay/autoscaler_model.h"
 
 #include <algorithm>
 #include <limits>

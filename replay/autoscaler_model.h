@@ -3,8 +3,8 @@
 #include <optional>
 #include <vector>
 
-#include "bench/sim/expanders.h"
-#include "bench/sim/world.h"
+#include "replay/expanders.h"
+#include "replay/world.h"
 #include "decision/filter_memo.h"
 #include "decision/node_snapshot.h"
 #include "ledger/ledger.h"

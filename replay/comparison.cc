@@ -1,4 +1,4 @@
-#include "bench/sim/comparison.h"
+#include "replay/comparison.h"
 
 #include <algorithm>
 #include <future>

@@ -2,7 +2,7 @@
 
 // A comparison of policies on one workload, seed after seed: every policy replayed, then all of them
 // summarised over one measuring window (summary.h, CommonWindow). What `topofit bench` prints and what
-// the outcome regression test (tests/sim/outcome_regression_test.cc) checks.
+// the outcome regression test (tests/replay/outcome_regression_test.cc) checks.
 
 #include <cstddef>
 #include <cstdint>
@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "bench/sim/policy.h"
-#include "bench/sim/simulator.h"
-#include "bench/sim/summary.h"
-#include "bench/sim/workload.h"
+#include "replay/policy.h"
+#include "replay/simulator.h"
+#include "replay/summary.h"
+#include "replay/workload.h"
 
 namespace topofit::sim {
 

@@ -1,4 +1,4 @@
-#include "bench/sim/expanders.h"
+#include "replay/expanders.h"
 
 #include <algorithm>
 #include <functional>

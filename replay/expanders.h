@@ -4,8 +4,8 @@
 #include <random>
 #include <vector>
 
-#include "bench/sim/policy.h"
-#include "bench/sim/world.h"
+#include "replay/policy.h"
+#include "replay/world.h"
 #include "ledger/ledger.h"
 
 namespace topofit::sim {

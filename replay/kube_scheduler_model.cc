@@ -1,8 +1,8 @@
-#include "bench/sim/kube_scheduler_model.h"
+#include "replay/kube_scheduler_model.h"
 
 #include <algorithm>
 
-#include "bench/peer/go_gpuallocator.h"
+#include "replay/peer/go_gpuallocator.h"
 
 namespace topofit::sim {
 namespace {
@@ -30,7 +30,7 @@ bool KubeSchedulerModel::UsesExtender(int pod) const {
 }
 
 const decision::FilterMemo::Entry& KubeSchedulerModel::Extend(int pod, const SimNode& node) {
-  return memo_.Judge(world_.klass(pod).demand, node.gpus);
+  return memo_.FilterAndScore(world_.klass(pod).demand, node.gpus);
 }
 
 decision::PodFilterOutcome KubeSchedulerModel::ExtenderFilter(int pod, const std::vector<int>& nodes) {

@@ -4,7 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bench/sim/world.h"
+#include "replay/world.h"
 #include "decision/capacity_hold.h"
 #include "decision/filter_memo.h"
 #include "decision/pod_filter.h"

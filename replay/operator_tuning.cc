@@ -1,4 +1,4 @@
-#include "bench/sim/operator_tuning.h"
+#include "replay/operator_tuning.h"
 
 #include <algorithm>
 #include <optional>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/sim/world.h"
+#include "replay/world.h"
 #include "kube/objects.h"
 #include "topology/allocator.h"
 

@@ -1,4 +1,4 @@
-#include "bench/sim/policy.h"
+#include "replay/policy.h"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "bench/sim/report.h"
+#include "replay/report.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -19,7 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
-#include "bench/sim/seeds.h"
+#include "replay/seeds.h"
 #include "nlohmann/json.hpp"
 
 namespace topofit::sim {

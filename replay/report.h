@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "bench/sim/comparison.h"
-#include "bench/sim/simulator.h"
-#include "bench/sim/summary.h"
-#include "bench/sim/workload.h"
+#include "replay/comparison.h"
+#include "replay/simulator.h"
+#include "replay/summary.h"
+#include "replay/workload.h"
 
 namespace topofit::sim {
 

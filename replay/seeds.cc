@@ -1,4 +1,4 @@
-#include "bench/sim/seeds.h"
+#include "replay/seeds.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "bench/sim/simulator.h"
+#include "replay/simulator.h"
 
 #include <algorithm>
 #include <limits>
@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "bench/sim/kube_scheduler_model.h"
+#include "replay/kube_scheduler_model.h"
 #include "codec/node_topology.h"
 #include "decision/capacity_shapes.h"
 #include "decision/pod_filter.h"

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "bench/sim/autoscaler_model.h"
-#include "bench/sim/policy.h"
-#include "bench/sim/world.h"
-#include "bench/sim/workload.h"
+#include "replay/autoscaler_model.h"
+#include "replay/policy.h"
+#include "replay/world.h"
+#include "replay/workload.h"
 #include "history/idle_gpus.h"
 #include "history/recorder.h"
 

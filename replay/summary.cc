@@ -1,9 +1,9 @@
-#include "bench/sim/summary.h"
+#include "replay/summary.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "bench/sim/window.h"
+#include "replay/window.h"
 
 namespace topofit::sim {
 namespace {

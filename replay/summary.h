@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/sim/simulator.h"
+#include "replay/simulator.h"
 
 namespace topofit::sim {
 

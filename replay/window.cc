@@ -1,4 +1,4 @@
-#include "bench/sim/window.h"
+#include "replay/window.h"
 
 #include <algorithm>
 

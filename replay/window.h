@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "bench/sim/world.h"
-#include "bench/sim/workload.h"
+#include "replay/world.h"
+#include "replay/workload.h"
 
 namespace topofit::sim {
 

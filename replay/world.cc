@@ -1,4 +1,4 @@
-#include "bench/sim/world.h"
+#include "replay/world.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "bench/sim/operator_tuning.h"
+#include "replay/operator_tuning.h"
 #include "decision/slowdown.h"
 #include "codec/node_topology.h"
 #include "decision/node_topology.h"

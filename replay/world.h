@@ -11,8 +11,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "bench/sim/policy.h"
-#include "bench/sim/workload.h"
+#include "replay/policy.h"
+#include "replay/workload.h"
 #include "kube/objects.h"
 #include "decision/node_snapshot.h"
 #include "decision/preference.h"

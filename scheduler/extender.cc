@@ -247,7 +247,7 @@ absl::StatusOr<std::vector<codec::HostPriority>> Extender::Prioritize(const code
   std::vector<codec::HostPriority> priorities;
   for (const auto& snapshot : nodes->snapshots) {
     // A pod topofit cannot read was refused by filter; scoring stays neutral (prioritize errors are ignored).
-    priorities.push_back({snapshot->node, demand.ok() ? memo.Judge(*demand, *snapshot).score : decision::kMinExtenderScore});
+    priorities.push_back({snapshot->node, demand.ok() ? memo.FilterAndScore(*demand, *snapshot).score : decision::kMinExtenderScore});
   }
   for (const auto* others : {&nodes->unresolved, &nodes->unknown}) {
     for (const auto& [name, reason] : *others) priorities.push_back({name, decision::kMinExtenderScore});

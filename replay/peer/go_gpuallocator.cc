@@ -1,4 +1,4 @@
-#include "bench/peer/go_gpuallocator.h"
+#include "replay/peer/go_gpuallocator.h"
 
 #include <array>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "bench/sim/workloads/azure_llm.h"
+#include "replay/workloads/azure_llm.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,9 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "bench/sim/workloads/cloud_gpu_fleet.h"
-#include "bench/sim/workloads/csv_table.h"
-#include "bench/sim/workloads/pod_order.h"
+#include "replay/workloads/cloud_gpu_fleet.h"
+#include "replay/workloads/csv_table.h"
+#include "replay/workloads/pod_order.h"
 
 namespace topofit::sim {
 namespace {

@@ -1,4 +1,4 @@
-#include "bench/sim/workloads/cloud_gpu_fleet.h"
+#include "replay/workloads/cloud_gpu_fleet.h"
 
 #include <cstdint>
 

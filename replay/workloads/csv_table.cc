@@ -1,4 +1,4 @@
-#include "bench/sim/workloads/csv_table.h"
+#include "replay/workloads/csv_table.h"
 
 #include <fstream>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "bench/sim/workloads/declared_runtimes.h"
+#include "replay/workloads/declared_runtimes.h"
 
 #include "absl/strings/str_cat.h"
 

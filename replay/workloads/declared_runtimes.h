@@ -1,6 +1,6 @@
 #pragma once
 
-#include "bench/sim/workload.h"
+#include "replay/workload.h"
 
 namespace topofit::sim {
 

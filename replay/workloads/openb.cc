@@ -1,4 +1,4 @@
-#include "bench/sim/workloads/openb.h"
+#include "replay/workloads/openb.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "bench/sim/workloads/csv_table.h"
-#include "bench/sim/workloads/pod_order.h"
+#include "replay/workloads/csv_table.h"
+#include "replay/workloads/pod_order.h"
 
 namespace topofit::sim {
 namespace {

@@ -5,7 +5,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "bench/sim/workload.h"
+#include "replay/workload.h"
 
 namespace topofit::sim {
 

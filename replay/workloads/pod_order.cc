@@ -1,4 +1,4 @@
-#include "bench/sim/workloads/pod_order.h"
+#include "replay/workloads/pod_order.h"
 
 #include <algorithm>
 #include <tuple>

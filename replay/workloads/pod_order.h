@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "bench/sim/workload.h"
+#include "replay/workload.h"
 
 namespace topofit::sim {
 

@@ -1,4 +1,4 @@
-#include "bench/sim/workloads/synthetic.h"
+#include "replay/workloads/synthetic.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "bench/sim/workloads/cloud_gpu_fleet.h"
+#include "replay/workloads/cloud_gpu_fleet.h"
 
 namespace topofit::sim {
 namespace {

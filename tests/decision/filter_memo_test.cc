@@ -33,7 +33,7 @@ TEST_CASE("FilterMemo answers exactly what FilterNode and PrioritizeNode answer"
     if (rng() % 3 == 0) pod.metadata.annotations["topofit.io/topology-policy"] = "required";
     const GpuDemand demand = *DemandOf(pod);
 
-    const FilterMemo::Entry& memoised = memo.Judge(demand, node);
+    const FilterMemo::Entry& memoised = memo.FilterAndScore(demand, node);
     const NodeVerdict direct = FilterNode(demand, node);
     INFO("case " << i << ": " << demand.request.gpus << " GPUs, free " << node.free().ToString());
     CHECK(memoised.verdict.fits == direct.fits);
@@ -54,18 +54,18 @@ TEST_CASE("FilterMemo works a repeated case out once", "[filter_memo]") {
   const GpuDemand four = *DemandOf(MakePod().gpus(4));
   FilterMemo memo;
   // Two nodes of one shape in the same state are one case (the catalog shares their topology).
-  const FilterMemo::Entry& first = memo.Judge(four, *state->Snapshot("a"));
-  CHECK(&memo.Judge(four, *state->Snapshot("b")) == &first);
+  const FilterMemo::Entry& first = memo.FilterAndScore(four, *state->Snapshot("a"));
+  CHECK(&memo.FilterAndScore(four, *state->Snapshot("b")) == &first);
   CHECK(memo.size() == 1);
   // Another demand, or other free GPUs, is another case.
-  memo.Judge(*DemandOf(MakePod().gpus(2)), *state->Snapshot("a"));
+  memo.FilterAndScore(*DemandOf(MakePod().gpus(2)), *state->Snapshot("a"));
   REQUIRE(state->Assume(scheduler::PodRef{"x", "default", "x"}, "b", topology::GpuSet::FromMask(0b1)).ok());
-  memo.Judge(four, *state->Snapshot("b"));
+  memo.FilterAndScore(four, *state->Snapshot("b"));
   CHECK(memo.size() == 3);
   // A set that must include GPU 0 (the kubelet's must-include devices) is another case too.
   GpuDemand with_gpu0 = four;
   with_gpu0.request.required = topology::GpuSet::FromMask(0b1);
-  CHECK(memo.Judge(with_gpu0, *state->Snapshot("a")).verdict.chosen->gpus.contains(with_gpu0.request.required));
+  CHECK(memo.FilterAndScore(with_gpu0, *state->Snapshot("a")).verdict.chosen->gpus.contains(with_gpu0.request.required));
   CHECK(memo.size() == 4);
 }
 

@@ -1,9 +1,9 @@
-#include "bench/sim/autoscaler_model.h"
+#include "replay/autoscaler_model.h"
 
 #include <catch2/catch.hpp>
 
 #include "decision/capacity_shapes.h"
-#include "tests/sim/scenario.h"
+#include "tests/replay/scenario.h"
 
 namespace topofit::sim {
 namespace {

@@ -1,8 +1,8 @@
-#include "bench/sim/expanders.h"
+#include "replay/expanders.h"
 
 #include <catch2/catch.hpp>
 
-#include "tests/sim/scenario.h"
+#include "tests/replay/scenario.h"
 
 namespace topofit::sim {
 namespace {

@@ -1,8 +1,8 @@
-#include "bench/sim/operator_tuning.h"
+#include "replay/operator_tuning.h"
 
 #include <catch2/catch.hpp>
 
-#include "bench/sim/workloads/cloud_gpu_fleet.h"
+#include "replay/workloads/cloud_gpu_fleet.h"
 #include "topology/catalog.h"
 
 namespace topofit::sim {

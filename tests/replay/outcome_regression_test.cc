@@ -22,14 +22,14 @@
 
 #include <catch2/catch.hpp>
 
-#include "bench/sim/comparison.h"
-#include "bench/sim/policy.h"
-#include "bench/sim/seeds.h"
-#include "bench/sim/workloads/azure_llm.h"
-#include "bench/sim/workloads/declared_runtimes.h"
-#include "bench/sim/workloads/openb.h"
-#include "bench/sim/workloads/synthetic.h"
-#include "tests/sim/workloads/workload_testing.h"
+#include "replay/comparison.h"
+#include "replay/policy.h"
+#include "replay/seeds.h"
+#include "replay/workloads/azure_llm.h"
+#include "replay/workloads/declared_runtimes.h"
+#include "replay/workloads/openb.h"
+#include "replay/workloads/synthetic.h"
+#include "tests/replay/workloads/workload_testing.h"
 
 namespace topofit::sim {
 namespace {

@@ -8,12 +8,12 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "bench/sim/simulator.h"
+#include "replay/simulator.h"
 #include "history/record_json.h"
 #include "history/store.h"
 #include "tests/cli/scratch_dir.h"
 #include "tests/history/memory_recorder.h"
-#include "tests/sim/scenario.h"
+#include "tests/replay/scenario.h"
 
 namespace topofit::sim {
 namespace {

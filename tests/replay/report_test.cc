@@ -1,4 +1,4 @@
-#include "bench/sim/report.h"
+#include "replay/report.h"
 
 #include <catch2/catch.hpp>
 
@@ -14,7 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 #include "tests/kube/status_matchers.h"
-#include "tests/sim/workloads/workload_testing.h"
+#include "tests/replay/workloads/workload_testing.h"
 
 namespace topofit::sim {
 namespace {

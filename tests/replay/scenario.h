@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "bench/sim/workload.h"
+#include "replay/workload.h"
 
 namespace topofit::sim::testing {
 

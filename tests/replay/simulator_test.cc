@@ -1,4 +1,4 @@
-#include "bench/sim/simulator.h"
+#include "replay/simulator.h"
 
 #include <algorithm>
 
@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 
-#include "bench/sim/summary.h"
-#include "tests/sim/scenario.h"
+#include "replay/summary.h"
+#include "tests/replay/scenario.h"
 
 namespace topofit::sim {
 namespace {

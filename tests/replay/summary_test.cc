@@ -1,9 +1,9 @@
-#include "bench/sim/summary.h"
+#include "replay/summary.h"
 
 #include <catch2/catch.hpp>
 
-#include "bench/sim/policy.h"
-#include "tests/sim/scenario.h"
+#include "replay/policy.h"
+#include "tests/replay/scenario.h"
 
 namespace topofit::sim {
 namespace {

@@ -1,10 +1,10 @@
-#include "bench/sim/workloads/azure_llm.h"
+#include "replay/workloads/azure_llm.h"
 
 #include <catch2/catch.hpp>
 #include <map>
 
 #include "tests/kube/status_matchers.h"
-#include "tests/sim/workloads/workload_testing.h"
+#include "tests/replay/workloads/workload_testing.h"
 
 namespace topofit::sim {
 namespace {

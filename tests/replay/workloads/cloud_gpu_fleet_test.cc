@@ -1,9 +1,9 @@
-#include "bench/sim/workloads/cloud_gpu_fleet.h"
+#include "replay/workloads/cloud_gpu_fleet.h"
 
 #include <catch2/catch.hpp>
 
 #include "tests/kube/status_matchers.h"
-#include "tests/sim/workloads/workload_testing.h"
+#include "tests/replay/workloads/workload_testing.h"
 
 namespace topofit::sim {
 namespace {

@@ -1,11 +1,11 @@
-#include "bench/sim/workloads/openb.h"
+#include "replay/workloads/openb.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
 
 #include "tests/kube/status_matchers.h"
-#include "tests/sim/workloads/workload_testing.h"
+#include "tests/replay/workloads/workload_testing.h"
 
 namespace topofit::sim {
 namespace {

@@ -1,10 +1,10 @@
-#include "bench/sim/workloads/synthetic.h"
+#include "replay/workloads/synthetic.h"
 
 #include <catch2/catch.hpp>
 #include <map>
 #include <tuple>
 
-#include "tests/sim/workloads/workload_testing.h"
+#include "tests/replay/workloads/workload_testing.h"
 
 namespace topofit::sim {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "bench/sim/workload.h"
+#include "replay/workload.h"
 #include "topology/catalog.h"
 
 namespace topofit::sim::testing {
