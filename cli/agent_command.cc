@@ -11,6 +11,7 @@
 #include "agent/agent.h"
 #include "agent/command_runner.h"
 #include "cli/build_info.h"
+#include "server/process_metrics.h"
 #include "cli/decision_history.h"
 #include "cli/extender_command.h"
 #include "cli/kube_observability.h"
@@ -70,6 +71,7 @@ int RunAgent(const AgentCommandOptions& options, const std::function<void(int)>&
 
   server::MetricsRegistry registry;
   RegisterBuildInfo(registry);
+  server::RegisterProcessMetrics(registry);
   const server::RealClock clock;
   // The agent's API calls (its pods' watch, the GPU-ids and topology patches) are metrics and logged once
   // per change, as the extender's and the expander's are.

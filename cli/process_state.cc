@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/build_info.h"
+#include "server/process_metrics.h"
 
 namespace topofit::cli {
 
@@ -20,6 +21,7 @@ ProcessState::ProcessState()
       }},
       ledger(ledger::NewInMemoryLedger(clock, {}, ledger_limits)) {
   RegisterBuildInfo(registry);
+  server::RegisterProcessMetrics(registry);
 }
 
 server::ReadinessChecks ProcessState::ReadinessChecks(const std::atomic<bool>& serving) const {

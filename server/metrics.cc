@@ -258,7 +258,18 @@ Histogram& MetricsRegistry::AddHistogram(const std::string& name, const std::str
   return *e.histogram;
 }
 
+void MetricsRegistry::OnRender(std::function<void()> refresh) {
+  absl::MutexLock lock(&mu_);
+  refreshers_.push_back(std::move(refresh));
+}
+
 std::string MetricsRegistry::Render() const {
+  std::vector<std::function<void()>> refreshers;
+  {
+    absl::MutexLock lock(&mu_);
+    refreshers = refreshers_;
+  }
+  for (const std::function<void()>& refresh : refreshers) refresh();  // outside the lock: they set families
   std::string out;
   absl::MutexLock lock(&mu_);
   for (const Entry& e : entries_) {

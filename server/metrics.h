@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -118,8 +119,11 @@ class MetricsRegistry {
   Histogram& AddHistogram(const std::string& name, const std::string& help, std::vector<double> buckets,
                           std::vector<std::string> label_names = {});
 
-  // Every family, text exposition format 0.0.4.
+  // Every family, text exposition format 0.0.4. The refreshers run first, in registration order.
   std::string Render() const;
+  // Called at every Render, before the families are written: for values read when scraped (a process's
+  // CPU time and memory) rather than kept up to date. Must not call Render.
+  void OnRender(std::function<void()> refresh);
 
  private:
   struct Entry {
@@ -132,6 +136,7 @@ class MetricsRegistry {
 
   mutable absl::Mutex mu_;
   std::vector<Entry> entries_ ABSL_GUARDED_BY(mu_);  // registration order
+  std::vector<std::function<void()>> refreshers_ ABSL_GUARDED_BY(mu_);
 };
 
 // The content type /metrics answers with.
