@@ -79,11 +79,14 @@ bool AsksForCapacity(const GpuDemand& demand, const NodeVerdict& fitted, const C
 
 std::string AskingReasonText(const NodeVerdict& verdict, const CapacityAsk& ask) {
   const topology::SetQuality here = verdict.chosen ? verdict.chosen->quality : topology::SetQuality{};
-  return absl::StrCat("topofit: asking for capacity that gives this pod the topology it prefers (here at best ",
-                      topology::LinkClassName(here.weakest), ", ", topology::FormatBandwidth(here.bandwidth_mbps),
-                      "; a new node ", topology::FormatBandwidth(ask.obtainable_mbps), ", as ", ask.obtainable_from,
-                      " gives); it takes this node if none is up ",
-                      absl::FormatDuration(ask.wait.max_wait), " after it was first refused");
+  // The verdict may be the fitting one the ask overrides (group_rank.h): the refusal is the ask's.
+  RefusalFacts facts = FactsOf(verdict);
+  facts.refusal = Refusal::kAskingForCapacity;
+  return absl::StrCat("topofit: ", RefusalText(facts), " (here at best ", topology::LinkClassName(here.weakest),
+                      ", ", topology::FormatBandwidth(here.bandwidth_mbps), "; a new node ",
+                      topology::FormatBandwidth(ask.obtainable_mbps), ", as ", ask.obtainable_from,
+                      " gives); it takes this node if none is up ", absl::FormatDuration(ask.wait.max_wait),
+                      " after it was first refused");
 }
 
 }  // namespace topofit::decision

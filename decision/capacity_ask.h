@@ -66,7 +66,7 @@ std::optional<CapacityAsk> CapacityAskFor(const kube::Pod& pod, const GpuDemand&
 // and for which no capacity is held, asks instead: AskForCapacity.
 bool AsksForCapacity(const GpuDemand& demand, const NodeVerdict& fitted, const CapacityAsk& ask);
 
-// The words for a kAskingForCapacity verdict.
+// The words for a kAskingForCapacity verdict (RefusalText's) and what the pod asks for.
 std::string AskingReasonText(const NodeVerdict& verdict, const CapacityAsk& ask);
 
 }  // namespace topofit::decision

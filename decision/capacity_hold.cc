@@ -216,27 +216,28 @@ std::optional<absl::Time> CapacityHolds::LateFrom(const JudgedPod& pod) const {
 
 std::string CapacityHolds::ReasonText(const JudgedPod& pod, const NodeVerdict& verdict,
                                       const NodeGpuSnapshot& node) const {
+  std::string text = absl::StrCat("topofit: ", RefusalText(FactsOf(verdict)));
   if (verdict.refusal == Refusal::kWaitingForCapacity) {
     const Pool* pool = HeldFor(pod.uid);
-    if (pool == nullptr) return "topofit: waiting for the capacity scaled up for this pod";
+    if (pool == nullptr) return text;
     const absl::Time scaled_up = pool->pending.at(std::string(pod.uid)).scaled_up;
-    return absl::StrCat("topofit: waiting for node group ", pool->node_group, ", scaled up for this pod ",
-                        absl::FormatDuration(absl::Trunc(context_.now.value_or(scaled_up) - scaled_up, absl::Seconds(1))),
-                        " ago, whose GPUs give it the topology it prefers (here at best ",
-                        topology::LinkClassName(verdict.chosen ? verdict.chosen->quality.weakest : topology::LinkClass::kSys),
-                        "); it takes this node if they are not up ", absl::FormatDuration(context_.wait.max_wait),
-                        " after the scale-up");
+    const absl::Duration ago = absl::Trunc(context_.now.value_or(scaled_up) - scaled_up, absl::Seconds(1));
+    absl::StrAppend(&text, " (here at best ",
+                    topology::LinkClassName(verdict.chosen ? verdict.chosen->quality.weakest : topology::LinkClass::kSys),
+                    "; node group ", pool->node_group, " was scaled up for it ",
+                    ago > absl::ZeroDuration() ? absl::StrCat(absl::FormatDuration(ago), " ago") : "just now",
+                    "); it takes this node if they are not up ", absl::FormatDuration(context_.wait.max_wait),
+                    " after the scale-up");
+    return text;
+  }
+  if (verdict.held_until) {
+    absl::StrAppend(&text, ", when it has been pending ", absl::FormatDuration(kLateBoots * context_.wait.expected_boot));
   }
   const Pool* pool = PoolOf(node).pool;
-  const std::string why =
-      pool == nullptr ? "" : absl::StrCat(" (node group ", pool->node_group, " scaled up for ", absl::StrJoin(pool->pods, ", "), ")");
-  const std::string until =
-      verdict.held_until
-          ? absl::StrCat("; this pod is held back until ", absl::FormatTime(absl::RFC3339_sec, *verdict.held_until, absl::UTCTimeZone()),
-                         ", when it has been pending ", absl::FormatDuration(kLateBoots * context_.wait.expected_boot))
-          : "";
-  return absl::StrCat("topofit: ", verdict.held_gpus, " of the node's ", verdict.free_gpus,
-                      " free GPUs are held for pending pods", why, until);
+  if (pool != nullptr) {
+    absl::StrAppend(&text, " (node group ", pool->node_group, " scaled up for ", absl::StrJoin(pool->pods, ", "), ")");
+  }
+  return text;
 }
 
 }  // namespace topofit::decision

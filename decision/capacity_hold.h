@@ -93,9 +93,8 @@ class CapacityHolds {
   // Whether capacity is held for `pod_uid` (a scale-up was made for it and it is still pending).
   bool HoldsFor(absl::string_view pod_uid) const { return HeldFor(pod_uid) != nullptr; }
 
-  // The words for a kHeldForScaleUp verdict of `pod` on `node`: which scale-ups hold it for whom, and until
-  // when the pod is held back (the verdict's held_until); for a kWaitingForCapacity verdict, which
-  // scale-up the pod waits for and until when.
+  // The words for a kHeldForScaleUp verdict of `pod` on `node` (RefusalText's) and which scale-ups hold it
+  // for whom; for a kWaitingForCapacity verdict, which scale-up the pod waits for and until when.
   std::string ReasonText(const JudgedPod& pod, const NodeVerdict& verdict, const NodeGpuSnapshot& node) const;
 
   // The holds of one node group (see above).

@@ -20,28 +20,6 @@ Refusal RefusalOf(const topology::FitResult& result) {
 
 }  // namespace
 
-absl::string_view RefusalCode(Refusal refusal) {
-  switch (refusal) {
-    case Refusal::kNone:
-      return "";
-    case Refusal::kNodeSize:
-      return "node-size";
-    case Refusal::kGpuCount:
-      return "gpu-count";
-    case Refusal::kMinLink:
-      return "min-link";
-    case Refusal::kMinBandwidth:
-      return "min-bandwidth";
-    case Refusal::kHeldForScaleUp:
-      return "held-for-scale-up";
-    case Refusal::kWaitingForCapacity:
-      return "waiting-for-capacity";
-    case Refusal::kAskingForCapacity:
-      return "asking-for-capacity";
-  }
-  return "";
-}
-
 NodeVerdict FilterNode(const GpuDemand& demand, const NodeGpuSnapshot& node) {
   NodeVerdict verdict;
   verdict.requested_gpus = demand.request.gpus;
@@ -74,26 +52,28 @@ NodeVerdict FilterNode(const GpuDemand& demand, const NodeGpuSnapshot& node) {
   return verdict;
 }
 
-std::string ReasonText(const NodeVerdict& verdict, absl::string_view topology_origin) {
-  switch (verdict.refusal) {
-    case Refusal::kNone:
-    case Refusal::kHeldForScaleUp:  // CapacityHolds::ReasonText names the intents
-    case Refusal::kWaitingForCapacity:
-    case Refusal::kAskingForCapacity:
-      return "";
-    case Refusal::kNodeSize:
-      return absl::StrCat("topofit: needs ", verdict.requested_gpus, " GPUs, node has ", verdict.node_gpus, " (",
-                          topology_origin, ")");
-    case Refusal::kGpuCount:
-    case Refusal::kMinLink:
-    case Refusal::kMinBandwidth:
-      break;
+RefusalFacts FactsOf(const NodeVerdict& verdict) {
+  RefusalFacts facts{.refusal = verdict.refusal,
+                     .unresolvable = verdict.unresolvable,
+                     .held_gpus = verdict.held_gpus,
+                     .free_gpus = verdict.free_gpus,
+                     .held_until = verdict.held_until};
+  if (verdict.refusal == Refusal::kNodeSize) {
+    facts.requested = verdict.requested_gpus;
+    facts.available = verdict.node_gpus;
+  } else if (!verdict.insufficient.empty()) {
+    facts.requested = verdict.insufficient.front().requested;
+    facts.available = verdict.insufficient.front().available;
   }
-  topology::FitResult why;
-  why.insufficient = verdict.insufficient;
-  why.best_reachable = verdict.best_reachable;
-  return absl::StrCat("topofit: ", topology::Explain(why), verdict.unresolvable ? " even when empty" : "", " (",
-                      topology_origin, ")");
+  return facts;
+}
+
+std::string ReasonText(const NodeVerdict& verdict, absl::string_view topology_origin) {
+  if (verdict.fits) return "";
+  std::string text = absl::StrCat("topofit: ", RefusalText(FactsOf(verdict)));
+  if (verdict.best_reachable) absl::StrAppend(&text, " (best set ", topology::AllocationText(*verdict.best_reachable), ")");
+  absl::StrAppend(&text, " (", topology_origin, ")");
+  return text;
 }
 
 }  // namespace topofit::decision

@@ -9,26 +9,10 @@
 #include "absl/time/time.h"
 #include "decision/node_snapshot.h"
 #include "decision/pod_demand.h"
+#include "decision/refusal.h"
 #include "topology/allocator.h"
 
 namespace topofit::decision {
-
-// Why a node may not take a pod: a closed set. RefusalCode names each one for metrics, logs and the
-// decision history.
-enum class Refusal : uint8_t {
-  kNone,            // it may
-  kNodeSize,        // the node has fewer GPUs than the pod wants
-  kGpuCount,        // too few free GPUs now
-  kMinLink,         // no free set meets the pod's required weakest link
-  kMinBandwidth,    // no free set meets the pod's required bandwidth
-  kHeldForScaleUp,  // the free GPUs are held for the pods a scale-up brought this node for (capacity_hold.h)
-  kWaitingForCapacity,  // the pod waits for the capacity scaled up for it, which gives it a better set (capacity_wait.h)
-  kAskingForCapacity,   // the pod asks for capacity that gives it a better set, and waits for it (capacity_wait.h)
-};
-
-// "node-size", "gpu-count", "min-link", "min-bandwidth", "held-for-scale-up", "waiting-for-capacity",
-// "asking-for-capacity"; "" for kNone.
-absl::string_view RefusalCode(Refusal refusal);
 
 // A verdict for one node, mapping straight onto ExtenderFilterResult: fits → the node passes; otherwise
 // FailedNodes (`unresolvable` false: evicting pods could free a fitting set, so kube-scheduler may try
@@ -60,8 +44,12 @@ struct NodeVerdict {
 // holds what): FilterMemo memoises it on exactly those.
 NodeVerdict FilterNode(const GpuDemand& demand, const NodeGpuSnapshot& node);
 
-// "topofit: needs min-link NV, best reachable is PHB even when empty (best set 0,1: ...) (catalog:g5)":
-// the words for a verdict of FilterNode, with the node's topology origin. Empty when it fits.
+// The quantities RefusalText tells a verdict's refusal by.
+RefusalFacts FactsOf(const NodeVerdict& verdict);
+
+// "topofit: needs links of NV or better, best reachable is PHB even when empty (best set 0,1: ...)
+// (catalog:g5)": the words for a verdict of FilterNode, with the node's topology origin. Empty when it
+// fits; the refusals of holds and asks add their context (pod_filter.h, FailedNodeText).
 std::string ReasonText(const NodeVerdict& verdict, absl::string_view topology_origin);
 
 }  // namespace topofit::decision

@@ -8,7 +8,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "history/record_json.h"
-#include "topology/link.h"
 
 namespace topofit::history {
 namespace {
@@ -25,44 +24,19 @@ std::string SetText(const TopologyDetail& detail) {
   return out;
 }
 
-std::string LinkName(int64_t link_class) {
-  return std::string(topology::LinkClassName(static_cast<topology::LinkClass>(link_class)));
-}
-
-// Why a node refused, in words.
+// Why a node refused, in the filter's words (decision::RefusalText) over the quantities recorded.
 std::string NodeReason(const Candidate& c) {
-  std::string why;
-  switch (c.reason) {
-    case Reason::kNodeSize:
-      why = absl::StrCat("has ", c.available, " GPUs, the pod wants ", c.requested);
-      break;
-    case Reason::kGpuCount:
-      why = absl::StrCat(c.available, " GPUs free, the pod wants ", c.requested);
-      break;
-    case Reason::kMinLink:
-      why = absl::StrCat("needs links of ", LinkName(c.requested), " or better, best reachable is ",
-                         LinkName(c.available));
-      break;
-    case Reason::kMinBandwidth:
-      why = absl::StrCat("needs ", Gbps(c.requested), ", best reachable is ", Gbps(c.available));
-      break;
-    case Reason::kHeldForScaleUp:
-      why = absl::StrCat(c.held_gpus, " of its ", c.free_gpus, " free GPUs are held for the pods a scale-up brought it for");
-      if (c.held_until) absl::StrAppend(&why, "; the pod is held back until ", FormatRecordTime(*c.held_until));
-      break;
-    case Reason::kWaitingForCapacity:
-      why = "gives a poorer set than the capacity scaled up for the pod, which it waits for";
-      break;
-    case Reason::kAskingForCapacity:
-      why = "gives a poorer set than capacity the pod asked for, which it waits for";
-      break;
-    case Reason::kTopologyUnknown:
-      why = "its GPU topology could not be resolved";
-      break;
-    default:
-      why = std::string(ReasonName(c.reason));
-  }
-  std::string out = absl::StrCat(c.name, " ", why);
+  const std::optional<decision::Refusal> refusal = RefusalOf(c.reason);
+  std::string why = c.reason == Reason::kTopologyUnknown ? "its GPU topology could not be resolved"
+                    : refusal ? decision::RefusalText({.refusal = *refusal,
+                                                       .unresolvable = c.unresolvable,
+                                                       .requested = c.requested,
+                                                       .available = c.available,
+                                                       .held_gpus = c.held_gpus,
+                                                       .free_gpus = c.free_gpus,
+                                                       .held_until = c.held_until})
+                              : std::string(ReasonName(c.reason));
+  std::string out = absl::StrCat(c.name, ": ", why);
   if (c.topology && c.reason != Reason::kHeldForScaleUp) absl::StrAppend(&out, " (best set: ", SetText(*c.topology), ")");
   return out;
 }

@@ -56,18 +56,14 @@ std::map<std::string, std::string, std::less<>> PreferredPodKeys(const decision:
 Candidate NodeCandidate(absl::string_view node, const decision::NodeVerdict& verdict) {
   Candidate c;
   c.name = std::string(node);
-  c.reason = ReasonOf(verdict.refusal);
-  c.unresolvable = verdict.unresolvable;
-  c.free_gpus = verdict.free_gpus;
-  c.held_gpus = verdict.held_gpus;
-  c.held_until = verdict.held_until;
-  if (verdict.refusal == decision::Refusal::kNodeSize) {
-    c.requested = verdict.requested_gpus;
-    c.available = verdict.node_gpus;
-  } else if (!verdict.insufficient.empty()) {
-    c.requested = verdict.insufficient.front().requested;
-    c.available = verdict.insufficient.front().available;
-  }
+  const decision::RefusalFacts facts = decision::FactsOf(verdict);
+  c.reason = ReasonOf(facts.refusal);
+  c.unresolvable = facts.unresolvable;
+  c.requested = facts.requested;
+  c.available = facts.available;
+  c.free_gpus = facts.free_gpus;
+  c.held_gpus = facts.held_gpus;
+  c.held_until = facts.held_until;
   if (verdict.chosen) c.topology = DetailOf(*verdict.chosen);
   else if (verdict.best_reachable) c.topology = DetailOf(*verdict.best_reachable);
   return c;

@@ -35,9 +35,17 @@ absl::StatusOr<Enum> ParseName(absl::string_view name, const std::array<absl::st
 
 }  // namespace
 
-Reason ReasonOf(decision::Refusal refusal) {
-  static_assert(static_cast<int>(decision::Refusal::kAskingForCapacity) == static_cast<int>(Reason::kAskingForCapacity));
-  return static_cast<Reason>(refusal);
+// Both enums expand one list after their first enumerator, so they agree value for value by construction.
+#define TOPOFIT_SAME_REFUSAL(enumerator, code) \
+  static_assert(static_cast<int>(decision::Refusal::enumerator) == static_cast<int>(Reason::enumerator));
+TOPOFIT_NODE_REFUSALS(TOPOFIT_SAME_REFUSAL)
+#undef TOPOFIT_SAME_REFUSAL
+
+Reason ReasonOf(decision::Refusal refusal) { return static_cast<Reason>(refusal); }
+
+std::optional<decision::Refusal> RefusalOf(Reason reason) {
+  if (reason == Reason::kFits || static_cast<int>(reason) >= kFirstOutcome) return std::nullopt;
+  return static_cast<decision::Refusal>(reason);
 }
 
 Reason ReasonOfIdle(IdleReason reason) { return static_cast<Reason>(kFirstIdle + static_cast<int>(reason)); }

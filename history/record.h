@@ -33,17 +33,12 @@ enum class Kind : uint8_t {
   kAllocation,           // the kubelet's Allocate: the devices a container of the pod got
 };
 
-// Why: a closed set. The first eight are decision::Refusal one for one (ReasonOf), so a filter refusal keeps
-// its typed reason; the rest are the outcomes and losses of the other decisions.
+// Why: a closed set. Past kFits come decision::Refusal's, from its one list (TOPOFIT_NODE_REFUSALS), so a
+// filter refusal keeps its typed reason and code; the rest are the outcomes and losses of the other
+// decisions.
 enum class Reason : uint8_t {
-  kFits,             // decision::Refusal::kNone
-  kNodeSize,
-  kGpuCount,
-  kMinLink,
-  kMinBandwidth,
-  kHeldForScaleUp,
-  kWaitingForCapacity,
-  kAskingForCapacity,
+  kFits,  // decision::Refusal::kNone
+  TOPOFIT_NODE_REFUSALS(TOPOFIT_REFUSAL_ENUMERATOR)
   kTopologyUnknown,  // the node's topology could not be resolved
   kNodeUnknown,      // the request named a node topofit does not know
   kInvalidPod,       // the pod's topofit annotations do not parse
@@ -69,8 +64,9 @@ enum class Reason : uint8_t {
   kIdleNoDemand,
 };
 
-// The reason a filter refusal gives.
+// The reason a filter refusal gives, and back: the refusal a reason is, if it is one.
 Reason ReasonOf(decision::Refusal refusal);
+std::optional<decision::Refusal> RefusalOf(Reason reason);
 // The reason an idle GPU's class gives (history/idle_gpus.h).
 Reason ReasonOfIdle(IdleReason reason);
 // Stable names: decision::RefusalCode for the refusals ("min-link", ...; "fits" for kFits), kebab-case for

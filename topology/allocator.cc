@@ -104,33 +104,36 @@ absl::StatusOr<FitResult> FitEmptyNode(const Topology& topology, const Allocatio
 
 std::string Explain(const FitResult& result) {
   if (result.chosen) {
-    const Allocation& a = *result.chosen;
-    return absl::StrCat("GPUs ", a.gpus.ToString(), ": ", FormatBandwidth(a.quality.bandwidth_mbps),
-                        ", weakest link ", LinkClassName(a.quality.weakest));
+    return absl::StrCat("GPUs ", AllocationText(*result.chosen));
   }
   std::string out;
   for (const Insufficiency& i : result.insufficient) {
     if (!out.empty()) out += "; ";
-    switch (i.kind) {
-      case Insufficiency::Kind::kGpuCount:
-        absl::StrAppend(&out, "needs ", i.requested, " GPUs, ", i.available, " free");
-        break;
-      case Insufficiency::Kind::kMinLink:
-        absl::StrAppend(&out, "needs min-link ", LinkClassName(static_cast<LinkClass>(i.requested)),
-                        ", best reachable is ", LinkClassName(static_cast<LinkClass>(i.available)));
-        break;
-      case Insufficiency::Kind::kMinBandwidth:
-        absl::StrAppend(&out, "needs min-bandwidth ", FormatBandwidth(i.requested), ", best reachable is ",
-                        FormatBandwidth(i.available));
-        break;
-    }
+    out += ShortfallText(i);
   }
   if (result.best_reachable) {
-    const Allocation& a = *result.best_reachable;
-    absl::StrAppend(&out, " (best set ", a.gpus.ToString(), ": ", FormatBandwidth(a.quality.bandwidth_mbps),
-                    ", weakest link ", LinkClassName(a.quality.weakest), ")");
+    absl::StrAppend(&out, " (best set ", AllocationText(*result.best_reachable), ")");
   }
   return out;
+}
+
+std::string AllocationText(const Allocation& allocation) {
+  return absl::StrCat(allocation.gpus.ToString(), ": ", FormatBandwidth(allocation.quality.bandwidth_mbps),
+                      ", weakest link ", LinkClassName(allocation.quality.weakest));
+}
+
+std::string ShortfallText(const Insufficiency& shortfall) {
+  switch (shortfall.kind) {
+    case Insufficiency::Kind::kGpuCount:
+      return absl::StrCat("needs ", shortfall.requested, " GPUs, ", shortfall.available, " free");
+    case Insufficiency::Kind::kMinLink:
+      return absl::StrCat("needs links of ", LinkClassName(static_cast<LinkClass>(shortfall.requested)),
+                          " or better, best reachable is ", LinkClassName(static_cast<LinkClass>(shortfall.available)));
+    case Insufficiency::Kind::kMinBandwidth:
+      return absl::StrCat("needs ", FormatBandwidth(shortfall.requested), " of bandwidth, best reachable is ",
+                          FormatBandwidth(shortfall.available));
+  }
+  return "";
 }
 
 std::string FormatBandwidth(int64_t mbps) {

@@ -74,7 +74,15 @@ absl::StatusOr<Allocation> Allocate(const Topology& topology, GpuSet free, const
 // Whether the request fits on an empty node of this shape (a node-group template).
 absl::StatusOr<FitResult> FitEmptyNode(const Topology& topology, const AllocationRequest& request);
 
-// "needs min-link NV, best reachable set 0,1,2,3 has PHB" — one line for logs and FailedNodes reasons.
+// "0,1: 50GB/s, weakest link PHB": a set and what it is worth.
+std::string AllocationText(const Allocation& allocation);
+
+// "needs links of NV or better, best reachable is PHB": one unmet part of a request, in the words every
+// refusal (FailedNodes, explain, the topo command) tells it by.
+std::string ShortfallText(const Insufficiency& shortfall);
+
+// "needs links of NV or better, best reachable is PHB (best set 0,1: 50GB/s, weakest link PHB)": each
+// shortfall and the best set, one line for logs and errors.
 std::string Explain(const FitResult& result);
 
 // "200GB/s", "12.5GB/s": bandwidth as users write it in `topofit.io/min-bandwidth`.

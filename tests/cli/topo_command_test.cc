@@ -92,7 +92,7 @@ TEST_CASE("topo exits 2 with the reason when the request does not fit", "[cli]")
   options.min_link = "NV";
   const Run run = RunWith(options);
   CHECK(run.code == 2);
-  CHECK_THAT(run.out, Catch::Contains("no fit:  needs min-link NV, best reachable is PHB"));
+  CHECK_THAT(run.out, Catch::Contains("no fit:  needs links of NV or better, best reachable is PHB"));
 }
 
 TEST_CASE("topo rejects bad input with a message and exit 1", "[cli]") {

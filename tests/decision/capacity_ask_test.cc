@@ -130,7 +130,7 @@ TEST_CASE("A 10-hour trainer preferring NVLink refuses an idle g5 and asks for c
   CHECK(asking.unresolvable);  // preemption would not give it a better set
   CHECK(RefusalCode(asking.refusal) == "asking-for-capacity");
   CHECK(JudgedReasonText(asking, {"uid-trainer"}, g5, none, &*ask) ==
-        "topofit: asking for capacity that gives this pod the topology it prefers (here at best PHB, " +
+        "topofit: the node gives a poorer set than capacity the pod asked for, which it waits for (here at best PHB, " +
             topology::FormatBandwidth(asking.chosen->quality.bandwidth_mbps) + "; a new node " +
             topology::FormatBandwidth(ask->obtainable_mbps) + ", as node p4d gives); it takes this node if none is up "
             "10m after it "

@@ -50,7 +50,7 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
   CHECK(refused.held_gpus == 8);
   CHECK(refused.free_gpus == 8);
   CHECK(JudgedReasonText(refused, {"uid-web"}, fresh, holds) ==
-        "topofit: 8 of the node's 8 free GPUs are held for pending pods "
+        "topofit: 8 of the node's 8 free GPUs are held for the pods a scale-up brought it for "
         "(node group p4d-group scaled up for ml/trainer)");
   CHECK_FALSE(held(holds, "uid-trainer", 8, fresh));              // the pod it was bought for
   CHECK(JudgeNode(*DemandOf(MakePod()), {"uid-web"}, fresh, holds, memo).fits);  // no GPUs asked, none taken
@@ -90,7 +90,7 @@ TEST_CASE("A node a scale-up brought keeps enough free GPUs for the pods it was 
     CHECK_FALSE(held(two, "uid-b", 2, newer));    // b's scale-up's node or a's: alike
     const NodeVerdict verdict = JudgeNode(*DemandOf(MakePod().gpus(3)), {"uid-web"}, fresh, two, memo);
     CHECK(JudgedReasonText(verdict, {"uid-web"}, fresh, two) ==
-          "topofit: 6 of the node's 8 free GPUs are held for pending pods "
+          "topofit: 6 of the node's 8 free GPUs are held for the pods a scale-up brought it for "
           "(node group p4d-group scaled up for ml/a, ml/b)");
   }
   SECTION("a pod first in the queue takes the node a later scale-up's pod was waiting for, if the pool still fits") {
@@ -157,8 +157,8 @@ TEST_CASE("A pod pending two expected boots is no longer held off capacity grown
   const NodeVerdict held_eight = JudgeNode(one_gpu, eight_minutes, fresh, holds, memo);
   CHECK(held_eight.held_until == now + absl::Minutes(2));
   CHECK(JudgedReasonText(held_eight, eight_minutes, fresh, holds) ==
-        "topofit: 8 of the node's 8 free GPUs are held for pending pods (node group p4d-group scaled up for "
-        "ml/trainer); this pod is held back until 2027-01-15T08:08:00+00:00, when it has been pending 10m");
+        "topofit: 8 of the node's 8 free GPUs are held for the pods a scale-up brought it for; this pod is held back until "
+        "2027-01-15T08:08:00+00:00, when it has been pending 10m (node group p4d-group scaled up for ml/trainer)");
   const NodeVerdict held_unknown = JudgeNode(one_gpu, {"uid-web"}, fresh, holds, memo);
   CHECK_FALSE(held_unknown.held_until.has_value());
   CHECK_THAT(JudgedReasonText(held_unknown, {"uid-web"}, fresh, holds), !Catch::Contains("held back until"));
@@ -214,8 +214,9 @@ TEST_CASE("A pod preferring a topology waits for the capacity scaled up for it r
   CHECK_FALSE(waiting.fits);
   CHECK(waiting.unresolvable);  // preemption would not bring the NVLink node sooner
   CHECK(JudgedReasonText(waiting, {"uid-trainer"}, pcie, booting) ==
-        "topofit: waiting for node group p4d-group, scaled up for this pod 2m ago, whose GPUs give it the "
-        "topology it prefers (here at best PHB); it takes this node if they are not up 10m after the scale-up");
+        "topofit: the node gives a poorer set than the capacity scaled up for the pod, which it waits for (here at best "
+        "PHB; node group p4d-group was scaled up for it 2m ago); it takes this node if they are not up 10m after the "
+        "scale-up");
   // Others are not held off the PCIe node: nothing was grown there for the trainer.
   CHECK(JudgeNode(*DemandOf(MakePod().gpus(4).annotation("topofit.io/min-link", "NV")), {"uid-other"}, pcie, booting,
                   memo).fits);

@@ -43,13 +43,13 @@ TEST_CASE("filter verdicts map onto FailedNodes and FailedAndUnresolvableNodes",
       {"NVSwitch node, NV required", MakePod().gpus(4).annotation("topofit.io/min-link", "NV").annotation("topofit.io/topology-policy", "required"), p4d.get(), true, false, Refusal::kNone, ""},
       // g5.48xlarge is PCIe only: no emptying of the node gives NVLink
       {"PCIe node, NV required", MakePod().gpus(4).annotation("topofit.io/min-link", "NV").annotation("topofit.io/topology-policy", "required"), g5.get(), false, true,
-       Refusal::kMinLink, "topofit: needs min-link NV, best reachable is PHB (best set "},
+       Refusal::kMinLink, "topofit: needs links of NV or better, best reachable is PHB even when empty (best set "},
       // preferred: the PCIe node is acceptable, the constraint only ranks
       {"PCIe node, NV preferred", MakePod().gpus(4).annotation("topofit.io/min-link", "NV"), g5.get(), true, false, Refusal::kNone, ""},
       // 6 of 8 held by another pod: evicting it would free them, so preemption may help
       {"busy node", MakePod().gpus(4), busy.get(), false, false, Refusal::kGpuCount, "topofit: needs 4 GPUs, 2 free (catalog:"},
       {"more GPUs than the node", MakePod().gpus(16), p4d.get(), false, true, Refusal::kNodeSize,
-       "topofit: needs 16 GPUs, node has 8 (catalog:"},
+       "topofit: needs 16 GPUs, the node has 8 (catalog:"},
   };
   for (const Row& row : rows) {
     SECTION(row.name) {

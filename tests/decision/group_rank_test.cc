@@ -243,7 +243,7 @@ TEST_CASE("realistic templates and pods of 1 to 8 GPUs with and without min-link
         CHECK(VerdictOf(r, group).strands == strands);
       }
       if (row.nv == Nv::kRequired && row.gpus >= 2) {
-        CHECK_THAT(VerdictOf(r, "g5").reason, Catch::Contains("needs min-link NV"));
+        CHECK_THAT(VerdictOf(r, "g5").reason, Catch::Contains("needs links of NV or better"));
       }
 
       // Price weighs against the topology: make p5 the cheaper and it is chosen.
@@ -333,7 +333,7 @@ TEST_CASE("a pod that says its run time is ranked by the extender's asking rule"
   CHECK(r.chosen == std::vector<std::string>{"p4d"});
   CHECK(VerdictOf(r, "g5").strands);
   CHECK_THAT(VerdictOf(r, "g5").reason,
-             Catch::Contains("asking for capacity that gives this pod the topology it prefers") &&
+             Catch::Contains("the node gives a poorer set than capacity the pod asked for") &&
                  Catch::Contains("as node group p4d gives"));
   // A minute of work is not worth the boot: price against slowdown, as for any pod that prefers NVLink.
   CHECK(rank(trainer("1m")).chosen == std::vector<std::string>{"g5"});

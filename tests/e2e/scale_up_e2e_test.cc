@@ -312,7 +312,7 @@ TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it 
   REQUIRE(web["FailedAndUnresolvableNodes"].contains("p4d-new"));
   CHECK_THAT(web["FailedAndUnresolvableNodes"]["p4d-new"].get<std::string>(),
              Catch::Contains("scaled up for ml/trainer"));
-  CHECK_THAT(cluster.Bind("web", "p4d-new"), Catch::Contains("held for pending pods"));
+  CHECK_THAT(cluster.Bind("web", "p4d-new"), Catch::Contains("held for the pods a scale-up brought it for"));
   CHECK(cluster.api.Object(Resource::kPods, "ml", "web")["spec"].value("nodeName", "").empty());
 
   // 6. The trainer is offered both; only the new node passes, and it binds there with 8 GPU ids.
@@ -350,7 +350,7 @@ TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it 
       "expander ranked 2 GPU group(s): g5-group refused: its new nodes would not take 1 GPU pod(s); p4d-group chosen",
       "asked cluster-autoscaler for capacity",
       "needs new capacity: 8 GPUs with links of NV or better",
-      "filter: every one of 1 nodes refused 8 GPUs: g5-1 needs links of NV or better, best reachable is",
+      "filter: every one of 1 nodes refused 8 GPUs: g5-1: needs links of NV or better, best reachable is",
   };
   size_t at = 0;
   for (const std::string& step : chain) {
@@ -391,7 +391,7 @@ TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it 
     CHECK_FALSE(event.contains("series"));  // each happened once
   }
   CHECK_THAT(events["RefusedForTopology"]["note"].get<std::string>(),
-             Catch::StartsWith("every one of 1 nodes refused 8 GPUs: g5-1 needs links of NV or better, best reachable "
+             Catch::StartsWith("every one of 1 nodes refused 8 GPUs: g5-1: needs links of NV or better, best reachable "
                                "is") &&
                  Catch::Contains("(best set: GPUs "));
   CHECK(events["CapacityRequested"]["note"] == "asked cluster-autoscaler for capacity (ProvisioningRequest)");

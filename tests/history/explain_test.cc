@@ -41,7 +41,7 @@ TEST_CASE("a pod's story is its newest uid's chain, newest first, timed from its
         "ml/train bound to p4d-new 5m30s after topofit first judged it\n"
         "correlation id uid-new (2 decisions, newest first)\n"
         "  2025-06-15T15:12:10.000000Z  +5m30s  bound to p4d-new, GPUs 0,1,2,3,4,5,6,7\n"
-        "  2025-06-15T15:06:40.000000Z  +0s  filter: every one of 1 nodes refused 8 GPUs: g5-1 needs links of NV or "
+        "  2025-06-15T15:06:40.000000Z  +0s  filter: every one of 1 nodes refused 8 GPUs: g5-1: needs links of NV or "
         "better, best reachable is SYS (best set: GPUs 0,1,2,3,4,5,6,7, weakest link SYS, 12 GB/s)\n");
   CHECK(ExplainPod("ml/other", records).empty());
 }

@@ -32,7 +32,7 @@ TEST_CASE("A filter that refused a GPU pod for its topology is a Warning naming 
   CHECK(PodEventReason(events[0].kind) == "RefusedForTopology");
   CHECK(PodEventAction(events[0].kind) == "Filter");
   CHECK(events[0].note ==
-        "every one of 1 nodes refused 8 GPUs: g5-1 needs links of NV or better, best reachable is PHB "
+        "every one of 1 nodes refused 8 GPUs: g5-1: needs links of NV or better, best reachable is PHB "
         "(best set: GPUs 0,1,2,3,4,5,6,7, weakest link PHB, 120 GB/s)");
 }
 

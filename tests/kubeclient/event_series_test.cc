@@ -11,7 +11,7 @@ using history::PodEventKind;
 const absl::Time kStart = absl::FromUnixSeconds(1'700'000'000);
 
 PodEvent Refused(const std::string& name = "trainer") {
-  return PodEvent{PodEventKind::kRefusedForTopology, "ml", name, "uid-" + name, "g5-1 needs links of NV or better"};
+  return PodEvent{PodEventKind::kRefusedForTopology, "ml", name, "uid-" + name, "g5-1: needs links of NV or better"};
 }
 
 TEST_CASE("An Event is the events.k8s.io/v1 object client-go's recorder makes", "[event_series]") {
@@ -27,7 +27,7 @@ TEST_CASE("An Event is the events.k8s.io/v1 object client-go's recorder makes", 
   CHECK(event["type"] == "Warning");
   CHECK(event["reason"] == "RefusedForTopology");
   CHECK(event["action"] == "Filter");
-  CHECK(event["note"] == "g5-1 needs links of NV or better");
+  CHECK(event["note"] == "g5-1: needs links of NV or better");
   CHECK(event["regarding"] ==
         nlohmann::json({{"apiVersion", "v1"}, {"kind", "Pod"}, {"namespace", "ml"}, {"name", "trainer"}, {"uid", "uid-trainer"}}));
   CHECK_FALSE(event.contains("series"));
@@ -78,7 +78,7 @@ TEST_CASE("Events differing in kind or pod are separate, the note is not part of
   const std::optional<EventWrite> repeat = cache.Observe(reworded, kStart + absl::Seconds(1));
   REQUIRE(repeat);
   CHECK(repeat->series);
-  CHECK(repeat->event["note"] == "g5-1 needs links of NV or better");  // the first note stays, as in client-go
+  CHECK(repeat->event["note"] == "g5-1: needs links of NV or better");  // the first note stays, as in client-go
 }
 
 TEST_CASE("A single Event is forgotten after 6 minutes without a write, a long series is refreshed every 30",

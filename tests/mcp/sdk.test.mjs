@@ -68,7 +68,7 @@ for (const [name, transport] of Object.entries(transports)) {
       assert.deepEqual(pod.structuredContent.decisions.map((d) => d.kind),
         ['intent', 'ranking', 'capacity-requested', 'preference', 'filter']);
       assert.match(pod.structuredContent.text, /^ml\/train-7 pending/);
-      assert.match(pod.structuredContent.text, /h100-3 needs links of NV or better, best reachable is SYS/);
+      assert.match(pod.structuredContent.text, /h100-3: needs links of NV or better, best reachable is SYS/);
       assert.deepEqual(JSON.parse(pod.content[0].text), pod.structuredContent);
 
       const group = await client.callTool({ name: 'explain_scale_up', arguments: { group: 'p5-a' } });

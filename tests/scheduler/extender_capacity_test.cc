@@ -82,7 +82,7 @@ TEST_CASE("The extender lets a pod pending past two expected boots take capacity
   absl::StatusOr<codec::ExtenderFilterResult> held = extender.Filter(web_args);
   REQUIRE(held->failed_and_unresolvable_nodes.count("p4d-new") == 1);
   CHECK_THAT(held->failed_and_unresolvable_nodes.at("p4d-new"),
-             Catch::EndsWith("this pod is held back until 2027-01-15T08:04:00+00:00, when it has been pending 10m"));
+             Catch::Contains("this pod is held back until 2027-01-15T08:04:00+00:00, when it has been pending 10m (node group "));
   CHECK_THAT(*extender.Bind({"web", "default", "uid-web", "p4d-new"}), Catch::Contains("scaled up for default/trainer"));
   clock.Advance(absl::Seconds(1));
   CHECK(*extender.Filter(web_args)->node_names == std::vector<std::string>{"p4d-new"});
@@ -105,7 +105,7 @@ TEST_CASE("The extender keeps a pod preferring NVLink off a PCIe node while its 
   REQUIRE(waiting.ok());
   CHECK(waiting->node_names->empty());
   REQUIRE(waiting->failed_and_unresolvable_nodes.count("g5-1") == 1);
-  CHECK_THAT(waiting->failed_and_unresolvable_nodes.at("g5-1"), Catch::Contains("waiting for node group p4d-group"));
+  CHECK_THAT(waiting->failed_and_unresolvable_nodes.at("g5-1"), Catch::Contains("node group p4d-group was scaled up for it just now"));
   CHECK(f.metrics.nodes_refused.Value({"waiting-for-capacity"}) == 1);
   CHECK(f.capacity.calls().empty());  // its capacity is coming: none of its own
 
@@ -144,7 +144,7 @@ TEST_CASE("The extender asks for NVLink capacity for a long trainer preferring N
   CHECK(asking->node_names->empty());
   REQUIRE(asking->failed_and_unresolvable_nodes.count("g5-1") == 1);
   CHECK_THAT(asking->failed_and_unresolvable_nodes.at("g5-1"),
-             Catch::StartsWith("topofit: asking for capacity that gives this pod the topology it prefers"));
+             Catch::StartsWith("topofit: the node gives a poorer set than capacity the pod asked for"));
   CHECK(f.metrics.nodes_refused.Value({"asking-for-capacity"}) == 1);
   // Confined to the shape that gives its NVLink set: CA would book another g5 otherwise.
   CHECK(f.capacity.calls() == std::vector<std::string>{"request default/trainer refused=g5-1 shapes=p4d.24xlarge"});
@@ -184,7 +184,7 @@ TEST_CASE("The extender asks for a node group at size zero that the expander lea
   CHECK(asking->node_names->empty());
   REQUIRE(asking->failed_and_unresolvable_nodes.count("g5-1") == 1);
   CHECK_THAT(asking->failed_and_unresolvable_nodes.at("g5-1"),
-             Catch::StartsWith("topofit: asking for capacity that gives this pod the topology it prefers"));
+             Catch::StartsWith("topofit: the node gives a poorer set than capacity the pod asked for"));
   CHECK_THAT(asking->failed_and_unresolvable_nodes.at("g5-1"), Catch::Contains("as node group p4d-group gives"));
   CHECK(f.capacity.calls() == std::vector<std::string>{"request default/trainer refused=g5-1 shapes=p4d.24xlarge"});
 }

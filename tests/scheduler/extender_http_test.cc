@@ -130,7 +130,7 @@ TEST_CASE("extender verbs over HTTP with the upstream fixtures", "[extender_http
     CHECK(reply["NodeNames"].is_null());
     CHECK(reply["FailedNodes"] == json::object());
     CHECK_THAT(reply["FailedAndUnresolvableNodes"]["g5-1"].get<std::string>(),
-               Catch::Contains("needs min-link NV, best reachable is PHB"));
+               Catch::Contains("needs links of NV or better, best reachable is PHB"));
     CHECK(reply["Error"] == "");
     CHECK(h.metrics.nodes_refused.Value({"min-link"}) == 1);
   }

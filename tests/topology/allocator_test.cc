@@ -60,7 +60,7 @@ TEST_CASE("allocator honours min-link and min-bandwidth and explains misses", "[
     REQUIRE(fit->insufficient.size() == 1);
     CHECK(fit->insufficient[0].kind == Insufficiency::Kind::kMinLink);
     CHECK(fit->insufficient[0].available == static_cast<int64_t>(LinkClass::kPhb));
-    CHECK_THAT(Explain(*fit), Catch::Contains("needs min-link NV, best reachable is PHB") &&
+    CHECK_THAT(Explain(*fit), Catch::Contains("needs links of NV or better, best reachable is PHB") &&
                                   Catch::Contains("best set 0,1"));
     CHECK(Allocate(pcie, pcie.all_gpus(), {.gpus = 2, .min_link = LinkClass::kNvLink}).status().code() ==
           absl::StatusCode::kFailedPrecondition);
