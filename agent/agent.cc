@@ -26,7 +26,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(AgentOptions options, Comma
                                                      kubeclient::RestClient& rest, server::MetricsRegistry& registry,
                                                      spdlog::logger& log) {
   if (options.node_name.empty()) return absl::InvalidArgumentError("the node name is required (--node-name or $NODE_NAME)");
-  if (options.decisions != nullptr && options.clock == nullptr) return absl::InvalidArgumentError("decisions need a clock");
+  if (options.clock == nullptr) return absl::InvalidArgumentError("the agent needs a clock");
   if (options.resource_name.find('/') == std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat("resource name \"", options.resource_name,
                                                    "\" is not an extended resource name (vendor-domain/name)"));
@@ -198,7 +198,7 @@ void Agent::KubeletLoop() {
   const std::string kubelet_socket = absl::StrCat(options_.device_plugin_dir, "/kubelet.sock");
   const std::string own_socket = absl::StrCat(options_.device_plugin_dir, "/", options_.endpoint);
   FileIdentity registered_with;
-  absl::Time next_attempt = absl::InfinitePast();
+  absl::Duration next_attempt = -absl::InfiniteDuration();  // monotonic
   absl::Duration backoff = kRegisterBackoff;
   do {
     if (devices_.Snapshot().version == 0) continue;  // nothing to list yet
@@ -214,7 +214,7 @@ void Agent::KubeletLoop() {
     }
     // A new kubelet (its socket recreated), or our socket deleted under us: serve afresh and register.
     if (kubelet == registered_with && IdentityOf(own_socket).exists) continue;
-    if (absl::Now() < next_attempt) continue;
+    if (options_.clock->Monotonic() < next_attempt) continue;
     absl::Status status = socket_.Start();
     if (status.ok()) {
       status = RegisterWithKubelet(kubelet_socket, RegisterRequestFor(options_.endpoint, options_.resource_name),
@@ -234,16 +234,16 @@ void Agent::KubeletLoop() {
     } else {
       registered_with = {};
       registration_error_ = std::string(status.message());
-      next_attempt = absl::Now() + backoff;
+      next_attempt = options_.clock->Monotonic() + backoff;
       backoff = std::min(backoff * 2, kRegisterMaxBackoff);
     }
   } while (!stop_.WaitForNotificationWithTimeout(options_.kubelet_poll));
 }
 
 void Agent::CorrectionLoop() {
-  absl::Time next_round = absl::InfinitePast();
+  absl::Duration next_round = -absl::InfiniteDuration();  // monotonic
   do {
-    bool due = absl::Now() >= next_round;
+    bool due = options_.clock->Monotonic() >= next_round;
     {
       absl::MutexLock lock(&mu_);
       due = due || pods_changed_;
@@ -251,7 +251,7 @@ void Agent::CorrectionLoop() {
     }
     if (!due || !pod_watch_->synced() || devices_.Snapshot().version == 0) continue;
     CorrectOnce();
-    next_round = absl::Now() + options_.correction_interval;
+    next_round = options_.clock->Monotonic() + options_.correction_interval;
   } while (!stop_.WaitForNotificationWithTimeout(kCorrectionPoll));
 }
 

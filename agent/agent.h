@@ -33,6 +33,7 @@
 #include "kubeclient/kube_api.h"
 #include "kubeclient/list_watcher.h"
 #include "kubeclient/rest_client.h"
+#include "server/clock.h"
 #include "server/metrics.h"
 
 namespace topofit::agent {
@@ -50,10 +51,12 @@ struct AgentOptions {
   // How often the kubelet's socket is checked for a new kubelet (re-registration follows within this).
   absl::Duration kubelet_poll = absl::Milliseconds(250);
   kubeclient::ListWatchOptions pod_watch;  // the field selector is set from node_name
-  // Where GetPreferredAllocation and Allocate answers are recorded as decisions (--decision-db), stamped
-  // by `clock`; null: nowhere. Both must outlive the agent.
+  // Where GetPreferredAllocation and Allocate answers are recorded as decisions (--decision-db); null:
+  // nowhere. Must outlive the agent.
   history::DecisionRecorder* decisions = nullptr;
-  const server::Clock* clock = nullptr;
+  // Stamps the decisions; its monotonic time paces registration backoff and correction rounds. Must
+  // outlive the agent.
+  const server::Clock* clock = &server::SystemClock();
 };
 
 class Agent {

@@ -11,7 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "server/clock.h"
 
 namespace topofit::agent {
 namespace {
@@ -75,12 +76,14 @@ absl::StatusOr<std::string> ProcessRunner::Run(const std::vector<std::string>& a
 
   std::string stdout_text;
   std::string stderr_text;
-  const absl::Time deadline = absl::Now() + timeout_;
+  // A timeout, so monotonic time: a step of the wall clock must neither kill nor spare the command.
+  const server::Clock& clock = server::SystemClock();
+  const absl::Duration deadline = clock.Monotonic() + timeout_;
   bool timed_out = false;
   pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
   int open_fds = 2;
   while (open_fds > 0) {
-    const absl::Duration left = deadline - absl::Now();
+    const absl::Duration left = deadline - clock.Monotonic();
     if (left <= absl::ZeroDuration()) {
       timed_out = true;
       break;

@@ -1,6 +1,5 @@
 #include "kubeclient/coalescing_queue.h"
 
-#include "absl/time/clock.h"
 #include "kubeclient/rest_client.h"
 
 namespace topofit::kubeclient {
@@ -15,7 +14,7 @@ void CoalescingQueue::Add(const std::string& key) {
   if (running_ == key) {
     run_again_ = true;
   } else if (!due_.contains(key)) {
-    Schedule(key, absl::Now());
+    Schedule(key, options_.clock->Monotonic());
   }
 }
 
@@ -39,7 +38,7 @@ int64_t CoalescingQueue::retries() const {
   return retries_;
 }
 
-void CoalescingQueue::Schedule(const std::string& key, absl::Time due) {
+void CoalescingQueue::Schedule(const std::string& key, absl::Duration due) {
   due_[key] = due;
   order_.emplace(due, key);
   changed_.SignalAll();
@@ -53,8 +52,9 @@ void CoalescingQueue::Run() {
       continue;
     }
     const auto [due, key] = *order_.begin();
-    if (due > absl::Now()) {
-      changed_.WaitWithDeadline(&mu_, due);
+    const absl::Duration now = options_.clock->Monotonic();
+    if (due > now) {
+      changed_.WaitWithTimeout(&mu_, due - now);
       continue;
     }
     order_.erase(order_.begin());
@@ -68,11 +68,11 @@ void CoalescingQueue::Run() {
     if (outcome == Outcome::kRetry) {
       ++retries_;
       const int failures = ++failures_[key];
-      Schedule(key, absl::Now() + JitteredBackoff(failures, options_.initial_backoff, options_.max_backoff,
+      Schedule(key, options_.clock->Monotonic() + JitteredBackoff(failures, options_.initial_backoff, options_.max_backoff,
                                                   options_.uniform_random));
     } else {
       failures_.erase(key);
-      if (run_again_) Schedule(key, absl::Now());
+      if (run_again_) Schedule(key, options_.clock->Monotonic());
     }
     changed_.SignalAll();
   }

@@ -17,6 +17,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/clock.h"
 
 namespace topofit::kubeclient {
 
@@ -24,6 +25,7 @@ struct CoalescingQueueOptions {
   absl::Duration initial_backoff = absl::Milliseconds(500);
   absl::Duration max_backoff = absl::Seconds(30);
   std::function<double()> uniform_random;  // in [0, 1); null: a real generator
+  const server::Clock* clock = &server::SystemClock();  // its monotonic time dates the work; must outlive the queue
 };
 
 class CoalescingQueue {
@@ -47,14 +49,14 @@ class CoalescingQueue {
 
  private:
   void Run();
-  void Schedule(const std::string& key, absl::Time due) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Schedule(const std::string& key, absl::Duration due) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Work work_;
   const CoalescingQueueOptions options_;
   mutable absl::Mutex mu_;
   absl::CondVar changed_;
-  std::map<std::string, absl::Time> due_ ABSL_GUARDED_BY(mu_);          // queued keys
-  std::set<std::pair<absl::Time, std::string>> order_ ABSL_GUARDED_BY(mu_);  // the same, soonest first
+  std::map<std::string, absl::Duration> due_ ABSL_GUARDED_BY(mu_);      // queued keys, by monotonic time
+  std::set<std::pair<absl::Duration, std::string>> order_ ABSL_GUARDED_BY(mu_);  // the same, soonest first
   std::map<std::string, int> failures_ ABSL_GUARDED_BY(mu_);           // consecutive, per key
   std::optional<std::string> running_ ABSL_GUARDED_BY(mu_);
   bool run_again_ ABSL_GUARDED_BY(mu_) = false;  // the running key was added meanwhile

@@ -55,8 +55,6 @@ LeaderElector::LeaderElector(RestClient& rest, LeaderElectionConfig config)
 
 LeaderElector::~LeaderElector() { Stop(); }
 
-absl::Time LeaderElector::Now() const { return config_.clock != nullptr ? config_.clock->Now() : absl::Now(); }
-
 absl::Duration LeaderElector::CandidateWait() const {
   const double random = config_.uniform_random ? config_.uniform_random() : RealRandom();
   return config_.retry_period * (1 + kJitterFactor * random);
@@ -91,23 +89,23 @@ absl::Status LeaderElector::Round() {
 }
 
 absl::Status LeaderElector::TryAcquireOrRenew() {
-  const absl::Time now = Now();
+  const absl::Duration now = config_.clock->Monotonic();
   LeaseRecord desired;
   desired.holder_identity = config_.identity;
   desired.lease_duration_seconds = static_cast<int>(absl::ToInt64Seconds(config_.lease_duration));
-  desired.acquire_time = desired.renew_time = FormatMicroTime(now);
+  desired.acquire_time = desired.renew_time = FormatMicroTime(config_.clock->Now());
 
   absl::StatusOr<Lease> current = lock_.Get();
   if (absl::IsNotFound(current.status())) {
     absl::StatusOr<Lease> created = lock_.Create(desired);
     if (!created.ok()) return created.status();
-    Observe(*created, Now());
+    Observe(*created, config_.clock->Monotonic());
     absl::MutexLock lock(&mu_);
     renewed_at_ = now;
     return absl::OkStatus();
   }
   if (!current.ok()) return current.status();
-  Observe(*current, Now());
+  Observe(*current, config_.clock->Monotonic());
 
   const LeaseRecord& held = current->record;
   if (held.holder_identity == config_.identity) {
@@ -115,7 +113,7 @@ absl::Status LeaderElector::TryAcquireOrRenew() {
     desired.lease_transitions = held.lease_transitions;
   } else {
     absl::MutexLock lock(&mu_);
-    const absl::Time expiry = observed_at_ + absl::Seconds(held.lease_duration_seconds);
+    const absl::Duration expiry = observed_at_ + absl::Seconds(held.lease_duration_seconds);
     if (!held.holder_identity.empty() && expiry > now) {
       return absl::FailedPreconditionError(absl::StrCat("Lease ", lock_.Describe(), " is held by ",
                                                         held.holder_identity, " for another ",
@@ -125,7 +123,7 @@ absl::Status LeaderElector::TryAcquireOrRenew() {
   }
   absl::StatusOr<Lease> updated = lock_.Update(*current, desired);
   if (!updated.ok()) return updated.status();
-  Observe(*updated, Now());
+  Observe(*updated, config_.clock->Monotonic());
   absl::MutexLock lock(&mu_);
   renewed_at_ = now;
   return absl::OkStatus();
@@ -139,17 +137,17 @@ absl::Status LeaderElector::Release() {
     if (!observed_.has_value() || observed_->record.holder_identity != config_.identity) return absl::OkStatus();
     current = *observed_;
     released.lease_duration_seconds = 1;
-    released.acquire_time = released.renew_time = FormatMicroTime(Now());
+    released.acquire_time = released.renew_time = FormatMicroTime(config_.clock->Now());
     released.lease_transitions = observed_->record.lease_transitions;
     renewed_at_.reset();  // whatever the API answers, this replica has stopped leading
   }
   absl::StatusOr<Lease> updated = lock_.Update(current, released);
-  if (updated.ok()) Observe(*updated, Now());
+  if (updated.ok()) Observe(*updated, config_.clock->Monotonic());
   ReportLeadership();
   return updated.status();
 }
 
-void LeaderElector::Observe(const Lease& lease, absl::Time now) {
+void LeaderElector::Observe(const Lease& lease, absl::Duration now) {
   absl::MutexLock lock(&mu_);
   if (!observed_.has_value() || observed_->record != lease.record) observed_at_ = now;
   observed_ = lease;
@@ -157,7 +155,7 @@ void LeaderElector::Observe(const Lease& lease, absl::Time now) {
 
 bool LeaderElector::IsLeaderLocked() const {
   return !stopped_ && observed_.has_value() && observed_->record.holder_identity == config_.identity &&
-         renewed_at_.has_value() && Now() < *renewed_at_ + config_.renew_deadline;
+         renewed_at_.has_value() && config_.clock->Monotonic() < *renewed_at_ + config_.renew_deadline;
 }
 
 bool LeaderElector::IsLeader() const {

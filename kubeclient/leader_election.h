@@ -58,9 +58,10 @@ struct LeaderElectionConfig {
   // Called on the elector's thread with each of Start()'s rounds' status (see Round()); may be null.
   std::function<void(const absl::Status& round)> on_round;
 
-  // Injected time and randomness; null means the real ones. The thread sleeps in real time whatever the
-  // clock: tests that drive a fake clock call Round() themselves instead of Start().
-  const server::Clock* clock = nullptr;
+  // Injected time and randomness; a null random means the real one. The Lease carries wall-clock times;
+  // expiry and the renew deadline are measured on the monotonic one. The thread sleeps in real time
+  // whatever the clock: tests that drive a fake clock call Round() themselves instead of Start().
+  const server::Clock* clock = &server::SystemClock();
   std::function<double()> uniform_random;  // in [0, 1)
 };
 
@@ -103,11 +104,10 @@ class LeaderElector final : public scheduler::Leadership {
   LeaderElector(RestClient& rest, LeaderElectionConfig config);
   absl::Status TryAcquireOrRenew();
   // Remembers `lease`; its record counts as changed at `now` when it differs from the last one seen.
-  void Observe(const Lease& lease, absl::Time now);
+  void Observe(const Lease& lease, absl::Duration now);
   // Compares IsLeader() with what the callbacks last reported and calls the one that applies.
   void ReportLeadership();
   bool IsLeaderLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Time Now() const;
   absl::Duration CandidateWait() const;
 
   const LeaderElectionConfig config_;
@@ -117,8 +117,9 @@ class LeaderElector final : public scheduler::Leadership {
 
   mutable absl::Mutex mu_;
   std::optional<Lease> observed_ ABSL_GUARDED_BY(mu_);
-  absl::Time observed_at_ ABSL_GUARDED_BY(mu_);  // local time the observed record last changed
-  std::optional<absl::Time> renewed_at_ ABSL_GUARDED_BY(mu_);  // start of the last successful write
+  // Monotonic: when the observed record last changed here, and the start of the last successful write.
+  absl::Duration observed_at_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Duration> renewed_at_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   bool reported_leading_ ABSL_GUARDED_BY(mu_) = false;  // what the callbacks last said
 };

@@ -123,7 +123,6 @@ absl::Status ListWatcher::last_failure() const {
   return last_failure_;
 }
 
-absl::Time ListWatcher::Now() const { return options_.clock != nullptr ? options_.clock->Now() : absl::Now(); }
 
 void ListWatcher::Sleep(absl::Duration d) {
   if (d <= absl::ZeroDuration()) return;
@@ -175,7 +174,7 @@ void ListWatcher::Run() {
         continue;
       }
     } else {
-      const absl::Time started = Now();
+      const absl::Duration started = options_.clock->Monotonic();
       WatchOutcome outcome = WatchOnce();
       if (outcome.end == WatchEnd::kStopped) break;
       if (outcome.events > 0) {
@@ -185,7 +184,7 @@ void ListWatcher::Run() {
         last_failure_ = absl::OkStatus();
       }
       if (outcome.end == WatchEnd::kClosed &&
-          (outcome.events > 0 || Now() - started >= options_.min_watch_duration)) {
+          (outcome.events > 0 || options_.clock->Monotonic() - started >= options_.min_watch_duration)) {
         continue;  // the server's timeoutSeconds ran out: watch again at once
       }
       if (outcome.end == WatchEnd::kClosed) {

@@ -81,9 +81,9 @@ struct ListWatchOptions {
   // server that closes streams at once is not hammered.
   absl::Duration min_watch_duration = absl::Seconds(1);
 
-  // Injected time and randomness; null means the real ones. The real sleep returns early on Stop(); an
-  // injected one must return promptly.
-  const server::Clock* clock = nullptr;
+  // Injected time (its monotonic reading times the watches) and randomness; a null sleep or random
+  // means the real one. The real sleep returns early on Stop(); an injected one must return promptly.
+  const server::Clock* clock = &server::SystemClock();
   std::function<void(absl::Duration)> sleep;
   std::function<double()> uniform_random;  // in [0, 1)
 
@@ -159,7 +159,6 @@ class ListWatcher {
   bool HandleLine(absl::string_view line, WatchOutcome& outcome);
   absl::Duration Backoff(int failures, const absl::Status& status);
   void Sleep(absl::Duration d);
-  absl::Time Now() const;
   std::string Query(bool watch) const;
   bool stopping() const { return stop_.HasBeenNotified(); }
 

@@ -326,13 +326,13 @@ RestClient::RestClient(const ClusterConfig& config, RestOptions options, std::st
     : config_(config),
       options_(std::move(options)),
       base_path_(std::move(base_path)),
-      bucket_(options_.qps, options_.burst, Now()),
+      bucket_(options_.qps, options_.burst, Monotonic()),
       token_(config.bearer_token),
-      token_read_at_(Now()) {}
+      token_read_at_(Monotonic()) {}
 
 RestClient::~RestClient() = default;
 
-absl::Time RestClient::Now() const { return options_.clock != nullptr ? options_.clock->Now() : absl::Now(); }
+absl::Duration RestClient::Monotonic() const { return options_.clock->Monotonic(); }
 
 absl::StatusOr<nlohmann::json> RestClient::Get(absl::string_view path) {
   return Do("GET", path, "", "", options_.max_attempts);
@@ -359,8 +359,8 @@ absl::StatusOr<nlohmann::json> RestClient::Delete(absl::string_view path) {
 
 std::string RestClient::CurrentToken() {
   absl::MutexLock lock(&mu_);
-  if (!config_.bearer_token_file.empty() && Now() - token_read_at_ >= kTokenRefresh) {
-    token_read_at_ = Now();
+  if (!config_.bearer_token_file.empty() && Monotonic() - token_read_at_ >= kTokenRefresh) {
+    token_read_at_ = Monotonic();
     // On a failed read keep the last good token: the file is replaced atomically, but a miss should not
     // turn every request into a 401.
     if (absl::StatusOr<std::string> fresh = ReadFileToString(config_.bearer_token_file); fresh.ok()) {
@@ -415,7 +415,7 @@ void RestClient::WaitForRateLimit() {
   absl::Duration wait;
   {
     absl::MutexLock lock(&mu_);
-    wait = bucket_.Reserve(Now());
+    wait = bucket_.Reserve(Monotonic());
   }
   if (wait > absl::ZeroDuration()) Sleep(wait);
 }

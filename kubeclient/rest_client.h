@@ -48,8 +48,9 @@ struct RestOptions {
   absl::Duration max_retry_after = absl::Seconds(30);  // a longer Retry-After is cut to this
   std::string user_agent = "topofit";
 
-  // Injected time and randomness; null means the real ones.
-  const server::Clock* clock = nullptr;
+  // Injected time (its monotonic reading paces the rate limit and the token's rereads) and randomness;
+  // a null sleep or random means the real one.
+  const server::Clock* clock = &server::SystemClock();
   std::function<void(absl::Duration)> sleep;
   std::function<double()> uniform_random;  // in [0, 1)
 
@@ -145,7 +146,7 @@ class RestClient {
                                  absl::string_view content_type, bool* retriable);
   absl::Duration RetryDelay(int attempt, absl::string_view retry_after);
   std::string CurrentToken();
-  absl::Time Now() const;
+  absl::Duration Monotonic() const;
   void Sleep(absl::Duration d);
 
   const ClusterConfig config_;
@@ -160,7 +161,7 @@ class RestClient {
   absl::Mutex mu_;
   TokenBucket bucket_ ABSL_GUARDED_BY(mu_);
   std::string token_ ABSL_GUARDED_BY(mu_);
-  absl::Time token_read_at_ ABSL_GUARDED_BY(mu_);
+  absl::Duration token_read_at_ ABSL_GUARDED_BY(mu_);  // monotonic
 };
 
 }  // namespace topofit::kubeclient

@@ -12,10 +12,10 @@ namespace topofit::kubeclient {
 class TokenBucket {
  public:
   // qps <= 0 disables the limit.
-  TokenBucket(double qps, int burst, absl::Time now)
+  TokenBucket(double qps, int burst, absl::Duration now)
       : qps_(qps), burst_(std::max(1, burst)), tokens_(burst_), last_(now) {}
 
-  absl::Duration Reserve(absl::Time now) {
+  absl::Duration Reserve(absl::Duration now) {
     if (qps_ <= 0) return absl::ZeroDuration();
     if (now > last_) {
       tokens_ = std::min<double>(burst_, tokens_ + absl::ToDoubleSeconds(now - last_) * qps_);
@@ -30,7 +30,7 @@ class TokenBucket {
   double qps_;
   int burst_;
   double tokens_;
-  absl::Time last_;
+  absl::Duration last_;
 };
 
 }  // namespace topofit::kubeclient

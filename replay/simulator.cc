@@ -33,6 +33,8 @@ class SimClock final : public server::Clock {
  public:
   explicit SimClock(const World& world) : world_(world) {}
   absl::Time Now() const override { return world_.time(); }
+  // The replay's time never steps back: its wall clock is its monotonic one.
+  absl::Duration Monotonic() const override { return world_.time() - absl::UnixEpoch(); }
 
  private:
   const World& world_;

@@ -8,6 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "tests/kubeclient/eventually.h"
+#include "tests/server/fake_clock.h"
 
 namespace topofit::kubeclient {
 namespace {
@@ -73,6 +74,37 @@ TEST_CASE("CoalescingQueue: Stop leaves what waits undone", "[coalescing-queue]"
   CHECK_FALSE(queue.WaitIdle(absl::ZeroDuration()));  // "a" waits an hour for its retry
   queue.Stop();                                       // at once, not in an hour
   CHECK(queue.retries() == 1);
+}
+
+TEST_CASE("CoalescingQueue: a retry is due by monotonic time, whatever the wall clock does", "[coalescing-queue]") {
+  server::FakeClock clock;
+  CoalescingQueueOptions hourly = FastRetries();
+  hourly.initial_backoff = hourly.max_backoff = absl::Hours(1);
+  hourly.clock = &clock;
+  absl::Mutex mu;
+  std::map<std::string, int> runs;
+  CoalescingQueue queue(
+      [&](const std::string& key) {
+        absl::MutexLock lock(&mu);
+        return ++runs[key] == 1 && key == "a" ? CoalescingQueue::Outcome::kRetry : CoalescingQueue::Outcome::kDone;
+      },
+      hourly);
+  queue.Add("a");
+  REQUIRE(testing::Eventually([&] { return queue.retries() == 1; }));
+  // NTP steps the wall clock two hours on: the retry is not due. Adding "b" wakes the worker to look.
+  clock.Step(absl::Hours(2));
+  queue.Add("b");
+  REQUIRE(testing::Eventually([&] {
+    absl::MutexLock lock(&mu);
+    return runs["b"] == 1;
+  }));
+  CHECK_FALSE(queue.WaitIdle(absl::ZeroDuration()));
+  // An hour passes (the backoff is 45 minutes, jittered at the middle): it is.
+  clock.Advance(absl::Hours(1));
+  queue.Add("b");
+  REQUIRE(queue.WaitIdle(kPatience));
+  absl::MutexLock lock(&mu);
+  CHECK(runs == std::map<std::string, int>{{"a", 2}, {"b", 2}});
 }
 
 }  // namespace

@@ -230,6 +230,26 @@ TEST_CASE("A renewTime from a skewed clock neither expires a Lease early nor kee
   CHECK(f.Spec()["leaseTransitions"] == 4);
 }
 
+TEST_CASE("A step of this replica's wall clock neither expires a Lease early nor keeps a leader late",
+          "[leader_election]") {
+  Fixture f;
+  auto a = f.Stepped("a");
+  auto b = f.Stepped("b");
+  REQUIRE_OK((*a)->Round());
+  CHECK_FALSE((*b)->Round().ok());  // b sees a's record now
+  // NTP steps the wall clock an hour on: the Lease's 15 s have not passed, and a still leads.
+  f.clock.Step(absl::Hours(1));
+  CHECK_STATUS((*b)->Round(), absl::StatusCode::kFailedPrecondition, "held by a");
+  CHECK((*a)->IsLeader());
+  // And an hour back: a's renew deadline still passes on time.
+  f.clock.Step(-absl::Hours(2));
+  f.clock.Advance(absl::Seconds(10));
+  CHECK_FALSE((*a)->IsLeader());
+  f.clock.Advance(absl::Seconds(5));
+  REQUIRE_OK((*b)->Round());
+  CHECK((*b)->IsLeader());
+}
+
 TEST_CASE("A leader steps down when renewals fail for the renew deadline (5xx, 429)", "[leader_election]") {
   Fixture f;
   auto a = f.Stepped("a");
