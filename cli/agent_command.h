@@ -18,7 +18,7 @@ struct AgentCommandOptions {
   std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
   std::string device_list_strategy = "envvar";
   double correction_interval_seconds = 30;
-  std::string address = "0.0.0.0";
+  std::string address = "127.0.0.1";  // the DaemonSet says 0.0.0.0: the kubelet probes the pod's IP
   int ops_port = 9092;  // plain HTTP: /healthz /readyz /metrics
   std::string kubeconfig;  // empty: in-cluster service account
   std::string decision_db;  // empty: the kubelet's allocations are not recorded

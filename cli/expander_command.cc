@@ -119,7 +119,7 @@ int RunExpander(const ExpanderOptions& options, const std::function<void(int, in
   absl::StatusOr<ExpanderParts> parts = BuildExpander(options, process, log);
   if (!parts.ok()) return Fail(kCommand, parts.status());
   server::HttpServerOptions ops_options;
-  ops_options.address = options.address;
+  ops_options.address = options.ops_address;
   ops_options.port = options.ops_port;
   ops_options.name = "ops";
   absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::HttpServer::Create(ops_options, process.registry);
@@ -135,7 +135,7 @@ int RunExpander(const ExpanderOptions& options, const std::function<void(int, in
   serving = true;
   server::LogEvent(log, "listening", {{"expander", absl::StrCat(options.address, ":", (*grpc)->port())},
                                       {"tls", (*grpc)->is_tls()},
-                                      {"ops", absl::StrCat(options.address, ":", *ops_port)}});
+                                      {"ops", absl::StrCat(options.ops_address, ":", *ops_port)}});
   if (on_listening) on_listening((*grpc)->port(), *ops_port);
 
   absl::Status waited = server::WaitForShutdownSignal([&](int signal) {
@@ -211,7 +211,9 @@ int RunServe(const ServeOptions& options, const std::function<void(int, int, int
 void AddExpanderCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ExpanderOptions>();
   CLI::App* cmd = app.add_subcommand("expander", "Serve cluster-autoscaler's gRPC expander (--expander=grpc)");
-  cmd->add_option("--address", options->address, "listen address")->capture_default_str();
+  cmd->add_option("--address", options->address, "listen address of the gRPC expander")->capture_default_str();
+  cmd->add_option("--ops-address", options->ops_address, "listen address of the ops port (probes, Prometheus)")
+      ->capture_default_str();
   AddExpanderFlags(*cmd, *options);
   cmd->add_option("--tls-cert", options->tls_cert, "PEM server certificate (cluster-autoscaler requires TLS)");
   cmd->add_option("--tls-key", options->tls_key, "PEM server key");

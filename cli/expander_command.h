@@ -21,12 +21,15 @@ namespace topofit::cli {
 
 // The options of `topofit expander`.
 struct ExpanderOptions {
-  std::string address = "0.0.0.0";
+  // Loopback unless told: the manifests say 0.0.0.0 for both, cluster-autoscaler and Prometheus being
+  // in other pods.
+  std::string address = "127.0.0.1";
   int grpc_port = 8444;
   std::string tls_cert;       // cluster-autoscaler verifies it with --grpc-expander-cert
   std::string tls_key;
   std::string tls_client_ca;  // optional: require client certificates signed by this CA (CA sends none)
   bool insecure = false;      // plaintext gRPC, instead of the TLS files
+  std::string ops_address = "127.0.0.1";
   int ops_port = 9091;        // plain HTTP: /healthz /readyz /metrics /intents
   std::string admin_token_file;  // opens /intents beyond loopback; empty: loopback only
   std::string prices_file;    // optional, see ReadPricesFile

@@ -45,7 +45,8 @@ struct ExtenderOptions {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;    // optional: require client certificates signed by this CA
-  std::string ops_address = "0.0.0.0";  // probes and Prometheus come from outside the pod
+  // Loopback unless told: the manifests say 0.0.0.0, where probes and Prometheus come from outside the pod.
+  std::string ops_address = "127.0.0.1";
   int ops_port = 9090;          // plain HTTP: /healthz /readyz /metrics; /preferences /decisions guarded
   // Bearer token for /admin/* and, beyond loopback, /preferences and /decisions; empty: admin endpoints
   // disabled, the others on loopback only.

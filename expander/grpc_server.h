@@ -28,7 +28,7 @@ namespace topofit::expander {
 inline constexpr int kMaxReceiveBytes = 128 << 20;
 
 struct GrpcServerOptions {
-  std::string address = "0.0.0.0";
+  std::string address = "127.0.0.1";
   int port = 8444;  // 0 picks a free port (tests); port() tells which
   // PEM files. Certificate and key: TLS. A client CA as well: mTLS, every client must present a
   // certificate that chains to it (CA itself sends none, so only for other clients or a proxy).

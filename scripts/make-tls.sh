@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Makes the TLS material for topofit's expander endpoint (cluster-autoscaler requires TLS) with openssl, no
-#   cluster needed: a CA (reused if already there, so re-running does not break cluster-autoscaler's trust)
-#   and a serving certificate for topofit-expander.<ns>.svc and topofit-expander.<ns>.svc.cluster.local
-#   signed by it. (The extender needs none: it is called on loopback inside the scheduler's pod.)
-# Writes manifests/tls/ (git-ignored; override with TOPOFIT_TLS_DIR): ca.crt ca.key tls.crt tls.key, and
-# kustomization.yaml, an overlay of manifests/base/ whose secretGenerator makes the Secret
-# topofit-expander-tls from those files. Then either
+# Makes the Secrets the base references, with openssl, no cluster needed: the TLS material for topofit's
+#   expander endpoint (cluster-autoscaler requires TLS), a CA (reused if already there, so re-running does
+#   not break cluster-autoscaler's trust) and a serving certificate for topofit-expander.<ns>.svc and
+#   topofit-expander.<ns>.svc.cluster.local signed by it (the extender needs none: it is called on loopback
+#   inside the scheduler's pod); and the admin token of the ops ports (/decisions, /mcp, /intents),
+#   random, reused if already there.
+# Writes manifests/tls/ (git-ignored; override with TOPOFIT_TLS_DIR): ca.crt ca.key tls.crt tls.key
+# admin-token, and kustomization.yaml, an overlay of manifests/base/ whose secretGenerator makes the Secrets
+# topofit-expander-tls and topofit-admin-token from those files. Then either
 #   kubectl apply -k manifests/tls/
 # or apply manifests/ and run the `kubectl create secret` commands printed at the end.
 #
@@ -45,6 +47,14 @@ else
   echo "made CA $out/ca.crt"
 fi
 
+# The admin token: 32 random bytes, hex. `topofit explain --server ... --token-file` and MCP clients send it.
+if [[ -s $out/admin-token ]]; then
+  echo "reusing admin token $out/admin-token"
+else
+  openssl rand -hex 32 | tr -d '\n' >"$out/admin-token"
+  echo "made admin token $out/admin-token"
+fi
+
 # Go ignores the CN: the names must be in subjectAltName.
 cat >"$work/server.ext" <<EXT
 basicConstraints=critical,CA:FALSE
@@ -82,16 +92,21 @@ secretGenerator:
       - tls.crt
       - tls.key
       - ca.crt
+  - name: topofit-admin-token
+    namespace: $ns
+    files:
+      - token=admin-token
 KUST
 chmod 600 "$out"/*
 
 cat <<MSG
 
-The Secret, either:
+The Secrets, either:
   kubectl apply -k $out/
 or, after kubectl apply -k $root/manifests/ (which creates the namespace):
   kubectl -n $ns create secret generic topofit-expander-tls --type=kubernetes.io/tls \\
     --from-file=tls.crt=$out/tls.crt --from-file=tls.key=$out/tls.key --from-file=ca.crt=$out/ca.crt
+  kubectl -n $ns create secret generic topofit-admin-token --from-file=token=$out/admin-token
 cluster-autoscaler needs ca.crt (components/cluster-autoscaler). After replacing the key pair:
   kubectl -n $ns rollout restart deployment/topofit-expander
 MSG

@@ -301,7 +301,8 @@ if sched:
     check(vols.get("config", {}).get("configMap", {}).get("name") == cm["metadata"]["name"],
           "scheduler mounts the generated ConfigMap (hashed name)")
     check(mnt.get("config") == "/etc/kubernetes/scheduler", "config mounted at /etc/kubernetes/scheduler")
-    check(not any("secret" in v for v in vols.values()), "the scheduler pod mounts no Secret (loopback, no TLS)")
+    check([n for n, v in vols.items() if "secret" in v] == ["admin-token"],
+          "the scheduler pod mounts no Secret but the admin token (loopback, no TLS)")
     for probe in ("livenessProbe", "readinessProbe"):
         h = c.get(probe, {}).get("httpGet", {})
         check(h.get("port") == 10259 and h.get("scheme") == "HTTPS", f"scheduler {probe} HTTPS 10259")
@@ -324,6 +325,15 @@ if sched:
         check(where is not None and db.startswith(where + "/") and "emptyDir" in volumes(dep).get("history", {}),
               f"{who} --decision-db {db!r} on the pod's history volume")
     keeps_history(sched, x, xargs, "extender")
+    def admin_token(dep, c, args, who):
+        # The admin token from its Secret: /decisions, /mcp and /intents are off without it.
+        path = flag(args, "--admin-token-file") or ""
+        where = mounts(c).get("admin-token")
+        secret = volumes(dep).get("admin-token", {}).get("secret", {})
+        check(where is not None and path == where + "/token" and secret.get("secretName") == "topofit-admin-token",
+              f"{who} --admin-token-file {path!r} from Secret topofit-admin-token")
+    admin_token(sched, x, xargs, "extender")
+    check(flag(xargs, "--ops-address") == "0.0.0.0", "extender ops port beyond loopback, for probes and Prometheus")
     for f in ("--live-state", "--provisioning-requests"):
         check(f in xargs, f"extender {f}")
     check("--tls-client-ca" not in xargs and "--insecure" not in xargs, "loopback needs neither mTLS nor --insecure")
@@ -352,6 +362,9 @@ if exp:
         check(any(args[i:i + 2] == pair for i in range(len(args))), f"expander {' '.join(pair)}")
     check("--insecure" not in args, "expander serves TLS")
     keeps_history(exp, c, args, "expander")
+    admin_token(exp, c, args, "expander")
+    for name in ("--address", "--ops-address"):
+        check(flag(args, name) == "0.0.0.0", f"expander {name} 0.0.0.0: its callers are in other pods")
     vols, mnt = volumes(exp), mounts(c)
     check(vols.get("tls", {}).get("secret", {}).get("secretName") == "topofit-expander-tls", "tls Secret volume")
     check(mnt.get("tls") == "/etc/topofit/tls", "tls mounted at /etc/topofit/tls")
@@ -562,12 +575,18 @@ else
     else
       fail "server certificate does not verify or lacks the SANs"
     fi
-    grep -q 'kubectl -n topofit-system create secret generic topofit-expander-tls' "$tmp/make-tls.out" ||
+    grep -q 'kubectl -n topofit-system create secret generic topofit-expander-tls' "$tmp/make-tls.out" &&
+      grep -q 'kubectl -n topofit-system create secret generic topofit-admin-token' "$tmp/make-tls.out" ||
       fail "make-tls.sh does not print the kubectl create secret commands"
+    if [[ $(wc -c <"$tls/admin-token") == 64 ]] && grep -qx '[0-9a-f]*' "$tls/admin-token"; then
+      ok "make-tls.sh made a 32-byte hex admin token"
+    else
+      fail "make-tls.sh admin token is not 64 hex digits"
+    fi
     if kubectl kustomize "$tls" >"$tmp/tls.yaml" 2>"$tmp/err" &&
-      [[ $(grep -c '^kind: Secret$' "$tmp/tls.yaml") == 1 ]] && grep -q '^type: kubernetes.io/tls$' "$tmp/tls.yaml" &&
-      grep -q '^  name: topofit-expander-tls$' "$tmp/tls.yaml"; then
-      ok "the generated overlay renders the base + Secret topofit-expander-tls"
+      [[ $(grep -c '^kind: Secret$' "$tmp/tls.yaml") == 2 ]] && grep -q '^type: kubernetes.io/tls$' "$tmp/tls.yaml" &&
+      grep -q '^  name: topofit-expander-tls$' "$tmp/tls.yaml" && grep -q '^  name: topofit-admin-token$' "$tmp/tls.yaml"; then
+      ok "the generated overlay renders the base + Secrets topofit-expander-tls and topofit-admin-token"
       strict_checks "$tmp/tls.yaml" "the overlay make-tls.sh writes"
     else
       cat "$tmp/err"
