@@ -537,6 +537,39 @@ else
   cat "$tmp/err"
   fail "kubectl kustomize with components/node-agent failed"
 fi
+# The pod-monitor component, on the base with the node agent: a PodMonitor for each topofit workload, whose
+# selector picks that workload's pods and whose port is one they name.
+pm=$tmp/pod-monitor-overlay
+mkdir -p "$pm"
+cat >"$pm/kustomization.yaml" <<'YAML'
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [../manifests/base]
+components: [../manifests/components/node-agent, ../manifests/components/pod-monitor]
+YAML
+if ! kubectl kustomize "$pm" >"$tmp/pm.yaml" 2>"$tmp/err"; then
+  cat "$tmp/err"
+  fail "kubectl kustomize with components/pod-monitor failed"
+elif command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/null; then
+  if python3 - "$tmp/pm.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+monitors = [d for d in docs if d["kind"] == "PodMonitor"]
+workloads = [d for d in docs if d["kind"] in ("Deployment", "DaemonSet")]
+problems = [] if len(monitors) == 3 else [f"{len(monitors)} PodMonitors, want 3"]
+for m in monitors:
+    want = m["spec"]["selector"]["matchLabels"]
+    picked = [w for w in workloads if all(w["spec"]["template"]["metadata"]["labels"].get(k) == v for k, v in want.items())]
+    ports = {p.get("name") for w in picked for c in w["spec"]["template"]["spec"]["containers"] for p in c.get("ports", [])}
+    for e in m["spec"]["podMetricsEndpoints"]:
+        if len(picked) != 1 or e["port"] not in ports or e.get("path") != "/metrics":
+            problems.append(f"{m['metadata']['name']}: selects {len(picked)} workloads, port {e['port']} of {sorted(ports)}")
+sys.exit("; ".join(problems) if problems else 0)
+PY
+  then ok "components/pod-monitor: a PodMonitor per workload, on its ops port's /metrics"; else fail "components/pod-monitor"; fi
+else
+  grep -q '^kind: PodMonitor$' "$tmp/pm.yaml" && ok "components/pod-monitor renders" || fail "components/pod-monitor renders no PodMonitor"
+fi
 # The README's image override, on the base with the node-agent component: every container that runs topofit
 # (extender, expander, agent) renders the user's image; without it, the release's.
 images_of() { grep -E '^[[:space:]]*image: .*topofit' "$1" | grep -v kube-scheduler | sed -E 's/^[[:space:]]*image: //' | sort | uniq -c | sed -E 's/^ +//'; }
