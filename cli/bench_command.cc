@@ -51,8 +51,11 @@ constexpr int64_t kReplayCacheKib = 256 * 1024;
 absl::StatusOr<std::unique_ptr<history::DecisionStore>> OpenBenchDecisionDb(const std::string& path) {
   std::error_code ignored;
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix, ignored);
-  return history::DecisionStore::Open(
+  absl::StatusOr<std::unique_ptr<history::DecisionStore>> store = history::DecisionStore::Open(
       path, {.max_age = absl::InfiniteDuration(), .max_rows = std::numeric_limits<int64_t>::max()}, kReplayCacheKib);
+  if (!store.ok()) return store.status();
+  if (absl::Status marked = (*store)->MarkReplayClock(); !marked.ok()) return marked;
+  return store;
 }
 
 using sim::kSecond;

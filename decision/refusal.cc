@@ -26,7 +26,9 @@ absl::string_view RefusalCode(Refusal refusal) {
   return "";
 }
 
-std::string RefusalText(const RefusalFacts& facts) {
+std::string Rfc3339Text(absl::Time time) { return absl::FormatTime(absl::RFC3339_sec, time, absl::UTCTimeZone()); }
+
+std::string RefusalText(const RefusalFacts& facts, absl::FunctionRef<std::string(absl::Time)> time_text) {
   switch (facts.refusal) {
     case Refusal::kNone:
       return "";
@@ -42,8 +44,7 @@ std::string RefusalText(const RefusalFacts& facts) {
       std::string text = absl::StrCat(facts.held_gpus, " of the node's ", facts.free_gpus,
                                       " free GPUs are held for the pods a scale-up brought it for");
       if (facts.held_until) {
-        absl::StrAppend(&text, "; this pod is held back until ",
-                        absl::FormatTime(absl::RFC3339_sec, *facts.held_until, absl::UTCTimeZone()));
+        absl::StrAppend(&text, "; this pod is held back until ", time_text(*facts.held_until));
       }
       return text;
     }

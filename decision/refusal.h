@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
@@ -58,7 +59,8 @@ struct RefusalFacts {
 
 // "needs links of NV or better, best reachable is PHB even when empty", "6 of its 8 free GPUs are held for
 // the pods a scale-up brought it for; the pod is held back until 2026-12-04T10:00:00Z": what refused, without
-// the node's name. Empty for kNone.
-std::string RefusalText(const RefusalFacts& facts);
+// the node's name. Empty for kNone. `time_text` dates held_until (RFC 3339 unless told).
+std::string Rfc3339Text(absl::Time time);
+std::string RefusalText(const RefusalFacts& facts, absl::FunctionRef<std::string(absl::Time)> time_text = Rfc3339Text);
 
 }  // namespace topofit::decision

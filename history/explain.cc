@@ -25,7 +25,7 @@ std::string SetText(const TopologyDetail& detail) {
 }
 
 // Why a node refused, in the filter's words (decision::RefusalText) over the quantities recorded.
-std::string NodeReason(const Candidate& c) {
+std::string NodeReason(const Candidate& c, RecordClock clock) {
   const std::optional<decision::Refusal> refusal = RefusalOf(c.reason);
   std::string why = c.reason == Reason::kTopologyUnknown ? "its GPU topology could not be resolved"
                     : refusal ? decision::RefusalText({.refusal = *refusal,
@@ -34,7 +34,8 @@ std::string NodeReason(const Candidate& c) {
                                                        .available = c.available,
                                                        .held_gpus = c.held_gpus,
                                                        .free_gpus = c.free_gpus,
-                                                       .held_until = c.held_until})
+                                                       .held_until = c.held_until},
+                                                      [clock](absl::Time t) { return FormatRecordTime(t, clock); })
                               : std::string(ReasonName(c.reason));
   std::string out = absl::StrCat(c.name, ": ", why);
   if (c.topology && c.reason != Reason::kHeldForScaleUp) absl::StrAppend(&out, " (best set: ", SetText(*c.topology), ")");
@@ -65,7 +66,7 @@ std::string Repeats(const Record& r) {
   return r.repeats > 0 ? absl::StrCat(" (the refusal before repeated ", r.repeats, " more time(s), not recorded)") : "";
 }
 
-std::string Filter(const Record& r) {
+std::string Filter(const Record& r, RecordClock clock) {
   if (r.reason == Reason::kInvalidPod) return absl::StrCat("filter: the pod's topofit annotations do not parse", Repeats(r));
   std::vector<const Candidate*> fit, refused;
   int fitting = 0, judged = 0;  // nodes: a candidate that fits may stand for several (FilterCandidates)
@@ -80,7 +81,7 @@ std::string Filter(const Record& r) {
     return absl::StrCat(out, Repeats(r));
   }
   std::vector<std::string> named;
-  for (size_t i = 0; i < refused.size() && i < kNodesNamed; ++i) named.push_back(NodeReason(*refused[i]));
+  for (size_t i = 0; i < refused.size() && i < kNodesNamed; ++i) named.push_back(NodeReason(*refused[i], clock));
   std::string out = absl::StrCat("filter: every one of ", refused.size(), " nodes refused ", r.gpus, " GPUs: ",
                                  absl::StrJoin(named, "; "));
   if (refused.size() > kNodesNamed) absl::StrAppend(&out, "; and ", refused.size() - kNodesNamed, " more");
@@ -127,21 +128,22 @@ std::string NewestUid(absl::string_view pod, const std::vector<Record>& records)
   return "";
 }
 
-std::string Timeline(const std::vector<Record>& records) {
+std::string Timeline(const std::vector<Record>& records, RecordClock clock) {
   const absl::Time first = records.back().time;
   std::string out;
   for (const Record& r : records) {
-    absl::StrAppend(&out, "  ", FormatRecordTime(r.time), "  +", Duration(r.time - first), "  ", DescribeRecord(r), "\n");
+    absl::StrAppend(&out, "  ", FormatRecordTime(r.time, clock), "  +", Duration(r.time - first), "  ", DescribeRecord(r, clock),
+                    "\n");
   }
   return out;
 }
 
 }  // namespace
 
-std::string DescribeRecord(const Record& r) {
+std::string DescribeRecord(const Record& r, RecordClock clock) {
   switch (r.kind) {
     case Kind::kFilter:
-      return Filter(r);
+      return Filter(r, clock);
     case Kind::kPreference: {
       std::string need = absl::StrCat("needs new capacity: ", r.gpus, " GPUs");
       if (!r.candidates.empty() && r.candidates.front().topology) {
@@ -199,7 +201,7 @@ std::vector<Record> PodChain(absl::string_view pod, const std::vector<Record>& r
   return chain;
 }
 
-std::string ExplainPod(absl::string_view pod, const std::vector<Record>& records) {
+std::string ExplainPod(absl::string_view pod, const std::vector<Record>& records, RecordClock clock) {
   const std::vector<Record> chain = PodChain(pod, records);
   if (chain.empty()) return "";
   const Record& newest = chain.front();
@@ -210,21 +212,25 @@ std::string ExplainPod(absl::string_view pod, const std::vector<Record>& records
                             " after topofit first judged it");
   } else {
     headline = absl::StrCat(pod, " pending: last decision ", Duration(newest.time - first.time),
-                            " after the first, at ", FormatRecordTime(newest.time));
+                            " after the first, at ", FormatRecordTime(newest.time, clock));
   }
   return absl::StrCat(headline, "\ncorrelation id ", NewestUid(pod, chain), " (", chain.size(), " decisions, newest first)\n",
-                      Timeline(chain));
+                      Timeline(chain, clock));
 }
 
-std::string ExplainGroup(absl::string_view group, const std::vector<Record>& records) {
+std::string ExplainGroup(absl::string_view group, const std::vector<Record>& records, RecordClock clock) {
   if (records.empty()) return "";
-  int chosen = 0, passed_over = 0;
+  std::vector<Record> rankings, others;
+  int chosen = 0;
   for (const Record& r : records) {
-    if (r.kind != Kind::kRanking) continue;
-    (r.node_group == group ? chosen : passed_over) += 1;
+    (r.kind == Kind::kRanking ? rankings : others).push_back(r);
+    if (r.kind == Kind::kRanking && r.node_group == group) ++chosen;
   }
-  return absl::StrCat("node group ", group, ": chosen by ", chosen, " ranking(s), passed over by ", passed_over,
-                      " (newest first)\n", Timeline(records));
+  std::string out = absl::StrCat("node group ", group, ": chosen by ", chosen, " ranking(s), passed over by ",
+                                 rankings.size() - chosen, "\n");
+  if (!rankings.empty()) absl::StrAppend(&out, "rankings, newest first:\n", Timeline(rankings, clock));
+  if (!others.empty()) absl::StrAppend(&out, "other decisions about it, newest first:\n", Timeline(others, clock));
+  return out;
 }
 
 std::vector<Record> IdleRecordsTold(absl::string_view node, const std::vector<Record>& records) {
@@ -241,13 +247,13 @@ std::vector<Record> IdleRecordsTold(absl::string_view node, const std::vector<Re
   return told;
 }
 
-std::string ExplainIdle(absl::string_view node, const std::vector<Record>& records) {
+std::string ExplainIdle(absl::string_view node, const std::vector<Record>& records, RecordClock clock) {
   const std::vector<Record> told = IdleRecordsTold(node, records);
   if (told.empty()) return "";
   if (!node.empty()) {
     return absl::StrCat("node ", NodeName(told.front()), ": ", Idle(told.front()), " since ",
-                        FormatRecordTime(told.front().time), "\n", told.size(), " change(s), newest first\n",
-                        Timeline(told));
+                        FormatRecordTime(told.front().time, clock), "\n", told.size(), " change(s), newest first\n",
+                        Timeline(told, clock));
   }
   std::map<Reason, int> totals;
   int gpus = 0;
@@ -260,7 +266,7 @@ std::string ExplainIdle(absl::string_view node, const std::vector<Record>& recor
   std::string out = absl::StrCat(gpus, " idle GPUs on ", told.size(), " node(s): ", absl::StrJoin(by_reason, ", "),
                                  "\n");
   for (const Record& r : told) {
-    absl::StrAppend(&out, "  ", NodeName(r), ": ", Idle(r), " since ", FormatRecordTime(r.time), "\n");
+    absl::StrAppend(&out, "  ", NodeName(r), ": ", Idle(r), " since ", FormatRecordTime(r.time, clock), "\n");
   }
   return out;
 }

@@ -8,21 +8,26 @@
 
 namespace topofit::history {
 
-// The words for records, made only when a person reads them (`topofit explain`).
+// The words for records, made only when a person reads them (`topofit explain`). Times are told on the
+// records' clock: the wall clock's dates, or a replay's time since it began (FormatRecordTime).
 
 // One line for one record: what was decided and why, with the topology detail.
-std::string DescribeRecord(const Record& record);
+std::string DescribeRecord(const Record& record, RecordClock clock = RecordClock::kWall);
 
 // A pod's story, newest first: a headline (bound, or pending since its first refusal), its correlation id,
 // then a line per record of its chain, each timed from the chain's first record. `records` newest first,
 // as GET /decisions pages them; only the newest correlation id's records are told (a pod deleted and made
 // again under the same name has a new uid). Empty when there is none.
-std::string ExplainPod(absl::string_view pod, const std::vector<Record>& records);
-// A node group's story, newest first: each ranking that weighed it (chosen, or why not) and each intent.
-std::string ExplainGroup(absl::string_view group, const std::vector<Record>& records);
+std::string ExplainPod(absl::string_view pod, const std::vector<Record>& records,
+                       RecordClock clock = RecordClock::kWall);
+// A node group's story: each ranking that weighed it (chosen, or why not), newest first, then the other
+// decisions about it (intents, its nodes' records).
+std::string ExplainGroup(absl::string_view group, const std::vector<Record>& records,
+                         RecordClock clock = RecordClock::kWall);
 // Idle GPUs from the idle records (newest first). `node` empty: each node's newest record that still has
 // free GPUs, with the totals by reason; else that node's records, its idle GPUs over time. Empty when none.
-std::string ExplainIdle(absl::string_view node, const std::vector<Record>& records);
+std::string ExplainIdle(absl::string_view node, const std::vector<Record>& records,
+                        RecordClock clock = RecordClock::kWall);
 // The records ExplainIdle tells: for no `node`, each node's newest idle record if it has free GPUs; else
 // the node's idle records. Newest first.
 std::vector<Record> IdleRecordsTold(absl::string_view node, const std::vector<Record>& records);

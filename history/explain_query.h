@@ -28,9 +28,11 @@ struct Explanation {
   std::vector<Record> records;  // the records told, newest first by time (by id on a tie); empty: nothing recorded
   std::string text;             // in plain language (explain.h)
   std::string correlation_id;   // a pod's, when its own records carry it
+  RecordClock clock = RecordClock::kWall;  // the records' (DecisionPage::clock)
 };
 
-// Reads the newest `limit` records about (`subject`, `name`) from `source`, page by page, and tells them.
+// Reads the newest `limit` records about (`subject`, `name`) from `source`, page by page, and tells them,
+// dated on the pages' clock.
 absl::StatusOr<Explanation> Explain(Subject subject, const std::string& name, int64_t limit, const PageSource& source);
 
 // {"<subject>": name, "decisions": [record + "text"], "correlationId"?}: `explain --json` and the MCP

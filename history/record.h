@@ -78,6 +78,10 @@ absl::StatusOr<Component> ParseComponent(absl::string_view name);
 absl::StatusOr<Kind> ParseKind(absl::string_view name);
 absl::StatusOr<Reason> ParseReason(absl::string_view name);
 
+// Which clock a record's time is on: the wall clock of a cluster, or a replay's, which starts at the Unix
+// epoch (history/store.h, MarkReplayClock).
+enum class RecordClock : uint8_t { kWall, kReplay };
+
 // A GPU set and what it is worth: the set a pod got or could at best reach on a node.
 struct TopologyDetail {
   std::string gpu_ids{};       // "0,1,2,3"

@@ -172,6 +172,11 @@ json CandidatesDom(const std::vector<Candidate>& candidates) {
 
 std::string FormatRecordTime(absl::Time time) { return absl::FormatTime(kTimeFormat, time, absl::UTCTimeZone()); }
 
+std::string FormatRecordTime(absl::Time time, RecordClock clock) {
+  if (clock == RecordClock::kWall) return FormatRecordTime(time);
+  return absl::StrCat("replay +", absl::FormatDuration(absl::Trunc(time - absl::UnixEpoch(), absl::Milliseconds(1))));
+}
+
 absl::StatusOr<absl::Time> ParseRecordTime(const std::string& text) {
   absl::Time time;
   std::string error;

@@ -21,6 +21,9 @@ std::string CandidatesJson(const std::vector<Candidate>& candidates);
 absl::StatusOr<std::vector<Candidate>> CandidatesFromJson(const nlohmann::json& json);
 
 std::string FormatRecordTime(absl::Time time);
+// How a text for people dates a record: a cluster's history by the wall clock (FormatRecordTime); a
+// replay's, whose clock starts at the Unix epoch, by the time since the replay began ("replay +5h38m20s").
+std::string FormatRecordTime(absl::Time time, RecordClock clock);
 absl::StatusOr<absl::Time> ParseRecordTime(const std::string& text);
 
 }  // namespace topofit::history

@@ -44,6 +44,9 @@ constexpr const char* kMigrations[] = {
     "CREATE INDEX decision_pods_decision ON decision_pods(decision_id);",
     // 2 -> 3: a filter record's count of identical refusals folded into the pod's previous one.
     "ALTER TABLE decisions ADD COLUMN repeats INTEGER NOT NULL DEFAULT 0;",
+    // 3 -> 4: facts about the database itself; `clock` = `replay` when a replay wrote it (record times count
+    // from the replay's start, not the wall clock).
+    "CREATE TABLE store_info(key TEXT PRIMARY KEY, value TEXT NOT NULL);",
 };
 static_assert(std::size(kMigrations) == DecisionStore::kSchemaVersion);
 
@@ -214,7 +217,23 @@ absl::StatusOr<std::unique_ptr<DecisionStore>> DecisionStore::OpenForReading(con
     sqlite3_close(db);
     return Prefixed(path, version.status());
   }
-  return std::unique_ptr<DecisionStore>(new DecisionStore(db, Retention{}, kSchemaVersion));
+  auto store = std::unique_ptr<DecisionStore>(new DecisionStore(db, Retention{}, kSchemaVersion));
+  Statement clock(db, "SELECT value FROM store_info WHERE key = 'clock'");
+  if (!clock.status().ok()) return Prefixed(path, clock.status());
+  const int code = clock.Step();
+  if (code == SQLITE_ROW) {
+    store->clock_ = clock.Text(0) == "replay" ? RecordClock::kReplay : RecordClock::kWall;
+  } else if (code != SQLITE_DONE) {
+    return Prefixed(path, SqliteError(db, code, "reading the store's clock"));
+  }
+  return store;
+}
+
+absl::Status DecisionStore::MarkReplayClock() {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Status status = Exec("INSERT OR REPLACE INTO store_info(key, value) VALUES ('clock', 'replay')");
+  if (status.ok()) clock_ = RecordClock::kReplay;
+  return status;
 }
 
 DecisionStore::DecisionStore(sqlite3* db, Retention retention, int schema_version)
@@ -371,6 +390,7 @@ absl::StatusOr<DecisionPage> DecisionStore::Query(const DecisionQuery& query) co
     else stmt.Bind(static_cast<int>(i + 1), ints[binds[i].second]);
   }
   DecisionPage page;
+  page.clock = clock_;
   int code;
   while ((code = stmt.Step()) == SQLITE_ROW) {
     if (page.records.size() == static_cast<size_t>(query.limit)) {

@@ -42,6 +42,7 @@ inline constexpr int kMaxPageSize = 1000;
 struct DecisionPage {
   std::vector<Record> records{};
   int64_t next_before_id = 0;  // 0 when this is the last page
+  RecordClock clock = RecordClock::kWall;  // the store's (DecisionStore::clock)
 };
 
 // What a retention pass removed.
@@ -60,7 +61,7 @@ struct Evictions {
 class DecisionStore {
  public:
   // The schema this build writes.
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // `path` empty: in memory. A file that is not a database, is locked by another writer or holds a newer
   // schema is an error naming it (the caller runs without history).
@@ -82,6 +83,11 @@ class DecisionStore {
   absl::StatusOr<DecisionPage> Query(const DecisionQuery& query) const;
   absl::StatusOr<int64_t> Count() const;
   int schema_version() const { return schema_version_; }
+  // A replay's store: its record times count from the replay's start (the Unix epoch), and explain tells
+  // them so. Kept in the database, for the readers that open it later.
+  absl::Status MarkReplayClock();
+  // What OpenForReading found (kWall for a server's database), or MarkReplayClock set.
+  RecordClock clock() const { return clock_; }
 
  private:
   DecisionStore(sqlite3* db, Retention retention, int schema_version);
@@ -90,6 +96,7 @@ class DecisionStore {
   sqlite3* db_;
   const Retention retention_;
   const int schema_version_;
+  RecordClock clock_ = RecordClock::kWall;
   mutable std::mutex mu_;
 };
 

@@ -114,5 +114,62 @@ TEST_CASE("a pod's story is told in time order though two writers stored its rec
   CHECK(told->text.find("expander ranked") < told->text.find("filter: every one of"));
 }
 
+TEST_CASE("explain group: its rankings first, however many newer records its nodes have", "[history]") {
+  auto at = [](int s) { return absl::FromUnixSeconds(1'750'000'000 + s); };
+  Record chose = Of(Kind::kRanking, Reason::kChosen, "", 0);
+  chose.id = 1;
+  chose.node_group = "p4d";
+  Record passed_over = Of(Kind::kRanking, Reason::kChosen, "", 10);
+  passed_over.id = 2;
+  passed_over.node_group = "g5";
+  passed_over.candidates = {Candidate{.name = "g5", .reason = Reason::kChosen},
+                            Candidate{.name = "p4d", .reason = Reason::kHigherCostPerUsefulGpu}};
+  std::vector<Record> newest_first;
+  for (int i = 4; i >= 0; --i) {
+    newest_first.push_back(IdleRecord(at(20 + i), Idle(absl::StrCat("p4d-", i), 0xff, {{IdleReason::kNoDemand, 8}})));
+    newest_first.back().id = 3 + i;
+    newest_first.back().node_group = "p4d";
+  }
+  newest_first.push_back(passed_over);
+  newest_first.push_back(chose);
+  // The store's answer to a group query: every record above is about p4d; a kind narrows it.
+  const PageSource source = [&](const DecisionQuery& q) -> absl::StatusOr<DecisionPage> {
+    DecisionPage page;
+    for (const Record& r : newest_first) {
+      if ((!q.kind || r.kind == *q.kind) && static_cast<int>(page.records.size()) < q.limit) page.records.push_back(r);
+    }
+    return page;
+  };
+  absl::StatusOr<Explanation> told = Explain(Subject::kGroup, "p4d", 3, source);
+  REQUIRE(told.ok());
+  std::vector<int64_t> ids;
+  for (const Record& r : told->records) ids.push_back(r.id);
+  CHECK(ids == std::vector<int64_t>{2, 1, 7, 6, 5});  // both rankings, then the newest three others
+  CHECK_THAT(told->text, Catch::StartsWith("node group p4d: chosen by 1 ranking(s), passed over by 1\nrankings, newest first:\n"));
+  CHECK(told->text.find("other decisions about it, newest first:\n") > told->text.find("expander ranked"));
+}
+
+TEST_CASE("a replay's records are dated by the time since the replay began, not by 1970", "[history]") {
+  Record refused = Of(Kind::kFilter, Reason::kNoNodeFits, "uid-a", 0);
+  refused.time = absl::UnixEpoch() + absl::Hours(5) + absl::Seconds(30);
+  refused.candidates = {Candidate{.name = "p4d-1", .reason = Reason::kHeldForScaleUp, .unresolvable = true,
+                                  .free_gpus = 8, .held_gpus = 8,
+                                  .held_until = absl::UnixEpoch() + absl::Hours(5) + absl::Minutes(10)}};
+  const PageSource source = [&](const DecisionQuery&) -> absl::StatusOr<DecisionPage> {
+    return DecisionPage{.records = {refused}, .clock = RecordClock::kReplay};
+  };
+  absl::StatusOr<Explanation> told = Explain(Subject::kPod, "ml/train", 10, source);
+  REQUIRE(told.ok());
+  CHECK(told->clock == RecordClock::kReplay);
+  CHECK_THAT(told->text, Catch::Contains("  replay +5h30s  +0s  filter: every one of 1 nodes refused 8 GPUs: p4d-1: 8 of "
+                                         "the node's 8 free GPUs are held for the pods a scale-up brought it for; this "
+                                         "pod is held back until replay +5h10m\n"));
+  CHECK(told->text.find("1970") == std::string::npos);
+  CHECK(ExplanationToJson(Subject::kPod, "ml/train", *told)["decisions"][0]["text"].get<std::string>().find("1970") ==
+        std::string::npos);
+  CHECK(ExplanationToJson(Subject::kPod, "ml/train", *told)["decisions"][0]["time"] == "1970-01-01T05:00:30.000000Z");
+  CHECK(ExplanationToJson(Subject::kPod, "ml/train", *told)["clock"] == "replay");
+}
+
 }  // namespace
 }  // namespace topofit::history

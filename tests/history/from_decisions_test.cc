@@ -102,7 +102,7 @@ TEST_CASE("a node refused for a hold keeps until when the pod is held back, and 
   CHECK_FALSE(r.candidates[1].held_until.has_value());
   CHECK(DescribeRecord(r) ==
         "filter: every one of 2 nodes refused 1 GPUs: p4d-new-0: 8 of the node's 8 free GPUs are held for the pods "
-        "a scale-up brought it for; this pod is held back until 2025-06-15T15:16:40+00:00; p4d-new-1: 8 of the node's 8 "
+        "a scale-up brought it for; this pod is held back until 2025-06-15T15:16:40.000000Z; p4d-new-1: 8 of the node's 8 "
         "free GPUs are held for the pods a scale-up brought it for");
 }
 

@@ -297,8 +297,9 @@ TEST_CASE("a version-1 database is migrated step by step to the current version 
 
   auto store = DecisionStore::Open(path);
   REQUIRE_OK(store);
-  CHECK((*store)->schema_version() == 3);
-  CHECK(SqlInt(path, "PRAGMA user_version") == 3);
+  CHECK((*store)->schema_version() == 4);
+  CHECK(SqlInt(path, "PRAGMA user_version") == 4);
+  CHECK((*store)->clock() == RecordClock::kWall);
   CHECK(SqlInt(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'decision%'") == 7);
   auto page = (*store)->Query({.pod = "ml/train-7"});
   REQUIRE_OK(page);
@@ -361,8 +362,29 @@ TEST_CASE("a reader refuses a database of another schema version without migrati
   SqlExec(db, "CREATE TABLE t(x); PRAGMA user_version = 1");
   sqlite3_close(db);
   CHECK_STATUS(DecisionStore::OpenForReading(path), absl::StatusCode::kFailedPrecondition,
-               "schema version 1 is older than this build's 3");
+               "schema version 1 is older than this build's 4");
   CHECK(SqlInt(path, "PRAGMA user_version") == 1);
+}
+
+TEST_CASE("a replay's database says its clock is the replay's, to its readers and in every page", "[history]") {
+  ScratchDir dir("history-clock");
+  const std::string path = dir.path("decisions.db");
+  {
+    auto writer = DecisionStore::Open(path);
+    REQUIRE_OK(writer);
+    REQUIRE_OK((*writer)->Append(Refusals(0, 2)));
+    auto page = (*writer)->Query({});
+    REQUIRE_OK(page);
+    CHECK(page->clock == RecordClock::kWall);
+    REQUIRE_OK((*writer)->MarkReplayClock());
+    CHECK((*writer)->clock() == RecordClock::kReplay);
+  }
+  auto reader = DecisionStore::OpenForReading(path);
+  REQUIRE_OK(reader);
+  CHECK((*reader)->clock() == RecordClock::kReplay);
+  auto page = (*reader)->Query({});
+  REQUIRE_OK(page);
+  CHECK(page->clock == RecordClock::kReplay);
 }
 
 }  // namespace
