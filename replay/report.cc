@@ -370,7 +370,9 @@ struct CdfStep {
   size_t started = 0;
 };
 
-// One step per distinct wait, then at most kMaxPendingCdfPoints of them from equal slices of the pods.
+// The CDF at a wait of 0 (the pods that started the moment they were created, perhaps none), then one
+// step per distinct wait, at most kMaxPendingCdfPoints of them from equal slices of the pods. The first
+// step is kept apart so that the curve starts from it: downsampling would fold it into a later wait.
 std::vector<CdfStep> PendingCdf(const ReplayResult& result) {
   std::vector<SimTime> waits;
   for (const PodOutcome& pod : result.pods) {
@@ -381,9 +383,13 @@ std::vector<CdfStep> PendingCdf(const ReplayResult& result) {
   steps.reserve(waits.size());
   for (size_t i = 0; i < waits.size(); ++i) steps.push_back(CdfStep{waits[i], i + 1});
   const std::vector<CdfStep> distinct = LastOfEachBucket(steps, [](const CdfStep& step) { return step.wait; });
-  return LastOfEachBucket(distinct, [&](const CdfStep& step) {
-    return (step.started - 1) * kMaxPendingCdfPoints / waits.size();
-  });
+  std::vector<CdfStep> cdf = {CdfStep{0, static_cast<size_t>(std::count(waits.begin(), waits.end(), SimTime{0}))}};
+  for (const CdfStep& step : LastOfEachBucket(distinct, [&](const CdfStep& step) {
+         return (step.started - 1) * (kMaxPendingCdfPoints - 1) / waits.size();  // and the zero step
+       })) {
+    if (step.wait > 0) cdf.push_back(step);
+  }
+  return cdf;
 }
 
 std::string PendingCdfCsv(const std::vector<ReplayResult>& results) {
@@ -436,12 +442,35 @@ std::string TimelinePlot(const std::vector<ReplayResult>& results, int column, a
   return absl::StrCat("plot \\\n", absl::StrJoin(lines, ", \\\n"), "\n");
 }
 
-// Two panels over the measuring window: the idle GPU-hours each policy has accrued so far (where the
-// totals' difference shows), and its idle GPUs (provisioned - allocated) at each moment.
-std::string GpusOverTimeScript(const Workload& workload, const std::vector<ReplayResult>& results) {
+// The part of the window [0, end] in which some policy has pods running or pending, with a margin of 2% of
+// its length each side; the whole window when there is none. A replay's window runs on long after its last
+// pod ends (to the last scale-down of the slowest policy), flat lines that squeeze the busy hours.
+std::pair<double, double> BusyHours(const std::vector<ReplayResult>& results, SimTime end) {
+  SimTime first = end, last = 0;
+  for (const ReplayResult& result : results) {
+    for (size_t i = 0; i < result.timeline.size() && result.timeline[i].at <= end; ++i) {
+      const TimelinePoint& point = result.timeline[i];
+      if (point.allocated_gpus == 0 && point.pending_pods == 0) continue;
+      first = std::min(first, point.at);
+      // Busy until the next point (or the window's end, for the last).
+      last = std::max(last, i + 1 < result.timeline.size() ? std::min(result.timeline[i + 1].at, end) : end);
+    }
+  }
+  if (first >= last) return {0, Hours(end)};
+  const double margin = Hours(last - first) / 50;
+  return {std::max(0.0, Hours(first) - margin), std::min(Hours(end), Hours(last) + margin)};
+}
+
+// Two panels over the busy part of the measuring window: the idle GPU-hours each policy has accrued so
+// far (where the totals' difference shows), and its idle GPUs (provisioned - allocated) at each moment.
+std::string GpusOverTimeScript(const Workload& workload, const std::vector<ReplayResult>& results, SimTime end) {
   std::string script = ScriptHead(kGpusOverTime, 900);
+  const auto [from, to] = BusyHours(results, end);
   absl::StrAppend(&script, "set multiplot layout 2,1 title ",
-                  GnuplotString(absl::StrCat("Idle GPUs over the measuring window: ", workload.name)), "\n",
+                  GnuplotString(absl::StrFormat("Idle GPUs while pods run or wait (%.1f-%.1f h of the %.1f h "
+                                                "measuring window; the tables' totals include the rest): %s",
+                                                from, to, Hours(end), workload.name)),
+                  "\n", absl::StrFormat("set xrange [%.4f:%.4f]\n", from, to),
                   "set xlabel \"time (hours)\"\nset yrange [0:*]\n",
                   "set title \"idle GPU-hours accrued since 0 (provisioned - allocated, integrated)\"\n",
                   "set ylabel \"GPU-hours\"\n", TimelinePlot(results, 6, "lines"),
@@ -461,9 +490,14 @@ std::string PendingCdfScript(const Workload& workload, const std::vector<ReplayR
   std::vector<std::string> lines;
   for (size_t i = 0; i < results.size(); ++i) {
     const std::string policy = GnuplotString(results[i].policy);
+    // The legend says the share that started at once: the curve's foot, easy to miss on a log axis.
+    const double at_once = results[i].pods.empty() ? 0.0
+                                                   : static_cast<double>(PendingCdf(results[i]).front().started) /
+                                                         static_cast<double>(results[i].pods.size());
     lines.push_back(absl::StrFormat(
         "  \"pending_cdf.csv\" using (strcol(1) eq %s ? ($2 > 0 ? $2 : %.1f) : 1/0):3 with steps lc %d lw 2 title %s",
-        policy, kZeroWaitDrawnAt, i + 1, policy));
+        policy, kZeroWaitDrawnAt, i + 1,
+        GnuplotString(absl::StrFormat("%s (%.1f%% at once)", results[i].policy, 100 * at_once))));
   }
   absl::StrAppend(&script, absl::StrJoin(lines, ", \\\n"), "\n");
   return script;
@@ -797,7 +831,7 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const std::string& dir, con
       {"summary.json", SummaryJson(comparison.workload, runs)},
       {"timeline.csv", TimelineCsv(first.results, first.window.end)},
       {"pending_cdf.csv", PendingCdfCsv(first.results)},
-      {kGpusOverTime.script, GpusOverTimeScript(comparison.workload, first.results)},
+      {kGpusOverTime.script, GpusOverTimeScript(comparison.workload, first.results, first.window.end)},
       {kPendingCdf.script, PendingCdfScript(comparison.workload, first.results)},
   };
   std::vector<std::string> written;

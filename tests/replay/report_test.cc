@@ -360,6 +360,8 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
     const std::string cdf = ReadAll(dir / "pending_cdf.gp");
     CHECK(cdf.find("pods that started at once are drawn at 0.1 s") != std::string::npos);
     CHECK(cdf.find("($2 > 0 ? $2 : 0.1)") != std::string::npos);
+    // The share that started at once, the curve's foot at 0.1 s, is in the key: 1 of 5 pods.
+    CHECK(cdf.find("title \"topofit (20.0% at once)\"") != std::string::npos);
   }
 
   SECTION("the SVGs when gnuplot is on PATH") {
@@ -403,6 +405,24 @@ TEST_CASE("WriteReport caps the plot data of a long replay") {
   CHECK(cdf.size() - 1 <= kMaxPendingCdfPoints);
   CHECK(cdf.size() - 1 >= kMaxPendingCdfPoints / 2);
   CHECK(cdf.back() == "tuned,9999.000,1.000000");
+}
+
+TEST_CASE("The idle-GPU plot is cropped to the hours in which some policy has pods running or waiting") {
+  const ScratchDir scratch("topofit-report-crop-test");
+  // A node up from minute 5 to the window's end (120); a pod on it from minute 10 to 20, pending from 8.
+  ReplayResult quiet_tail;
+  quiet_tail.policy = "tuned";
+  quiet_tail.timeline = {TimelinePoint{0, 0, 0, 0, 0}, TimelinePoint{5 * kMinute, 8, 0, 0, 1},
+                         TimelinePoint{8 * kMinute, 8, 0, 1, 1}, TimelinePoint{10 * kMinute, 8, 8, 0, 1},
+                         TimelinePoint{20 * kMinute, 8, 0, 0, 1}};
+  const auto written = WriteReport(scratch.path(), ComparisonOf({quiet_tail}, {BaselineSummary()}, 120 * kMinute));
+  REQUIRE_OK(written);
+  const std::string gpus = ReadAll(std::filesystem::path(scratch.path()) / "gpus_over_time.gp");
+  // Busy from minute 8 to 20, a margin of 12/50 minutes each side: 7.76 to 20.24 minutes.
+  CHECK(gpus.find("set xrange [0.1293:0.3373]\n") != std::string::npos);
+  CHECK(gpus.find("(0.1-0.3 h of the 2.0 h measuring window; the tables' totals include the rest)") != std::string::npos);
+  // The data stays whole: the tail is in timeline.csv, held to the window's end.
+  CHECK(absl::StartsWith(LinesOf(std::filesystem::path(scratch.path()) / "timeline.csv").back(), "tuned,2.0000,8,0,8,"));
 }
 
 TEST_CASE("WriteReport names the path it cannot create") {
