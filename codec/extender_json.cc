@@ -27,23 +27,12 @@ absl::Status TooDeep(absl::string_view what) {
 }
 
 absl::StatusOr<Json> ParseObject(absl::string_view body, absl::string_view what) {
-  // nlohmann parses iteratively, but what is built from the document is walked recursively: refuse depth
-  // beyond kMaxJsonDepth while parsing (the callback drops what lies deeper, so it is never built).
-  bool too_deep = false;
-  Json json = Json::parse(
-      body.begin(), body.end(),
-      [&too_deep](int depth, Json::parse_event_t, Json&) {
-        if (depth <= kMaxJsonDepth) return true;
-        too_deep = true;
-        return false;
-      },
-      /*allow_exceptions=*/false);
-  if (too_deep) return TooDeep(what);
-  if (json.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(what, ": malformed JSON"));
-  if (!json.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": expected a JSON object, found ", json.type_name()));
+  absl::StatusOr<Json> parsed = ParseBoundedJson(body, what);
+  if (!parsed.ok()) return parsed.status();
+  if (!parsed->is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": expected a JSON object, found ", parsed->type_name()));
   }
-  return json;
+  return parsed;
 }
 
 // Go matches struct fields to keys case-insensitively; null reads as absent.

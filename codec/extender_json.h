@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "codec/bounded_json.h"
 #include "kube/objects.h"
 
 namespace topofit::codec {
@@ -17,10 +18,6 @@ namespace topofit::codec {
 // kube-scheduler's extender v1 wire types (k8s.io/kube-scheduler/extender/v1). The Go structs have no
 // json tags, so keys are the capitalized field names; Go decodes them case-insensitively, and so do we.
 
-// JSON nested deeper than this (objects and arrays) is refused with INVALID_ARGUMENT before anything is built
-// from it: the checks walk values recursively, a stack frame per level, so depth must be bounded by the
-// parser, not by the stack. Kubernetes objects nest about 15 levels (managedFields included).
-inline constexpr int kMaxJsonDepth = 64;
 
 // A node as sent in ExtenderArgs.Nodes.items: its name and resourceVersion, its bytes as sent (so that a
 // filter reply with `Nodes`, nodeCacheCapable: false, returns exactly the objects kube-scheduler gave), and

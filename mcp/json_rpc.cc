@@ -1,17 +1,22 @@
 #include "mcp/json_rpc.h"
 
+#include <string>
 #include <utility>
+
+#include "codec/bounded_json.h"
 
 namespace topofit::mcp {
 
 Message ParseMessage(absl::string_view text) {
   Message m;
-  nlohmann::json json = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) {
+  // Bounded: the tools copy and walk their arguments recursively (codec/bounded_json.h).
+  absl::StatusOr<nlohmann::json> parsed = codec::ParseBoundedJson(text, "Parse error");
+  if (!parsed.ok()) {
     m.error_code = kParseError;
-    m.error = "Parse error: the message is not JSON";
+    m.error = std::string(parsed.status().message());  // "Parse error: malformed JSON", or nested too deep
     return m;
   }
+  nlohmann::json& json = *parsed;
   if (!json.is_object()) {
     m.error = json.is_array() ? "Invalid Request: batches are not part of MCP since revision 2025-06-18"
                               : "Invalid Request: a message is a JSON object";

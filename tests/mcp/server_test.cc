@@ -197,5 +197,18 @@ TEST_CASE("without a history the tools say why, as tool errors", "[mcp]") {
   CHECK_THAT(reply["result"]["content"][0]["text"].get<std::string>(), Catch::Contains("file is not a database"));
 }
 
+TEST_CASE("tool arguments nested 150,000 deep are a parse error, not a crash", "[mcp]") {
+  // 300 KB: the message parsed, then copied into the tool's arguments, overflowed the stack (SIGSEGV).
+  const Fixture f;
+  std::string deep = R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"explain_pending_pod","arguments":{"pod":)";
+  deep += std::string(150'000, '[') + std::string(150'000, ']') + "}}}";
+  const json reply = f.server.Handle(deep).value();
+  CHECK(ErrorCode(reply) == kParseError);
+  CHECK_THAT(reply["error"]["message"].get<std::string>(), Catch::Contains("nested deeper than 64 levels"));
+  // A string full of brackets is text, not nesting.
+  const json fine = f.Tool("explain_pending_pod", {{"pod", std::string(150'000, '[')}});
+  CHECK(ErrorCode(fine) == 0);
+}
+
 }  // namespace
 }  // namespace topofit::mcp
