@@ -128,7 +128,13 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   absl::StatusOr<std::string> admin_token = ReadAdminToken(options.admin_token_file);
   if (!admin_token.ok()) return Prefixed("--admin-token-file", admin_token.status());
 
+  if (!(options.kube_api_qps > 0) || options.kube_api_burst < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--kube-api-qps must be positive and --kube-api-burst at least 1, not ",
+                                                   options.kube_api_qps, " and ", options.kube_api_burst));
+  }
   kubeclient::RestOptions rest_options;
+  rest_options.qps = options.kube_api_qps;
+  rest_options.burst = options.kube_api_burst;
   process.kube_observability.Observe(rest_options, "extender");
   absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(options.kubeconfig, rest_options);
   if (!rest.ok()) return rest.status();
@@ -293,6 +299,11 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   cmd.add_option("--log-level", options.log_level, "trace, debug, info, warn, error")->capture_default_str();
   cmd.add_option("--max-body-bytes", options.max_body_bytes, "largest request body accepted")->capture_default_str();
   AddKubeconfigFlag(cmd, options.kubeconfig);
+  cmd.add_option("--kube-api-qps", options.kube_api_qps,
+                 "queries per second of the client that binds (kube-scheduler's default)")
+      ->capture_default_str();
+  cmd.add_option("--kube-api-burst", options.kube_api_burst, "burst of that client (kube-scheduler's default)")
+      ->capture_default_str();
   AddLedgerFlag(cmd, options.ledger);
   AddDecisionDbFlag(cmd, options.decision_db);
   cmd.add_flag("--mcp-beyond-loopback", options.mcp_beyond_loopback,

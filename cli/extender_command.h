@@ -56,6 +56,10 @@ struct ExtenderOptions {
   std::string log_level = "info";
   int64_t max_body_bytes = int64_t{64} << 20;
   std::string kubeconfig;       // empty: in-cluster service account
+  // The rate limit of the client that binds (three API calls a bind): kube-scheduler's own defaults, so
+  // that the extender keeps up with the binds its scheduler sends (client-go's 5/10 capped it near 2 a second).
+  double kube_api_qps = 50;
+  int kube_api_burst = 100;
   bool live_state = false;      // feed the GPU state from watches of nodes and bound pods
   bool provisioning_requests = false;  // ask CA for capacity for pods refused for topology
   bool drain_guard = true;             // keep CA's scale-down from stranding pods (scheduler/drain_guard.h)

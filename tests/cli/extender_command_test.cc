@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <atomic>
@@ -68,6 +69,9 @@ TEST_CASE("extender rejects bad options with exit 1", "[cli][extender]") {
       {"missing kubeconfig", [](ExtenderOptions& o) { o.kubeconfig = "/nonexistent/kubeconfig"; }},
       {"zero body limit", [](ExtenderOptions& o) { o.max_body_bytes = 0; }},
       {"unknown ledger", [](ExtenderOptions& o) { o.ledger = "disk"; }},
+      {"zero API QPS", [](ExtenderOptions& o) { o.kube_api_qps = 0; }},
+      {"NaN API QPS", [](ExtenderOptions& o) { o.kube_api_qps = std::nan(""); }},
+      {"zero API burst", [](ExtenderOptions& o) { o.kube_api_burst = 0; }},
   };
   for (const Row& row : rows) {
     SECTION(row.name) {
