@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -72,6 +73,10 @@ absl::StatusOr<MetaVictims> ReadVictims(const Json& entry, const std::string& pa
   MetaVictims victims;
   if (const Json* pdb = Member(entry, "NumPDBViolations"); pdb != nullptr) {
     if (!pdb->is_number_integer()) return TypeError(path + ".NumPDBViolations", "an integer", *pdb);
+    // Go's int64: a larger integer parses as unsigned here and would wrap to a negative count.
+    if (pdb->is_number_unsigned() && pdb->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".NumPDBViolations: ", pdb->dump(), " is out of int64 range"));
+    }
     victims.num_pdb_violations = pdb->get<int64_t>();
   }
   const Json* pods = Member(entry, "Pods");

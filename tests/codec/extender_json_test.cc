@@ -1,5 +1,6 @@
 #include "codec/extender_json.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -320,6 +321,19 @@ TEST_CASE("Filter and prioritize replies are what nlohmann's dump writes, for ev
   CHECK(SerializeFilterResult(no_names) ==
         R"({"Error":"","FailedAndUnresolvableNodes":{},"FailedNodes":{},"NodeNames":null,"Nodes":null})");
   CHECK(SerializeHostPriorityList({}) == "[]");
+}
+
+TEST_CASE("NumPDBViolations beyond int64 is refused, not wrapped to a negative count", "[codec][preempt]") {
+  const std::string pod = R"({"metadata":{"name":"p","namespace":"default","uid":"u"},"spec":{"containers":[{"name":"c"}]}})";
+  auto args = [&](const std::string& count) {
+    return ParsePreemptionArgs(R"({"Pod":)" + pod + R"(,"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"v"}],"NumPDBViolations":)" +
+                               count + "}}}");
+  };
+  absl::StatusOr<ExtenderPreemptionArgs> max = args("9223372036854775807");
+  REQUIRE_OK(max);
+  CHECK(max->victims.at("n1").num_pdb_violations == std::numeric_limits<int64_t>::max());
+  CHECK_STATUS(args("9223372036854775808"), absl::StatusCode::kInvalidArgument,
+               "NumPDBViolations: 9223372036854775808 is out of int64 range");
 }
 
 }  // namespace
