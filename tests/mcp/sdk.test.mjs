@@ -73,7 +73,8 @@ for (const [name, transport] of Object.entries(transports)) {
 
       const group = await client.callTool({ name: 'explain_scale_up', arguments: { group: 'p5-a' } });
       assert.equal(group.structuredContent.group, 'p5-a');
-      assert.deepEqual(group.structuredContent.decisions.map((d) => d.kind), ['intent', 'ranking']);
+      // The group's rankings first (read apart from its other records), then the rest.
+      assert.deepEqual(group.structuredContent.decisions.map((d) => d.kind), ['ranking', 'intent']);
       assert.match(group.structuredContent.text, /g5-group refused: its new nodes would not take 1 GPU pod/);
 
       const idle = await client.callTool({ name: 'list_idle_gpus', arguments: {} });
