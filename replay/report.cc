@@ -370,6 +370,13 @@ struct CdfStep {
   size_t started = 0;
 };
 
+// The pods that started the moment they were created.
+size_t StartedAtOnce(const ReplayResult& result) {
+  return static_cast<size_t>(std::count_if(result.pods.begin(), result.pods.end(), [](const PodOutcome& pod) {
+    return pod.first_start >= 0 && pod.first_start == pod.arrival;
+  }));
+}
+
 // The CDF at a wait of 0 (the pods that started the moment they were created, perhaps none), then one
 // step per distinct wait, at most kMaxPendingCdfPoints of them from equal slices of the pods. The first
 // step is kept apart so that the curve starts from it: downsampling would fold it into a later wait.
@@ -383,7 +390,7 @@ std::vector<CdfStep> PendingCdf(const ReplayResult& result) {
   steps.reserve(waits.size());
   for (size_t i = 0; i < waits.size(); ++i) steps.push_back(CdfStep{waits[i], i + 1});
   const std::vector<CdfStep> distinct = LastOfEachBucket(steps, [](const CdfStep& step) { return step.wait; });
-  std::vector<CdfStep> cdf = {CdfStep{0, static_cast<size_t>(std::count(waits.begin(), waits.end(), SimTime{0}))}};
+  std::vector<CdfStep> cdf = {CdfStep{0, StartedAtOnce(result)}};
   for (const CdfStep& step : LastOfEachBucket(distinct, [&](const CdfStep& step) {
          return (step.started - 1) * (kMaxPendingCdfPoints - 1) / waits.size();  // and the zero step
        })) {
@@ -492,7 +499,7 @@ std::string PendingCdfScript(const Workload& workload, const std::vector<ReplayR
     const std::string policy = GnuplotString(results[i].policy);
     // The legend says the share that started at once: the curve's foot, easy to miss on a log axis.
     const double at_once = results[i].pods.empty() ? 0.0
-                                                   : static_cast<double>(PendingCdf(results[i]).front().started) /
+                                                   : static_cast<double>(StartedAtOnce(results[i])) /
                                                          static_cast<double>(results[i].pods.size());
     lines.push_back(absl::StrFormat(
         "  \"pending_cdf.csv\" using (strcol(1) eq %s ? ($2 > 0 ? $2 : %.1f) : 1/0):3 with steps lc %d lw 2 title %s",
