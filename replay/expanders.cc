@@ -86,12 +86,19 @@ std::vector<ScaleUpOption> KeepHighestPriority(std::vector<ScaleUpOption> option
 }  // namespace
 
 std::vector<ScaleUpOption> ApplyStockExpander(StockExpander expander, std::vector<ScaleUpOption> options,
-                                              const World& world, std::mt19937_64& rng) {
+                                              const World& world) {
   if (options.size() <= 1) return options;
   switch (expander) {
     case StockExpander::kRandom: {
-      const size_t pick = std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng);
-      return {std::move(options[pick])};
+      // Keyed by the loop's time and the group, so two policies left with the same tie in the same loop
+      // pick alike; an option whose group is drawn twice (none in CA) keeps the first.
+      const auto draw = [&](const ScaleUpOption& option) {
+        return world.draws().Bits(DrawPurpose::kExpanderTie,
+                                  {static_cast<uint64_t>(world.now()), static_cast<uint64_t>(option.group)});
+      };
+      const auto pick = std::min_element(options.begin(), options.end(),
+                                         [&](const ScaleUpOption& a, const ScaleUpOption& b) { return draw(a) < draw(b); });
+      return {std::move(*pick)};
     }
     case StockExpander::kLeastWaste:
       return KeepLowest(std::move(options), [&](const ScaleUpOption& o) { return Waste(o, world); });
@@ -173,9 +180,9 @@ ExpanderChoice ChooseOption(std::vector<ScaleUpOption> options, World& world,
     options = *std::move(ranked);
   }
   for (StockExpander expander : world.policy().chain) {
-    options = ApplyStockExpander(expander, std::move(options), world, world.rng());
+    options = ApplyStockExpander(expander, std::move(options), world);
   }
-  options = ApplyStockExpander(StockExpander::kRandom, std::move(options), world, world.rng());
+  options = ApplyStockExpander(StockExpander::kRandom, std::move(options), world);
   if (!options.empty()) choice.option = std::move(options.front());
   return choice;
 }

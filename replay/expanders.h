@@ -1,7 +1,6 @@
 #pragma once
 
 #include <optional>
-#include <random>
 #include <vector>
 
 #include "replay/policy.h"
@@ -24,7 +23,7 @@ struct ScaleUpOption {
 // the others keep every option tied at their best, so the chain can narrow further. `priority` reads the
 // world's Policy::priorities and keeps every option when none of their groups matches.
 std::vector<ScaleUpOption> ApplyStockExpander(StockExpander expander, std::vector<ScaleUpOption> options,
-                                              const World& world, std::mt19937_64& rng);
+                                              const World& world);
 
 // topofit's expander: decision::RankOptions — the function the gRPC server calls — on the options as CA
 // would send them (pods as API objects, each group's template node and price) with the ledger's

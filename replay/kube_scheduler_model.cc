@@ -81,13 +81,18 @@ int64_t KubeSchedulerModel::MostAllocatedScore(int klass, const SimNode& node) c
   return weights > 0 ? score / weights : 0;
 }
 
-topology::GpuSet KubeSchedulerModel::DevicePluginChoice(const SimNode& node, int gpus) {
+topology::GpuSet KubeSchedulerModel::DevicePluginChoice(int pod, const SimNode& node, int gpus) {
   if (gpus <= 0) return {};
   const topology::GpuSet free = node.gpus.free();
   if (gpus == 1) {
     // kubelet offers the free devices in Go map order, and the plugin takes the first: a random one.
     const std::vector<topology::GpuId> ids = free.ids();
-    return topology::GpuSet().with(ids[std::uniform_int_distribution<size_t>(0, ids.size() - 1)(world_.rng())]);
+    const auto draw = [&](topology::GpuId id) {
+      return world_.draws().Bits(DrawPurpose::kDeviceGpu,
+                                 {static_cast<uint64_t>(pod), static_cast<uint64_t>(node.id), static_cast<uint64_t>(id.value)});
+    };
+    return topology::GpuSet().with(
+        *std::min_element(ids.begin(), ids.end(), [&](topology::GpuId a, topology::GpuId b) { return draw(a) < draw(b); }));
   }
   topology::GpuSet chosen = bench::PeerBestEffort(*node.gpus.topology, free, gpus);
   // The policy can return its padded block, short of GPUs (NVIDIA/go-gpuallocator#80); kubelet then tops
@@ -100,10 +105,10 @@ topology::GpuSet KubeSchedulerModel::DevicePluginChoice(const SimNode& node, int
 }
 
 topology::GpuSet KubeSchedulerModel::GpusFor(int pod, const SimNode& node) {
-  if (!UsesExtender(pod)) return DevicePluginChoice(node, world_.klass(pod).gpus);
+  if (!UsesExtender(pod)) return DevicePluginChoice(pod, node, world_.klass(pod).gpus);
   const topology::GpuSet chosen = Extend(pod, node).verdict.chosen->gpus;
   if (world_.policy().gpu_ids == GpuIds::kAgent) return chosen;
-  const topology::GpuSet given = DevicePluginChoice(node, world_.klass(pod).gpus);
+  const topology::GpuSet given = DevicePluginChoice(pod, node, world_.klass(pod).gpus);
   if (given != chosen) ++gpu_sets_not_as_chosen_;
   return given;
 }
@@ -127,7 +132,7 @@ PlacementDecision KubeSchedulerModel::Schedule(int pod) {
   const bool extender = UsesExtender(pod);
   if (extender) decision.filter = ExtenderFilter(pod, feasible);
   int64_t best = -1;
-  int ties = 0;
+  uint64_t best_draw = 0;  // among the nodes of the best score, the least draw wins: each equally likely
   for (size_t i = 0; i < feasible.size(); ++i) {
     const int node = feasible[i];
     const SimNode& candidate = world_.nodes()[node];
@@ -139,12 +144,13 @@ PlacementDecision KubeSchedulerModel::Schedule(int pod) {
       }
       if (world_.policy().topology_score) score += Extend(pod, candidate).score * kExtenderWeight * kExtenderScale;
     }
-    if (score > best) {
+    if (score < best) continue;
+    const uint64_t draw =
+        world_.draws().Bits(DrawPurpose::kSchedulerTie, {static_cast<uint64_t>(pod), static_cast<uint64_t>(node)});
+    if (score > best || draw < best_draw) {
       best = score;
-      ties = 1;
+      best_draw = draw;
       decision.node = node;
-    } else if (score == best && std::uniform_int_distribution<int>(0, ties++)(world_.rng()) == 0) {
-      decision.node = node;  // reservoir sampling: each tied node equally likely
     }
   }
   if (decision.node < 0) {

@@ -67,7 +67,7 @@ class KubeSchedulerModel {
   // BalancedAllocation.
   int64_t DefaultScore(int klass, const SimNode& node) const;
   int64_t MostAllocatedScore(int klass, const SimNode& node) const;
-  topology::GpuSet DevicePluginChoice(const SimNode& node, int gpus);
+  topology::GpuSet DevicePluginChoice(int pod, const SimNode& node, int gpus);
   topology::GpuSet GpusFor(int pod, const SimNode& node);
 
   static inline const decision::CapacityHolds kNoHolds;

@@ -331,15 +331,18 @@ void Replayer::Apply(const AutoscalerActions& actions) {
         {option.group, option.node_count, world_->now(), actions.provisioning_request >= 0, option.pods});
     const NodeGroupSpec& spec = world_->groups()[option.group].spec;
     for (int i = 0; i < option.node_count; ++i) {
-      const SimTime delay = std::uniform_int_distribution<SimTime>(
-          spec.provision_delay_min, std::max(spec.provision_delay_min, spec.provision_delay_max))(world_->rng());
       const int node = world_->AddNode(option.group, id);
       holds_stale_ = true;  // which nodes an intent holds depends on the nodes there are
       if (actions.provisioning_request >= 0) {
         world_->nodes()[node].booked_until = world_->now() + autoscaler_.config().booking;
       }
+      // Keyed by the node's place in its group, so every policy's k-th node of a group boots alike.
+      const std::initializer_list<uint64_t> key = {static_cast<uint64_t>(option.group),
+                                                   static_cast<uint64_t>(world_->nodes()[node].ordinal)};
+      const SimTime delay = world_->draws().Between(spec.provision_delay_min, spec.provision_delay_max,
+                                                    DrawPurpose::kBootDelay, key);
       const bool fails = spec.provision_failure_rate > 0 &&
-                         std::uniform_real_distribution<double>(0, 1)(world_->rng()) < spec.provision_failure_rate;
+                         world_->draws().Unit(DrawPurpose::kBootFailure, key) < spec.provision_failure_rate;
       if (!fails) Push(Event::Kind::kNodeReady, world_->now() + delay, node);
     }
     for (int pod : option.pods) world_->pods()[pod].scale_up = id;

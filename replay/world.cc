@@ -137,7 +137,7 @@ absl::StatusOr<std::vector<GroupState>> BuildGroups(const std::vector<NodeGroupS
 }
 
 World::World(const Workload& workload, const Policy& policy, uint64_t seed)
-    : workload_(workload), policy_(policy), rng_(seed) {}
+    : workload_(workload), policy_(policy), draws_(seed) {}
 
 absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, const Policy& policy, uint64_t seed) {
   std::unique_ptr<World> world(new World(workload, policy, seed));
@@ -261,6 +261,7 @@ int World::AddNode(int group, int scale_up) {
   node.requested = now_;
   node.ready_at = -1;
   node.scale_up = scale_up;
+  node.ordinal = g.requested++;
   node.gpus.node = absl::StrCat(g.spec.name, "-", node.id);
   node.gpus.topology = g.topology;
   node.gpus.topology_origin = g.topology_origin;

@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <random>
 #include <set>
 #include <string>
 #include <tuple>
@@ -11,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "replay/draws.h"
 #include "replay/policy.h"
 #include "replay/workload.h"
 #include "kube/objects.h"
@@ -31,6 +31,7 @@ struct GroupState {
   std::string topology_origin;
   int gpus = 0;    // per node
   int target = 0;  // nodes requested and not removed (CA's target size)
+  int requested = 0;  // nodes ever requested (the next one's ordinal)
 };
 
 enum class NodeState { kProvisioning, kReady, kRemoved };
@@ -40,6 +41,7 @@ struct SimNode {
   int group = 0;
   NodeState state = NodeState::kProvisioning;
   SimTime requested = 0;
+  int ordinal = 0;  // among the nodes of its group ever requested: what its boot draws are keyed by
   SimTime ready_at = -1;  // -1 until Ready
   SimTime removed_at = -1;
   int64_t cpu_used = 0;
@@ -159,7 +161,8 @@ class World {
   // Where topofit's decisions in this replay are recorded; null: nowhere.
   history::DecisionRecorder* recorder() const { return recorder_; }
   void set_recorder(history::DecisionRecorder* recorder) { recorder_ = recorder; }
-  std::mt19937_64& rng() { return rng_; }
+  // The replay's random choices, common to every policy of its seed.
+  const Draws& draws() const { return draws_; }
 
   std::vector<GroupState>& groups() { return groups_; }
   const std::vector<GroupState>& groups() const { return groups_; }
@@ -233,7 +236,7 @@ class World {
 
   const Workload& workload_;
   Policy policy_;
-  std::mt19937_64 rng_;
+  Draws draws_;
   SimTime now_ = 0;
   history::DecisionRecorder* recorder_ = nullptr;
   std::vector<GroupState> groups_;

@@ -36,9 +36,8 @@ TEST_CASE("least-waste: the worked example", "[expanders]") {
   workload.pods = {pod};
   std::unique_ptr<World> world = MakeWorld(workload);
   // small: (96 - 8)/96 + (768 - 64)/768 = 1.833; big: (192 - 8)/192 + (2048 - 64)/2048 = 1.927.
-  std::mt19937_64 rng(1);
   const std::vector<ScaleUpOption> options = {{0, 1, {0}, {}}, {1, 1, {0}, {}}};
-  CHECK(GroupsOf(ApplyStockExpander(StockExpander::kLeastWaste, options, *world, rng)) == std::vector<int>{0});
+  CHECK(GroupsOf(ApplyStockExpander(StockExpander::kLeastWaste, options, *world)) == std::vector<int>{0});
 }
 
 TEST_CASE("least-waste ignores GPUs: equal CPU and memory tie", "[expanders]") {
@@ -46,11 +45,10 @@ TEST_CASE("least-waste ignores GPUs: equal CPU and memory tie", "[expanders]") {
   workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2), Group("nvlink", "p4d.24xlarge", 8, 32.77, 2)};
   workload.pods = {NvPod("p", 0, kHour, 8)};
   std::unique_ptr<World> world = MakeWorld(workload);
-  std::mt19937_64 rng(1);
   const std::vector<ScaleUpOption> options = {{0, 1, {0}, {}}, {1, 1, {0}, {}}};
-  CHECK(GroupsOf(ApplyStockExpander(StockExpander::kLeastWaste, options, *world, rng)) == std::vector<int>{0, 1});
-  CHECK(GroupsOf(ApplyStockExpander(StockExpander::kPrice, options, *world, rng)) == std::vector<int>{0});
-  CHECK(ApplyStockExpander(StockExpander::kRandom, options, *world, rng).size() == 1);
+  CHECK(GroupsOf(ApplyStockExpander(StockExpander::kLeastWaste, options, *world)) == std::vector<int>{0, 1});
+  CHECK(GroupsOf(ApplyStockExpander(StockExpander::kPrice, options, *world)) == std::vector<int>{0});
+  CHECK(ApplyStockExpander(StockExpander::kRandom, options, *world).size() == 1);
 }
 
 TEST_CASE("most-pods and least-nodes keep their best, ties included", "[expanders]") {
@@ -59,10 +57,9 @@ TEST_CASE("most-pods and least-nodes keep their best, ties included", "[expander
                      Group("c", "p3.16xlarge", 8, 24.48, 4)};
   workload.pods = {Pod("x", 0, kHour, 8), Pod("y", 0, kHour, 8)};
   std::unique_ptr<World> world = MakeWorld(workload);
-  std::mt19937_64 rng(1);
   const std::vector<ScaleUpOption> options = {{0, 2, {0, 1}, {}}, {1, 1, {0}, {}}, {2, 2, {0, 1}, {}}};
-  CHECK(GroupsOf(ApplyStockExpander(StockExpander::kMostPods, options, *world, rng)) == std::vector<int>{0, 2});
-  CHECK(GroupsOf(ApplyStockExpander(StockExpander::kLeastNodes, options, *world, rng)) == std::vector<int>{1});
+  CHECK(GroupsOf(ApplyStockExpander(StockExpander::kMostPods, options, *world)) == std::vector<int>{0, 2});
+  CHECK(GroupsOf(ApplyStockExpander(StockExpander::kLeastNodes, options, *world)) == std::vector<int>{1});
 }
 
 TEST_CASE("topofit's expander drops the PCIe group for an NVLink pod and keeps its choice through the chain",
@@ -103,9 +100,8 @@ std::vector<int> KeptByPriority(absl::string_view yaml) {
   absl::StatusOr<std::unique_ptr<World>> world =
       World::Create(workload, StandardPolicies({StockExpander::kPriority}, *priorities)[0], 1);
   REQUIRE(world.ok());
-  std::mt19937_64 rng(1);
   const std::vector<ScaleUpOption> options = {{0, 1, {0}, {}}, {1, 1, {0}, {}}, {2, 1, {0}, {}}};
-  return GroupsOf(ApplyStockExpander(StockExpander::kPriority, options, **world, rng));
+  return GroupsOf(ApplyStockExpander(StockExpander::kPriority, options, **world));
 }
 
 TEST_CASE("priority: the worked example keeps the highest priority matched", "[expanders]") {
