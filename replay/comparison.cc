@@ -35,7 +35,7 @@ absl::StatusOr<Comparison> Compare(const WorkloadForSeed& workload_for_seed, con
       if (!replay.ok()) return replay.status();
       run.results.push_back(*std::move(replay));
     }
-    run.window = CommonWindow(run.results);
+    run.window = WindowOf(*workload);
     for (const ReplayResult& result : run.results) {
       run.summaries.push_back(Summarise(result, run.window));
       run.summaries.back().seed = seed;

@@ -1,7 +1,7 @@
 #pragma once
 
 // A comparison of policies on one workload, seed after seed: every policy replayed, then all of them
-// summarised over one measuring window (summary.h, CommonWindow). What `topofit bench` prints and what
+// summarised over one measuring window (summary.h, WindowOf). What `topofit bench` prints and what
 // the outcome regression test (tests/replay/outcome_regression_test.cc) checks.
 
 #include <cstddef>

@@ -135,6 +135,9 @@ constexpr Field<PolicySummary> kSummaryFields[] = {
     {"idle_no_demand_gpu_hours", &PolicySummary::idle_no_demand_gpu_hours},
     {"busy_idle_gpu_hours", &PolicySummary::busy_idle_gpu_hours},
     {"busy_idle_share", &PolicySummary::busy_idle_share},
+    {"fill_idle_gpu_hours", &PolicySummary::fill_idle_gpu_hours},
+    {"fill_idle_share", &PolicySummary::fill_idle_share},
+    {"fill_cost_dollars", &PolicySummary::fill_cost_dollars},
     {"scale_ups", &PolicySummary::scale_ups},
     {"stranded_scale_ups", &PolicySummary::stranded_scale_ups},
     {"overtaken_scale_ups", &PolicySummary::overtaken_scale_ups},
@@ -162,6 +165,8 @@ constexpr Field<PolicySummary> kSummaryFields[] = {
     {"hours", &PolicySummary::hours},
     {"window_hours", &PolicySummary::window_hours},
     {"busy_from_hours", &PolicySummary::busy_from_hours},
+    {"fill_from_hours", &PolicySummary::fill_from_hours},
+    {"fill_end_hours", &PolicySummary::fill_end_hours},
 };
 
 constexpr Field<PendingPercentiles> kPendingFields[] = {
@@ -604,11 +609,13 @@ constexpr std::pair<absl::string_view, double PendingPercentiles::*> kPercentile
 // The lines above the table: the workload, the seeds, and the windows every row is measured over.
 std::string TableHeader(const Workload& workload, const std::vector<std::vector<PolicySummary>>& runs) {
   std::vector<std::string> seeds;
-  std::vector<double> ends, busy_from;
+  std::vector<double> ends, busy_from, fill_from, fill_end;
   for (const std::vector<PolicySummary>& run : runs) {
     seeds.push_back(absl::StrCat(run.front().seed));
     ends.push_back(run.front().window_hours);
     busy_from.push_back(run.front().busy_from_hours);
+    fill_from.push_back(run.front().fill_from_hours);
+    fill_end.push_back(run.front().fill_end_hours);
   }
   std::string text = absl::StrCat("workload: ", workload.name, " (", FormatCount(static_cast<double>(workload.pods.size())),
                                   " pods, ", FormatCount(static_cast<double>(workload.groups.size())), " node groups)\n");
@@ -618,9 +625,11 @@ std::string TableHeader(const Workload& workload, const std::vector<std::vector<
     absl::StrAppend(&text, "seeds: ", absl::StrJoin(seeds, ", "),
                     "; each cell is the mean ± the sample standard deviation over them\n");
   }
-  absl::StrAppend(&text, "measuring window: [0, T), T = the latest last-pod completion among the policies = ",
-                  Cell(ends, FormatHours, ""), "; busy window: from the arrival of the first 1% of the pods (",
-                  Cell(busy_from, FormatHours, ""), ") to T\n\n");
+  absl::StrAppend(&text, "measuring window: [0, T), T = ", Cell(ends, FormatHours, ""),
+                  ", an hour after the last pod would end had each started on arrival; busy window: [",
+                  Cell(busy_from, FormatHours, ""), ", T), from the arrival of the first 1% of the pods; fill: [",
+                  Cell(fill_from, FormatHours, ""), ", ", Cell(fill_end, FormatHours, ""),
+                  "), the first arrival to an hour after the last\n\n");
   return text;
 }
 
@@ -674,11 +683,17 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
       [](const PolicySummary& s) { return s.busy_idle_gpu_hours; }, FormatHours);
   add("idle share, busy window", "idle / provisioned over the busy window",
       [](const PolicySummary& s) { return s.busy_idle_share; }, FormatShare);
+  add("GPU-hours idle, fill", "idle GPU-hours from the first arrival to an hour after the last (the FGD paper's window)",
+      [](const PolicySummary& s) { return s.fill_idle_gpu_hours; }, FormatHours);
+  add("idle share, fill", "idle / provisioned over the fill",
+      [](const PolicySummary& s) { return s.fill_idle_share; }, FormatShare);
   gap();
   add("cost", "each node's price per hour x the time from its request to its removal",
       [](const PolicySummary& s) { return s.cost_dollars; }, FormatDollars);
   add("cost lower bound", "each GPU pod's ideal GPU-hours at the cheapest per-GPU price of the groups it may use",
       [](const PolicySummary& s) { return s.lower_bound_cost_dollars; }, FormatDollars);
+  add("cost, fill", "cost from the first arrival to an hour after the last",
+      [](const PolicySummary& s) { return s.fill_cost_dollars; }, FormatDollars);
   add("node-hours", "nodes requested and not removed, integrated over time",
       [](const PolicySummary& s) { return s.node_hours; }, FormatHours);
   // Where the money went: one row per node group some policy paid for, in the workload's group order.
@@ -775,7 +790,7 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
                          "on its set, any restart), mean; a pod not done counts as done at T");
   }
   for (int gpus : completing) add(CompletionLabel(gpus), "", MeanCompletion(gpus), FormatHours, "-");
-  add("last pod done", "the policy's own last pod completion; T is the latest of these",
+  add("last pod done", "the policy's own last pod completion (after T: its last pods are cut at T)",
       [](const PolicySummary& s) { return s.hours; }, FormatHours);
 
   for (absl::string_view reference : {"tuned", "stock"}) {
@@ -798,6 +813,8 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
     };
     add_change("idle GPU-hours", [](const PolicySummary& s) { return s.idle_gpu_hours; }, FormatHours);
     add_change("cost", [](const PolicySummary& s) { return s.cost_dollars; }, FormatDollars);
+    add_change("idle GPU-hours, fill", [](const PolicySummary& s) { return s.fill_idle_gpu_hours; }, FormatHours);
+    add_change("cost, fill", [](const PolicySummary& s) { return s.fill_cost_dollars; }, FormatDollars);
     add_change("pending p95, all pods", [](const PolicySummary& s) { return s.pending.p95_seconds; }, FormatWait);
     add_change("pending p95, multi-GPU pods", MultiGpuP95, FormatWait);
     // The rest of issue 13's goal: each multi-GPU size on its own, and the slowdown.

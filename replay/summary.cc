@@ -27,15 +27,31 @@ double Percentile(const std::vector<double>& sorted, double percentile) {
   return sorted[index];
 }
 
-MeasuringWindow CommonWindow(const std::vector<ReplayResult>& results) {
+namespace {
+
+// The busy window's start and the fill, from the pods' arrivals (any order), up to `end`.
+MeasuringWindow WindowEndingAt(std::vector<SimTime> arrivals, SimTime end) {
   MeasuringWindow window;
-  for (const ReplayResult& result : results) window.end = std::max(window.end, result.end);
-  if (!results.empty() && !results.front().pods.empty()) {
-    const std::vector<PodOutcome>& pods = results.front().pods;
-    const auto rank = static_cast<size_t>(std::ceil(0.01 * static_cast<double>(pods.size())));
-    window.busy_from = std::min(pods[std::max<size_t>(rank, 1) - 1].arrival, window.end);
-  }
+  window.end = end;
+  if (arrivals.empty()) return window;
+  std::sort(arrivals.begin(), arrivals.end());
+  const auto rank = static_cast<size_t>(std::ceil(0.01 * static_cast<double>(arrivals.size())));
+  window.busy_from = std::min(arrivals[std::max<size_t>(rank, 1) - 1], end);
+  window.fill_from = std::min(arrivals.front(), end);
+  window.fill_end = std::min(arrivals.back() + kFillTail, end);
   return window;
+}
+
+}  // namespace
+
+MeasuringWindow WindowOf(const Workload& workload) {
+  std::vector<SimTime> arrivals;
+  SimTime ideal_end = 0;
+  for (const PodSpec& pod : workload.pods) {
+    arrivals.push_back(pod.arrival);
+    ideal_end = std::max(ideal_end, pod.arrival + pod.duration);
+  }
+  return WindowEndingAt(std::move(arrivals), ideal_end + kWindowTail);
 }
 
 IdleGpuHours IntegrateIdle(const std::vector<IdleSample>& samples, SimTime from, SimTime to) {
@@ -50,7 +66,11 @@ IdleGpuHours IntegrateIdle(const std::vector<IdleSample>& samples, SimTime from,
   return hours;
 }
 
-PolicySummary Summarise(const ReplayResult& result) { return Summarise(result, CommonWindow({result})); }
+PolicySummary Summarise(const ReplayResult& result) {
+  std::vector<SimTime> arrivals;
+  for (const PodOutcome& pod : result.pods) arrivals.push_back(pod.arrival);
+  return Summarise(result, WindowEndingAt(std::move(arrivals), result.end));
+}
 
 PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& window) {
   PolicySummary s;
@@ -72,6 +92,10 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   const WindowTotals busy = Integrate(result.timeline, window.busy_from, window.end);
   s.busy_idle_gpu_hours = busy.provisioned_gpu_hours - busy.allocated_gpu_hours;
   s.busy_idle_share = busy.provisioned_gpu_hours > 0 ? s.busy_idle_gpu_hours / busy.provisioned_gpu_hours : 0;
+  const WindowTotals fill = Integrate(result.timeline, window.fill_from, window.fill_end);
+  s.fill_idle_gpu_hours = fill.provisioned_gpu_hours - fill.allocated_gpu_hours;
+  s.fill_idle_share = fill.provisioned_gpu_hours > 0 ? s.fill_idle_gpu_hours / fill.provisioned_gpu_hours : 0;
+  s.fill_cost_dollars = fill.cost_dollars;
   s.scale_ups = static_cast<int>(result.scale_ups.size());
   for (const ScaleUpOutcome& scale_up : result.scale_ups) {
     s.stranded_scale_ups += scale_up.stranded;
@@ -110,6 +134,8 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   s.hours = static_cast<double>(result.end) / static_cast<double>(kHour);
   s.window_hours = static_cast<double>(window.end) / static_cast<double>(kHour);
   s.busy_from_hours = static_cast<double>(window.busy_from) / static_cast<double>(kHour);
+  s.fill_from_hours = static_cast<double>(window.fill_from) / static_cast<double>(kHour);
+  s.fill_end_hours = static_cast<double>(window.fill_end) / static_cast<double>(kHour);
 
   std::vector<double> all, multi_gpu;
   std::map<int, std::vector<double>> by_gpus;

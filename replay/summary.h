@@ -22,16 +22,31 @@ struct CompletionTimes {
   double mean_hours = 0;
 };
 
-// The window every policy of a comparison is measured over: [0, end).
+// The windows every policy of a comparison is measured over, fixed by the workload whatever policies run
+// (issue 31: before, T was the latest last-pod completion among the policies compared, so adding a policy
+// could move every other's figures).
 struct MeasuringWindow {
-  SimTime end = 0;  // T: the latest last-pod completion among the policies compared
+  // T, the end of the whole window [0, T): kWindowTail after the latest ideal end (each pod's arrival plus
+  // its run time on its best set) — what the workload needs, with room for the last nodes' scale-down.
+  SimTime end = 0;
   // The busy window [busy_from, end): from the arrival of the first 1% of the pods (rank ceil(1% x n)),
   // so that a trace's long, nearly empty lead-in (openb: months before its burst) is reported apart.
   SimTime busy_from = 0;
+  // The fill [fill_from, fill_end): from the first arrival to an hour after the last (capped at T), the
+  // window the FGD paper measures its submit-in-order replay over, before the months-long tail of the
+  // longest pods.
+  SimTime fill_from = 0;
+  SimTime fill_end = 0;
 };
 
-// The common window of replays of one workload (their pods in the same order).
-MeasuringWindow CommonWindow(const std::vector<ReplayResult>& results);
+// After the latest ideal end: CA's scale-down of the last nodes (10 minutes unneeded, a loop) and a boot's
+// worth of delay for the last pods, with room to spare.
+inline constexpr SimTime kWindowTail = kHour;
+// After the last arrival, the end of the fill window.
+inline constexpr SimTime kFillTail = kHour;
+
+// The window of a workload's replays (its pods in any order).
+MeasuringWindow WindowOf(const Workload& workload);
 
 // The report's row for one policy (issue 5, "Report"; issue 12, one window and node-level stranding).
 // What one node group's nodes cost over a window: each node from its request to its removal (or the
@@ -61,6 +76,10 @@ struct PolicySummary {
   // Over the busy window [busy_from, T).
   double busy_idle_gpu_hours = 0;
   double busy_idle_share = 0;
+  // Over the fill [fill_from, fill_end).
+  double fill_idle_gpu_hours = 0;
+  double fill_idle_share = 0;
+  double fill_cost_dollars = 0;
   int scale_ups = 0;
   int stranded_scale_ups = 0;  // none of their nodes ran a pod they were made for within kStrandedAfter
   int overtaken_scale_ups = 0;  // of them, ScaleUpOutcome::overtaken
@@ -104,11 +123,14 @@ struct PolicySummary {
   double hours = 0;                // the policy's own last pod completion
   double window_hours = 0;         // T
   double busy_from_hours = 0;      // the busy window's start
+  double fill_from_hours = 0;      // the fill's start and end
+  double fill_end_hours = 0;
 };
 
 // The summary over `window`. Pods that never started count with the window's end as their start.
 PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& window);
-// Over the replay's own window [0, its last pod completion), the busy window from 1% of the arrivals.
+// Over the replay's own window [0, its last pod completion), the busy window from 1% of the arrivals and
+// the fill from its first arrival, both to that end at most: one replay's figures on their own.
 PolicySummary Summarise(const ReplayResult& result);
 
 // GPU-hours by idle reason (indexed by history::IdleReason) over [from, to): each sample held until the

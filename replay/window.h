@@ -1,7 +1,7 @@
 #pragma once
 
 // The cluster's totals over a measuring window, integrated from a replay's timeline. Every policy of a
-// comparison is measured over the same [0, T], T the latest last-pod completion among them (issue 12): a
+// comparison is measured over the same [0, T] (issue 12), T fixed by the workload (summary.h, WindowOf): a
 // policy that finishes its pods sooner still pays for the nodes it keeps until scale-down removes them,
 // and is not credited for the hours it did not replay.
 

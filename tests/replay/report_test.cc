@@ -168,8 +168,9 @@ TEST_CASE("the table has a column per policy, in order, with its figures") {
   INFO(table);
 
   CHECK(absl::StartsWith(table, "workload: synthetic:report_test (4 pods, 2 node groups)\nseed: 1\n"
-                                "measuring window: [0, T), T = the latest last-pod completion among the policies = "
-                                "10.0 h; busy window: from the arrival of the first 1% of the pods (0.00 h) to T\n"));
+                                "measuring window: [0, T), T = 10.0 h, an hour after the last pod would end had each "
+                                "started on arrival; busy window: [0.00 h, T), from the arrival of the first 1% of the "
+                                "pods; fill: [0.00 h, 0.00 h), the first arrival to an hour after the last\n"));
   CHECK(CellsOf(LineOf(table, "GPU-hours provisioned"), "GPU-hours provisioned") ==
         std::vector<std::string>{"100.0 h", "80.0 h"});
   CHECK(CellsOf(LineOf(table, "GPU-hours idle"), "GPU-hours idle") == std::vector<std::string>{"25.0 h", "4.00 h"});
@@ -264,7 +265,7 @@ TEST_CASE("several seeds: each cell is the mean ± the sample standard deviation
   INFO(table);
   CHECK(table.find("seeds: 1, 2; each cell is the mean ± the sample standard deviation over them\n") !=
         std::string::npos);
-  CHECK(table.find("T = the latest last-pod completion among the policies = 11.0 h ± 1.41 h") != std::string::npos);
+  CHECK(table.find("T = 11.0 h ± 1.41 h, an hour after") != std::string::npos);
   CHECK(CellsOf(LineOf(table, "GPU-hours provisioned"), "GPU-hours provisioned") ==
         std::vector<std::string>{"110.0 h ± 14.1 h", "80.0 h ± 0.00 h"});
   const std::string deltas = table.substr(table.find("vs tuned\n"));
@@ -294,7 +295,7 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
     CHECK(header[1] == "seed");
     for (const char* column : {"provisioned_gpu_hours", "idle_share", "stranded_scale_ups", "overtaken_scale_ups",
                                "stranded_nodes",
-                               "stranded_node_hours", "window_hours", "pending_p95_seconds",
+                               "stranded_node_hours", "window_hours", "fill_idle_gpu_hours", "fill_cost_dollars", "pending_p95_seconds",
                                "pending_multi_gpu_p95_seconds", "pending_8gpu_p95_seconds", "pending_1gpu_pods",
                                "lower_bound_cost_dollars", "hours", "idle_booting_gpu_hours",
                                "idle_held_for_intent_gpu_hours", "idle_awaiting_scale_down_gpu_hours",
@@ -304,8 +305,8 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
       CHECK(std::count(header.begin(), header.end(), column) == 1);
     }
     // policy, seed + 39 numbers + 4 pending + 4 multi-GPU pending + 2 GPU counts x (4 pending + 2 completion).
-    CHECK(header.size() == 61);
-    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 60);
+    CHECK(header.size() == 66);
+    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 65);
     // Completion last: pods and mean hours, 1-GPU then 8-GPU.
     CHECK(absl::EndsWith(lines[2], ",2,0.5,2,2.4"));
     CHECK(absl::StartsWith(lines[1], "tuned,1,100.0,75.0,25.0,0.25,"));

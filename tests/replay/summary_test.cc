@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
+
 #include "replay/policy.h"
 #include "tests/replay/scenario.h"
 
@@ -204,19 +206,38 @@ TEST_CASE("A node that served the pod it was grown for is not stranded", "[summa
   CHECK(summary.stranded_node_hours == 0);
 }
 
-TEST_CASE("The common window is the latest end, the busy window starts at 1% of the arrivals", "[summary]") {
-  ReplayResult early, late;
-  early.end = kHour;
-  late.end = 3 * kHour;
-  for (int i = 0; i < 200; ++i) {
-    PodOutcome pod;
-    pod.arrival = i * kMinute;
-    early.pods.push_back(pod);
-  }
-  late.pods = early.pods;
-  const MeasuringWindow window = CommonWindow({early, late});
-  CHECK(window.end == 3 * kHour);
-  CHECK(window.busy_from == kMinute);  // rank ceil(1% x 200) = 2: the second pod, at 1 minute
+TEST_CASE("The window is the workload's: an hour past its ideal end, busy from 1% of the arrivals, fill to an hour "
+          "past the last", "[summary]") {
+  Workload workload;
+  for (int i = 199; i >= 0; --i) workload.pods.push_back(Pod(absl::StrCat("p", i), i * kMinute, kHour, 1));
+  workload.pods.back().duration = 10 * kHour;  // the first to arrive ends last: at 10 h
+  const MeasuringWindow window = WindowOf(workload);
+  CHECK(window.end == 11 * kHour);
+  CHECK(window.busy_from == kMinute);  // rank ceil(1% x 200) = 2: the second arrival, at 1 minute, in any order
+  CHECK(window.fill_from == 0);
+  CHECK(window.fill_end == 199 * kMinute + kHour);
+  // Whatever the policies do: no replay result goes into it.
+  workload.pods.back().duration = kHour;
+  CHECK(WindowOf(workload).end == 199 * kMinute + 2 * kHour);
+}
+
+TEST_CASE("The fill counts idle GPUs and cost from the first arrival to an hour after the last", "[summary]") {
+  ReplayResult result;
+  result.end = 5 * kHour;
+  result.timeline = {{0, 8, 0, 0, 1, 10.0}, {2 * kHour, 8, 8, 0, 1, 10.0}, {3 * kHour, 8, 0, 0, 1, 10.0}};
+  PodOutcome pod;
+  pod.arrival = 2 * kHour;
+  result.pods = {pod};
+  MeasuringWindow window;
+  window.end = 5 * kHour;
+  window.fill_from = 2 * kHour;
+  window.fill_end = 3 * kHour + 30 * kMinute;
+  const PolicySummary s = Summarise(result, window);
+  CHECK(s.fill_idle_gpu_hours == Approx(4));  // 8 GPUs idle from 3 h to 3.5 h
+  CHECK(s.fill_idle_share == Approx(4.0 / 12));
+  CHECK(s.fill_cost_dollars == Approx(15));
+  CHECK(s.idle_gpu_hours == Approx(32));  // 2 h before the pod and 2 h after it
+  CHECK(s.fill_end_hours == Approx(3.5));
 }
 
 }  // namespace
