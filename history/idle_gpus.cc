@@ -12,12 +12,12 @@ absl::string_view IdleReasonName(IdleReason reason) {
   return kNames[static_cast<size_t>(reason)];
 }
 
-IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, int held,
+IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, NodeActivity activity, int held,
                             const std::vector<decision::GpuDemand>& pending, decision::FilterMemo& memo) {
   IdleCounts counts{};
   const int free = node.free().size();
   if (free == 0) return counts;
-  if (!ready) {
+  if (!activity.ready) {
     counts[static_cast<size_t>(IdleReason::kBooting)] = free;
     return counts;
   }
@@ -26,7 +26,7 @@ IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, i
   const int rest = free - held_here;
   if (rest == 0) return counts;
   IdleReason reason = IdleReason::kNoDemand;
-  if ((node.ours | node.elsewhere).empty() && held_here == 0) {
+  if ((node.ours | node.elsewhere).empty() && !activity.runs_pods_without_gpus && held_here == 0) {
     reason = IdleReason::kAwaitingScaleDown;
   } else if (!pending.empty() && std::none_of(pending.begin(), pending.end(), [&](const decision::GpuDemand& d) {
                return memo.FilterAndScore(d, node).verdict.fits;
@@ -38,12 +38,12 @@ IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, i
 }
 
 std::vector<IdleCounts> ClassifyNodes(const std::vector<const decision::NodeGpuSnapshot*>& nodes,
-                                      const std::vector<bool>& ready, const decision::CapacityHolds& holds,
+                                      const std::vector<NodeActivity>& activity, const decision::CapacityHolds& holds,
                                       const std::vector<decision::GpuDemand>& pending, decision::FilterMemo& memo) {
   std::vector<IdleCounts> counts;
   counts.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
-    counts.push_back(ClassifyIdleGpus(*nodes[i], ready[i], holds.HeldOn(*nodes[i]), pending, memo));
+    counts.push_back(ClassifyIdleGpus(*nodes[i], activity[i], holds.HeldOn(*nodes[i]), pending, memo));
   }
   return counts;
 }
@@ -64,10 +64,10 @@ std::vector<NodeIdleGpus> ClassifyIdleNodes(const std::vector<const decision::No
   std::vector<decision::GpuDemand> pending;
   for (const decision::Preference& p : preferences) pending.push_back(PreferredDemand(p));
   decision::FilterMemo memo;
-  std::vector<bool> ready;
-  ready.reserve(nodes.size());
-  for (const decision::NodeGpuSnapshot* node : nodes) ready.push_back(node->ready);
-  const std::vector<IdleCounts> counts = ClassifyNodes(nodes, ready, holds, pending, memo);
+  std::vector<NodeActivity> activity;
+  activity.reserve(nodes.size());
+  for (const decision::NodeGpuSnapshot* node : nodes) activity.push_back({node->ready, false});
+  const std::vector<IdleCounts> counts = ClassifyNodes(nodes, activity, holds, pending, memo);
   std::vector<NodeIdleGpus> out;
   out.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) out.push_back(IdleOf(*nodes[i], counts[i]));

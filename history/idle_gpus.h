@@ -31,19 +31,28 @@ absl::string_view IdleReasonName(IdleReason reason);
 // A node's free GPUs by reason (indexed by IdleReason).
 using IdleCounts = std::array<int, kIdleReasons>;
 
-// Classifies `node`'s free GPUs: all of them booting when `ready` is false; else `held` of them (at most
-// the free ones) held for an intent; the rest awaiting scale-down when the node runs nothing, fragmented
-// when some pending GPU pod exists (`pending`, their demands) and no pending demand fits the node's free
-// GPUs (decision::FilterNode, through `memo`), else no demand. Pure.
-IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, bool ready, int held,
+// What the classification knows of a node beyond its GPUs.
+struct NodeActivity {
+  bool ready = true;
+  // Pods without GPUs run on it. The replay knows; the extender's GPU snapshot does not, and counts a node
+  // as running nothing when no GPU of it is held.
+  bool runs_pods_without_gpus = false;
+};
+
+// Classifies `node`'s free GPUs: all of them booting when it is not Ready; else `held` of them (at most
+// the free ones) held for an intent; the rest awaiting scale-down when the node runs nothing (no GPU held,
+// no pod without GPUs: a node kept by its CPU pods is not waiting for CA, issue 31), fragmented when some
+// pending GPU pod exists (`pending`, their demands) and no pending demand fits the node's free GPUs
+// (decision::FilterNode, through `memo`), else no demand. Pure.
+IdleCounts ClassifyIdleGpus(const decision::NodeGpuSnapshot& node, NodeActivity activity, int held,
                             const std::vector<decision::GpuDemand>& pending, decision::FilterMemo& memo);
 
-// Every node's free GPUs by reason, nodes[i] Ready when ready[i]: ClassifyIdleGpus with the GPUs `holds`
-// holds on each for intents. The one classification behind topofit_idle_gpus (scheduler/idle_gpus_gauge.h)
+// Every node's free GPUs by reason, activity[i] nodes[i]'s: ClassifyIdleGpus with the GPUs `holds` holds
+// on each for intents. The one classification behind topofit_idle_gpus (scheduler/idle_gpus_gauge.h)
 // and the bench's idle GPU-hours by reason (replay/simulator.h); only what they know of pending demand
 // differs (the extender: its ledger's preferences, PreferredDemand; the replay: every pending GPU pod).
 std::vector<IdleCounts> ClassifyNodes(const std::vector<const decision::NodeGpuSnapshot*>& nodes,
-                                      const std::vector<bool>& ready, const decision::CapacityHolds& holds,
+                                      const std::vector<NodeActivity>& activity, const decision::CapacityHolds& holds,
                                       const std::vector<decision::GpuDemand>& pending, decision::FilterMemo& memo);
 
 // What a pending pod with a ledger preference asks: its shape, required (it was refused at it).

@@ -394,11 +394,13 @@ void Replayer::SampleIdle() {
     return;
   }
   std::vector<const decision::NodeGpuSnapshot*> nodes;
-  std::vector<bool> ready;
-  for (int node : world_->live_nodes()) {
-    if (world_->nodes()[node].gpus.topology == nullptr) continue;  // a node without GPUs
-    nodes.push_back(&world_->nodes()[node].gpus);
-    ready.push_back(world_->nodes()[node].state == NodeState::kReady);
+  std::vector<history::NodeActivity> activity;
+  for (int id : world_->live_nodes()) {
+    const SimNode& node = world_->nodes()[id];
+    if (node.gpus.topology == nullptr) continue;  // a node without GPUs
+    nodes.push_back(&node.gpus);
+    // Its pods hold GPUs (which the snapshot shows) unless some of them hold none.
+    activity.push_back({node.state == NodeState::kReady, static_cast<int>(node.pods.size()) > 0 && node.used_gpus() == 0});
   }
   std::vector<decision::GpuDemand> pending;
   for (int klass : waiting_classes_) {
@@ -408,7 +410,7 @@ void Replayer::SampleIdle() {
   const decision::CapacityHolds* holds = Holds();
   IdleSample sample{now, {}};
   const std::vector<history::IdleCounts> classified =
-      history::ClassifyNodes(nodes, ready, holds != nullptr ? *holds : kNoHolds, pending, idle_memo_);
+      history::ClassifyNodes(nodes, activity, holds != nullptr ? *holds : kNoHolds, pending, idle_memo_);
   for (const history::IdleCounts& counts : classified) {
     for (size_t r = 0; r < history::kIdleReasons; ++r) sample.gpus[r] += counts[r];
   }

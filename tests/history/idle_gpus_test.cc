@@ -50,6 +50,7 @@ TEST_CASE("free GPUs are classified by the first reason that applies", "[history
     int held;
     std::vector<decision::GpuDemand> pending;
     IdleCounts expected;
+    bool runs_pods_without_gpus = false;
   };
   const std::vector<Row> rows = {
       {"not Ready: every free GPU boots", &split, false, 2, {NvRequired(4)}, Counts({{IdleReason::kBooting, 4}})},
@@ -65,14 +66,17 @@ TEST_CASE("free GPUs are classified by the first reason that applies", "[history
       {"an empty node held for an intent is held, not awaiting scale-down", &empty, true, 8, {},
        Counts({{IdleReason::kHeldForIntent, 8}})},
       {"more held than free: all free held", &split, true, 6, {}, Counts({{IdleReason::kHeldForIntent, 4}})},
+      {"a node whose GPUs are all free but runs CPU pods is not awaiting scale-down", &empty, true, 0, {NvRequired(4)},
+       Counts({{IdleReason::kNoDemand, 8}}), true},
   };
   for (const Row& row : rows) {
     INFO(row.name);
     decision::FilterMemo memo;
-    CHECK(ClassifyIdleGpus(*row.node, row.ready, row.held, row.pending, memo) == row.expected);
+    CHECK(ClassifyIdleGpus(*row.node, {row.ready, row.runs_pods_without_gpus}, row.held, row.pending, memo) ==
+          row.expected);
   }
   decision::FilterMemo memo;
-  CHECK(ClassifyIdleGpus(Dgx1(Set({0, 1, 2, 3, 4, 5, 6, 7})), true, 0, {NvRequired(1)}, memo) == IdleCounts{});
+  CHECK(ClassifyIdleGpus(Dgx1(Set({0, 1, 2, 3, 4, 5, 6, 7})), {}, 0, {NvRequired(1)}, memo) == IdleCounts{});
 }
 
 }  // namespace
