@@ -120,13 +120,17 @@ Policy TunedPolicy(std::string name, const std::vector<StockExpander>& chain, co
 
 namespace {
 
+// topofit's worlds are the tuned operator's with topofit added (issue 31): their kube-scheduler profiles
+// bin-pack as tuned's do, so a difference against tuned is topofit's, not the scoring's.
 std::vector<Policy> TopofitPolicies(const std::vector<StockExpander>& chain, const ExpanderPriorities& priorities) {
-  return {
+  std::vector<Policy> policies = {
       Policy{.name = "extender-only", .topofit_extender = true, .chain = chain, .priorities = priorities},
       Policy{.name = "expander-only", .topofit_expander = true, .chain = chain, .priorities = priorities},
       Policy{.name = "topofit", .topofit_extender = true, .topofit_expander = true, .chain = chain,
              .priorities = priorities},
   };
+  for (Policy& policy : policies) policy.scoring = ResourceScoring::kMostAllocatedWithGpus;
+  return policies;
 }
 
 // topofit with one mechanism of its extender off, each: what that mechanism is worth.
