@@ -92,6 +92,7 @@ absl::StatusOr<sim::Workload> LoadSource(const BenchOptions& options, uint64_t s
     sim::OpenbOptions openb;
     openb.trace_dir = *std::move(folder);
     openb.pod_list = options.openb_pod_list;
+    openb.node_list = options.openb_node_list;
     openb.fixed_interarrival = static_cast<sim::SimTime>(options.openb_interval_seconds * kSecond);
     openb.time_compression = options.openb_compression;
     openb.initial_size_from_trace = options.openb_initial_from_trace;
@@ -385,6 +386,10 @@ void DefineBench(CLI::App& command, int& exit_code) {
       ->option_text("PATH");
   bench->add_option("--openb-pod-list", options->openb_pod_list,
                     "openb: which openb_pod_list_*.csv (default openb_pod_list_default.csv)")
+      ->option_text("FILE");
+  bench->add_option("--openb-node-list", options->openb_node_list,
+                    "openb: which openb_node_list_*.csv makes the node groups (default openb_node_list_gpu_node.csv; "
+                    "openb_node_list_all_node.csv adds the cluster's CPU-only nodes)")
       ->option_text("FILE");
   bench->add_option("--openb-interval", options->openb_interval_seconds,
                     "openb: submit pods in file order, one per this many seconds (the FGD paper's mode)")

@@ -23,6 +23,7 @@ struct BenchOptions {
   std::string out;                     // write CSV, JSON and plots here (empty: table only)
   std::string decision_db;             // record the topofit policy's decisions (first seed) here
   std::string openb_pod_list = "openb_pod_list_default.csv";
+  std::string openb_node_list = "openb_node_list_gpu_node.csv";  // _all_node.csv adds the CPU-only nodes
   double openb_interval_seconds = 0;   // > 0: the FGD paper's mode, pods submitted in order at this interval
   double openb_compression = 1;
   bool openb_initial_from_trace = false;

@@ -188,6 +188,31 @@ TEST_CASE("openb default trace, read in place: counts, GPU distribution, order",
   CHECK(workload->pods.front().name == "openb-pod-0000");
 }
 
+TEST_CASE("openb full node list: the trace's CPU-only nodes become node groups without GPUs", "[openb][trace]") {
+  if (!std::filesystem::exists(TraceDir())) {
+    WARN("skipped: no openb trace at " << TraceDir() << " (set TOPOFIT_SHARED_DIR)");
+    return;
+  }
+  OpenbOptions options = RealTrace();
+  options.node_list = "openb_node_list_all_node.csv";
+  const absl::StatusOr<Workload> workload = LoadOpenb(options);
+  REQUIRE_OK(workload);
+  int nodes = 0, cpu_nodes = 0, cpu_groups = 0;
+  for (const NodeGroupSpec& group : workload->groups) {
+    nodes += group.max_size;
+    if (group.gpus > 0) continue;
+    INFO(group.name);
+    ++cpu_groups;
+    cpu_nodes += group.max_size;
+    CHECK(group.gpu_product.empty());
+    CHECK(group.shape.empty());
+    CHECK(group.price_per_hour > 0);
+  }
+  CHECK(nodes == 1523);
+  CHECK(cpu_nodes == 310);
+  CHECK(cpu_groups == 12);
+}
+
 TEST_CASE("openb default trace: time compression and the paper's fixed inter-arrival", "[openb][trace]") {
   if (!std::filesystem::exists(TraceDir())) {
     WARN("skipped: no openb trace at " << TraceDir() << " (set TOPOFIT_SHARED_DIR)");
