@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -572,6 +573,72 @@ std::string ChangeCell(const std::vector<double>& values, const std::vector<doub
   return text;
 }
 
+bool IsTuned(absl::string_view policy) { return policy == "tuned" || absl::StartsWith(policy, "tuned:"); }
+
+// The "vs best tuned" block (issue 31): each policy against the best tuned configuration an operator could
+// have picked, seed by seed — the lowest idle (cost) of `tuned` and every `tuned:<chain>` of that seed,
+// whichever configuration it is — and the tuned configurations that dominate it: at least 3% lower on idle
+// and on cost at once (means over the seeds), over the whole window and over the fill. Empty unless two
+// tuned configurations ran.
+std::vector<Row> BestTunedRows(const std::vector<std::vector<PolicySummary>>& runs) {
+  std::vector<size_t> tuned;
+  for (size_t i = 0; i < runs.front().size(); ++i) {
+    if (IsTuned(runs.front()[i].policy)) tuned.push_back(i);
+  }
+  if (tuned.size() < 2) return {};
+  using Member = double PolicySummary::*;
+  const auto column = [&](size_t policy, Member member) {
+    std::vector<double> values;
+    for (const std::vector<PolicySummary>& run : runs) values.push_back(run[policy].*member);
+    return values;
+  };
+  const auto best = [&](Member member) {
+    std::vector<double> values;
+    for (const std::vector<PolicySummary>& run : runs) {
+      double lowest = run[tuned.front()].*member;
+      for (size_t j : tuned) lowest = std::min(lowest, run[j].*member);
+      values.push_back(lowest);
+    }
+    return values;
+  };
+  std::vector<Row> rows;
+  rows.emplace_back();
+  rows.push_back(Row{"vs best tuned", {}});
+  const auto add_change = [&](std::string label, Member member, std::string (*format)(double)) {
+    Row row{std::move(label), {}};
+    const std::vector<double> bases = best(member);
+    for (size_t i = 0; i < runs.front().size(); ++i) {
+      row.cells.push_back(IsTuned(runs.front()[i].policy) ? std::string() : ChangeCell(column(i, member), bases, format));
+    }
+    rows.push_back(std::move(row));
+  };
+  add_change("idle GPU-hours", &PolicySummary::idle_gpu_hours, FormatHours);
+  add_change("cost", &PolicySummary::cost_dollars, FormatDollars);
+  add_change("idle GPU-hours, fill", &PolicySummary::fill_idle_gpu_hours, FormatHours);
+  add_change("cost, fill", &PolicySummary::fill_cost_dollars, FormatDollars);
+  const auto add_dominated = [&](std::string label, Member idle, Member cost) {
+    Row row{std::move(label), {}};
+    for (size_t i = 0; i < runs.front().size(); ++i) {
+      if (IsTuned(runs.front()[i].policy)) {
+        row.cells.emplace_back();
+        continue;
+      }
+      std::vector<std::string> by;
+      const double our_idle = SpreadOf(column(i, idle)).mean, our_cost = SpreadOf(column(i, cost)).mean;
+      for (size_t j : tuned) {
+        if (SpreadOf(column(j, idle)).mean <= 0.97 * our_idle && SpreadOf(column(j, cost)).mean <= 0.97 * our_cost) {
+          by.push_back(runs.front()[j].policy);
+        }
+      }
+      row.cells.push_back(by.empty() ? "none" : absl::StrJoin(by, ", "));
+    }
+    rows.push_back(std::move(row));
+  };
+  add_dominated("dominated by", &PolicySummary::idle_gpu_hours, &PolicySummary::cost_dollars);
+  add_dominated("dominated by, fill", &PolicySummary::fill_idle_gpu_hours, &PolicySummary::fill_cost_dollars);
+  return rows;
+}
+
 std::optional<double> MultiGpuP95(const PolicySummary& s) {
   if (s.pending_multi_gpu.pods == 0) return std::nullopt;
   return s.pending_multi_gpu.p95_seconds;
@@ -826,6 +893,12 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
     add_change("slowdown GPU-hours", [](const PolicySummary& s) { return s.slowdown_gpu_hours; }, FormatHours);
     for (int gpus : completing) add_change(CompletionLabel(gpus), MeanCompletion(gpus), FormatHours);
   }
+  std::vector<Row> best_tuned = BestTunedRows(runs);
+  if (!best_tuned.empty()) {
+    legends.emplace_back("vs best tuned", "against the lowest of tuned and every tuned:<chain> of the seed, figure by figure");
+    legends.emplace_back("dominated by", "tuned configurations at least 3% lower on idle and on cost at once (seed means)");
+  }
+  for (Row& row : best_tuned) rows.push_back(std::move(row));
   std::string text = absl::StrCat(TableHeader(workload, runs), Render(rows));
   if (legend) {
     absl::StrAppend(&text, "\nlegend (every row over [0, T) unless it says otherwise; \"vs X\": the change against "
