@@ -16,16 +16,13 @@
 namespace topofit::sim {
 
 // The required node affinity an operator writes for `pod`, whose `request` (GPU count and the min-link /
-// min-bandwidth it requires) must be met: one term per node group that the pod may already use (its own
-// selector and affinity, its tolerations) and whose shape gives such a set on an empty node — matching
-// the group's nodes by `node.kubernetes.io/instance-type` when it has one, else by `nvidia.com/gpu.product`
-// and `nvidia.com/gpu.count` — terms deduplicated, in group order, each ANDed with each of the pod's own
-// required terms. nullopt when no group can give the
-// topology: an operator cannot pin such a pod anywhere, and it keeps the affinity it had.
+// min-bandwidth it requires) must be met: decision::TopologyAffinity over the groups' templates and
+// shapes, the rule topofit's admission webhook applies. nullopt when no group can give the topology: an
+// operator cannot pin such a pod anywhere, and it keeps the affinity it had.
 std::optional<kube::NodeSelector> OperatorAffinity(const kube::Pod& pod, const topology::AllocationRequest& request,
                                                    const std::vector<GroupState>& groups);
 
-// Whether an empty node of the group gives a set that meets `request` (GPU count, min-link, min-bandwidth).
+// Whether an empty node of the group gives a set that meets `request` (decision::CanGiveTopology).
 bool CanGiveTopology(const GroupState& group, const topology::AllocationRequest& request);
 
 // Whether the group's nodes have NVLink between their GPUs (directly or through an NVSwitch): a 2-GPU pod
