@@ -10,6 +10,8 @@ namespace {
 // nvidia.com/gpu's weight in the tuned profile's MostAllocated, as the documentation's bin-packing
 // example weighs extended resources against cpu and memory at 1.
 constexpr int64_t kGpuScoringWeight = 3;
+// The default profile's weight of the NodeAffinity score plugin.
+constexpr int64_t kNodeAffinityWeight = 2;
 
 // MaxNodeScore / MaxExtenderPriority: how kube-scheduler scales an extender's 0..10 to a plugin's 0..100.
 constexpr int64_t kExtenderScale = 10;
@@ -49,15 +51,24 @@ int64_t KubeSchedulerModel::DefaultScore(int klass, const SimNode& node) const {
   const double cpu = static_cast<double>(node.cpu_used + c.cpu_milli) / static_cast<double>(std::max<int64_t>(spec.cpu_milli, 1));
   const double memory =
       static_cast<double>(node.memory_used + c.memory_mib) / static_cast<double>(std::max<int64_t>(spec.memory_mib, 1));
-  // NodeResourcesFit and BalancedAllocation, weight 1 each; the other default plugins score every node
-  // of this replay alike.
+  // NodeResourcesFit and BalancedAllocation, weight 1 each, and NodeAffinity, weight 2; the other default
+  // plugins score every node of this replay alike.
   const double balanced = (1 - std::abs(cpu - memory) / 2) * 100;
+  const int64_t affinity = kNodeAffinityWeight * NodeAffinityScore(klass, node);
   if (world_.policy().scoring == ResourceScoring::kMostAllocatedWithGpus) {
-    return MostAllocatedScore(klass, node) + static_cast<int64_t>(balanced);
+    return MostAllocatedScore(klass, node) + static_cast<int64_t>(balanced) + affinity;
   }
   // LeastAllocated, cpu and memory weighted equally.
   const double least_allocated = ((1 - cpu) + (1 - memory)) / 2 * 100;
-  return static_cast<int64_t>(least_allocated) + static_cast<int64_t>(balanced);
+  return static_cast<int64_t>(least_allocated) + static_cast<int64_t>(balanced) + affinity;
+}
+
+int64_t KubeSchedulerModel::NodeAffinityScore(int klass, const SimNode& node) const {
+  // The sum of the matched preferred terms' weights, normalised by upstream's DefaultNormalizeScore to
+  // 0..100 against the highest among the nodes scored. Every term the operator writes weighs 100 and a
+  // node matches at most its group's, so the highest is 100 whenever any node matches, and the
+  // normalisation leaves the weight as it is, capped at 100.
+  return std::min<int64_t>(world_.classes()[klass].group_preference[node.group], 100);
 }
 
 int64_t KubeSchedulerModel::MostAllocatedScore(int klass, const SimNode& node) const {

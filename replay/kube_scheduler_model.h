@@ -67,6 +67,8 @@ class KubeSchedulerModel {
   // BalancedAllocation.
   int64_t DefaultScore(int klass, const SimNode& node) const;
   int64_t MostAllocatedScore(int klass, const SimNode& node) const;
+  // NodeAffinity's score, before its weight: the pod's preferred node affinity on the node.
+  int64_t NodeAffinityScore(int klass, const SimNode& node) const;
   topology::GpuSet DevicePluginChoice(int pod, const SimNode& node, int gpus);
   topology::GpuSet GpusFor(int pod, const SimNode& node);
 

@@ -29,6 +29,16 @@ std::optional<kube::NodeSelector> OperatorAffinity(const kube::Pod& pod, const t
   return decision::TopologyAffinity(pod, request, shapes);
 }
 
+std::vector<kube::PreferredSchedulingTerm> OperatorPreferredAffinity(const kube::Pod& pod,
+                                                                     const topology::AllocationRequest& request,
+                                                                     const std::vector<GroupState>& groups) {
+  std::vector<kube::PreferredSchedulingTerm> preferred;
+  if (std::optional<kube::NodeSelector> affinity = OperatorAffinity(pod, request, groups)) {
+    for (kube::NodeSelectorTerm& term : affinity->terms) preferred.push_back({100, std::move(term)});
+  }
+  return preferred;
+}
+
 bool CanGiveTopology(const GroupState& group, const topology::AllocationRequest& request) {
   return decision::CanGiveTopology(group.topology.get(), request);
 }

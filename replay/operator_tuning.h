@@ -22,6 +22,13 @@ namespace topofit::sim {
 std::optional<kube::NodeSelector> OperatorAffinity(const kube::Pod& pod, const topology::AllocationRequest& request,
                                                    const std::vector<GroupState>& groups);
 
+// The preferred node affinity an operator writes for `pod`, which only prefers `request`: the terms
+// OperatorAffinity would require, each a preference of weight 100 (kube-scheduler's NodeAffinity plugin
+// scores a node by the weights of the terms it matches). Empty when no group can give the topology.
+std::vector<kube::PreferredSchedulingTerm> OperatorPreferredAffinity(const kube::Pod& pod,
+                                                                     const topology::AllocationRequest& request,
+                                                                     const std::vector<GroupState>& groups);
+
 // Whether an empty node of the group gives a set that meets `request` (decision::CanGiveTopology).
 bool CanGiveTopology(const GroupState& group, const topology::AllocationRequest& request);
 

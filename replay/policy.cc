@@ -115,6 +115,7 @@ Policy TunedPolicy(std::string name, const std::vector<StockExpander>& chain, co
                 .chain = chain,
                 .priorities = priorities,
                 .operator_affinity = true,
+                .operator_preferred_affinity = true,
                 .scoring = ResourceScoring::kMostAllocatedWithGpus};
 }
 

@@ -71,6 +71,9 @@ struct Policy {
   // The operator's tuning (the `tuned` baselines): pods that require a topology carry the node affinity
   // operator_tuning.h derives, and kube-scheduler scores with `scoring`.
   bool operator_affinity = false;
+  // And pods that only prefer a topology carry the same groups as preferred node affinity, which
+  // kube-scheduler's NodeAffinity plugin scores (the tuned baselines; CA's simulation ignores it).
+  bool operator_preferred_affinity = false;
   ResourceScoring scoring = ResourceScoring::kLeastAllocated;
   // With topofit_extender: who gives the bound pod its GPU ids on the node.
   GpuIds gpu_ids = GpuIds::kAgent;

@@ -183,9 +183,19 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
           klass.prototype.spec.required_node_affinity = *std::move(affinity);
         }
       }
+      if (policy.operator_preferred_affinity && klass.demand.asks_for_topology() &&
+          !klass.demand.constraints_required()) {
+        klass.prototype.spec.preferred_node_affinity =
+            OperatorPreferredAffinity(klass.prototype, klass.demand.request, world->groups_);
+      }
       for (const GroupState& group : world->groups_) {
         klass.group_allowed.push_back(kube::MatchesNodeSelector(klass.prototype, group.template_node) &&
                                       kube::ToleratesTaints(klass.prototype, group.template_node));
+        int64_t weight = 0;
+        for (const kube::PreferredSchedulingTerm& term : klass.prototype.spec.preferred_node_affinity) {
+          if (kube::MatchesAnyTerm({term.preference}, group.template_node)) weight += term.weight;
+        }
+        klass.group_preference.push_back(weight);
       }
       world->classes_.push_back(std::move(klass));
     }

@@ -67,6 +67,8 @@ struct PodClass {
   int64_t memory_mib = 0;
   int priority = 0;
   std::vector<bool> group_allowed;  // by node selector/affinity and taints, against each group's template
+  // The weight of its preferred node affinity terms each group's template matches (all 0 without any).
+  std::vector<int64_t> group_preference;
   kube::Pod prototype;              // as the API would hold it, without name and uid
   decision::GpuDemand demand;      // DemandOf(prototype)
   // For multi-GPU classes: the best estimated bandwidth a set of `gpus` reaches on any group the class

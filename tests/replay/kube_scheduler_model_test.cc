@@ -100,6 +100,35 @@ TEST_CASE("The extender refuses a PCIe node for an NVLink pod: refused for topol
   CHECK(decision.refused_nodes == std::vector<int>{0});
 }
 
+// A g5 (PCIe) busy with a 4-GPU pod and an empty p4d (NVSwitch), one Ready node each. A 2-GPU pod that only
+// prefers NVLink: MostAllocated alone packs it onto the busy g5 (as in the case above, about 43 against a
+// few points); the tuned operator's preferred node affinity for the groups that give NVLink adds
+// NodeAffinity's 2 x 100 to the p4d, which wins. A pod that asks for no topology carries none and packs.
+TEST_CASE("tuned: a pod that prefers NVLink carries preferred node affinity, which kube-scheduler scores",
+          "[kube-scheduler]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 1, 1), Group("nvlink", "p4d.24xlarge", 8, 32.77, 1, 1)};
+  PodSpec prefers = NvPod("prefers", 0, kHour, 2);
+  prefers.topology_policy = "preferred";
+  workload.pods = {Pod("busy", 0, kHour, 4), prefers, Pod("plain", 0, kHour, 2)};
+  workload.pods[0].cpu_milli = 16000;
+  workload.pods[0].memory_mib = 64 * 1024;
+  for (const auto& [policy, node] : {std::pair{"tuned", 1}, std::pair{"topofit", 0}}) {
+    INFO(policy);
+    std::unique_ptr<World> world = MakeWorld(workload, policy);
+    world->SetPending(0);
+    world->StartPod(0, 0, topology::GpuSet::FirstN(4));
+    world->SetPending(1);
+    world->SetPending(2);
+    CHECK(world->PodObject(1).spec.preferred_node_affinity.empty() == (node == 0));
+    CHECK(world->PodObject(2).spec.preferred_node_affinity.empty());
+    if (node == 0) continue;  // topofit's extender decides there; only the affinity is checked
+    KubeSchedulerModel scheduler(*world);
+    CHECK(scheduler.Schedule(1).node == node);
+    CHECK(scheduler.Schedule(2).node == 0);
+  }
+}
+
 }  // namespace
 }  // namespace topofit::sim
 
