@@ -1,4 +1,4 @@
-// The outcome regression test (issue 12): on small, deterministic replays of the synthetic generator, the
+// The outcome regression test (issues 12 and 31): on small, deterministic replays of the synthetic generator, the
 // Alibaba openb trace and the Azure LLM trace, topofit must not do worse than the tuned stock baseline —
 // kube-scheduler with MostAllocated over cpu, memory and nvidia.com/gpu, the node affinity an operator
 // writes for pods that require a topology, CA's least-waste expander — beyond a stated margin on any of:
@@ -9,12 +9,19 @@
 // capacity), CA's scale-down must not evict topofit's multi-GPU pods much more often than tuned's, and
 // topofit's multi-GPU pods must complete no later on average than without its waits for capacity.
 //
+// And issue 31's bar, against every tuned configuration an operator could pick (CA's random, least-waste,
+// price and priority expanders in the tuned world): no tuned configuration at least 3% better than topofit
+// on idle GPU-hours and on cost at once (undominated), and topofit's idle and cost each at most 5% above
+// the best tuned configuration's, seed by seed (the lowest of them for that seed and figure); the FGD
+// paper's mode is judged over the fill (the first arrival to an hour after the last).
+//
 // A case that fails today is marked [!shouldfail] with its reason: Catch2 then reports it as an expected
 // failure, and reports it as a FAILURE the day it passes, so the mark must be removed with the fix.
 // All cases run in one process (one CTest test) so that each workload is replayed once. The traces are read
 // in place from ../shared (TOPOFIT_SHARED_DIR): without them a trace case says it skipped (and fails under
 // CI), and an expected failure that skipped is reported as an unexpected pass — this test needs the traces.
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -23,6 +30,7 @@
 #include <catch2/catch.hpp>
 
 #include "replay/comparison.h"
+#include "replay/operator_tuning.h"
 #include "replay/policy.h"
 #include "replay/seeds.h"
 #include "replay/workloads/azure_llm.h"
@@ -38,6 +46,8 @@ constexpr double kIdleMargin = 0.05;
 constexpr double kCostMargin = 0.05;
 constexpr double kPendingMargin = 0.10;
 constexpr double kSlowdownMargin = 0.10;
+constexpr double kRegretMargin = 0.05;     // against the best tuned configuration
+constexpr double kDominanceMargin = 0.03;  // a tuned configuration this much better on both dominates
 constexpr double kPendingFloorSeconds = 30;  // below this a p95 difference is one CA loop or two
 constexpr uint64_t kSeeds[] = {1, 2, 3};
 constexpr int64_t kSyntheticPods = 2000;
@@ -52,11 +62,17 @@ struct Outcome {
   double evicted_multi_gpu_pods = 0;
   double slowdown_gpu_hours = 0;
   double multi_gpu_completion_hours = 0;  // mean over the multi-GPU pods that run to completion
+  double fill_idle_gpu_hours = 0;
+  double fill_cost_dollars = 0;
 };
 
 struct Outcomes {
   Outcome tuned, topofit;
   Outcome topofit_no_wait;  // replayed for openb-paper-declared only
+  // Every tuned configuration's, by name, and the best of them seed by seed and figure by figure (idle,
+  // cost and their fill figures only); replayed for the workloads issue 31's bar is checked on.
+  std::map<std::string, Outcome> tuned_sweep;
+  Outcome best_tuned;
 };
 
 // The mean completion time of a replay's multi-GPU pods, every size together.
@@ -72,7 +88,7 @@ double MultiGpuCompletionHours(const PolicySummary& summary) {
 }
 
 Outcome MeanOf(const Comparison& comparison, size_t policy) {
-  std::vector<double> idle, cost, p95, evicted, slowdown, completion;
+  std::vector<double> idle, cost, p95, evicted, slowdown, completion, fill_idle, fill_cost;
   for (const SeedComparison& seed : comparison.seeds) {
     idle.push_back(seed.summaries[policy].idle_gpu_hours);
     cost.push_back(seed.summaries[policy].cost_dollars);
@@ -80,9 +96,30 @@ Outcome MeanOf(const Comparison& comparison, size_t policy) {
     evicted.push_back(seed.summaries[policy].evicted_multi_gpu_pods);
     slowdown.push_back(seed.summaries[policy].slowdown_gpu_hours);
     completion.push_back(MultiGpuCompletionHours(seed.summaries[policy]));
+    fill_idle.push_back(seed.summaries[policy].fill_idle_gpu_hours);
+    fill_cost.push_back(seed.summaries[policy].fill_cost_dollars);
   }
-  return {SpreadOf(idle).mean,    SpreadOf(cost).mean,     SpreadOf(p95).mean,
-          SpreadOf(evicted).mean, SpreadOf(slowdown).mean, SpreadOf(completion).mean};
+  return {SpreadOf(idle).mean,       SpreadOf(cost).mean,       SpreadOf(p95).mean,
+          SpreadOf(evicted).mean,    SpreadOf(slowdown).mean,   SpreadOf(completion).mean,
+          SpreadOf(fill_idle).mean,  SpreadOf(fill_cost).mean};
+}
+
+// The lowest idle and cost (whole and fill) among the `tuned` policies of each seed, figure by figure,
+// averaged over the seeds.
+Outcome BestOf(const Comparison& comparison, const std::vector<size_t>& tuned) {
+  Outcome best;
+  for (const SeedComparison& seed : comparison.seeds) {
+    const auto lowest = [&](double PolicySummary::*figure) {
+      double value = seed.summaries[tuned.front()].*figure;
+      for (size_t i : tuned) value = std::min(value, seed.summaries[i].*figure);
+      return value / static_cast<double>(comparison.seeds.size());
+    };
+    best.idle_gpu_hours += lowest(&PolicySummary::idle_gpu_hours);
+    best.cost_dollars += lowest(&PolicySummary::cost_dollars);
+    best.fill_idle_gpu_hours += lowest(&PolicySummary::fill_idle_gpu_hours);
+    best.fill_cost_dollars += lowest(&PolicySummary::fill_cost_dollars);
+  }
+  return best;
 }
 
 // The traces are read in place; without them a case says it skipped, and fails under CI.
@@ -106,14 +143,14 @@ const Outcomes& Replayed(const std::string& name) {
       options.seed = seed;
       return GenerateSynthetic(options);
     }
-    if (name == "openb" || name == "openb-paper-declared") {
+    if (name.starts_with("openb")) {
       OpenbOptions options;
       options.trace_dir = (TracesDir() / std::string(kOpenbFolder)).string();
       if (name == "openb") return LoadOpenb(options);
       options.fixed_interarrival = kSecond;  // `--openb-interval 1`
-      absl::StatusOr<Workload> declared = LoadOpenb(options);
-      if (declared.ok()) DeclareRuntimes(*declared);
-      return declared;
+      absl::StatusOr<Workload> paper = LoadOpenb(options);
+      if (paper.ok() && name == "openb-paper-declared") DeclareRuntimes(*paper);
+      return paper;
     }
     AzureLlmOptions options;
     options.trace_dir = (TracesDir() / std::string(kAzureLlmFolder)).string();
@@ -124,14 +161,37 @@ const Outcomes& Replayed(const std::string& name) {
   options.jobs = 2;
   // Where pods say their run time, topofit without its waits too: what waiting buys.
   const bool declared = name == "openb-paper-declared";
-  const absl::StatusOr<std::vector<Policy>> policies = SelectPolicies(
-      {.baselines = "tuned", .policies = declared ? "topofit,topofit-no-wait" : "topofit", .chain = {StockExpander::kLeastWaste}});
+  // Elsewhere every tuned configuration, the priority expander preferring the NVLink groups as the bench's
+  // does.
+  absl::StatusOr<Workload> first = workload(kSeeds[0]);
+  REQUIRE(first.ok());
+  absl::StatusOr<std::vector<GroupState>> groups = BuildGroups(first->groups);
+  REQUIRE(groups.ok());
+  absl::StatusOr<ExpanderPriorities> priorities = ParseExpanderPriorities(NvlinkPrioritiesYaml(*groups));
+  REQUIRE(priorities.ok());
+  const absl::StatusOr<std::vector<Policy>> policies =
+      SelectPolicies({.baselines = declared ? "tuned" : "sweep",
+                      .policies = declared ? "topofit,topofit-no-wait" : "topofit",
+                      .chain = {StockExpander::kLeastWaste}},
+                     *priorities);
   REQUIRE(policies.ok());
-  REQUIRE((*policies)[1].name == "topofit");
   absl::StatusOr<Comparison> comparison = Compare(workload, *policies, options);
   REQUIRE(comparison.ok());
-  return cache[name] = Outcomes{MeanOf(*comparison, 0), MeanOf(*comparison, 1),
-                                declared ? MeanOf(*comparison, 2) : Outcome{}};
+  Outcomes outcomes;
+  std::vector<size_t> tuned;
+  for (size_t i = 0; i < policies->size(); ++i) {
+    const std::string& policy = (*policies)[i].name;
+    const Outcome outcome = MeanOf(*comparison, i);
+    if (policy == "tuned") outcomes.tuned = outcome;
+    if (policy == "topofit") outcomes.topofit = outcome;
+    if (policy == "topofit-no-wait") outcomes.topofit_no_wait = outcome;
+    if (policy.starts_with("tuned")) {
+      outcomes.tuned_sweep[policy] = outcome;
+      tuned.push_back(i);
+    }
+  }
+  outcomes.best_tuned = BestOf(*comparison, tuned);
+  return cache[name] = outcomes;
 }
 
 bool Available(const std::string& name) {
@@ -165,6 +225,33 @@ void CheckMultiGpuPending(const std::string& name) {
 
 void CheckSlowdown(const std::string& name) {
   CheckWithinMargin(name, "slowdown GPU-hours", &Outcome::slowdown_gpu_hours, kSlowdownMargin);
+}
+
+// Issue 31: over the whole window, or over the fill for the paper's mode.
+struct Bar {
+  double Outcome::*idle;
+  double Outcome::*cost;
+};
+constexpr Bar kWhole = {&Outcome::idle_gpu_hours, &Outcome::cost_dollars};
+constexpr Bar kFill = {&Outcome::fill_idle_gpu_hours, &Outcome::fill_cost_dollars};
+
+void CheckUndominated(const std::string& name, Bar bar) {
+  if (!Available(name)) return;
+  const Outcomes& o = Replayed(name);
+  REQUIRE(o.tuned_sweep.size() >= 4);
+  for (const auto& [policy, tuned] : o.tuned_sweep) {
+    INFO(name << ": " << policy << " idle " << tuned.*bar.idle << " h, cost $" << tuned.*bar.cost << "; topofit "
+              << o.topofit.*bar.idle << " h, $" << o.topofit.*bar.cost);
+    CHECK_FALSE((tuned.*bar.idle <= (1 - kDominanceMargin) * o.topofit.*bar.idle &&
+                 tuned.*bar.cost <= (1 - kDominanceMargin) * o.topofit.*bar.cost));
+  }
+}
+
+void CheckRegret(const std::string& name, const char* what, double Outcome::*figure) {
+  if (!Available(name)) return;
+  const Outcomes& o = Replayed(name);
+  INFO(name << ": " << what << ", best tuned " << o.best_tuned.*figure << ", topofit " << o.topofit.*figure);
+  CHECK(o.topofit.*figure <= o.best_tuned.*figure * (1 + kRegretMargin));
 }
 
 TEST_CASE("outcome: synthetic, idle GPU-hours no worse than tuned + 5%", "[outcome]") { CheckIdle("synthetic"); }
@@ -241,6 +328,34 @@ TEST_CASE("outcome: azure-llm, multi-GPU p95 pending no worse than tuned + 10%",
   CheckMultiGpuPending("azure-llm");
 }
 TEST_CASE("outcome: azure-llm, slowdown GPU-hours no worse than tuned + 10%", "[outcome]") { CheckSlowdown("azure-llm"); }
+
+// Issue 31's bar, per workload: undominated by every tuned configuration, idle and cost within +5% of the
+// best tuned configuration's.
+void CheckBar(const std::string& name, Bar bar) {
+  CheckUndominated(name, bar);
+  CheckRegret(name, "idle GPU-hours", bar.idle);
+  CheckRegret(name, "cost ($)", bar.cost);
+}
+
+TEST_CASE("outcome: synthetic, never behind the best tuned configuration", "[outcome][issue31]") {
+  CheckBar("synthetic", kWhole);
+}
+TEST_CASE("outcome: openb, never behind the best tuned configuration", "[outcome][issue31]") {
+  CheckBar("openb", kWhole);
+}
+TEST_CASE("outcome: openb paper mode, never behind the best tuned configuration over the fill", "[outcome][issue31]") {
+  CheckBar("openb-paper", kFill);
+}
+TEST_CASE("outcome: azure-llm, undominated, idle within +5% of the best tuned configuration", "[outcome][issue31]") {
+  CheckUndominated("azure-llm", kWhole);
+  CheckRegret("azure-llm", "idle GPU-hours", kWhole.idle);
+}
+// Fails where the cost case against tuned does, for the same reason (above): seeds 1-3, $1,671 against
+// the best tuned configuration's $1,540 (+8.5%; tuned's on seeds 1 and 3, tuned:price's on seed 2) when
+// this case was added.
+TEST_CASE("outcome: azure-llm, cost within +5% of the best tuned configuration", "[outcome][issue31][!shouldfail]") {
+  CheckRegret("azure-llm", "cost ($)", kWhole.cost);
+}
 
 }  // namespace
 }  // namespace topofit::sim
