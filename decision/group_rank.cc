@@ -19,6 +19,8 @@
 #include "decision/node_topology.h"
 #include "decision/pod_demand.h"
 #include "decision/pod_uid.h"
+#include "decision/price_ratio.h"
+#include "kube/pod_resources.h"
 #include "decision/slowdown.h"
 
 namespace topofit::decision {
@@ -206,7 +208,14 @@ OptionVerdict JudgeOption(const RankInput& input, const GroupOption& option, con
   }
   verdict.needs_gpus = !gpu_pods.empty();
   if (!verdict.needs_gpus) {
-    // What it buys is all that tells such options apart here (WithoutGpuPods).
+    // What it buys and what its pods are worth are all that tell such options apart here (WithoutGpuPods).
+    for (const kube::Pod& pod : option.pods) {
+      constexpr double kMilliBytesPerGib = 1000.0 * 1024 * 1024 * 1024;
+      verdict.pods_worth += PodWorthPerHour(static_cast<double>(kube::EffectiveRequestMilli(pod, "cpu")) / 1000,
+                                            static_cast<double>(kube::EffectiveRequestMilli(pod, "memory")) /
+                                                kMilliBytesPerGib,
+                                            0, 0);
+    }
     if (auto it = input.templates.find(option.node_group_id); it != input.templates.end()) {
       verdict.provisioned_gpus = verdict.idle_gpus = option.node_count * AllocatableGpus(it->second);
       verdict.price = option.node_count * PriceOf(input, option.node_group_id, it->second);
@@ -245,8 +254,11 @@ auto RankKey(const OptionVerdict& v, bool by_price) {
 }
 
 // The options without GPU pods to pass on to CA's chain. Every GPU such an option buys idles until some GPU
-// pod comes for it, so when each of them buys GPUs (a cluster of GPU nodes only) only the cheapest goes on:
-// by price when every one's is known, else by GPUs bought. Options that buy no GPU are all passed on (and
+// pod comes for it, so when each of them buys GPUs (a cluster of GPU nodes only) only the best goes on: by
+// CA's price ratio when every one's price is known — the nodes' price against what the pods they serve are
+// worth, so a big node packing many pods beats a small one whose lower price serves few (issue 31: by
+// total price the small 2-GPU groups with many cores won, and the GPU pods that followed stayed on them at
+// three times the price per GPU) — else by GPUs bought. Options that buy no GPU are all passed on (and
 // only they), for CA's chain to choose among as it would without topofit.
 std::vector<std::string> WithoutGpuPods(std::vector<OptionVerdict>& verdicts) {
   std::vector<OptionVerdict*> options;
@@ -259,7 +271,7 @@ std::vector<std::string> WithoutGpuPods(std::vector<OptionVerdict>& verdicts) {
   const bool by_price = std::all_of(options.begin(), options.end(), [](const OptionVerdict* v) { return v->price > 0; });
   const auto key = [&](const OptionVerdict* v) {
     if (gpu_free_exists) return v->provisioned_gpus == 0 ? 0.0 : 1.0;
-    return by_price ? v->price : static_cast<double>(v->provisioned_gpus);
+    return by_price ? PriceRatio(v->price, v->pods_worth) : static_cast<double>(v->provisioned_gpus);
   };
   const double best = key(*std::min_element(options.begin(), options.end(),
                                             [&](const OptionVerdict* a, const OptionVerdict* b) { return key(a) < key(b); }));
@@ -269,7 +281,7 @@ std::vector<std::string> WithoutGpuPods(std::vector<OptionVerdict>& verdicts) {
       kept.push_back(v->node_group_id);
     } else {
       v->reason = absl::StrCat("no GPU pods, and ", v->provisioned_gpus, " GPUs bought for them: ",
-                               gpu_free_exists ? "an option buying none exists" : "another option costs less");
+                               gpu_free_exists ? "an option buying none exists" : "another option costs less for what it serves");
     }
   }
   return kept;

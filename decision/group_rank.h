@@ -60,6 +60,9 @@ struct OptionVerdict {
   // Placed pods that ask for a topology and whose set on the new nodes meets it (their ledger uids).
   std::vector<std::string> topology_met;
   double price = 0;               // node_count x price per node-hour (0 when unknown)
+  // For an option without GPU pods: what its pods are worth per hour at the price expander's rates
+  // (price_ratio.h), which WithoutGpuPods weighs its price against.
+  double pods_worth = 0;
 };
 
 struct Ranking {

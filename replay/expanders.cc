@@ -8,6 +8,7 @@
 
 #include "codec/node_topology.h"
 #include "decision/group_rank.h"
+#include "decision/price_ratio.h"
 #include "decision/scale_up_choice.h"
 #include "history/from_decisions.h"
 
@@ -41,22 +42,17 @@ double Waste(const ScaleUpOption& option, const World& world) {
   return (cpu - cpu_requested) / std::max(cpu, 1.0) + (memory - memory_requested) / std::max(memory, 1.0);
 }
 
-// price: CA's priceSubScore (node price x count + s) / (pods' price + s). Its unfitness factor is 1000
-// for every GPU template, so among GPU groups only this ratio decides. Pods are priced as CA's GCE
-// pricing model prices them by their requests (per vCPU-hour and GiB-hour, and per GPU-hour at the
-// cheapest GPU price the options offer); s is the price of a 0.5 CPU / 500 MiB pod.
+// price: CA's priceSubScore, decision::PriceRatio of the nodes' price and the pods' worth. Its unfitness
+// factor is 1000 for every GPU template, so among GPU groups only this ratio decides. GPUs are worth the
+// cheapest GPU price the options offer.
 double PriceSubScore(const ScaleUpOption& option, const World& world, double gpu_hour) {
-  constexpr double kCpuHour = 0.033174;
-  constexpr double kGibHour = 0.004446;
-  const double stabiliser = 0.5 * kCpuHour + 500.0 / 1024 * kGibHour;
-  double pods_price = 0;
+  double pods_worth = 0;
   for (int pod : option.pods) {
     const PodClass& c = world.klass(pod);
-    pods_price += static_cast<double>(c.cpu_milli) / 1000 * kCpuHour +
-                  static_cast<double>(c.memory_mib) / 1024 * kGibHour + c.gpus * gpu_hour;
+    pods_worth += decision::PodWorthPerHour(static_cast<double>(c.cpu_milli) / 1000,
+                                            static_cast<double>(c.memory_mib) / 1024, c.gpus, gpu_hour);
   }
-  const double nodes_price = world.groups()[option.group].spec.price_per_hour * option.node_count;
-  return (nodes_price + stabiliser) / (pods_price + stabiliser);
+  return decision::PriceRatio(world.groups()[option.group].spec.price_per_hour * option.node_count, pods_worth);
 }
 
 // priority, as upstream's BestOptions (cluster-autoscaler/expander/priority/priority.go): each option's

@@ -192,7 +192,9 @@ run "Alibaba openb, the trace's own times" whole --workload openb "${all[@]}" --
 run "Alibaba openb, the trace's own times, with its CPU-only nodes" whole --workload openb --openb-node-list openb_node_list_all_node.csv "${all[@]}" --no-legend
 run "Alibaba openb, the FGD paper's mode (pods in order, one per second)" fill --workload openb --openb-interval 1 "${all[@]}" --no-legend
 run "Alibaba openb, the FGD paper's mode, with its CPU-only nodes" fill --workload openb --openb-interval 1 --openb-node-list openb_node_list_all_node.csv "${all[@]}" --no-legend
-run "Alibaba openb, NVLink required for multi-GPU pods" whole --workload openb --nv-required "${all[@]}" --no-legend
+# No targets: no openb node gives 8 GPUs over NVLink that topofit can see, so its 44 8-GPU pods never
+# start, where the stock worlds run them on sets that break the requirement.
+run "Alibaba openb, NVLink required for multi-GPU pods" - --workload openb --nv-required "${all[@]}" --no-legend
 run "Azure LLM inference 2023" whole --workload azure-llm "${all[@]}" --no-legend
 run "Synthetic default without the node agent: NVIDIA's device plugin picks the GPU ids" - --gpu-ids device-plugin --baselines tuned --seeds "$seeds" --no-legend
 # What the asking rule buys when users say how long their jobs run (no trace does).

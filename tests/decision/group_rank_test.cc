@@ -138,6 +138,22 @@ TEST_CASE("CPU-only options pass through, a stranding-only answer is a veto", "[
     input.options.push_back({"p4d", 1, {nv_pod}});
     CHECK(Rank(input).chosen == std::vector<std::string>{"p4d", "g4dn"});
   }
+  // CA's price expander's ratio (price_ratio.h), not the total price: a g5 at $16.29 serving twelve 8-core,
+  // 32 GiB pods (worth 12 x (8 x 0.033174 + 32 x 0.004446) = $4.89/h: ratio (16.29 + s) / (4.89 + s) = 3.2,
+  // s = $0.019) beats a g4dn at $3.91 serving one (worth $0.41: ratio 9.1). By total price the g4dn won,
+  // and the twelve pods' next scale-ups bought more small GPU nodes.
+  SECTION("GPU groups only: what the option's pods are worth counts, as in CA's price expander") {
+    const kube::Pod big = MakePod().name("batch").podRequest("cpu", "8").podRequest("memory", "32Gi");
+    RankInput input = Input({{"g5", 1, {}}, {"g4dn", 1, {big}}});
+    for (int i = 0; i < 12; ++i) input.options[0].pods.push_back(std::make_shared<const kube::Pod>(big));
+    input.price_per_node_hour = {{"g5", 16.29}, {"g4dn", 3.91}};
+    const Ranking r = Rank(input);
+    CHECK(r.chosen == std::vector<std::string>{"g5"});
+    CHECK(VerdictOf(r, "g5").pods_worth == Approx(12 * (8 * 0.033174 + 32 * 0.004446)));
+    CHECK_THAT(VerdictOf(r, "g4dn").reason, Catch::Contains("another option costs less for what it serves"));
+    input.options[0].pods = {big, big};  // two pods: $0.81 against the g4dn's $0.41 for 4x the price
+    CHECK(Rank(input).chosen == std::vector<std::string>{"g4dn"});
+  }
   SECTION("every GPU option strands: veto") {
     const Ranking r = Rank(Input({{"g5", 1, {nv_pod}}, {"g4dn", 1, {nv_pod}}}));
     CHECK(r.chosen.empty());
