@@ -32,10 +32,6 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
-absl::Status Prefixed(absl::string_view what, const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
-}
-
 // The elector on a client of its own: one attempt per request, each within half the renew deadline, and a
 // rate limit no Binding or watch competes for, so renewals are never stuck behind other traffic.
 absl::Status StartLeaderElection(const ExtenderOptions& options, spdlog::logger& log,
@@ -85,6 +81,10 @@ bool IsLoopback(const std::string& address) {
 }
 
 }  // namespace
+
+absl::Status Prefixed(absl::string_view what, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
+}
 
 absl::StatusOr<std::string> ReadAdminToken(const std::string& path) {
   if (path.empty()) return std::string();

@@ -89,6 +89,9 @@ absl::StatusOr<std::string> ReadAdminToken(const std::string& path);
 // open; a second call does nothing.
 absl::Status UsePodEvents(const std::string& kubeconfig, ProcessState& process, spdlog::logger& log);
 
+// `status` with its message after "<what>: ", the flag or part that failed.
+absl::Status Prefixed(absl::string_view what, const absl::Status& status);
+
 // --log-format and --log-level, checked; the error names the flag.
 absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& format, const std::string& level);
 

@@ -11,6 +11,7 @@
 #include "cli/extender_command.h"
 #include "cli/mcp_command.h"
 #include "cli/topo_command.h"
+#include "cli/webhook_command.h"
 
 int main(int argc, char** argv) {
   // No OpenSSL cleanup at exit: it races the gRPC and HTTP worker threads still ending then (a thread
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   topofit::cli::AddAgentCommand(app, exit_code);
   topofit::cli::AddExplainCommand(app, exit_code);
   topofit::cli::AddMcpCommand(app, exit_code);
+  topofit::cli::AddWebhookCommand(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -14,9 +14,9 @@ bool CanGiveTopology(const topology::Topology* topology, const topology::Allocat
   return fit.ok() && fit->fits();
 }
 
-std::optional<kube::NodeSelector> TopologyAffinity(const kube::Pod& pod, const topology::AllocationRequest& request,
-                                                   const std::vector<GroupShape>& groups) {
-  kube::NodeSelector selector;
+std::vector<kube::NodeSelectorTerm> TopologyShapeTerms(const kube::Pod& pod, const topology::AllocationRequest& request,
+                                                       const std::vector<GroupShape>& groups) {
+  std::vector<kube::NodeSelectorTerm> terms;
   for (const GroupShape& group : groups) {
     if (!kube::MatchesNodeSelector(pod, *group.template_node) || !kube::ToleratesTaints(pod, *group.template_node) ||
         !CanGiveTopology(group.topology, request)) {
@@ -24,10 +24,16 @@ std::optional<kube::NodeSelector> TopologyAffinity(const kube::Pod& pod, const t
     }
     std::optional<kube::NodeSelectorTerm> term = ShapeTerm(group.template_node->metadata.labels);
     if (!term) continue;  // a shape without labels to name it by: no term can pick it
-    const bool seen = std::any_of(selector.terms.begin(), selector.terms.end(),
-                                  [&](const kube::NodeSelectorTerm& t) { return SameShapeTerm(t, *term); });
-    if (!seen) selector.terms.push_back(*std::move(term));
+    const bool seen =
+        std::any_of(terms.begin(), terms.end(), [&](const kube::NodeSelectorTerm& t) { return SameShapeTerm(t, *term); });
+    if (!seen) terms.push_back(*std::move(term));
   }
+  return terms;
+}
+
+std::optional<kube::NodeSelector> TopologyAffinity(const kube::Pod& pod, const topology::AllocationRequest& request,
+                                                   const std::vector<GroupShape>& groups) {
+  kube::NodeSelector selector{TopologyShapeTerms(pod, request, groups)};
   if (selector.terms.empty()) return std::nullopt;
   if (!pod.spec.required_node_affinity) return selector;
   // The pod's own terms still hold (an instance type can come with several products): each is ANDed

@@ -27,12 +27,17 @@ struct GroupShape {
 // min-bandwidth); false for a null topology.
 bool CanGiveTopology(const topology::Topology* topology, const topology::AllocationRequest& request);
 
-// The required node affinity that keeps `pod`, whose `request` must be met, on the groups that can give
-// it: one term per group the pod may already use (its own node selector and required affinity, its
+// The terms (any one may match) naming the groups that can give `pod`, whose `request` must be met, its
+// GPUs: one term per group the pod may already use (its own node selector and required affinity, its
 // tolerations) whose shape CanGiveTopology, naming the group's nodes by ShapeTerm (the instance type when
-// the template has one, else the GPU product and count); terms deduplicated, in group order, each ANDed
-// with each of the pod's own required terms. nullopt when no group can give the topology: no affinity
-// can help such a pod, and it keeps the one it had.
+// the template has one, else the GPU product and count); deduplicated, in group order. Empty when no group
+// can give the topology.
+std::vector<kube::NodeSelectorTerm> TopologyShapeTerms(const kube::Pod& pod, const topology::AllocationRequest& request,
+                                                       const std::vector<GroupShape>& groups);
+
+// The required node affinity that keeps `pod` on those groups: TopologyShapeTerms, each ANDed with each of
+// the pod's own required terms. nullopt when no group can give the topology: no affinity can help such a
+// pod, and it keeps the one it had.
 std::optional<kube::NodeSelector> TopologyAffinity(const kube::Pod& pod, const topology::AllocationRequest& request,
                                                    const std::vector<GroupShape>& groups);
 

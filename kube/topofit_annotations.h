@@ -43,6 +43,10 @@ inline constexpr absl::string_view kSafeToEvictAnnotation = "cluster-autoscaler.
 inline constexpr absl::string_view kPlacementPreferenceAnnotation = "topofit.io/placement-preference";
 inline constexpr absl::string_view kScaleUpIntentAnnotation = "topofit.io/scale-up-intent";
 
+// Written by the admission webhook (webhook/admission.h) with the required node affinity it added to a pod,
+// so that a second call for the same pod (reinvocation) leaves it as it is.
+inline constexpr absl::string_view kTopologyAffinityAnnotation = "topofit.io/topology-affinity";
+
 // On a node: `nvidia-smi topo -m` output or a JSON descriptor, overriding the catalog.
 inline constexpr absl::string_view kGpuTopologyAnnotation = "topofit.io/gpu-topology";
 

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "codec/node_affinity_json.h"
 #include "kube/topofit_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -78,35 +79,13 @@ nlohmann::json ObjectMetaFor(const PodIdentity& pod) {
   };
 }
 
-// A shape's requirements (decision::ShapeTerm: label In [value]) as the API writes them.
-nlohmann::json RequirementsJson(const std::vector<kube::NodeSelectorRequirement>& requirements) {
-  nlohmann::json json = nlohmann::json::array();
-  for (const kube::NodeSelectorRequirement& r : requirements) {
-    const char* op = r.op == kube::NodeSelectorOperator::kIn ? "In" : r.op == kube::NodeSelectorOperator::kNotIn ? "NotIn" : nullptr;
-    if (op == nullptr) continue;  // shapes are named by In only; anything else is not ours to write
-    json.push_back({{"key", r.key}, {"operator", op}, {"values", r.values}});
-  }
-  return json;
-}
-
 // Makes each required node-affinity term of `spec` one term per shape, ANDed with it; with no term, the
 // shapes become the terms. Nothing changes without shapes.
 void ConfineToShapes(nlohmann::json& spec, const std::vector<kube::NodeSelectorTerm>& shapes) {
   if (shapes.empty()) return;
   nlohmann::json& terms =
       spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
-  nlohmann::json own = terms.is_array() && !terms.empty() ? terms : nlohmann::json::array({nlohmann::json::object()});
-  nlohmann::json confined = nlohmann::json::array();
-  for (const nlohmann::json& term : own) {
-    for (const kube::NodeSelectorTerm& shape : shapes) {
-      nlohmann::json both = term;
-      nlohmann::json& expressions = both["matchExpressions"];
-      if (!expressions.is_array()) expressions = nlohmann::json::array();
-      for (nlohmann::json& e : RequirementsJson(shape.match_expressions)) expressions.push_back(std::move(e));
-      confined.push_back(std::move(both));
-    }
-  }
-  terms = std::move(confined);
+  terms = codec::ConfinedTerms(terms, shapes);
 }
 
 // Adds `hostname NotIn refused` to every required node-affinity term of `spec`, or makes it the only term.

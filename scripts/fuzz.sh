@@ -24,13 +24,14 @@ ninja -C "$build" fuzzers
 declare -A seeds=(
   [extender_json_fuzz]="$data/fuzz/extender_json $fixtures/k8s/v1.36.0"
   [kube_json_fuzz]="$fixtures/k8s"
+  [admission_review_fuzz]="$data/admission"
   [best_options_fuzz]="$fixtures/k8s/derived"
   [nvidia_smi_fuzz]="$data/nvidia-smi"
   [topology_json_fuzz]="$data/fuzz/topology_json"
   [kubelet_fuzz]="$fixtures/kubelet $data/nvidia-smi"
 )
 failed=0
-for harness in extender_json_fuzz kube_json_fuzz best_options_fuzz nvidia_smi_fuzz topology_json_fuzz kubelet_fuzz; do
+for harness in extender_json_fuzz kube_json_fuzz admission_review_fuzz best_options_fuzz nvidia_smi_fuzz topology_json_fuzz kubelet_fuzz; do
   corpus=$build/corpus/$harness
   artifacts=$build/artifacts/$harness
   mkdir -p "$corpus" "$artifacts"

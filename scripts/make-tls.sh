@@ -7,16 +7,19 @@
 #   random, reused if already there.
 # Writes manifests/tls/ (git-ignored; override with TOPOFIT_TLS_DIR): ca.crt ca.key tls.crt tls.key
 # admin-token, and kustomization.yaml, an overlay of manifests/base/ whose secretGenerator makes the Secrets
-# topofit-expander-tls and topofit-admin-token from those files. Then either
+# topofit-expander-tls and topofit-admin-token from those files. With TOPOFIT_WEBHOOK=1 also
+# webhook-tls.crt webhook-tls.key for topofit-webhook.<ns>.svc, and the overlay adds the webhook component
+# (manifests/components/webhook), its Secret topofit-webhook-tls and the CA as its caBundle. Then either
 #   kubectl apply -k manifests/tls/
 # or apply manifests/ and run the `kubectl create secret` commands printed at the end.
 #
 # usage: scripts/make-tls.sh [namespace]      (default topofit-system)
-# env:   TOPOFIT_TLS_DIR (output dir), TOPOFIT_TLS_DAYS (server certificate validity, default 365)
+# env:   TOPOFIT_TLS_DIR (output dir), TOPOFIT_TLS_DAYS (server certificate validity, default 365),
+#        TOPOFIT_WEBHOOK=1 (the admission webhook too, docs/webhook.md)
 set -euo pipefail
 
 ns=${1:-topofit-system}
-case $ns in -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case $ns in -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 if ! [[ $ns =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ ]] || (( ${#ns} > 63 )); then
   echo "make-tls.sh: '$ns' is not a valid namespace name" >&2
   exit 2
@@ -27,8 +30,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${TOPOFIT_TLS_DIR:-$root/manifests/tls}
 days=${TOPOFIT_TLS_DAYS:-365}
 svc=topofit-expander
-dns1=$svc.$ns.svc
-dns2=$svc.$ns.svc.cluster.local
+webhook=${TOPOFIT_WEBHOOK:-0}
 
 mkdir -p "$out"
 chmod 700 "$out"
@@ -55,8 +57,11 @@ else
   echo "made admin token $out/admin-token"
 fi
 
-# Go ignores the CN: the names must be in subjectAltName.
-cat >"$work/server.ext" <<EXT
+# A serving certificate for service $1 signed by the CA, written as $2.crt and $2.key. Go ignores the CN:
+# the names must be in subjectAltName.
+issue() { # service, file prefix
+  local dns1=$1.$ns.svc dns2=$1.$ns.svc.cluster.local
+  cat >"$work/server.ext" <<EXT
 basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=serverAuth
@@ -64,15 +69,20 @@ subjectAltName=DNS:$dns1,DNS:$dns2
 subjectKeyIdentifier=hash
 authorityKeyIdentifier=keyid
 EXT
-openssl req -new -nodes -newkey rsa:2048 -sha256 \
-  -keyout "$work/tls.key" -out "$work/tls.csr" -subj "/CN=$dns1" 2>/dev/null
-openssl x509 -req -sha256 -days "$days" -in "$work/tls.csr" \
-  -CA "$out/ca.crt" -CAkey "$out/ca.key" -set_serial "0x$(openssl rand -hex 16)" \
-  -extfile "$work/server.ext" -out "$work/tls.crt" 2>/dev/null
-openssl verify -CAfile "$out/ca.crt" "$work/tls.crt" >/dev/null
-mv "$work/tls.key" "$out/tls.key"
-mv "$work/tls.crt" "$out/tls.crt"
-echo "made server certificate $out/tls.crt for $dns1, $dns2 (valid $days days)"
+  openssl req -new -nodes -newkey rsa:2048 -sha256 \
+    -keyout "$work/$2.key" -out "$work/$2.csr" -subj "/CN=$dns1" 2>/dev/null
+  openssl x509 -req -sha256 -days "$days" -in "$work/$2.csr" \
+    -CA "$out/ca.crt" -CAkey "$out/ca.key" -set_serial "0x$(openssl rand -hex 16)" \
+    -extfile "$work/server.ext" -out "$work/$2.crt" 2>/dev/null
+  openssl verify -CAfile "$out/ca.crt" "$work/$2.crt" >/dev/null
+  mv "$work/$2.key" "$out/$2.key"
+  mv "$work/$2.crt" "$out/$2.crt"
+  echo "made server certificate $out/$2.crt for $dns1, $dns2 (valid $days days)"
+}
+issue "$svc" tls
+if [[ $webhook == 1 ]]; then
+  issue topofit-webhook webhook-tls
+fi
 
 # The overlay: base + the Secrets from these files (fixed names, as the base references them).
 cat >"$out/kustomization.yaml" <<KUST
@@ -97,6 +107,29 @@ secretGenerator:
     files:
       - token=admin-token
 KUST
+if [[ $webhook == 1 ]]; then
+  # The webhook component, its Secret, and the CA the API server verifies it with.
+  cat >>"$out/kustomization.yaml" <<KUST
+  - name: topofit-webhook-tls
+    namespace: $ns
+    type: kubernetes.io/tls
+    files:
+      - tls.crt=webhook-tls.crt
+      - tls.key=webhook-tls.key
+components:
+  - $(realpath --relative-to="$out" "$root/manifests/components/webhook")
+patches:
+  - target:
+      group: admissionregistration.k8s.io
+      version: v1
+      kind: MutatingWebhookConfiguration
+      name: topofit-webhook
+    patch: |-
+      - op: add
+        path: /webhooks/0/clientConfig/caBundle
+        value: $(base64 -w0 "$out/ca.crt")
+KUST
+fi
 chmod 600 "$out"/*
 
 cat <<MSG
@@ -110,6 +143,11 @@ or, after kubectl apply -k $root/manifests/ (which creates the namespace):
 cluster-autoscaler needs ca.crt (components/cluster-autoscaler). After replacing the key pair:
   kubectl -n $ns rollout restart deployment/topofit-expander
 MSG
+if [[ $webhook == 1 ]]; then
+  cat <<MSG
+The admission webhook's Secret and caBundle are in the overlay: kubectl apply -k $out/ (docs/webhook.md).
+MSG
+fi
 if [[ $ns != topofit-system ]]; then
   cat <<MSG
 

@@ -8,8 +8,9 @@
 # Checks: the base renders without the generated manifests/tls/; the kinds and counts; the key fields of the
 # KubeSchedulerConfiguration (grep always; with PyYAML also a strict parse against the upstream v1 field
 # names, the exact RBAC rules, and the wiring between objects, on the base and on every overlay); the
-# cert-manager overlay; the cluster-autoscaler component on a stock CA Deployment; and, with openssl,
-# scripts/make-tls.sh into a temporary directory plus the overlay it writes.
+# cert-manager overlay; the cluster-autoscaler component on a stock CA Deployment; the node-agent,
+# pod-monitor and webhook components; and, with openssl, scripts/make-tls.sh into a temporary directory plus
+# the overlay it writes (with and without the webhook).
 set -uo pipefail
 
 dir=${1:?usage: kustomize_test.sh <manifests dir>}
@@ -570,6 +571,86 @@ PY
 else
   grep -q '^kind: PodMonitor$' "$tmp/pm.yaml" && ok "components/pod-monitor renders" || fail "components/pod-monitor renders no PodMonitor"
 fi
+# The webhook component on the base: the MutatingWebhookConfiguration's contract (v1 reviews, no side
+# effects, Ignore on failure, a short timeout, pods CREATE only, opt-in by label, never topofit's own namespace
+# or kube-system), its Service reaching the Deployment's --port on the path the server serves, and RBAC limited
+# to reading the node groups' ConfigMap.
+wh=$tmp/webhook-overlay
+mkdir -p "$wh"
+cat >"$wh/kustomization.yaml" <<'YAML'
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [../manifests/base]
+components: [../manifests/components/webhook]
+YAML
+if ! kubectl kustomize "$wh" >"$tmp/wh.yaml" 2>"$tmp/err"; then
+  cat "$tmp/err"
+  fail "kubectl kustomize with components/webhook failed"
+elif command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/null; then
+  if python3 - "$tmp/wh.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+problems = []
+def check(cond, msg):
+    if not cond:
+        problems.append(msg)
+def one(kind, name):
+    found = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
+    check(len(found) == 1, f"one {kind} {name}")
+    return found[0] if found else {}
+mwc = one("MutatingWebhookConfiguration", "topofit-webhook")
+hooks = mwc.get("webhooks", [])
+check(len(hooks) == 1, "one webhook")
+h = hooks[0] if hooks else {}
+check(h.get("admissionReviewVersions") == ["v1"], "admissionReviewVersions [v1]")
+check(h.get("sideEffects") == "None", "sideEffects None")
+check(h.get("failurePolicy") == "Ignore", "failurePolicy Ignore")
+check(0 < h.get("timeoutSeconds", 10) <= 5, "timeoutSeconds at most 5")
+check(h.get("rules") == [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
+                          "scope": "Namespaced"}], f"rules: pods CREATE only, got {h.get('rules')}")
+check(h.get("objectSelector", {}).get("matchLabels") == {"topofit.io/webhook": "enabled"}, "opt-in objectSelector")
+excluded = [e for e in h.get("namespaceSelector", {}).get("matchExpressions", [])
+            if e.get("key") == "kubernetes.io/metadata.name" and e.get("operator") == "NotIn"]
+check(excluded and {"kube-system", "topofit-system"} <= set(excluded[0].get("values", [])),
+      "namespaceSelector leaves out kube-system and topofit-system")
+svc_ref = h.get("clientConfig", {}).get("service", {})
+check(svc_ref.get("path") == "/mutate", "clientConfig path /mutate (the server's route)")
+svc = one("Service", "topofit-webhook")
+check(svc_ref.get("name") == "topofit-webhook" and svc_ref.get("namespace") == "topofit-system", "clientConfig names the Service")
+ports = {p["port"]: p.get("targetPort") for p in svc.get("spec", {}).get("ports", [])}
+dep = one("Deployment", "topofit-webhook")
+pod = dep.get("spec", {}).get("template", {}).get("spec", {})
+c = (pod.get("containers") or [{}])[0]
+args = c.get("args", [])
+def flag(name):
+    return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
+check(args[:1] == ["webhook"], "`topofit webhook`")
+named = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
+check(named.get(ports.get(svc_ref.get("port", 443))) == int(flag("--port") or 0),
+      f"Service port {svc_ref.get('port', 443)} reaches the container's --port {flag('--port')}")
+check(flag("--tls-cert") == "/etc/topofit/tls/tls.crt" and flag("--tls-key") == "/etc/topofit/tls/tls.key", "TLS files")
+check("--insecure" not in args, "the webhook serves TLS")
+check(flag("--namespace") == "topofit-system", "reads the ConfigMap in topofit-system")
+vols = {v["name"]: v for v in pod.get("volumes", [])}
+check(vols.get("tls", {}).get("secret", {}).get("secretName") == "topofit-webhook-tls", "Secret topofit-webhook-tls")
+check(pod.get("serviceAccountName") == "topofit-webhook", "its own ServiceAccount")
+check(dep.get("spec", {}).get("replicas", 1) >= 2, "two replicas: an outage silently loses affinities")
+check(c.get("securityContext", {}).get("readOnlyRootFilesystem") is True, "read-only root filesystem")
+for probe, path in (("livenessProbe", "/livez"), ("readinessProbe", "/readyz")):
+    check(c.get(probe, {}).get("httpGet", {}).get("path") == path, f"{probe} {path}")
+role = one("Role", "topofit-webhook-node-groups")
+check(role.get("rules") == [{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["topofit-node-groups"],
+                             "verbs": ["get"]}], "Role: get of topofit-node-groups only")
+binding = one("RoleBinding", "topofit-webhook-node-groups")
+check(binding.get("subjects") == [{"kind": "ServiceAccount", "name": "topofit-webhook", "namespace": "topofit-system"}],
+      "RoleBinding to the webhook's ServiceAccount")
+check(any(d["kind"] == "PodDisruptionBudget" and d["metadata"]["name"] == "topofit-webhook" for d in docs), "a PDB")
+sys.exit("; ".join(problems) if problems else 0)
+PY
+  then ok "components/webhook: Ignore, v1, pods CREATE, opt-in selectors, Service to --port, /mutate, least RBAC"; else fail "components/webhook"; fi
+else
+  grep -q '^kind: MutatingWebhookConfiguration$' "$tmp/wh.yaml" && ok "components/webhook renders" || fail "components/webhook renders no MutatingWebhookConfiguration"
+fi
 # The README's image override, on the base with the node-agent component: every container that runs topofit
 # (extender, expander, agent) renders the user's image; without it, the release's.
 images_of() { grep -E '^[[:space:]]*image: .*topofit' "$1" | grep -v kube-scheduler | sed -E 's/^[[:space:]]*image: //' | sort | uniq -c | sed -E 's/^ +//'; }
@@ -628,6 +709,24 @@ else
   else
     cat "$tmp/make-tls.out"
     fail "make-tls.sh failed"
+  fi
+  # With the webhook: its certificate from the same CA, its Secret, and that CA as the caBundle.
+  wtls=$tmp/tls-webhook
+  if TOPOFIT_TLS_DIR=$wtls TOPOFIT_WEBHOOK=1 "$scripts/make-tls.sh" >"$tmp/make-tls-webhook.out" 2>&1 &&
+    kubectl kustomize "$wtls" >"$tmp/tls-webhook.yaml" 2>"$tmp/err"; then
+    if openssl verify -CAfile "$wtls/ca.crt" "$wtls/webhook-tls.crt" >/dev/null 2>&1 &&
+      openssl x509 -in "$wtls/webhook-tls.crt" -noout -ext subjectAltName 2>/dev/null |
+      grep -q 'DNS:topofit-webhook.topofit-system.svc, DNS:topofit-webhook.topofit-system.svc.cluster.local' &&
+      grep -q "caBundle: $(base64 -w0 "$wtls/ca.crt")\$" "$tmp/tls-webhook.yaml" &&
+      grep -q '^  name: topofit-webhook-tls$' "$tmp/tls-webhook.yaml" &&
+      [[ $(grep -c '^kind: MutatingWebhookConfiguration$' "$tmp/tls-webhook.yaml") == 1 ]]; then
+      ok "TOPOFIT_WEBHOOK=1 make-tls.sh: webhook certificate for its Service names, its Secret, the CA as caBundle"
+    else
+      fail "TOPOFIT_WEBHOOK=1 make-tls.sh: certificate, Secret or caBundle missing"
+    fi
+  else
+    cat "$tmp/make-tls-webhook.out" "$tmp/err"
+    fail "TOPOFIT_WEBHOOK=1 make-tls.sh or its overlay failed"
   fi
 fi
 
