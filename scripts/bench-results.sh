@@ -96,8 +96,10 @@ goal_row() {
 goal_tally() {
   local file=$1
   local met met_clear not not_clear
-  met=$(grep -o '(met[;)]' "$file" | wc -l); met_clear=$(grep -o '(met; [^)]*, clear)' "$file" | wc -l)
-  not=$(grep -o '(NOT met[;)]' "$file" | wc -l); not_clear=$(grep -o '(NOT met; [^)]*, clear)' "$file" | wc -l)
+  # grep finding nothing is a count of 0, not a failure of the script (set -o pipefail).
+  count() { { grep -o "$1" "$file" || true; } | wc -l; }
+  met=$(count '(met[;)]'); met_clear=$(count '(met; [^)]*, clear)')
+  not=$(count '(NOT met[;)]'); not_clear=$(count '(NOT met; [^)]*, clear)')
   echo "Met: **$met of $((met + not))** cells ($met_clear of them clear: the whole interval meets the target). Not met: $not"
   echo "($not_clear of them clear: the whole interval misses it; the other $((not - not_clear)) are within the seeds' noise)."
 }
