@@ -22,7 +22,7 @@ TEST_CASE("Draws: a draw is a function of the seed, the purpose and the key, not
   CHECK(draws.Bits(DrawPurpose::kBootDelay, {3, 2}) != first);  // the key's order matters
 }
 
-TEST_CASE("Draws: Between stays in its bounds and reaches both, Unit spreads over [0, 1)", "[draws]") {
+TEST_CASE("Draws: Between stays in its bounds and reaches both, Unit spreads over 0 to 1", "[draws]") {
   const Draws draws(1);
   std::set<int64_t> seen;
   double sum = 0;
