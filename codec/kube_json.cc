@@ -305,7 +305,16 @@ absl::Status ReadPodSpec(const Json& json, const std::string& path, kube::PodSpe
   TOPOFIT_RETURN_IF_ERROR(ReadInt(json, "priority", path, std::numeric_limits<int32_t>::min(),
                                   std::numeric_limits<int32_t>::max(), &priority));
   if (priority) out->priority = static_cast<int32_t>(*priority);
-  return ReadString(json, "priorityClassName", path, &out->priority_class_name);
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "priorityClassName", path, &out->priority_class_name));
+  TOPOFIT_RETURN_IF_ERROR(ReadObject(json, "workloadRef", path, [&](const Json& ref, const std::string& p) {
+    kube::WorkloadReference& workload = out->workload_ref.emplace();
+    TOPOFIT_RETURN_IF_ERROR(ReadString(ref, "name", p, &workload.name));
+    TOPOFIT_RETURN_IF_ERROR(ReadString(ref, "podGroup", p, &workload.pod_group));
+    return ReadString(ref, "podGroupReplicaKey", p, &workload.pod_group_replica_key);
+  }));
+  return ReadObject(json, "schedulingGroup", path, [&](const Json& group, const std::string& p) {
+    return ReadString(group, "podGroupName", p, &out->scheduling_group.emplace().pod_group_name);
+  });
 }
 
 absl::Status ReadPodStatus(const Json& json, const std::string& path, kube::PodStatus* out) {

@@ -167,6 +167,14 @@ absl::Status ReadPodSpec(const corev1::PodSpec& in, kube::PodSpec* out) {
   out->node_name = in.nodename();
   if (in.has_priority()) out->priority = in.priority();
   out->priority_class_name = in.priorityclassname();
+  if (in.has_workloadref()) {
+    out->workload_ref = kube::WorkloadReference{.name = in.workloadref().name(),
+                                                .pod_group = in.workloadref().podgroup(),
+                                                .pod_group_replica_key = in.workloadref().podgroupreplicakey()};
+  }
+  if (in.has_schedulinggroup()) {
+    out->scheduling_group = kube::PodSchedulingGroup{.pod_group_name = in.schedulinggroup().podgroupname()};
+  }
   return absl::OkStatus();
 }
 

@@ -115,6 +115,22 @@ struct Taint {
   bool operator==(const Taint&) const = default;
 };
 
+// PodSpec.workloadRef (scheduling.k8s.io v1alpha1, Kubernetes 1.35, gate GenericWorkload): the Workload
+// and the pod group within it that the pod belongs to. 1.36 replaced it by PodSchedulingGroup.
+struct WorkloadReference {
+  std::string name;                   // the Workload, in the pod's namespace
+  std::string pod_group;              // podGroup: the group within the Workload
+  std::string pod_group_replica_key;  // podGroupReplicaKey: which replica of the group; empty when unset
+  bool operator==(const WorkloadReference&) const = default;
+};
+
+// PodSpec.schedulingGroup (scheduling.k8s.io v1alpha2, Kubernetes 1.36): the PodGroup object the pod
+// belongs to, in the pod's namespace.
+struct PodSchedulingGroup {
+  std::string pod_group_name;  // podGroupName
+  bool operator==(const PodSchedulingGroup&) const = default;
+};
+
 struct PodSpec {
   std::vector<Container> containers;
   std::vector<Container> init_containers;
@@ -131,6 +147,9 @@ struct PodSpec {
   std::string node_name;
   std::optional<int32_t> priority;  // set by the Priority admission plugin
   std::string priority_class_name;
+  // Gang membership through the Workload API (decision/gang.h); absent on pods of other releases.
+  std::optional<WorkloadReference> workload_ref;
+  std::optional<PodSchedulingGroup> scheduling_group;
 };
 
 // PodCondition and NodeCondition, reduced to what decisions read.

@@ -160,6 +160,30 @@ TEST_CASE("PodFromJson reads what the extender needs", "[kube_json]") {
   CHECK(kube::EffectiveRequestMilli(pod, "memory") == 85899345920000);
 }
 
+TEST_CASE("PodFromJson reads the Workload API's gang membership", "[kube_json]") {
+  SECTION("1.35 spec.workloadRef") {
+    const kube::Pod pod = RequirePod(Json::parse(R"({"metadata": {"name": "w-0", "namespace": "ml"},
+        "spec": {"workloadRef": {"name": "train", "podGroup": "workers", "podGroupReplicaKey": "r1"}}})"));
+    REQUIRE(pod.spec.workload_ref.has_value());
+    CHECK(*pod.spec.workload_ref ==
+          kube::WorkloadReference{.name = "train", .pod_group = "workers", .pod_group_replica_key = "r1"});
+    CHECK_FALSE(pod.spec.scheduling_group.has_value());
+  }
+  SECTION("1.36 spec.schedulingGroup") {
+    const kube::Pod pod = RequirePod(
+        Json::parse(R"({"metadata": {"name": "w-0"}, "spec": {"schedulingGroup": {"podGroupName": "train-workers"}}})"));
+    REQUIRE(pod.spec.scheduling_group.has_value());
+    CHECK(pod.spec.scheduling_group->pod_group_name == "train-workers");
+    CHECK_FALSE(pod.spec.workload_ref.has_value());
+  }
+  SECTION("null reads as absent, as in Go") {
+    const kube::Pod pod =
+        RequirePod(Json::parse(R"({"metadata": {"name": "p"}, "spec": {"workloadRef": null, "schedulingGroup": null}})"));
+    CHECK_FALSE(pod.spec.workload_ref.has_value());
+    CHECK_FALSE(pod.spec.scheduling_group.has_value());
+  }
+}
+
 TEST_CASE("NodeFromJson reads what the extender needs", "[kube_json]") {
   const kube::Node node = RequireNode(Json::parse(kGpuNode));
   CHECK(node.metadata.name == "gpu-7");
@@ -263,6 +287,10 @@ TEST_CASE("Decoding names the JSON path of a wrong value", "[kube_json]") {
        "preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchFields[0].values: expected an array"},
       {"tolerationSeconds not an integer", R"({"spec": {"tolerations": [{"tolerationSeconds": "5"}]}})",
        "spec.tolerations[0].tolerationSeconds: expected an integer, found string"},
+      {"podGroup not a string", R"({"spec": {"workloadRef": {"podGroup": 3}}})",
+       "spec.workloadRef.podGroup: expected a string, found number"},
+      {"schedulingGroup not an object", R"({"spec": {"schedulingGroup": "train"}})",
+       "spec.schedulingGroup: expected an object, found string"},
       {"controller not a boolean", R"({"metadata": {"ownerReferences": [{"controller": "yes"}]}})",
        "metadata.ownerReferences[0].controller: expected a boolean, found string"},
   };
@@ -361,6 +389,16 @@ TEST_CASE("Upstream fixtures decode", "[kube_json][fixtures]") {
       CHECK(pod.spec.node_name == "nodeNameValue");
       CHECK(pod.spec.priority == 25);
       CHECK(pod.spec.priority_class_name == "priorityClassNameValue");
+      // The Workload API's field of each release: 1.35's workloadRef, replaced by schedulingGroup in 1.36.
+      const std::string release = version;
+      CHECK(pod.spec.workload_ref.has_value() == (release == "v1.35.0"));
+      if (pod.spec.workload_ref) {
+        CHECK(*pod.spec.workload_ref == kube::WorkloadReference{.name = "nameValue",
+                                                                .pod_group = "podGroupValue",
+                                                                .pod_group_replica_key = "podGroupReplicaKeyValue"});
+      }
+      CHECK(pod.spec.scheduling_group.has_value() == (release == "v1.36.0" || release == "HEAD"));
+      if (pod.spec.scheduling_group) CHECK(pod.spec.scheduling_group->pod_group_name == "podGroupNameValue");
 
       CHECK(pod.status.phase == "phaseValue");
       CHECK(pod.status.nominated_node_name == "nominatedNodeNameValue");

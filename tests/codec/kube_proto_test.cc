@@ -99,7 +99,13 @@ std::string Dump(const kube::Pod& pod) {
   }
   out << "schedulerName=" << spec.scheduler_name << "\nnodeName=" << spec.node_name
       << "\npriority=" << (spec.priority ? std::to_string(*spec.priority) : "unset")
-      << "\npriorityClassName=" << spec.priority_class_name << "\nphase=" << pod.status.phase
+      << "\npriorityClassName=" << spec.priority_class_name;
+  if (spec.workload_ref) {
+    out << "\nworkloadRef=" << spec.workload_ref->name << " podGroup=" << spec.workload_ref->pod_group
+        << " replicaKey=" << spec.workload_ref->pod_group_replica_key;
+  }
+  if (spec.scheduling_group) out << "\nschedulingGroup=" << spec.scheduling_group->pod_group_name;
+  out << "\nphase=" << pod.status.phase
       << "\nnominatedNodeName=" << pod.status.nominated_node_name << "\n";
   DumpConditions(out, pod.status.conditions);
   return out.str();
@@ -257,6 +263,16 @@ TEST_CASE("A pod and a node from the fixtures hold the synthetic values field by
   REQUIRE(pod.spec.required_node_affinity->terms.size() == 1);
   CHECK(pod.spec.required_node_affinity->terms[0].match_fields.size() == 1);
   CHECK(pod.status.nominated_node_name == "nominatedNodeNameValue");
+  REQUIRE(pod.spec.scheduling_group.has_value());                                              // PodSpec 43
+  CHECK(pod.spec.scheduling_group->pod_group_name == "podGroupNameValue");
+  CHECK_FALSE(pod.spec.workload_ref.has_value());  // 1.36 dropped it
+
+  // 1.35's workloadRef (PodSpec 42), the release that has it.
+  const kube::Pod v135 = RequireOk(PodFromBytes(ReadFile(Fixture{"v1.35.0", "core.v1.Pod", true}.Raw())));
+  REQUIRE(v135.spec.workload_ref.has_value());
+  CHECK(*v135.spec.workload_ref == kube::WorkloadReference{.name = "nameValue",
+                                                           .pod_group = "podGroupValue",
+                                                           .pod_group_replica_key = "podGroupReplicaKeyValue"});
 
   const kube::Node node = RequireOk(NodeFromBytes(ReadFile(Fixture{"HEAD", "core.v1.Node", false}.Raw())));
   CHECK(node.spec.provider_id == "providerIDValue");
