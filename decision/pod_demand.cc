@@ -2,18 +2,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/str_cat.h"
+#include "decision/annotation_value.h"
 #include "kube/pod_resources.h"
-#include "topology/quoted.h"
 
 namespace topofit::decision {
-namespace {
-
-absl::Status AnnotationError(absl::string_view key, absl::string_view value, absl::string_view detail) {
-  return absl::InvalidArgumentError(absl::StrCat("annotation ", key, "=", topology::Quoted(value), ": ", detail));
-}
-
-}  // namespace
 
 absl::StatusOr<GpuDemand> DemandOf(const kube::Pod& pod) {
   GpuDemand demand;

@@ -104,6 +104,24 @@ class PodBuilder {
     pod_.metadata.annotations[key] = std::move(value);
     return *this;
   }
+  PodBuilder& label(const std::string& key, std::string value) {
+    pod_.metadata.labels[key] = std::move(value);
+    return *this;
+  }
+  PodBuilder& namespaceName(std::string namespace_name) {
+    pod_.metadata.namespace_name = std::move(namespace_name);
+    return *this;
+  }
+  // spec.workloadRef (Kubernetes 1.35).
+  PodBuilder& workloadRef(std::string name, std::string pod_group, std::string replica_key = "") {
+    pod_.spec.workload_ref = WorkloadReference{std::move(name), std::move(pod_group), std::move(replica_key)};
+    return *this;
+  }
+  // spec.schedulingGroup.podGroupName (Kubernetes 1.36).
+  PodBuilder& schedulingGroup(std::string pod_group_name) {
+    pod_.spec.scheduling_group = PodSchedulingGroup{std::move(pod_group_name)};
+    return *this;
+  }
   // Adds a regular container.
   PodBuilder& container(const ContainerBuilder& container) {
     pod_.spec.containers.push_back(container.build());
