@@ -3,7 +3,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <map>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +13,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "codec/topology_json.h"
+#include "decision/nvlink_domain.h"
+#include "kube/objects.h"
 #include "topology/allocator.h"
 #include "topology/catalog.h"
 #include "topology/node_score.h"
@@ -48,6 +50,18 @@ absl::StatusOr<std::string> ReadInput(const std::string& file, std::istream& std
   return text;
 }
 
+absl::StatusOr<kube::StringMap> ParseLabels(const std::vector<std::string>& key_values) {
+  kube::StringMap labels;
+  for (const std::string& label : key_values) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(label, absl::MaxSplits('=', 1));
+    if (kv.first.empty() || label.find('=') == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("--label wants key=value, got \"", label, "\""));
+    }
+    labels[kv.first] = kv.second;
+  }
+  return labels;
+}
+
 absl::StatusOr<Topology> LoadTopology(const TopoOptions& options, std::istream& in) {
   const int sources = !options.file.empty() + !options.shape.empty() + !options.labels.empty();
   if (sources != 1) {
@@ -55,15 +69,9 @@ absl::StatusOr<Topology> LoadTopology(const TopoOptions& options, std::istream& 
   }
   if (!options.shape.empty()) return topology::CatalogShape(options.shape);
   if (!options.labels.empty()) {
-    std::map<std::string, std::string, std::less<>> labels;
-    for (const std::string& label : options.labels) {
-      std::pair<std::string, std::string> kv = absl::StrSplit(label, absl::MaxSplits('=', 1));
-      if (kv.first.empty() || label.find('=') == std::string::npos) {
-        return absl::InvalidArgumentError(absl::StrCat("--label wants key=value, got \"", label, "\""));
-      }
-      labels[kv.first] = kv.second;
-    }
-    absl::StatusOr<topology::LabelledTopology> labelled = topology::TopologyFromLabels(labels, options.allocatable);
+    absl::StatusOr<kube::StringMap> labels = ParseLabels(options.labels);
+    if (!labels.ok()) return labels.status();
+    absl::StatusOr<topology::LabelledTopology> labelled = topology::TopologyFromLabels(*labels, options.allocatable);
     if (!labelled.ok()) return labelled.status();
     return labelled->topology;
   }
@@ -98,10 +106,35 @@ std::string IslandsText(const Topology& t) {
                        [](std::string* out, GpuSet s) { absl::StrAppend(out, "{", s.ToString(), "}"); });
 }
 
-void PrintSummary(const Topology& t, std::ostream& out) {
+// The NVLink domain a node's labels name, with the configured label keys; what `topo` shows when it reads a
+// node's labels rather than a topology that carries its own clique.
+struct LabelledDomain {
+  decision::NvlinkDomainLabels keys;
+  std::optional<decision::NvlinkDomain> domain;
+};
+
+absl::StatusOr<std::optional<LabelledDomain>> DomainFromLabels(const TopoOptions& options) {
+  if (options.labels.empty()) return std::nullopt;
+  absl::StatusOr<decision::NvlinkDomainLabels> keys =
+      options.domain_labels.empty() ? decision::NvlinkDomainLabels::Default()
+                                    : decision::NvlinkDomainLabels::Create(options.domain_labels);
+  if (!keys.ok()) return keys.status();
+  absl::StatusOr<kube::StringMap> labels = ParseLabels(options.labels);
+  if (!labels.ok()) return labels.status();
+  std::optional<decision::NvlinkDomain> domain = decision::NvlinkDomainOf(*labels, *keys);
+  return LabelledDomain{.keys = *std::move(keys), .domain = std::move(domain)};
+}
+
+std::string DomainText(const Topology& t, const std::optional<LabelledDomain>& labelled) {
+  if (!labelled) return t.domain() ? t.domain()->value : "none";
+  if (!labelled->domain) return absl::StrCat("none (no ", absl::StrJoin(labelled->keys.keys(), " or "), " label)");
+  return absl::StrCat(labelled->domain->id.value, " (", labelled->domain->label_key, ")");
+}
+
+void PrintSummary(const Topology& t, const std::optional<LabelledDomain>& labelled, std::ostream& out) {
   out << "source:         " << t.source() << "\n"
       << "GPUs:           " << Describe(t) << "\n"
-      << "domain:         " << (t.domain() ? t.domain()->value : "none") << "\n"
+      << "NVLink domain:  " << DomainText(t, labelled) << "\n"
       << "NVLink islands: " << IslandsText(t) << "\n\n";
   out << "      ";
   for (int b = 0; b < t.gpu_count(); ++b) out << absl::StrCat("GPU", b) << std::string(b < 10 ? 3 : 2, ' ');
@@ -167,8 +200,18 @@ int RunTopo(const TopoOptions& options, std::istream& in, std::ostream& out, std
     err << "topofit topo: " << t.status().message() << "\n";
     return 1;
   }
+  absl::StatusOr<std::optional<LabelledDomain>> labelled = DomainFromLabels(options);
+  if (!labelled.ok()) {
+    err << "topofit topo: " << labelled.status().message() << "\n";
+    return 1;
+  }
   nlohmann::json result = {{"topology", codec::TopologyToJson(*t)}, {"summary", SummaryJson(*t)}};
-  if (!options.json) PrintSummary(*t, out);
+  if (*labelled) {
+    const std::optional<decision::NvlinkDomain>& domain = (*labelled)->domain;
+    result["summary"]["nvlinkDomain"] =
+        domain ? nlohmann::json{{"label", domain->label_key}, {"value", domain->id.value}} : nlohmann::json(nullptr);
+  }
+  if (!options.json) PrintSummary(*t, *labelled, out);
   if (options.gpus == 0) {
     if (options.json) out << result.dump(2) << "\n";
     return 0;
@@ -227,6 +270,9 @@ void AddTopoCommand(CLI::App& app, int& exit_code) {
   topo->add_option("--label", options->labels,
                    "a node label key=value (repeat); picks the shape as for a node-group template");
   topo->add_option("--allocatable", options->allocatable, "GPUs the node reports allocatable (with --label)");
+  topo->add_option("--domain-label", options->domain_labels,
+                   "a node label key naming an NVLink domain, most tightly connected first (repeat; with --label; "
+                   "default nvidia.com/gpu.clique, then topology.k8s.aws/ultraserver-id)");
   topo->add_option("--product", options->product,
                    "GPU product for nvidia-smi text, e.g. NVIDIA-H100-80GB-HBM3 (sets NVLink/PCIe generation)");
   topo->add_option("--gpus", options->gpus, "choose the best set of K GPUs")->check(CLI::Range(1, 1 << 20));

@@ -86,6 +86,42 @@ TEST_CASE("topo reads a JSON descriptor and selects shapes from labels", "[cli]"
   }
 }
 
+TEST_CASE("topo shows the NVLink domain a node's labels name", "[cli]") {
+  TopoOptions options;
+  options.labels = {"nvidia.com/gpu.product=NVIDIA-GB200", "nvidia.com/gpu.count=4",
+                    "topology.k8s.aws/ultraserver-id=us-0a1b",
+                    "nvidia.com/gpu.clique=8d9e3f2a-1b2c-4d5e-9f00-112233445566.7"};
+  SECTION("the clique first, by default") {
+    const Run run = RunWith(options);
+    REQUIRE(run.code == 0);
+    CHECK_THAT(run.out,
+               Catch::Contains("NVLink domain:  8d9e3f2a-1b2c-4d5e-9f00-112233445566.7 (nvidia.com/gpu.clique)\n"));
+  }
+  SECTION("in the configured order, as JSON") {
+    options.domain_labels = {"topology.k8s.aws/ultraserver-id", "nvidia.com/gpu.clique"};
+    options.json = true;
+    const Run run = RunWith(options);
+    REQUIRE(run.code == 0);
+    CHECK(nlohmann::json::parse(run.out)["summary"]["nvlinkDomain"] ==
+          nlohmann::json({{"label", "topology.k8s.aws/ultraserver-id"}, {"value", "us-0a1b"}}));
+  }
+  SECTION("none, saying which labels were looked for") {
+    options.labels = {"node.kubernetes.io/instance-type=p5.48xlarge"};
+    const Run run = RunWith(options);
+    REQUIRE(run.code == 0);
+    CHECK_THAT(run.out, Catch::Contains(
+                            "NVLink domain:  none (no nvidia.com/gpu.clique or topology.k8s.aws/ultraserver-id label)"));
+    options.json = true;
+    CHECK(nlohmann::json::parse(RunWith(options).out)["summary"]["nvlinkDomain"].is_null());
+  }
+  SECTION("a bad list of domain labels") {
+    options.domain_labels = {"nvidia.com/gpu.clique", "nvidia.com/gpu.clique"};
+    const Run run = RunWith(options);
+    CHECK(run.code == 1);
+    CHECK_THAT(run.err, Catch::Contains("nvidia.com/gpu.clique is listed twice"));
+  }
+}
+
 TEST_CASE("topo exits 2 with the reason when the request does not fit", "[cli]") {
   TopoOptions options = Shape("g5.48xlarge", 2);
   options.json = false;
