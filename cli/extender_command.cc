@@ -184,6 +184,19 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
       ParseCapacityWaitFlags(options.expected_node_boot, options.max_topology_wait);
   if (!wait.ok()) return wait.status();
   parts.extender->WaitForCapacity(*wait);
+  decision::GangBookOptions gangs;
+  if (!absl::ParseDuration(options.gang_wait, &gangs.wait) ||
+      !absl::ParseDuration(options.gang_bind_grace, &gangs.bind_grace) || gangs.wait <= absl::ZeroDuration() ||
+      gangs.bind_grace <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("--gang-wait ", options.gang_wait, " / --gang-bind-grace ",
+                                                   options.gang_bind_grace,
+                                                   ": expected positive durations such as 2m or 90s"));
+  }
+  absl::StatusOr<decision::NvlinkDomainLabels> domain_labels =
+      options.nvlink_domain_labels.empty() ? decision::NvlinkDomainLabels::Default()
+                                           : decision::NvlinkDomainLabels::Create(options.nvlink_domain_labels);
+  if (!domain_labels.ok()) return domain_labels.status();
+  parts.extender->PlaceGangs(*std::move(domain_labels), gangs);
   if (options.drain_guard) {
     parts.drain_guard = std::make_unique<scheduler::DrainGuard>(*parts.state, *parts.kube, log, process.registry);
     parts.extender->GuardFromDrains(parts.drain_guard.get());
@@ -330,6 +343,15 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   cmd.add_option("--leader-elect-identity", options.leader_elect_identity,
                  "this replica's name in the Lease (default: hostname_random)");
   AddCapacityWaitFlags(cmd, options.expected_node_boot, options.max_topology_wait);
+  cmd.add_option("--gang-wait", options.gang_wait,
+                 "how long a gang's reservation holds its GPUs for every member to come (docs/gangs.md)")
+      ->capture_default_str();
+  cmd.add_option("--gang-bind-grace", options.gang_bind_grace,
+                 "once every member of a gang has its place, how long their binds may take")
+      ->capture_default_str();
+  cmd.add_option("--domain-label", options.nvlink_domain_labels,
+                 "a node label naming a multi-node NVLink domain, most tightly connected first (repeat; "
+                 "default: nvidia.com/gpu.clique, topology.k8s.aws/ultraserver-id)");
 }
 
 void AddCapacityWaitFlags(CLI::App& cmd, std::string& expected_node_boot, std::string& max_topology_wait) {

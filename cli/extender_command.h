@@ -75,6 +75,10 @@ struct ExtenderOptions {
   // Wait or place now (decision/capacity_wait.h): Go-style durations; max wait 0 turns waiting off.
   std::string expected_node_boot = "5m";
   std::string max_topology_wait = "10m";
+  // Gangs (decision/gang_book.h): how long a reservation waits for every member, then for their binds.
+  std::string gang_wait = "2m";
+  std::string gang_bind_grace = "1m";
+  std::vector<std::string> nvlink_domain_labels;  // empty: decision::NvlinkDomainLabels::Default()
 };
 
 // How often topofit_idle_gpus is recomputed: Prometheus' default scrape interval.

@@ -105,21 +105,25 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   codec::ExtenderFilterResult result;
   absl::StatusOr<GpuDemand> demand = decision::DemandOf(args.pod);
   const std::string pod_key = absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name);
-  if (!demand.ok()) {
-    // The pod itself is wrong: every node would fail alike, so say it once, where kube-scheduler shows it.
-    result.error = absl::StrCat("topofit: pod ", pod_key, ": ", demand.status().message());
-    metrics_.invalid_pods.Inc();
-    server::LogEvent(log_, "filter", {{"pod", pod_key}, {"verdict", "error"}, {"reason", result.error}},
-                     spdlog::level::warn);
-    if (recorder_ != nullptr) {
-      history::Record record = history::FilterRecord(clock_.Now(), {decision::LedgerPodUid(args.pod), pod_key}, 0, {});
-      record.reason = history::Reason::kInvalidPod;
-      RecordCycle({std::move(record)});
-    }
-    return result;
+  if (!demand.ok()) return InvalidPod(args.pod, pod_key, demand.status().message());
+  std::optional<decision::Gang> gang;  // of known size: placed all or nothing
+  if (demand->wants_gpus()) {
+    absl::StatusOr<std::optional<decision::Gang>> member_of = decision::GangOf(args.pod);
+    if (!member_of.ok()) return InvalidPod(args.pod, pod_key, member_of.status().message());
+    if (*member_of && (*member_of)->min_count) gang = **member_of;
   }
   absl::StatusOr<RequestNodes> nodes = NodesOf(args);
   if (!nodes.ok()) return nodes.status();
+  if (gang) {
+    if (std::optional<codec::ExtenderFilterResult> placed = FilterGangMember(args, *demand, *gang, *nodes)) {
+      return *std::move(placed);
+    }
+  }
+  if (demand->wants_gpus()) {
+    std::lock_guard<std::mutex> lock(gangs_mu_);
+    ExpireGangs();
+    nodes->snapshots = WithoutReserved(std::move(nodes->snapshots), {});
+  }
 
   if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
   result.failed_and_unresolvable_nodes.insert(nodes->unresolved.begin(), nodes->unresolved.end());
@@ -180,6 +184,21 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
                     {"passed", passed},
                     {"failed", result.failed_nodes.size()},
                     {"unresolvable", result.failed_and_unresolvable_nodes.size()}});
+  return result;
+}
+
+codec::ExtenderFilterResult Extender::InvalidPod(const kube::Pod& pod, const std::string& pod_key,
+                                                absl::string_view message) {
+  codec::ExtenderFilterResult result;
+  result.error = absl::StrCat("topofit: pod ", pod_key, ": ", message);
+  metrics_.invalid_pods.Inc();
+  server::LogEvent(log_, "filter", {{"pod", pod_key}, {"verdict", "error"}, {"reason", result.error}},
+                   spdlog::level::warn);
+  if (recorder_ != nullptr) {
+    history::Record record = history::FilterRecord(clock_.Now(), {decision::LedgerPodUid(pod), pod_key}, 0, {});
+    record.reason = history::Reason::kInvalidPod;
+    RecordCycle({std::move(record)});
+  }
   return result;
 }
 
@@ -300,15 +319,25 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
   const bool asked_capacity = ConsumesCapacityRequest(*stored) || HasAskedCapacity(args.pod_uid);
   // A pod that says whether CA may evict it is left as its owner wrote it.
   const bool says_safe_to_evict = stored->metadata.annotations.contains(kube::kSafeToEvictAnnotation);
+  std::optional<topology::GpuSet> reserved;  // a gang member's place
+  if (std::string waiting = GangBindGate(*stored, args, reserved); !waiting.empty()) {
+    metrics_.binds.Inc({"waiting_for_gang"});
+    server::LogEvent(log_, "bind", {{"pod", pod.key()}, {"node", args.node}, {"result", waiting}});
+    return waiting;
+  }
   std::string gpu_ids;
   std::shared_ptr<std::mutex> lock = PodBindLock(args.pod_uid);
   std::string error;
   {
     std::lock_guard<std::mutex> one_bind(*lock);
     error = BindOnce(args, pod, decision::JudgedPod::Of(*stored), authorized.demand, asked_capacity, says_safe_to_evict,
-                     gpu_ids);
+                     reserved, gpu_ids);
   }
   ReleasePodBindLock(args.pod_uid, std::move(lock));
+  if (reserved && error.empty()) {
+    std::lock_guard<std::mutex> gangs(gangs_mu_);
+    if (gangs_.Bound(args.pod_uid)) metrics_.gang_reservations.Inc({"landed"});
+  }
   metrics_.binds.Inc({error.empty() ? "ok" : "error"});
   if (recorder_ != nullptr) {
     recorder_->Record(history::BindRecord(clock_.Now(), {pod.uid, pod.key()}, args.node, 0, gpu_ids, error.empty()));
@@ -335,7 +364,8 @@ void Extender::ReleasePodBindLock(const std::string& pod_uid, std::shared_ptr<st
 
 std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod,
                                const decision::JudgedPod& judged, const GpuDemand& demand,
-                               bool asked_capacity, bool says_safe_to_evict, std::string& gpu_ids) {
+                               bool asked_capacity, bool says_safe_to_evict,
+                               const std::optional<topology::GpuSet>& reserved, std::string& gpu_ids) {
   bool claimed = false;  // by this call: only then may a failure release GPUs
   bool repeat = false;   // an earlier bind of the pod to this node claimed them
   topology::GpuSet gpus;
@@ -347,6 +377,12 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
     }
     gpus = held->second;
     repeat = true;
+  } else if (reserved) {
+    if (absl::Status assumed = state_.Assume(pod, args.node, *reserved); !assumed.ok()) {
+      return absl::StrCat("topofit: ", assumed.message());
+    }
+    gpus = *reserved;
+    claimed = true;
   } else {
     // Choose on the current state and claim under the state's lock; a concurrent bind that claimed first
     // makes Assume fail, and the choice is made again on the new state.
@@ -354,6 +390,10 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
     for (int attempt = 0; attempt < kBindAttempts && !assumed.ok(); ++attempt) {
       std::shared_ptr<const NodeGpuSnapshot> node = state_.Snapshot(args.node);
       if (node == nullptr) return absl::StrCat("topofit: node ", args.node, " removed while binding");
+      {
+        std::lock_guard<std::mutex> gangs(gangs_mu_);
+        node = WithoutReserved({node}, {}).front();  // never a gang's reserved GPUs
+      }
       const CapacityHolds holds = HoldsNow(demand);
       FilterMemo memo;
       const NodeVerdict verdict = decision::JudgeNode(demand, judged, *node, holds, memo);
@@ -447,6 +487,10 @@ bool Extender::PodDeleted(const std::string& pod_uid) {
   {
     std::lock_guard<std::mutex> lock(asked_mu_);
     asked_capacity_.erase(pod_uid);
+  }
+  {
+    std::lock_guard<std::mutex> lock(gangs_mu_);
+    gangs_.Left(pod_uid);
   }
   server::LogEvent(log_, "pod_deleted", {{"uid", pod_uid}, {"released", released}});
   return released;

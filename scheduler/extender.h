@@ -15,6 +15,9 @@
 #include "codec/node_topology.h"
 #include "decision/capacity_ask.h"
 #include "decision/capacity_hold.h"
+#include "decision/gang.h"
+#include "decision/gang_book.h"
+#include "decision/nvlink_domain.h"
 #include "decision/pod_demand.h"
 #include "history/recorder.h"
 #include "history/refusal_aggregator.h"
@@ -76,6 +79,12 @@ class Extender {
   // drains by `guard` (not owned, outlives this; drain_guard.h). Unset, bind annotates no such pod. Set
   // before serving.
   void GuardFromDrains(DrainGuard* guard) { drain_guard_ = guard; }
+  // How gangs are placed all or nothing (decision/gang_book.h) and which node labels name an NVLink
+  // domain (decision/nvlink_domain.h); the defaults unless set. Set before serving.
+  void PlaceGangs(decision::NvlinkDomainLabels domain_labels, decision::GangBookOptions book) {
+    domain_labels_ = std::move(domain_labels);
+    gangs_ = decision::GangBook(book);
+  }
 
  private:
   // The snapshots of the nodes a request names, learning nodes sent in full. Names topofit does not know
@@ -88,6 +97,25 @@ class Extender {
     std::map<std::string, std::string> unknown;
   };
   absl::StatusOr<RequestNodes> NodesOf(const codec::ExtenderArgs& args);
+  // The reply to a pod whose own fields are wrong (every node would fail alike): said once, as the error.
+  codec::ExtenderFilterResult InvalidPod(const kube::Pod& pod, const std::string& pod_key, absl::string_view message);
+  // The snapshots with the GPUs reserved for gangs other than `gang` (an id, GangIdOf; empty: every gang)
+  // counted as taken. Called with gangs_mu_ held.
+  std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> WithoutReserved(
+      std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> snapshots, absl::string_view gang) const;
+  // Drops the gang reservations past their time, logging each. Called with gangs_mu_ held.
+  void ExpireGangs();
+  // Filter for a member of a gang of known size (decision/gang_book.h): reserves the whole gang's places
+  // on the first member's call, steers each member to its place, refuses every node while the gang has no
+  // room. nullopt when the pod places as a single pod (its gang landed, or every place is taken).
+  std::optional<codec::ExtenderFilterResult> FilterGangMember(const codec::ExtenderArgs& args,
+                                                              const decision::GpuDemand& demand,
+                                                              const decision::Gang& gang, const RequestNodes& nodes);
+  // Whether a gang member may bind to `node` now, and with which GPUs: an error while the gang's places
+  // are not all joined (no member binds before every member has its place) or the pod's place is
+  // elsewhere; `reserved` set to its place's GPUs when it has one.
+  std::string GangBindGate(const kube::Pod& pod, const codec::ExtenderBindingArgs& args,
+                           std::optional<topology::GpuSet>& reserved);
 
   // The ledger's holds on new capacity, for a pod with this demand (none for pods without GPUs).
   decision::CapacityHolds HoldsNow(const decision::GpuDemand& demand) const;
@@ -105,14 +133,14 @@ class Extender {
   // may not be written yet).
   void AskedCapacity(const std::string& pod_uid);
   bool HasAskedCapacity(const std::string& pod_uid);
-  // Claims GPUs, annotates and binds; on failure releases what this call claimed (never what an earlier
+  // Claims GPUs (`reserved`, a gang member's place, else the best set now), annotates and binds; on failure releases what this call claimed (never what an earlier
   // bind of the pod holds) and returns the error. Sets `gpu_ids` to the GPUs the pod holds. Unless the pod
   // `says_safe_to_evict` itself, hands it to the drain guard where decision::KeepFromScaleDownDrain names it.
   // `judged`: the pod as the holds weigh it (the stored pod's uid and creation time).
   // Called with the pod's bind lock held (PodBindLock).
   std::string BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, const decision::JudgedPod& judged,
                        const decision::GpuDemand& demand, bool asked_capacity, bool says_safe_to_evict,
-                       std::string& gpu_ids);
+                       const std::optional<topology::GpuSet>& reserved, std::string& gpu_ids);
   // A repeated bind whose Binding the API server refused: success when the pod is bound to `node`
   // already (an earlier bind of ours landed), else the error.
   std::string RepeatedBindOutcome(const codec::ExtenderBindingArgs& args, const absl::Status& bound);
@@ -150,6 +178,10 @@ class Extender {
   static constexpr size_t kAskedCapacityRemembered = 16384;
   std::mutex binding_mu_;
   std::map<std::string, std::shared_ptr<std::mutex>> binding_;  // pods with a bind running or waiting
+  // Gang reservations: filter and bind of every member go through them, one at a time.
+  mutable std::mutex gangs_mu_;
+  decision::GangBook gangs_;
+  decision::NvlinkDomainLabels domain_labels_ = decision::NvlinkDomainLabels::Default();
   std::mutex asked_mu_;
   std::set<std::string> asked_capacity_;
   std::deque<std::string> asked_order_;

@@ -13,6 +13,10 @@ ExtenderMetrics ExtenderMetrics::Create(server::MetricsRegistry& registry) {
                           "Filter calls for pods whose GPU request or topofit.io annotations are invalid.", {}),
       registry.AddGauge("topofit_extender_pending_preferences",
                         "GPU pods waiting for capacity no existing node can give (the ledger's preferences).", {}),
+      registry.AddCounter("topofit_extender_gang_reservations_total",
+                          "Gang reservations by event: reserved, no_room (no domain or node holds the gang), "
+                          "expired (not all members came in time), cancelled (their GPUs were taken), landed.",
+                          {"event"}),
   };
 }
 

@@ -13,6 +13,8 @@ struct ExtenderMetrics {
   server::Counter& bind_refusals;        // topofit_extender_bind_refusals_total{reason} (bind_authorization.h)
   server::Counter& invalid_pods;         // topofit_extender_invalid_pods_total
   server::Gauge& pending_preferences;    // topofit_extender_pending_preferences
+  // topofit_extender_gang_reservations_total{event}: reserved, no_room, expired, cancelled, landed
+  server::Counter& gang_reservations;
 };
 
 }  // namespace topofit::scheduler

@@ -1,0 +1,167 @@
+// The extender's part in placing gangs all or nothing (decision/gang_book.h, docs/gangs.md): filter
+// reserves and steers, bind waits for the whole gang. The rest of the verbs are in extender.cc.
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "decision/gang_placement.h"
+#include "decision/pod_uid.h"
+#include "scheduler/extender.h"
+#include "server/logging.h"
+
+namespace topofit::scheduler {
+namespace {
+
+// Every node of the request refused with `reason`, as FailedAndUnresolvableNodes: preemption cannot
+// make a gang's room (it evicts for one pod at a time), so kube-scheduler must not try it.
+codec::ExtenderFilterResult RefuseAll(const codec::ExtenderArgs& args, const std::string& reason) {
+  codec::ExtenderFilterResult result;
+  if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
+  if (args.nodes) {
+    for (const codec::NodeArg& node : *args.nodes) result.failed_and_unresolvable_nodes[node.name] = reason;
+  } else if (args.node_names) {
+    for (const std::string& node : *args.node_names) result.failed_and_unresolvable_nodes[node] = reason;
+  }
+  return result;
+}
+
+std::string Places(const decision::GangReservation& reservation) {
+  std::set<std::string> nodes;
+  for (const decision::GangSlot& slot : reservation.slots) nodes.insert(slot.node);
+  return absl::StrJoin(nodes, ",");
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> Extender::WithoutReserved(
+    std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> snapshots, absl::string_view gang) const {
+  if (gangs_.size() == 0) return snapshots;
+  for (std::shared_ptr<const decision::NodeGpuSnapshot>& snapshot : snapshots) {
+    const topology::GpuSet reserved = gangs_.ReservedOn(snapshot->node, gang).without(snapshot->ours | snapshot->elsewhere);
+    if (reserved.empty()) continue;
+    auto held = std::make_shared<decision::NodeGpuSnapshot>(*snapshot);
+    held->elsewhere = held->elsewhere | reserved;
+    snapshot = std::move(held);
+  }
+  return snapshots;
+}
+
+void Extender::ExpireGangs() {
+  for (const decision::GangReservation& expired : gangs_.Expire(clock_.Now())) {
+    metrics_.gang_reservations.Inc({"expired"});
+    server::LogEvent(log_, "gang",
+                     {{"gang", expired.gang}, {"event", "expired"}, {"joined", expired.joined()},
+                      {"bound", expired.bound()}, {"members", static_cast<int>(expired.slots.size())},
+                      {"nodes", Places(expired)}},
+                     spdlog::level::warn);
+  }
+}
+
+std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const codec::ExtenderArgs& args,
+                                                                      const decision::GpuDemand& demand,
+                                                                      const decision::Gang& gang,
+                                                                      const RequestNodes& nodes) {
+  const std::string id = decision::GangIdOf(gang);
+  const std::string pod_uid = decision::LedgerPodUid(args.pod);
+  const std::string pod_key = absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name);
+  std::lock_guard<std::mutex> lock(gangs_mu_);
+  ExpireGangs();
+  if (gangs_.Find(id) == nullptr && !gangs_.SlotOf(pod_uid)) {
+    if (gangs_.Landed(id)) return std::nullopt;  // a pod that replaces a member of a running gang
+    absl::StatusOr<std::optional<decision::GangTopology>> wanted = decision::GangTopologyOf(args.pod, domain_labels_);
+    if (!wanted.ok()) {
+      codec::ExtenderFilterResult result;
+      result.error = absl::StrCat("topofit: pod ", pod_key, ": ", wanted.status().message());
+      return result;
+    }
+    const auto snapshots = WithoutReserved(nodes.snapshots, id);
+    std::vector<decision::GangCandidate> candidates;
+    candidates.reserve(snapshots.size());
+    for (const auto& snapshot : snapshots) {
+      candidates.push_back({snapshot.get(), {}, decision::NvlinkDomainOf(snapshot->origin->labels, domain_labels_)});
+    }
+    const decision::GangAsk ask{demand, *gang.min_count, wanted->value_or(decision::GangTopology{})};
+    absl::StatusOr<decision::GangPlacement> placement = decision::PlaceGang(ask, candidates);
+    absl::Status reserved = placement.ok() ? gangs_.Reserve(id, *placement, clock_.Now()) : placement.status();
+    if (!reserved.ok()) {
+      metrics_.gang_reservations.Inc({"no_room"});
+      const std::string reason = absl::StrCat("topofit: gang ", id, ": ", reserved.message());
+      server::LogEvent(log_, "gang", {{"gang", id}, {"pod", pod_key}, {"event", "no_room"}, {"reason", reason}});
+      if (absl::IsInvalidArgument(reserved)) {
+        codec::ExtenderFilterResult result;
+        result.error = reason;
+        return result;
+      }
+      return RefuseAll(args, reason);
+    }
+    metrics_.gang_reservations.Inc({"reserved"});
+    server::LogEvent(log_, "gang",
+                     {{"gang", id}, {"pod", pod_key}, {"event", "reserved"}, {"members", *gang.min_count},
+                      {"nodes", Places(*gangs_.Find(id))},
+                      {"domain", placement->domain ? placement->domain->id.value : std::string("none")}});
+  }
+  std::set<std::string, std::less<>> offered;
+  for (const auto& snapshot : nodes.snapshots) offered.insert(snapshot->node);
+  const std::optional<decision::GangSlot> slot =
+      gangs_.Join(id, pod_uid, [&](absl::string_view node) { return offered.contains(node); }, clock_.Now());
+  const decision::GangReservation* reservation = gangs_.Find(id);
+  if (!slot) {
+    if (reservation == nullptr || reservation->complete()) return std::nullopt;  // beyond the gang's count
+    return RefuseAll(args, absl::StrCat("topofit: gang ", id, ": its open places are on nodes ", Places(*reservation),
+                                        ", none of which kube-scheduler offered this pod"));
+  }
+  codec::ExtenderFilterResult result = RefuseAll(
+      args, absl::StrCat("topofit: gang ", id, ": this member's place is on node ", slot->node));
+  if (!offered.contains(slot->node)) return result;
+  result.failed_and_unresolvable_nodes.erase(slot->node);
+  if (result.nodes) {
+    for (size_t i = 0; i < nodes.snapshots.size(); ++i) {
+      if (nodes.snapshots[i]->node == slot->node) result.nodes->push_back(nodes.raw[i]);
+    }
+  } else {
+    result.node_names->push_back(slot->node);
+  }
+  server::LogEvent(log_, "filter",
+                   {{"pod", pod_key}, {"gpus", demand.request.gpus}, {"gang", id}, {"node", slot->node},
+                    {"joined", reservation->joined()}, {"members", static_cast<int>(reservation->slots.size())}});
+  return result;
+}
+
+std::string Extender::GangBindGate(const kube::Pod& pod, const codec::ExtenderBindingArgs& args,
+                                   std::optional<topology::GpuSet>& reserved) {
+  absl::StatusOr<std::optional<decision::Gang>> gang = decision::GangOf(pod);
+  if (!gang.ok() || !*gang || !(*gang)->min_count) return std::string();
+  const std::string id = decision::GangIdOf(**gang);
+  std::lock_guard<std::mutex> lock(gangs_mu_);
+  ExpireGangs();
+  const decision::GangReservation* reservation = gangs_.Find(id);
+  const std::optional<decision::GangSlot> slot = gangs_.SlotOf(args.pod_uid);
+  if (!slot) {
+    if (gangs_.Landed(id) || (reservation != nullptr && reservation->complete())) return std::string();
+    return absl::StrCat("topofit: gang ", id, ": the pod has no reserved place (none was made, or it expired); "
+                        "its next filter reserves one");
+  }
+  if (!reservation->complete()) {
+    return absl::StrCat("topofit: gang ", id, ": ", reservation->joined(), " of ", reservation->slots.size(),
+                        " members have their place; none binds before all do (kube-scheduler retries the pod)");
+  }
+  if (slot->node != args.node) {
+    return absl::StrCat("topofit: gang ", id, ": the pod's place is on node ", slot->node, ", not ", args.node);
+  }
+  // Another pod took the place's GPUs since the reservation (a bind racing the filter that made it): the
+  // gang is placed again from scratch rather than bound in part.
+  const std::shared_ptr<const decision::NodeGpuSnapshot> node = state_.Snapshot(args.node);
+  const std::optional<std::pair<std::string, topology::GpuSet>> held = state_.AssignmentOf(args.pod_uid);
+  const bool repeat = held && held->first == args.node && held->second == slot->gpus;
+  if (node == nullptr || (!repeat && !slot->gpus.without(node->free()).empty())) {
+    gangs_.Cancel(id);
+    metrics_.gang_reservations.Inc({"cancelled"});
+    return absl::StrCat("topofit: gang ", id, ": the GPUs reserved on node ", args.node,
+                        " were taken; the gang is placed again");
+  }
+  reserved = slot->gpus;
+  return std::string();
+}
+
+}  // namespace topofit::scheduler

@@ -1,0 +1,139 @@
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "tests/kube/builders.h"
+#include "tests/scheduler/extender_fixture.h"
+
+namespace topofit::scheduler {
+namespace {
+
+using kube::testing::MakeNode;
+using kube::testing::MakePod;
+
+// A GB200 compute tray (4 GPUs) of the NVLink clique `clique`.
+kube::Node Tray(const std::string& name, const std::string& clique) {
+  return MakeNode().name(name).label("nvidia.com/gpu.product", "NVIDIA-GB200").label("nvidia.com/gpu.clique", clique).gpus(4);
+}
+
+// Member `i` of a `size`-pod gang "train" of 4-GPU pods that must share one NVLink domain.
+kube::Pod Member(int i, int size = 3) {
+  return MakePod()
+      .name(absl::StrCat("train-", i))
+      .uid(absl::StrCat("uid-train-", i))
+      .gpus(4)
+      .annotation("topofit.io/gang", "train")
+      .annotation("topofit.io/gang-size", std::to_string(size))
+      .annotation("topofit.io/gang-required-topology", "domain");
+}
+
+// Two cliques: "small" of two trays, "big" of four; every tray offered.
+struct GangCluster {
+  GangCluster() {
+    for (const char* name : {"small-0", "small-1"}) REQUIRE(f.state->UpsertNode(Tray(name, "uuid.small")).ok());
+    for (const char* name : {"big-0", "big-1", "big-2", "big-3"}) REQUIRE(f.state->UpsertNode(Tray(name, "uuid.big")).ok());
+  }
+  codec::ExtenderFilterResult Filter(const kube::Pod& pod) {
+    f.kube.PutPod(pod);
+    absl::StatusOr<codec::ExtenderFilterResult> result = f.extender.Filter({pod, std::nullopt, nodes});
+    REQUIRE(result.ok());
+    return *std::move(result);
+  }
+  std::string Bind(const kube::Pod& pod, const std::string& node) {
+    return *f.extender.Bind({pod.metadata.name, "default", pod.metadata.uid, node});
+  }
+  testing::ExtenderFixture f;
+  std::vector<std::string> nodes{"small-0", "small-1", "big-0", "big-1", "big-2", "big-3"};
+};
+
+TEST_CASE("A gang is reserved in one clique by its first member, steered there, and bound only whole",
+          "[extender][gang]") {
+  GangCluster c;
+  // three 4-GPU members: the small clique holds two, so the whole gang goes to the big one
+  const codec::ExtenderFilterResult first = c.Filter(Member(0));
+  REQUIRE(first.node_names->size() == 1);
+  CHECK(first.node_names->front() == "big-0");
+  CHECK(first.failed_and_unresolvable_nodes.at("small-0") == "topofit: gang topofit:default/train: this member's place is on node big-0");
+  CHECK(first.failed_nodes.empty());
+
+  // the first member cannot bind before the others have their places
+  CHECK(c.Bind(Member(0), "big-0") ==
+        "topofit: gang topofit:default/train: 1 of 3 members have their place; none binds before all do "
+        "(kube-scheduler retries the pod)");
+  CHECK(c.f.state->Snapshot("big-0")->ours.empty());
+
+  // a 4-GPU pod outside the gang finds the reserved trays taken, and the small clique free
+  const kube::Pod other = MakePod().name("other").uid("uid-other").gpus(4);
+  const codec::ExtenderFilterResult racing = c.Filter(other);
+  CHECK(*racing.node_names == std::vector<std::string>{"small-0", "small-1", "big-3"});
+  CHECK_THAT(racing.failed_nodes.at("big-1"), Catch::Contains("needs 4 GPUs, 0 free"));
+  CHECK_THAT(c.Bind(other, "big-2"), Catch::Contains("needs 4 GPUs, 0 free"));
+
+  CHECK(*c.Filter(Member(1)).node_names == std::vector<std::string>{"big-1"});
+  CHECK(*c.Filter(Member(2)).node_names == std::vector<std::string>{"big-2"});
+  // a member filtered again keeps its place
+  CHECK(*c.Filter(Member(0)).node_names == std::vector<std::string>{"big-0"});
+  // a member sent elsewhere is refused
+  CHECK(c.Bind(Member(1), "big-3") == "topofit: gang topofit:default/train: the pod's place is on node big-1, not big-3");
+
+  for (int i = 0; i < 3; ++i) CHECK(c.Bind(Member(i), absl::StrCat("big-", i)) == "");
+  for (int i = 0; i < 3; ++i) CHECK(c.f.state->AssignmentOf(absl::StrCat("uid-train-", i))->second.size() == 4);
+  CHECK(c.f.registry.Render().find("topofit_extender_gang_reservations_total{event=\"landed\"} 1") !=
+        std::string::npos);
+  // the gang landed: a fourth pod of it places as a single pod
+  CHECK(c.Filter(Member(3)).node_names->size() == 3);
+}
+
+TEST_CASE("A gang no clique holds refuses every node as unresolvable and reserves nothing", "[extender][gang]") {
+  GangCluster c;
+  const codec::ExtenderFilterResult refused = c.Filter(Member(0, 5));
+  CHECK(refused.node_names->empty());
+  CHECK(refused.failed_and_unresolvable_nodes.size() == 6);
+  CHECK(refused.failed_and_unresolvable_nodes.at("big-0") ==
+        "topofit: gang topofit:default/train: no NVLink domain offered holds all 5 members of 4 GPUs (the most one "
+        "holds is 4, in domain nvidia.com/gpu.clique=uuid.big)");
+  // nothing held: a single pod still gets any tray
+  CHECK(c.Filter(MakePod().name("single").uid("uid-single").gpus(4)).node_names->size() == 6);
+}
+
+TEST_CASE("A gang whose members do not all come frees its places at the bound, and none of it binds",
+          "[extender][gang]") {
+  GangCluster c;
+  REQUIRE(c.Filter(Member(0)).node_names->size() == 1);
+  REQUIRE(c.Filter(Member(1)).node_names->size() == 1);
+  c.f.clock.Advance(absl::Minutes(2));
+  // expired: the reservation is gone, the member's bind is refused, every tray is free again
+  CHECK(c.Bind(Member(0), "big-0") ==
+        "topofit: gang topofit:default/train: the pod has no reserved place (none was made, or it expired); its next "
+        "filter reserves one");
+  CHECK(c.Filter(MakePod().name("single").uid("uid-single").gpus(4)).node_names->size() == 6);
+  CHECK(c.f.registry.Render().find("topofit_extender_gang_reservations_total{event=\"expired\"} 1") !=
+        std::string::npos);
+}
+
+TEST_CASE("A deleted member's place opens for the pod that replaces it", "[extender][gang]") {
+  GangCluster c;
+  REQUIRE(*c.Filter(Member(0)).node_names == std::vector<std::string>{"big-0"});
+  REQUIRE(*c.Filter(Member(1)).node_names == std::vector<std::string>{"big-1"});
+  c.f.extender.PodDeleted("uid-train-0");
+  const kube::Pod replacement = MakePod()
+                                    .name("train-0b")
+                                    .uid("uid-train-0b")
+                                    .gpus(4)
+                                    .annotation("topofit.io/gang", "train")
+                                    .annotation("topofit.io/gang-size", "3")
+                                    .annotation("topofit.io/gang-required-topology", "domain");
+  CHECK(*c.Filter(replacement).node_names == std::vector<std::string>{"big-0"});
+}
+
+TEST_CASE("A gang member with a malformed size is an invalid pod", "[extender][gang]") {
+  GangCluster c;
+  const codec::ExtenderFilterResult result =
+      c.Filter(MakePod().name("bad").uid("uid-bad").gpus(4).annotation("topofit.io/gang", "train").annotation(
+          "topofit.io/gang-size", "zero"));
+  CHECK_THAT(result.error, Catch::StartsWith("topofit: pod default/bad: ") && Catch::Contains("topofit.io/gang-size"));
+}
+
+}  // namespace
+}  // namespace topofit::scheduler
