@@ -84,7 +84,7 @@ int RunAgent(const AgentCommandOptions& options, const std::function<void(int)>&
   // Declared before the agent, which records to it: destroyed after it.
   DecisionHistory decisions;
   if (!options.decision_db.empty()) {
-    decisions = OpenDecisionHistory(options.decision_db, registry, log);
+    decisions = OpenDecisionHistory(options.decision_db, options.decision_db_max_bytes, registry, log);
     agent_options->decisions = decisions.recorder.get();  // null when the file cannot be used: not recorded
     agent_options->clock = &clock;
   }
@@ -144,6 +144,7 @@ void AddAgentCommand(CLI::App& app, int& exit_code) {
                   "SQLite file recording the kubelet's GetPreferredAllocation and Allocate answers as decisions "
                   "(topofit explain --db); not recorded when absent")
       ->option_text("PATH");
+  AddDecisionDbMaxBytesFlag(*cmd, options->decision_db_max_bytes);
   cmd->add_option("--log-format", options->log_format, "text or json")->capture_default_str();
   cmd->add_option("--log-level", options->log_level, "trace, debug, info, warn, error")->capture_default_str();
   cmd->callback([options, &exit_code] { exit_code = RunAgent(*options); });

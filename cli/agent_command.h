@@ -2,10 +2,13 @@
 
 // `topofit agent`: the node agent (agent/agent.h) and its ops port.
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#include "history/store.h"
 
 namespace topofit::cli {
 
@@ -22,6 +25,7 @@ struct AgentCommandOptions {
   int ops_port = 9092;  // plain HTTP: /healthz /readyz /metrics
   std::string kubeconfig;  // empty: in-cluster service account
   std::string decision_db;  // empty: the kubelet's allocations are not recorded
+  int64_t decision_db_max_bytes = history::kDefaultMaxBytes;
   std::string log_format = "text";
   std::string log_level = "info";
 };

@@ -52,7 +52,11 @@ absl::StatusOr<std::unique_ptr<history::DecisionStore>> OpenBenchDecisionDb(cons
   std::error_code ignored;
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix, ignored);
   absl::StatusOr<std::unique_ptr<history::DecisionStore>> store = history::DecisionStore::Open(
-      path, {.max_age = absl::InfiniteDuration(), .max_rows = std::numeric_limits<int64_t>::max()}, kReplayCacheKib);
+      path,
+      {.max_age = absl::InfiniteDuration(),
+       .max_rows = std::numeric_limits<int64_t>::max(),
+       .max_bytes = std::numeric_limits<int64_t>::max()},
+      kReplayCacheKib);
   if (!store.ok()) return store.status();
   if (absl::Status marked = (*store)->MarkReplayClock(); !marked.ok()) return marked;
   return store;

@@ -1,7 +1,9 @@
 #pragma once
 
-// --decision-db, the same on `topofit extender`, `expander` and `serve`: the process's decision history.
+// --decision-db and --decision-db-max-bytes, the same on `topofit extender`, `expander` and `serve` (and
+// the agent's): the process's decision history.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -22,12 +24,19 @@ struct DecisionHistory {
   std::string unavailable;
 };
 
-void AddDecisionDbFlag(CLI::App& cmd, std::string& path);
+// --decision-db and --decision-db-max-bytes.
+void AddDecisionDbFlag(CLI::App& cmd, std::string& path, int64_t& max_bytes);
+// --decision-db-max-bytes alone (the agent words its --decision-db its own way): bytes, or with a unit
+// (512MiB, 1GiB; KB and KiB are both 1024), at least history::kMinMaxBytes.
+void AddDecisionDbMaxBytesFlag(CLI::App& cmd, int64_t& max_bytes);
 
-// Opens the history at `path` (in memory when empty) with its metrics on `registry`:
+// Opens the history at `path` (in memory when empty), at most `max_bytes` (history::Retention), with its
+// metrics on `registry`:
 //   topofit_decisions_written_total, topofit_decisions_dropped_total (queue full or a failed write),
-//   topofit_decisions_evicted_total{by: age|rows}, topofit_decision_db_errors_total.
+//   topofit_decisions_evicted_total{by: age|rows|bytes}, topofit_decision_db_bytes (the file and its WAL,
+//   after each batch), topofit_decision_db_errors_total.
 // A corrupt, locked or newer file is logged and counted, and the history left unavailable: never fatal.
-DecisionHistory OpenDecisionHistory(const std::string& path, server::MetricsRegistry& registry, spdlog::logger& log);
+DecisionHistory OpenDecisionHistory(const std::string& path, int64_t max_bytes, server::MetricsRegistry& registry,
+                                    spdlog::logger& log);
 
 }  // namespace topofit::cli

@@ -115,7 +115,7 @@ int RunExpander(const ExpanderOptions& options, const std::function<void(int, in
   absl::StatusOr<std::string> admin_token = ReadAdminToken(options.admin_token_file);
   if (!admin_token.ok()) return Fail(kCommand, absl::Status(admin_token.status().code(),
                                                             absl::StrCat("--admin-token-file: ", admin_token.status().message())));
-  process.decisions = OpenDecisionHistory(options.decision_db, process.registry, log);
+  process.decisions = OpenDecisionHistory(options.decision_db, options.decision_db_max_bytes, process.registry, log);
   absl::StatusOr<ExpanderParts> parts = BuildExpander(options, process, log);
   if (!parts.ok()) return Fail(kCommand, parts.status());
   server::HttpServerOptions ops_options;
@@ -173,7 +173,8 @@ int RunServe(const ServeOptions& options, const std::function<void(int, int, int
       !ledger.ok()) {
     return Fail(kCommand, ledger);
   }
-  process.decisions = OpenDecisionHistory(extender_options.decision_db, process.registry, log);
+  process.decisions = OpenDecisionHistory(extender_options.decision_db, extender_options.decision_db_max_bytes,
+                                           process.registry, log);
   std::atomic<bool> serving{false};
   absl::StatusOr<ExtenderServers> extender =
       BuildExtender(extender_checked, process, log, process.ReadinessChecks(serving));
@@ -227,7 +228,7 @@ void AddExpanderCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--log-level", options->log_level, "trace, debug, info, warn, error")->capture_default_str();
   AddKubeconfigFlag(*cmd, options->kubeconfig);
   AddLedgerFlag(*cmd, options->ledger);
-  AddDecisionDbFlag(*cmd, options->decision_db);
+  AddDecisionDbFlag(*cmd, options->decision_db, options->decision_db_max_bytes);
   AddCapacityWaitFlags(*cmd, options->expected_node_boot, options->max_topology_wait);
   cmd->callback([options, &exit_code] { exit_code = RunExpander(*options); });
 }

@@ -39,6 +39,7 @@ struct ExpanderOptions {
   std::string kubeconfig;         // for --ledger=api; empty: in-cluster service account
   std::string ledger = "memory";  // or "api" (cli/ledger_flags.h)
   std::string decision_db;        // empty: the decision history in memory (cli/decision_history.h)
+  int64_t decision_db_max_bytes = history::kDefaultMaxBytes;
   // The extender's (cli/extender_command.h); `serve` passes its extender's.
   std::string expected_node_boot = "5m";
   std::string max_topology_wait = "10m";

@@ -257,7 +257,7 @@ int RunExtender(const ExtenderOptions& options, const std::function<void(int, in
   if (absl::Status ledger = UseLedger(options.ledger, options.kubeconfig, process, log); !ledger.ok()) {
     return Fail(ledger);
   }
-  process.decisions = OpenDecisionHistory(options.decision_db, process.registry, log);
+  process.decisions = OpenDecisionHistory(options.decision_db, options.decision_db_max_bytes, process.registry, log);
   std::atomic<bool> serving{false};
   absl::StatusOr<ExtenderServers> servers =
       BuildExtender(options, process, log, process.ReadinessChecks(serving));
@@ -318,7 +318,7 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   cmd.add_option("--kube-api-burst", options.kube_api_burst, "burst of that client (kube-scheduler's default)")
       ->capture_default_str();
   AddLedgerFlag(cmd, options.ledger);
-  AddDecisionDbFlag(cmd, options.decision_db);
+  AddDecisionDbFlag(cmd, options.decision_db, options.decision_db_max_bytes);
   cmd.add_flag("--mcp-beyond-loopback", options.mcp_beyond_loopback,
                "serve /mcp on the ops port to peers beyond loopback too, with the admin token (default: loopback "
                "peers only, e.g. kubectl port-forward)");

@@ -70,6 +70,7 @@ struct ExtenderOptions {
   std::string leader_elect_identity;   // empty: kubeclient::DefaultLeaderIdentity()
   std::string ledger = "memory";  // or "api" (cli/ledger_flags.h)
   std::string decision_db;        // empty: the decision history in memory (cli/decision_history.h)
+  int64_t decision_db_max_bytes = history::kDefaultMaxBytes;
   // Bind binds only pods with this spec.schedulerName (scheduler/bind_authorization.h).
   std::string scheduler_name = std::string(scheduler::kDefaultSchedulerName);
   // Wait or place now (decision/capacity_wait.h): Go-style durations; max wait 0 turns waiting off.

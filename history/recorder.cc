@@ -53,7 +53,11 @@ void AsyncRecorder::Run() {
       if (queue_.empty()) return;  // stopping, and everything is written
       const auto ready = [&] { return stop_ || flushing_ > 0 || queue_.size() >= options_.batch_size; };
       if (!ready()) wake_.wait_for(lock, absl::ToChronoNanoseconds(options_.linger), ready);
-      const size_t n = std::min(queue_.size(), options_.batch_size);
+      size_t n = 0;
+      for (size_t entries = 0; n < queue_.size() && n < options_.batch_size; ++n) {
+        entries += queue_[n].candidates.size() + queue_[n].pods.size();
+        if (n > 0 && entries > options_.batch_entries) break;
+      }
       batch.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + n));
       queue_.erase(queue_.begin(), queue_.begin() + n);
     }
@@ -64,7 +68,12 @@ void AsyncRecorder::Run() {
       if (hooks_.on_written) hooks_.on_written(static_cast<int64_t>(batch.size()));
       absl::StatusOr<Evictions> evicted = store_.Retain(newest);
       if (!evicted.ok() && hooks_.on_write_failed) hooks_.on_write_failed(evicted.status());
-      if (evicted.ok() && (evicted->by_age > 0 || evicted->by_rows > 0) && hooks_.on_evicted) hooks_.on_evicted(*evicted);
+      if (evicted.ok() && (evicted->by_age > 0 || evicted->by_rows > 0 || evicted->by_bytes > 0) && hooks_.on_evicted) {
+        hooks_.on_evicted(*evicted);
+      }
+      if (hooks_.on_bytes) {
+        if (absl::StatusOr<int64_t> bytes = store_.Bytes(); bytes.ok()) hooks_.on_bytes(*bytes);
+      }
     } else {
       if (hooks_.on_write_failed) hooks_.on_write_failed(written);
       if (hooks_.on_dropped) hooks_.on_dropped(static_cast<int64_t>(batch.size()));

@@ -54,11 +54,16 @@ struct RecorderHooks {
   std::function<void(int64_t)> on_dropped{};        // records dropped: the queue was full or a write failed
   std::function<void(const Evictions&)> on_evicted{};
   std::function<void(const absl::Status&)> on_write_failed{};
+  std::function<void(int64_t)> on_bytes{};           // the database's bytes after a batch and its retention
 };
 
 struct RecorderOptions {
   size_t queue_capacity = 65'536;  // records waiting for the writer; past it Record drops
   size_t batch_size = 512;          // records per transaction at most
+  // Candidates and pods per transaction at most (a record with more is a batch alone): a refusal over 5,000
+  // nodes is about 0.9 MB, and a transaction grows the WAL and the database by what it writes before
+  // retention runs (DecisionStore's byte cap leaves room for a few MB of it).
+  size_t batch_entries = 20'000;
   // How long the writer lets a batch gather once a record is queued. A transaction costs SQLite about
   // as much as the few records in it (the commit's WAL writes, the retention pass after it): written one
   // by one, a 100-node filter's record cost the process a third as much CPU again as the filter itself.

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <utility>
 
@@ -172,6 +174,10 @@ absl::StatusOr<std::unique_ptr<DecisionStore>> DecisionStore::Open(const std::st
                                                                     int64_t cache_kib) {
   if (retention.max_rows <= 0) return absl::InvalidArgumentError("retention: max_rows must be positive");
   if (retention.max_age <= absl::ZeroDuration()) return absl::InvalidArgumentError("retention: max_age must be positive");
+  if (retention.max_bytes < kMinMaxBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("retention: max_bytes must be at least ", kMinMaxBytes >> 20, " MiB, not ", retention.max_bytes));
+  }
   sqlite3* db = nullptr;
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
   const int opened = sqlite3_open_v2(path.empty() ? ":memory:" : path.c_str(), &db, flags, nullptr);
@@ -181,9 +187,23 @@ absl::StatusOr<std::unique_ptr<DecisionStore>> DecisionStore::Open(const std::st
     return Prefixed(path, status);
   }
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  // Before the first table exists (a database made by an older build keeps its mode): free pages can be
+  // given back to the file system when the byte cap is lowered (Retain).
+  absl::Status status = ExecOn(db, "PRAGMA auto_vacuum = INCREMENTAL", "enabling incremental vacuum");
   // WAL on a file (a crash loses only the transaction in flight); NORMAL sync is durable across a process
-  // crash in WAL mode, and the history is not worth an fsync per batch against power loss.
-  absl::Status status = path.empty() ? absl::OkStatus() : ExecOn(db, "PRAGMA journal_mode = WAL", "enabling WAL");
+  // crash in WAL mode, and the history is not worth an fsync per batch against power loss. The WAL is
+  // checkpointed, and its file truncated, at kWalBytes.
+  if (status.ok() && !path.empty()) status = ExecOn(db, "PRAGMA journal_mode = WAL", "enabling WAL");
+  if (status.ok() && !path.empty()) {
+    status = ExecOn(db, absl::StrCat("PRAGMA journal_size_limit = ", kWalBytes).c_str(), "limiting the WAL");
+  }
+  absl::StatusOr<int64_t> page_size = status.ok() ? SingleInt(db, "PRAGMA page_size", "reading the page size")
+                                                  : absl::StatusOr<int64_t>(status);
+  status = page_size.status();
+  if (status.ok() && !path.empty()) {
+    status = ExecOn(db, absl::StrCat("PRAGMA wal_autocheckpoint = ", kWalBytes / *page_size).c_str(),
+                    "setting the WAL's checkpoint");
+  }
   if (status.ok()) status = ExecOn(db, "PRAGMA synchronous = NORMAL", "setting synchronous");
   if (status.ok()) {
     status = ExecOn(db, absl::StrCat("PRAGMA cache_size = -", cache_kib).c_str(), "setting the cache size");
@@ -193,7 +213,7 @@ absl::StatusOr<std::unique_ptr<DecisionStore>> DecisionStore::Open(const std::st
     sqlite3_close(db);
     return Prefixed(path, version.status());
   }
-  return std::unique_ptr<DecisionStore>(new DecisionStore(db, retention, *version));
+  return std::unique_ptr<DecisionStore>(new DecisionStore(db, path, retention, *version));
 }
 
 absl::StatusOr<std::unique_ptr<DecisionStore>> DecisionStore::OpenForReading(const std::string& path) {
@@ -217,7 +237,7 @@ absl::StatusOr<std::unique_ptr<DecisionStore>> DecisionStore::OpenForReading(con
     sqlite3_close(db);
     return Prefixed(path, version.status());
   }
-  auto store = std::unique_ptr<DecisionStore>(new DecisionStore(db, Retention{}, kSchemaVersion));
+  auto store = std::unique_ptr<DecisionStore>(new DecisionStore(db, path, Retention{}, kSchemaVersion));
   Statement clock(db, "SELECT value FROM store_info WHERE key = 'clock'");
   if (!clock.status().ok()) return Prefixed(path, clock.status());
   const int code = clock.Step();
@@ -236,8 +256,8 @@ absl::Status DecisionStore::MarkReplayClock() {
   return status;
 }
 
-DecisionStore::DecisionStore(sqlite3* db, Retention retention, int schema_version)
-    : db_(db), retention_(retention), schema_version_(schema_version) {}
+DecisionStore::DecisionStore(sqlite3* db, std::string path, Retention retention, int schema_version)
+    : db_(db), path_(std::move(path)), retention_(retention), schema_version_(schema_version) {}
 
 DecisionStore::~DecisionStore() { sqlite3_close(db_); }
 
@@ -315,20 +335,90 @@ absl::StatusOr<Evictions> DecisionStore::Retain(absl::Time now) {
   const int64_t by_rows_cutoff = *newest - retention_.max_rows;
   for (auto [cutoff, counter] : {std::pair{*aged, &evicted.by_age}, std::pair{by_rows_cutoff, &evicted.by_rows}}) {
     if (cutoff <= 0) continue;
-    if (absl::Status begun = Exec("BEGIN IMMEDIATE"); !begun.ok()) return begun;
-    absl::Status status = ExecOn(db_, absl::StrCat("DELETE FROM decisions WHERE id <= ", cutoff).c_str(), "retention");
-    *counter = sqlite3_changes(db_);
-    for (const char* table : {"decision_pods", "decision_groups"}) {
-      if (!status.ok()) break;
-      status = ExecOn(db_, absl::StrCat("DELETE FROM ", table, " WHERE decision_id <= ", cutoff).c_str(), "retention");
-    }
-    if (status.ok()) status = Exec("COMMIT");
-    if (!status.ok()) {
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      return status;
-    }
+    absl::StatusOr<int64_t> deleted = EvictThrough(cutoff);
+    if (!deleted.ok()) return deleted.status();
+    *counter = *deleted;
   }
+  absl::StatusOr<int64_t> by_bytes = EvictByBytes();
+  if (!by_bytes.ok()) return by_bytes.status();
+  evicted.by_bytes = *by_bytes;
   return evicted;
+}
+
+absl::StatusOr<int64_t> DecisionStore::EvictThrough(int64_t cutoff) {
+  if (absl::Status begun = Exec("BEGIN IMMEDIATE"); !begun.ok()) return begun;
+  absl::Status status = ExecOn(db_, absl::StrCat("DELETE FROM decisions WHERE id <= ", cutoff).c_str(), "retention");
+  const int64_t deleted = sqlite3_changes(db_);
+  for (const char* table : {"decision_pods", "decision_groups"}) {
+    if (!status.ok()) break;
+    status = ExecOn(db_, absl::StrCat("DELETE FROM ", table, " WHERE decision_id <= ", cutoff).c_str(), "retention");
+  }
+  if (status.ok()) status = Exec("COMMIT");
+  if (!status.ok()) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return status;
+  }
+  return deleted;
+}
+
+absl::StatusOr<int64_t> DecisionStore::EvictByBytes() {
+  // The records' pages (free ones are reused before the file grows) are kept within half the cap; the file
+  // then grows past that by at most a batch, and the WAL by kWalBytes and a batch.
+  const int64_t kept = retention_.max_bytes / 2;
+  int64_t evicted = 0;
+  absl::StatusOr<int64_t> page_size = SingleInt(db_, "PRAGMA page_size", "retention");
+  if (!page_size.ok()) return page_size.status();
+  for (;;) {
+    absl::StatusOr<int64_t> pages = SingleInt(db_, "PRAGMA page_count", "retention");
+    if (!pages.ok()) return pages.status();
+    absl::StatusOr<int64_t> free_pages = SingleInt(db_, "PRAGMA freelist_count", "retention");
+    if (!free_pages.ok()) return free_pages.status();
+    const int64_t used = (*pages - *free_pages) * *page_size;
+    if (used <= kept) {
+      // The file holds more pages than the cap lets it grow to (it was lowered): give the free ones back.
+      // Only a database created with auto_vacuum incremental (2) can; another keeps its pages for reuse.
+      const int64_t excess = std::min(*free_pages, *pages - (kept + retention_.max_bytes / 8) / *page_size);
+      if (excess <= 0) return evicted;
+      absl::StatusOr<int64_t> vacuum = SingleInt(db_, "PRAGMA auto_vacuum", "retention");
+      if (!vacuum.ok()) return vacuum.status();
+      if (*vacuum != 2) return evicted;
+      absl::Status status = Exec(absl::StrCat("PRAGMA incremental_vacuum(", excess, ")").c_str());
+      // In WAL mode the file shrinks when the WAL is checkpointed into it; the WAL then goes too.
+      if (status.ok() && !path_.empty()) status = Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      if (!status.ok()) return status;
+      return evicted;
+    }
+    absl::StatusOr<int64_t> oldest = SingleInt(db_, "SELECT IFNULL(MIN(id), 0) FROM decisions", "retention");
+    if (!oldest.ok()) return oldest.status();
+    absl::StatusOr<int64_t> newest = SingleInt(db_, "SELECT IFNULL(MAX(id), 0) FROM decisions", "retention");
+    if (!newest.ok()) return newest.status();
+    if (*newest == 0) return evicted;  // nothing left but the schema
+    // The oldest records' share of the excess, as if records were of a size; smaller ones go round again.
+    const int64_t rows = *newest - *oldest + 1;
+    const auto share = static_cast<int64_t>(std::ceil(static_cast<double>(rows) * static_cast<double>(used - kept) /
+                                                      static_cast<double>(used)));
+    absl::StatusOr<int64_t> deleted = EvictThrough(*oldest + std::max<int64_t>(share, 1) - 1);
+    if (!deleted.ok()) return deleted.status();
+    evicted += *deleted;
+  }
+}
+
+absl::StatusOr<int64_t> DecisionStore::Bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (path_.empty()) {
+    absl::StatusOr<int64_t> pages = SingleInt(db_, "PRAGMA page_count", "measuring the database");
+    if (!pages.ok()) return pages.status();
+    absl::StatusOr<int64_t> page_size = SingleInt(db_, "PRAGMA page_size", "measuring the database");
+    if (!page_size.ok()) return page_size.status();
+    return *pages * *page_size;
+  }
+  int64_t bytes = 0;
+  for (const std::string& file : {path_, path_ + "-wal"}) {
+    std::error_code error;
+    const uintmax_t size = std::filesystem::file_size(file, error);
+    if (!error) bytes += static_cast<int64_t>(size);  // no WAL yet: nothing
+  }
+  return bytes;
 }
 
 absl::StatusOr<DecisionPage> DecisionStore::Query(const DecisionQuery& query) const {

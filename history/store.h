@@ -15,12 +15,24 @@ struct sqlite3;
 
 namespace topofit::history {
 
+// The byte cap's default (half the 1 GiB emptyDir the manifests give the database), and its least.
+inline constexpr int64_t kDefaultMaxBytes = int64_t{512} << 20;
+inline constexpr int64_t kMinMaxBytes = int64_t{32} << 20;
+
 // How much history is kept: records older than `max_age` (against the newest record's time, so a replay
-// keeps its own clock) and all but the newest `max_rows` are evicted, oldest first.
+// keeps its own clock), all but the newest `max_rows`, and the oldest past `max_bytes` are evicted, oldest
+// first.
 struct Retention {
   absl::Duration max_age = absl::Hours(24 * 7);
   int64_t max_rows = 1'000'000;
+  // The database's bytes on disk, its WAL included (in memory: its pages). Records fill at most half of it:
+  // their pages are reused by later records before the file grows, and the rest is for the WAL (truncated
+  // back to kWalBytes after each checkpoint) and the batch being written. At least kMinMaxBytes.
+  int64_t max_bytes = kDefaultMaxBytes;
 };
+// The WAL grows past this only by the transaction in flight: SQLite checkpoints it back into the database
+// there, and truncates the file to it.
+inline constexpr int64_t kWalBytes = int64_t{4} << 20;
 
 // SQLite's page cache, at most: its default (2 MiB) for a server; a replay writing a million records into
 // indexes keyed by pod and uid reads pages back from the file with it, and is given more.
@@ -49,6 +61,7 @@ struct DecisionPage {
 struct Evictions {
   int64_t by_age = 0;
   int64_t by_rows = 0;
+  int64_t by_bytes = 0;
 };
 
 // The decision history in an embedded SQLite database: `decisions` (one row per record, its candidates as
@@ -77,8 +90,12 @@ class DecisionStore {
 
   // Writes `records` in one transaction, in order; ids follow. All or none.
   absl::Status Append(const std::vector<Record>& records);
-  // Evicts by age (older than `now` - max_age) and by row count.
+  // Evicts by age (older than `now` - max_age), by row count, and by bytes: the oldest records until those
+  // left fill at most max_bytes / 2 of pages. A database file larger than that leaves room for (the cap
+  // was lowered) gives its free pages back when it was created by this build (auto_vacuum incremental).
   absl::StatusOr<Evictions> Retain(absl::Time now);
+  // The database's bytes: its file and WAL's, or its pages in memory.
+  absl::StatusOr<int64_t> Bytes() const;
 
   absl::StatusOr<DecisionPage> Query(const DecisionQuery& query) const;
   absl::StatusOr<int64_t> Count() const;
@@ -90,10 +107,14 @@ class DecisionStore {
   RecordClock clock() const { return clock_; }
 
  private:
-  DecisionStore(sqlite3* db, Retention retention, int schema_version);
+  DecisionStore(sqlite3* db, std::string path, Retention retention, int schema_version);
   absl::Status Exec(const char* sql) const;
+  // Deletes the records with ids up to `cutoff` and their pods and groups, in one transaction.
+  absl::StatusOr<int64_t> EvictThrough(int64_t cutoff);
+  absl::StatusOr<int64_t> EvictByBytes();
 
   sqlite3* db_;
+  const std::string path_;  // empty: in memory
   const Retention retention_;
   const int schema_version_;
   RecordClock clock_ = RecordClock::kWall;

@@ -29,9 +29,10 @@ declare -A seeds=(
   [nvidia_smi_fuzz]="$data/nvidia-smi"
   [topology_json_fuzz]="$data/fuzz/topology_json"
   [kubelet_fuzz]="$fixtures/kubelet $data/nvidia-smi"
+  [mcp_fuzz]="$data/fuzz/mcp"
 )
 failed=0
-for harness in extender_json_fuzz kube_json_fuzz admission_review_fuzz best_options_fuzz nvidia_smi_fuzz topology_json_fuzz kubelet_fuzz; do
+for harness in extender_json_fuzz kube_json_fuzz admission_review_fuzz best_options_fuzz nvidia_smi_fuzz topology_json_fuzz kubelet_fuzz mcp_fuzz; do
   corpus=$build/corpus/$harness
   artifacts=$build/artifacts/$harness
   mkdir -p "$corpus" "$artifacts"

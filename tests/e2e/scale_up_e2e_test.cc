@@ -146,13 +146,15 @@ struct Cluster {
     extender_options.admin_token_file = scratch.path("admin-token");
     REQUIRE(cli::UseLedger(ledger, extender_options.kubeconfig, process, log).ok());
     // The decision history: with two processes, each writes to the same file (WAL: one writer at a time).
-    process.decisions = cli::OpenDecisionHistory(scratch.path("decisions.db"), process.registry, log);
+    process.decisions = cli::OpenDecisionHistory(scratch.path("decisions.db"), extender_options.decision_db_max_bytes,
+                                                 process.registry, log);
     REQUIRE(process.decisions.recorder != nullptr);
     if (ledger == "api") {
       expander_process = &separate_process;
       REQUIRE(cli::UseLedger(ledger, extender_options.kubeconfig, separate_process, log).ok());
       separate_process.decisions =
-          cli::OpenDecisionHistory(scratch.path("decisions.db"), separate_process.registry, log);
+          cli::OpenDecisionHistory(scratch.path("decisions.db"), extender_options.decision_db_max_bytes,
+                                   separate_process.registry, log);
       REQUIRE(separate_process.decisions.recorder != nullptr);
     }
     absl::StatusOr<cli::ExtenderServers> built = cli::BuildExtender(extender_options, process, log, {});

@@ -82,6 +82,26 @@ TEST_CASE("a batch is what arrives within the linger, or a full batch at once, a
   CHECK(batches == std::vector<int64_t>{3, 1});
 }
 
+TEST_CASE("a batch ends before the record that would take it past its candidates and pods", "[history]") {
+  auto store = DecisionStore::Open("");
+  REQUIRE_OK(store);
+  std::mutex mu;
+  std::vector<int64_t> batches;
+  RecorderHooks hooks{.on_written = [&](int64_t n) {
+    std::lock_guard<std::mutex> lock(mu);
+    batches.push_back(n);
+  }};
+  AsyncRecorder recorder(**store, {.batch_size = 100, .batch_entries = 7, .linger = absl::Hours(1)}, std::move(hooks));
+  for (int i = 0; i < 5; ++i) {
+    Record r = Bind(i);  // one pod
+    r.candidates.resize(2);  // and two candidates: 3 entries
+    recorder.Record(r);
+  }
+  recorder.Flush();
+  std::lock_guard<std::mutex> lock(mu);
+  CHECK(batches == std::vector<int64_t>{2, 2, 1});  // 3 + 3 = 6 entries; a third record would make 9 > 7
+}
+
 TEST_CASE("the writer thread runs at the nice value given, the caller's thread unchanged", "[history]") {
   auto store = DecisionStore::Open("");
   REQUIRE_OK(store);

@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -11,6 +13,8 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "history/from_decisions.h"
+#include "history/recorder.h"
 #include "tests/cli/scratch_dir.h"
 #include "tests/kube/status_matchers.h"
 
@@ -195,6 +199,92 @@ TEST_CASE("retention evicts the oldest past the row cap and past the age, and co
     CHECK_STATUS(DecisionStore::Open("", {.max_age = absl::ZeroDuration()}), absl::StatusCode::kInvalidArgument,
                  "max_age");
   }
+}
+
+// The bytes of a database file and its WAL, as the file system has them.
+int64_t FileBytes(const std::string& path) {
+  int64_t bytes = 0;
+  for (const std::string& file : {path, absl::StrCat(path, "-wal")}) {
+    if (std::filesystem::exists(file)) bytes += static_cast<int64_t>(std::filesystem::file_size(file));
+  }
+  return bytes;
+}
+
+// A distinct pod refused by every one of 5,000 nodes (its own refusal, so nothing folds it), through the
+// extender's record builder.
+Record RefusedEverywhere(int pod) {
+  std::vector<Candidate> nodes(5'000);
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    nodes[n].name = absl::StrCat("gpu-node-", n);
+    nodes[n].reason = Reason::kMinLink;
+    nodes[n].unresolvable = true;
+    nodes[n].requested = 4;
+    nodes[n].available = 1;
+    nodes[n].free_gpus = 4;
+    nodes[n].topology = TopologyDetail{"0,1,4,5", "SYS", 12'000};
+  }
+  const std::string uid = absl::StrCat("uid-flood-", pod);
+  return FilterRecord(kT0 + absl::Seconds(pod), {uid, absl::StrCat("flood/p", pod)}, 8, std::move(nodes));
+}
+
+TEST_CASE("a flood of distinct refused pods over 5,000 nodes keeps the file and its WAL under the byte cap",
+          "[history]") {
+  ScratchDir dir("history-store-bytes");
+  const std::string path = dir.path("decisions.db");
+  auto store = DecisionStore::Open(path, {.max_bytes = kMinMaxBytes});
+  REQUIRE_OK(store);
+  std::atomic<int64_t> evicted_by_bytes{0};
+  std::atomic<int64_t> reported_bytes{0};
+  int64_t largest = 0;
+  {
+    AsyncRecorder recorder(**store, {.writer_nice = 0},
+                           {.on_evicted = [&](const Evictions& e) { evicted_by_bytes += e.by_bytes; },
+                            .on_bytes = [&](int64_t bytes) { reported_bytes = bytes; }});
+    // 400 records of about 0.9 MB: some 11 times the cap, queued as fast as a flooded extender would.
+    for (int pod = 0; pod < 400; ++pod) {
+      recorder.Record(RefusedEverywhere(pod));
+      if (pod % 20 == 19) {
+        recorder.Flush();
+        largest = std::max(largest, FileBytes(path));
+        CHECK(reported_bytes == FileBytes(path));
+      }
+    }
+  }
+  INFO("largest " << largest << " bytes, cap " << kMinMaxBytes);
+  CHECK(largest <= kMinMaxBytes);
+  CHECK(largest > kMinMaxBytes / 4);  // the records did fill it: the flood was not dropped
+  CHECK(evicted_by_bytes > 0);
+  // Oldest first: what is left is the newest pods', up to the last one.
+  auto page = (*store)->Query({.limit = 1000});
+  REQUIRE_OK(page);
+  REQUIRE_FALSE(page->records.empty());
+  CHECK(page->records.front().correlation_id == "uid-flood-399");
+  CHECK(page->records.back().id == 400 - static_cast<int64_t>(page->records.size()) + 1);
+  CHECK(evicted_by_bytes == 400 - static_cast<int64_t>(page->records.size()));
+}
+
+TEST_CASE("a lowered byte cap evicts the oldest and gives the free pages back to the file system", "[history]") {
+  ScratchDir dir("history-store-lowered");
+  const std::string path = dir.path("decisions.db");
+  {
+    auto store = DecisionStore::Open(path, {.max_bytes = 8 * kMinMaxBytes});
+    REQUIRE_OK(store);
+    for (int pod = 0; pod < 100; ++pod) REQUIRE_OK((*store)->Append({RefusedEverywhere(pod)}));
+    auto evicted = (*store)->Retain(kT0 + absl::Seconds(100));
+    REQUIRE_OK(evicted);
+    REQUIRE(evicted->by_bytes == 0);  // some 90 MB, within half of 256 MiB
+  }
+  REQUIRE(FileBytes(path) > 2 * kMinMaxBytes);
+  auto store = DecisionStore::Open(path, {.max_bytes = kMinMaxBytes});
+  REQUIRE_OK(store);
+  auto evicted = (*store)->Retain(kT0 + absl::Seconds(100));
+  REQUIRE_OK(evicted);
+  CHECK(evicted->by_bytes > 60);  // at most half of 32 MiB kept: some 18 records
+  CHECK(evicted->by_rows == 0);
+  CHECK(*(*store)->Bytes() <= kMinMaxBytes);
+  CHECK(FileBytes(path) <= kMinMaxBytes);
+  CHECK_STATUS(DecisionStore::Open(path, {.max_bytes = kMinMaxBytes - 1}), absl::StatusCode::kInvalidArgument,
+               "max_bytes must be at least 32 MiB");
 }
 
 TEST_CASE("a file database is in WAL mode and keeps its records across a reopen", "[history]") {

@@ -14,6 +14,7 @@
 #include "mcp/tool_parts.h"
 #include "scheduler/gpu_state.h"
 #include "tests/kube/builders.h"
+#include "tests/mcp/seed_records.h"
 #include "tests/server/fake_clock.h"
 
 namespace topofit::mcp {
@@ -55,13 +56,7 @@ struct Fixture {
     big.min_link = topology::LinkClass::kNvLink;
     big.refused_nodes = {"p4d-a-1: 6 GPUs free"};
     ledger->RecordPreference(big);
-    decision::Intent grow;
-    grow.node_group = "p4d-a";
-    grow.pod_uids = {"uid-big"};
-    grow.pod_gpus = {{"uid-big", 8}};
-    grow.node_count = 1;
-    grow.node_labels = {{kGroupLabel, "p4d-a"}};
-    ledger->RecordIntent(grow);
+    ledger->RecordIntent(history::OneNodeIntent("p4d-a", kGroupLabel, "uid-big", 8));
     // A group at size zero, known from the templates CA sent the expander.
     ledger->RecordNodeGroups({{"p5-a", MakeNode().name("template-p5").label("node.kubernetes.io/instance-type", "p5.48xlarge")
                                            .gpus(8).taint("nvidia.com/gpu", "present", kube::TaintEffect::kNoSchedule)}});

@@ -9,6 +9,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { TOKEN, filter, gpuNode, gpuPod, makeScratch, startExtender, topofitBin } from './topofit.mjs';
 
 const HISTORY_TOOLS = ['explain_pending_pod', 'explain_scale_up', 'list_idle_gpus', 'list_decisions', 'get_decision'];
@@ -34,7 +37,21 @@ after(async () => {
   scratch?.remove();
 });
 
+// TOPOFIT_MCP_RECORD=DIR: every message the SDK client sends is also written to DIR, one file each named by
+// its SHA-1 (as libFuzzer names its corpus): the MCP fuzz harness's seeds (tests/data/fuzz/mcp).
+function record(transport) {
+  const dir = process.env.TOPOFIT_MCP_RECORD;
+  if (!dir) return;
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    const text = JSON.stringify(message);
+    writeFileSync(join(dir, createHash('sha1').update(text).digest('hex')), text);
+    return send(message, options);
+  };
+}
+
 async function connect(transport) {
+  record(transport);
   const client = new Client({ name: 'topofit-sdk-test', version: '1.0.0' });
   await client.connect(transport);
   return client;
