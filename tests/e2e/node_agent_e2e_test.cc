@@ -22,6 +22,7 @@
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
 #include "tests/server/test_certs.h"
+#include "tests/e2e/e2e_objects.h"
 #include "topology/gpu_set.h"
 
 namespace topofit {
@@ -33,18 +34,6 @@ using kubeclient::testing::Resource;
 using nlohmann::json;
 
 constexpr char kNode[] = "g5-1";
-
-json PendingPod(const std::string& name, int gpus) {
-  return {{"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", absl::StrCat("uid-", name)},
-                        {"creationTimestamp", "2026-12-01T09:00:00Z"}}},
-          {"spec",
-           {{"schedulerName", "topofit"},
-            {"containers",
-             {{{"name", "main"},
-               {"image", "server:1"},
-               {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}},
-          {"status", {{"phase", "Pending"}}}};
-}
 
 // The device IDs (UUIDs) of the GPUs `gpu_ids` ("0,1") names on the test node.
 std::vector<std::string> DevicesOf(const std::string& gpu_ids) {
@@ -61,8 +50,8 @@ TEST_CASE("After bind, the kubelet admits the pods and the agent gives them the 
                {{"name", kNode},
                 {"labels", {{"kubernetes.io/hostname", kNode}, {"node.kubernetes.io/instance-type", "g5.48xlarge"}}}}},
               {"status", {{"capacity", {{"nvidia.com/gpu", "8"}}}, {"allocatable", {{"nvidia.com/gpu", "8"}}}}}});
-  api.Upsert(Resource::kPods, PendingPod("infer", 2));
-  api.Upsert(Resource::kPods, PendingPod("train", 4));
+  api.Upsert(Resource::kPods, testing::PendingGpuPod("infer", 2));
+  api.Upsert(Resource::kPods, testing::PendingGpuPod("train", 4));
 
   // The extender.
   cli::testing::ScratchDir scratch("topofit-agent-e2e");
@@ -70,12 +59,7 @@ TEST_CASE("After bind, the kubelet admits the pods and the agent gives them the 
                                   "server: \"", api.url(), "\", certificate-authority: \"", certs->ca_cert_file(), "\"")));
   spdlog::logger log{"e2e", std::make_shared<spdlog::sinks::null_sink_mt>()};
   cli::ProcessState process;
-  cli::ExtenderOptions options;
-  options.address = "127.0.0.1";
-  options.port = 0;
-  options.ops_port = 0;
-  options.kubeconfig = scratch.path("kubeconfig");
-  options.live_state = true;
+  const cli::ExtenderOptions options = testing::LoopbackExtenderOptions(scratch.path("kubeconfig"));
   absl::StatusOr<cli::ExtenderServers> extender = cli::BuildExtender(options, process, log, {});
   REQUIRE(extender.ok());
   const int port = extender->api->Start().value();

@@ -30,6 +30,7 @@
 #include "cli/ledger_flags.h"
 #include "proto/expander.grpc.pb.h"
 #include "tests/cli/scratch_dir.h"
+#include "tests/e2e/e2e_objects.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
 #include "tests/server/test_certs.h"
@@ -64,15 +65,8 @@ json GpuNode(const std::string& name, const std::string& instance_type, const st
 
 json GpuPod(const std::string& name, int gpus, bool nv_required, const std::string& node = "",
             const std::string& gpu_ids = "") {
-  json pod = {{"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", absl::StrCat("uid-", name)},
-                            {"creationTimestamp", Rfc3339(absl::Now())}, {"annotations", json::object()}}},
-              {"spec",
-               {{"schedulerName", "topofit"},
-                {"containers",
-                 {{{"name", "main"},
-                   {"image", "trainer:1"},
-                   {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}},
-              {"status", {{"phase", node.empty() ? "Pending" : "Running"}}}};
+  json pod = testing::PendingGpuPod(name, gpus, {}, Rfc3339(absl::Now()));
+  if (!node.empty()) pod["status"]["phase"] = "Running";
   if (nv_required) {
     pod["metadata"]["annotations"]["topofit.io/min-link"] = "NV";
     pod["metadata"]["annotations"]["topofit.io/topology-policy"] = "required";
@@ -135,12 +129,7 @@ struct Cluster {
 
     scratch.Write("kubeconfig", cli::testing::ScratchDir::Kubeconfig(absl::StrCat(
                                     "server: \"", api.url(), "\", certificate-authority: \"", certs->ca_cert_file(), "\"")));
-    cli::ExtenderOptions extender_options;
-    extender_options.address = "127.0.0.1";
-    extender_options.port = 0;
-    extender_options.ops_port = 0;
-    extender_options.kubeconfig = scratch.path("kubeconfig");
-    extender_options.live_state = true;
+    cli::ExtenderOptions extender_options = testing::LoopbackExtenderOptions(scratch.path("kubeconfig"));
     extender_options.provisioning_requests = true;
     scratch.Write("admin-token", "e2e-admin-token\n");
     extender_options.admin_token_file = scratch.path("admin-token");
