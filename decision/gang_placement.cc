@@ -23,18 +23,10 @@ struct NodeRoom {
 };
 
 NodeRoom RoomOn(const GangCandidate& candidate, const topology::AllocationRequest& request, int members) {
-  NodeRoom room{.candidate = &candidate, .sets = {}, .free_gpus = 0};
-  const topology::Topology& topology = *candidate.node->topology;
-  topology::GpuSet free = candidate.node->free().without(candidate.reserved);
-  room.free_gpus = free.size();
-  if (request.gpus > topology.gpu_count()) return room;
-  while (room.holds() < members) {
-    absl::StatusOr<topology::FitResult> fit = topology::Fit(topology, free, request);
-    if (!fit.ok() || !fit->fits()) break;
-    room.sets.push_back(fit->chosen->gpus);
-    free = free.without(fit->chosen->gpus);
-  }
-  return room;
+  const topology::GpuSet free = candidate.node->free().without(candidate.reserved);
+  return NodeRoom{.candidate = &candidate,
+                  .sets = MemberSets(*candidate.node->topology, free, request, members),
+                  .free_gpus = free.size()};
 }
 
 // The nodes one unit (a node, a domain, or every node) would use, and what the objective weighs.
@@ -204,6 +196,19 @@ GangPlacement PlacementOf(std::optional<GangLevel> level, const Unit& unit, cons
 }
 
 }  // namespace
+
+std::vector<topology::GpuSet> MemberSets(const topology::Topology& topology, topology::GpuSet free,
+                                         const topology::AllocationRequest& request, int most) {
+  std::vector<topology::GpuSet> sets;
+  if (request.gpus <= 0 || request.gpus > topology.gpu_count()) return sets;
+  while (static_cast<int>(sets.size()) < most) {
+    absl::StatusOr<topology::FitResult> fit = topology::Fit(topology, free, request);
+    if (!fit.ok() || !fit->fits()) break;
+    sets.push_back(fit->chosen->gpus);
+    free = free.without(fit->chosen->gpus);
+  }
+  return sets;
+}
 
 absl::StatusOr<GangPlacement> PlaceGang(const GangAsk& ask, const std::vector<GangCandidate>& candidates) {
   if (ask.members < 1) return absl::InvalidArgumentError(absl::StrCat("a gang of ", ask.members, " members"));

@@ -13,6 +13,7 @@
 #include "decision/node_snapshot.h"
 #include "decision/nvlink_domain.h"
 #include "decision/pod_demand.h"
+#include "topology/allocator.h"
 #include "topology/gpu_set.h"
 
 namespace topofit::decision {
@@ -47,6 +48,11 @@ struct GangPlacement {
   std::vector<GangSlotPlacement> slots;  // one per member, grouped by node
   int nodes_used = 0;
 };
+
+// The GPU sets successive members get on `free` GPUs of a node, each the best set for `request` on what
+// the ones before left (topology::Fit), at most `most` of them: how many members a node holds.
+std::vector<topology::GpuSet> MemberSets(const topology::Topology& topology, topology::GpuSet free,
+                                         const topology::AllocationRequest& request, int most);
 
 // Places every member, trying the tightest level the gang asks first: the required level when there is
 // one (never looser), else the preferred level, then each looser one, then any nodes. Within a level the

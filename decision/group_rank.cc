@@ -16,6 +16,7 @@
 #include "decision/capacity_ask.h"
 #include "decision/filter.h"
 #include "decision/filter_memo.h"
+#include "decision/gang_fit.h"
 #include "decision/node_topology.h"
 #include "decision/pod_demand.h"
 #include "decision/pod_uid.h"
@@ -188,7 +189,7 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
 
 OptionVerdict JudgeOption(const RankInput& input, const GroupOption& option, const absl::StatusOr<NodeTopology>* topology,
                     const PreferredSets& preferred, const PodAsks& asks, const BestBandwidths& best, CallMemo& memo,
-                    Stopper& stopper) {
+                    Stopper& stopper, const NvlinkDomainLabels& domain_labels) {
   OptionVerdict verdict;
   verdict.node_group_id = option.node_group_id;
   std::vector<PlacedPod> gpu_pods;
@@ -233,7 +234,20 @@ OptionVerdict JudgeOption(const RankInput& input, const GroupOption& option, con
     verdict.reason = std::string(topology->status().message());
     return verdict;
   }
-  verdict.price = option.node_count * PriceOf(input, option.node_group_id, input.templates.at(option.node_group_id));
+  const kube::Node& template_node = input.templates.at(option.node_group_id);
+  // Members of a gang the group's domains can never hold whole are stranded by any number of its nodes:
+  // they are not placed, the rest of the option is (CA counts pods, not domains).
+  std::erase_if(gpu_pods, [&](const PlacedPod& pod) {
+    std::optional<std::string> never =
+        GangNeverFitsGroup(*pod.pod, pod.demand, template_node, *(*topology)->topology, domain_labels);
+    if (!never) return false;
+    const std::string key = absl::StrCat(pod.pod->metadata.namespace_name, "/", pod.pod->metadata.name);
+    if (!verdict.strands) verdict.reason = absl::StrCat("pod ", key, " would not be placed on the new nodes: ", *never);
+    verdict.strands = true;
+    verdict.unplaced_pods.push_back(key);
+    return true;
+  });
+  verdict.price = option.node_count * PriceOf(input, option.node_group_id, template_node);
   Simulate(option, (*topology)->topology, (*topology)->origin, gpu_pods, preferred, best, memo, stopper, verdict);
   return verdict;
 }
@@ -340,7 +354,7 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
     if (stopper.Stopped()) return ranking;
     auto topology = resolved.find(option.node_group_id);
     ranking.verdicts.push_back(JudgeOption(input, option, topology == resolved.end() ? nullptr : &topology->second,
-                                     preferred, asks, best, memo, stopper));
+                                     preferred, asks, best, memo, stopper, policy.domain_labels));
     if (stopper.stopped()) return ranking;  // inside that option
   }
   // A pod no option's new nodes take is stranded whichever group grows: it does not disqualify options

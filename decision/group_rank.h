@@ -10,6 +10,7 @@
 #include "kube/objects.h"
 #include "kube/shared_pods.h"
 #include "decision/node_topology.h"
+#include "decision/nvlink_domain.h"
 #include "decision/preference.h"
 
 namespace topofit::decision {
@@ -36,6 +37,9 @@ struct RankPolicy {
   // The extender's: a pod that says its run time refuses a poorer set of a group while the capacity that
   // gives its ask is worth the boot (capacity_ask.h), so new nodes of that group would strand it.
   CapacityWaitPolicy capacity_wait;
+  // The node labels that name an NVLink domain: a gang that requires one domain strands on a group whose
+  // domains cannot hold it whole (gang_fit.h).
+  NvlinkDomainLabels domain_labels = NvlinkDomainLabels::Default();
 };
 
 // How one option fared on its group's template, for the reply, logs and metrics.

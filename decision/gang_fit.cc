@@ -1,0 +1,39 @@
+#include "decision/gang_fit.h"
+
+#include "absl/strings/str_cat.h"
+#include "decision/gang_placement.h"
+
+namespace topofit::decision {
+std::optional<std::string> GangNeverFitsGroup(const kube::Pod& pod, const GpuDemand& member,
+                                              const kube::Node& template_node, const topology::Topology& topology,
+                                              const NvlinkDomainLabels& labels) {
+  absl::StatusOr<std::optional<Gang>> in_gang = GangOf(pod);
+  if (!in_gang.ok() || !*in_gang || !(*in_gang)->min_count) return std::nullopt;
+  absl::StatusOr<std::optional<GangTopology>> topology_wanted = GangTopologyOf(pod, labels);
+  if (!topology_wanted.ok() || !*topology_wanted) return std::nullopt;
+  const Gang& gang = **in_gang;
+  const GangTopology& wanted = **topology_wanted;
+  if (!wanted.required || !wanted.required->level) return std::nullopt;
+  const int members = *gang.min_count;
+  const int per_node = static_cast<int>(
+      MemberSets(topology, topology.all_gpus(), EnforcedRequest(member), members).size());
+  const std::string what = absl::StrCat("gang ", GangSourceName(gang.source), ":", gang.key, " needs all ", members,
+                                        " members of ", member.request.gpus, " GPUs ");
+  if (members <= per_node) return std::nullopt;
+  if (*wanted.required->level == GangLevel::kNode) {
+    return absl::StrCat(what, "on one node; a new node holds ", per_node);
+  }
+  absl::StatusOr<std::optional<GroupDomainShape>> shape = GroupDomainShapeOf(template_node, labels);
+  if (!shape.ok()) return absl::StrCat(what, "in one NVLink domain; the group's template: ", shape.status().message());
+  if (!*shape) {
+    return absl::StrCat(what, "in one NVLink domain; the group's template carries no domain label, so its new nodes "
+                              "form none");
+  }
+  if (!(*shape)->nodes_per_domain) return std::nullopt;
+  const int per_domain = *(*shape)->nodes_per_domain * per_node;
+  if (members <= per_domain) return std::nullopt;
+  return absl::StrCat(what, "in one NVLink domain; a domain of the group holds ", *(*shape)->nodes_per_domain,
+                      " nodes of ", per_node, " members, ", per_domain, " in all");
+}
+
+}  // namespace topofit::decision

@@ -1,0 +1,89 @@
+#include "decision/gang_fit.h"
+
+#include <catch2/catch.hpp>
+
+#include "codec/node_topology.h"
+#include "decision/group_rank.h"
+#include "tests/kube/builders.h"
+#include "topology/catalog.h"
+
+namespace topofit::decision {
+namespace {
+
+using kube::testing::MakeNode;
+using kube::testing::MakePod;
+
+// An NVL72 group's template: GB200 trays of clique label, `per_domain` trays to a domain (unsaid when 0).
+kube::Node Nvl72Template(int per_domain) {
+  kube::testing::NodeBuilder node = MakeNode();
+  node.name("template-node-for-nvl72").label("nvidia.com/gpu.product", "NVIDIA-GB200").label("nvidia.com/gpu.clique", "template").gpus(4);
+  if (per_domain > 0) node.annotation("topofit.io/nodes-per-domain", std::to_string(per_domain));
+  return node;
+}
+
+kube::Node H100Template() {
+  return MakeNode().name("template-node-for-h100").label("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").gpus(8);
+}
+
+kube::Pod Member(int i, int size, int gpus, const std::string& level) {
+  return MakePod()
+      .name("train-" + std::to_string(i))
+      .gpus(gpus)
+      .annotation("topofit.io/gang", "train")
+      .annotation("topofit.io/gang-size", std::to_string(size))
+      .annotation("topofit.io/gang-required-topology", level);
+}
+
+std::optional<std::string> NeverFits(const kube::Pod& pod, const kube::Node& template_node, const char* shape) {
+  const topology::Topology topology = topology::CatalogShape(shape).value();
+  return GangNeverFitsGroup(pod, DemandOf(pod).value(), template_node, topology, NvlinkDomainLabels::Default());
+}
+
+TEST_CASE("GangNeverFitsGroup: a group's domains must hold the whole gang at its required level", "[gang_fit]") {
+  // 16 x 4 GPUs in one domain: an NVL72 rack of 18 trays holds it, a partition of 2 does not
+  CHECK_FALSE(NeverFits(Member(0, 16, 4, "domain"), Nvl72Template(18), "gb200-nvl72-node"));
+  CHECK(NeverFits(Member(0, 16, 4, "domain"), Nvl72Template(2), "gb200-nvl72-node") ==
+        "gang topofit:default/train needs all 16 members of 4 GPUs in one NVLink domain; a domain of the group "
+        "holds 2 nodes of 1 members, 2 in all");
+  // a domain's size unsaid: not judged
+  CHECK_FALSE(NeverFits(Member(0, 16, 4, "domain"), Nvl72Template(0), "gb200-nvl72-node"));
+  // no domain label: new nodes form no domain, unless one node holds the whole gang
+  CHECK(NeverFits(Member(0, 4, 4, "domain"), H100Template(), "hgx-h100") ==
+        "gang topofit:default/train needs all 4 members of 4 GPUs in one NVLink domain; the group's template "
+        "carries no domain label, so its new nodes form none");
+  CHECK_FALSE(NeverFits(Member(0, 2, 4, "domain"), H100Template(), "hgx-h100"));
+  // one node required
+  CHECK(NeverFits(Member(0, 3, 4, "node"), H100Template(), "hgx-h100") ==
+        "gang topofit:default/train needs all 3 members of 4 GPUs on one node; a new node holds 2");
+  // preferred only, or no gang: never judged here
+  CHECK_FALSE(NeverFits(MakePod().name("solo").gpus(4).annotation("topofit.io/gang-preferred-topology", "domain"),
+                        H100Template(), "hgx-h100"));
+  CHECK_FALSE(NeverFits(MakePod().name("p").gpus(4), H100Template(), "hgx-h100"));
+}
+
+TEST_CASE("RankOptions grows the group whose domain holds the whole gang, not a cheaper one that splits it",
+          "[gang_fit][rank]") {
+  RankInput input;
+  kube::SharedPods members;  // one set of objects in every option, as the expander shares them
+  for (int i = 0; i < 16; ++i) members.push_back(std::make_shared<const kube::Pod>(Member(i, 16, 4, "domain")));
+  input.templates["nvl72"] = Nvl72Template(18);
+  input.templates["nvl72-partition"] = Nvl72Template(4);
+  input.templates["h100"] = H100Template();
+  input.price_per_node_hour = {{"nvl72", 40}, {"nvl72-partition", 30}, {"h100", 20}};
+  input.options = {{"h100", 8, members}, {"nvl72-partition", 16, members},
+                   {"nvl72", 16, members}};
+  codec::TopologyResolver topologies;
+  const Ranking ranking = RankOptions(input, topologies);
+  CHECK(ranking.chosen == std::vector<std::string>{"nvl72"});
+  REQUIRE(ranking.verdicts.size() == 3);
+  CHECK(ranking.verdicts[0].strands);
+  CHECK_THAT(ranking.verdicts[0].reason, Catch::Contains("its new nodes form none"));
+  CHECK(ranking.verdicts[0].unplaced_pods.size() == 16);
+  CHECK(ranking.verdicts[1].strands);
+  CHECK_THAT(ranking.verdicts[1].reason, Catch::Contains("a domain of the group holds 4 nodes of 1 members"));
+  CHECK_FALSE(ranking.verdicts[2].strands);
+  CHECK(ranking.verdicts[2].placed_pods == 16);
+}
+
+}  // namespace
+}  // namespace topofit::decision
