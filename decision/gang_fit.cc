@@ -4,23 +4,25 @@
 #include "decision/gang_placement.h"
 
 namespace topofit::decision {
-std::optional<std::string> GangNeverFitsGroup(const kube::Pod& pod, const GpuDemand& member,
-                                              const kube::Node& template_node, const topology::Topology& topology,
-                                              const NvlinkDomainLabels& labels) {
+std::optional<RequiredGang> RequiredGangOf(const kube::Pod& pod, const NvlinkDomainLabels& labels) {
   absl::StatusOr<std::optional<Gang>> in_gang = GangOf(pod);
   if (!in_gang.ok() || !*in_gang || !(*in_gang)->min_count) return std::nullopt;
-  absl::StatusOr<std::optional<GangTopology>> topology_wanted = GangTopologyOf(pod, labels);
-  if (!topology_wanted.ok() || !*topology_wanted) return std::nullopt;
-  const Gang& gang = **in_gang;
-  const GangTopology& wanted = **topology_wanted;
-  if (!wanted.required || !wanted.required->level) return std::nullopt;
+  absl::StatusOr<std::optional<GangTopology>> wanted = GangTopologyOf(pod, labels);
+  if (!wanted.ok() || !*wanted || !(*wanted)->required || !(*wanted)->required->level) return std::nullopt;
+  return RequiredGang{.gang = **std::move(in_gang), .level = *(*wanted)->required->level};
+}
+
+std::optional<std::string> GangNeverFitsGroup(const RequiredGang& required, const GpuDemand& member,
+                                              const kube::Node& template_node, const topology::Topology& topology,
+                                              const NvlinkDomainLabels& labels) {
+  const Gang& gang = required.gang;
   const int members = *gang.min_count;
   const int per_node = static_cast<int>(
       MemberSets(topology, topology.all_gpus(), EnforcedRequest(member), members).size());
   const std::string what = absl::StrCat("gang ", GangSourceName(gang.source), ":", gang.key, " needs all ", members,
                                         " members of ", member.request.gpus, " GPUs ");
   if (members <= per_node) return std::nullopt;
-  if (*wanted.required->level == GangLevel::kNode) {
+  if (required.level == GangLevel::kNode) {
     return absl::StrCat(what, "on one node; a new node holds ", per_node);
   }
   absl::StatusOr<std::optional<GroupDomainShape>> shape = GroupDomainShapeOf(template_node, labels);

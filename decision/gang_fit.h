@@ -15,13 +15,21 @@
 
 namespace topofit::decision {
 
+// A gang whose count is known and which requires a level: what the expander judges groups against.
+struct RequiredGang {
+  Gang gang;
+  GangLevel level = GangLevel::kDomain;
+};
+
+// The pod's gang when it has a known count and requires a level it understands; nullopt otherwise (no
+// gang, nothing required, or said wrongly: the extender refuses such a pod anyway).
+std::optional<RequiredGang> RequiredGangOf(const kube::Pod& pod, const NvlinkDomainLabels& labels);
+
 // Why the group whose template node is `template_node` (topology `topology`) can never host the whole of
-// the pod's gang (its count known) at the level the gang requires; nullopt when it can, when the pod is in
-// no gang or its gang requires nothing (or says it wrongly: the extender refuses such a pod anyway),
-// or when the template does not say how many nodes one of its domains holds (topofit.io/nodes-per-domain:
-// then the domain's size is unknown and the option is judged as before). A gang that fits on one new node
-// needs no domain.
-std::optional<std::string> GangNeverFitsGroup(const kube::Pod& pod, const GpuDemand& member,
+// `gang` at its required level, each member asking `member`; nullopt when it can, or when the template
+// does not say how many nodes one of its domains holds (topofit.io/nodes-per-domain: then the domain's
+// size is unknown and the option is judged as before). A gang that fits on one new node needs no domain.
+std::optional<std::string> GangNeverFitsGroup(const RequiredGang& gang, const GpuDemand& member,
                                               const kube::Node& template_node, const topology::Topology& topology,
                                               const NvlinkDomainLabels& labels);
 

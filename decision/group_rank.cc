@@ -16,6 +16,7 @@
 #include "decision/capacity_ask.h"
 #include "decision/filter.h"
 #include "decision/filter_memo.h"
+#include "decision/gang_book.h"
 #include "decision/gang_fit.h"
 #include "decision/node_topology.h"
 #include "decision/pod_demand.h"
@@ -82,12 +83,27 @@ class CallMemo {
   const NodeVerdict& Filter(const GpuDemand& demand, const NodeGpuSnapshot& node) {
     return filter_.FilterAndScore(demand, node).verdict;
   }
+  // Why the group can never hold the pod's gang whole (gang_fit.h): read once per pod, judged once per
+  // gang and group.
+  const std::optional<std::string>& GangNeverFits(const kube::Pod& pod, const GpuDemand& demand,
+                                                  const std::string& group, const kube::Node& template_node,
+                                                  const topology::Topology& topology, const NvlinkDomainLabels& labels) {
+    static const std::optional<std::string> kFits;
+    auto [gang, read] = gangs_.try_emplace(&pod);
+    if (read) gang->second = RequiredGangOf(pod, labels);
+    if (!gang->second) return kFits;
+    auto [verdict, judged] = gang_fits_.try_emplace({GangIdOf(gang->second->gang), group});
+    if (judged) verdict->second = GangNeverFitsGroup(*gang->second, demand, template_node, topology, labels);
+    return verdict->second;
+  }
   // Pods (namespace/name) some option's new nodes take.
   void MarkPlaced(const std::string& pod) { placed_.insert(pod); }
   bool PlacedSomewhere(const std::string& pod) const { return placed_.count(pod) > 0; }
 
  private:
   absl::node_hash_map<const kube::Pod*, absl::StatusOr<GpuDemand>> demands_;  // input pods outlive the call
+  absl::node_hash_map<const kube::Pod*, std::optional<RequiredGang>> gangs_;
+  std::map<std::pair<std::string, std::string>, std::optional<std::string>> gang_fits_;  // (gang, group)
   FilterMemo filter_;
   std::set<std::string> placed_;
 };
@@ -238,8 +254,8 @@ OptionVerdict JudgeOption(const RankInput& input, const GroupOption& option, con
   // Members of a gang the group's domains can never hold whole are stranded by any number of its nodes:
   // they are not placed, the rest of the option is (CA counts pods, not domains).
   std::erase_if(gpu_pods, [&](const PlacedPod& pod) {
-    std::optional<std::string> never =
-        GangNeverFitsGroup(*pod.pod, pod.demand, template_node, *(*topology)->topology, domain_labels);
+    const std::optional<std::string>& never = memo.GangNeverFits(*pod.pod, pod.demand, option.node_group_id,
+                                                                 template_node, *(*topology)->topology, domain_labels);
     if (!never) return false;
     const std::string key = absl::StrCat(pod.pod->metadata.namespace_name, "/", pod.pod->metadata.name);
     if (!verdict.strands) verdict.reason = absl::StrCat("pod ", key, " would not be placed on the new nodes: ", *never);

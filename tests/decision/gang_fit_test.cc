@@ -36,7 +36,9 @@ kube::Pod Member(int i, int size, int gpus, const std::string& level) {
 
 std::optional<std::string> NeverFits(const kube::Pod& pod, const kube::Node& template_node, const char* shape) {
   const topology::Topology topology = topology::CatalogShape(shape).value();
-  return GangNeverFitsGroup(pod, DemandOf(pod).value(), template_node, topology, NvlinkDomainLabels::Default());
+  const std::optional<RequiredGang> gang = RequiredGangOf(pod, NvlinkDomainLabels::Default());
+  if (!gang) return std::nullopt;
+  return GangNeverFitsGroup(*gang, DemandOf(pod).value(), template_node, topology, NvlinkDomainLabels::Default());
 }
 
 TEST_CASE("GangNeverFitsGroup: a group's domains must hold the whole gang at its required level", "[gang_fit]") {
@@ -55,7 +57,11 @@ TEST_CASE("GangNeverFitsGroup: a group's domains must hold the whole gang at its
   // one node required
   CHECK(NeverFits(Member(0, 3, 4, "node"), H100Template(), "hgx-h100") ==
         "gang topofit:default/train needs all 3 members of 4 GPUs on one node; a new node holds 2");
-  // preferred only, or no gang: never judged here
+  // preferred only, or no gang: nothing required
+  CHECK_FALSE(RequiredGangOf(MakePod().name("solo").gpus(4).annotation("topofit.io/gang-preferred-topology", "domain"),
+                             NvlinkDomainLabels::Default()));
+  CHECK(RequiredGangOf(Member(0, 16, 4, "domain"), NvlinkDomainLabels::Default())->level == GangLevel::kDomain);
+  // the same through the pod: never judged
   CHECK_FALSE(NeverFits(MakePod().name("solo").gpus(4).annotation("topofit.io/gang-preferred-topology", "domain"),
                         H100Template(), "hgx-h100"));
   CHECK_FALSE(NeverFits(MakePod().name("p").gpus(4), H100Template(), "hgx-h100"));
