@@ -70,6 +70,8 @@ absl::StatusOr<GangTopologyConstraint> Constraint(absl::string_view annotation, 
 
 }  // namespace
 
+std::string GangIdOf(const Gang& gang) { return absl::StrCat(GangSourceName(gang.source), ":", gang.key); }
+
 absl::string_view GangSourceName(GangSource source) {
   switch (source) {
     case GangSource::kPodGroup: return "pod-group";

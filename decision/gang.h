@@ -45,6 +45,9 @@ struct Gang {
   friend bool operator==(const Gang&, const Gang&) = default;
 };
 
+// "<source>:<key>": one string per gang, for maps and messages.
+std::string GangIdOf(const Gang& gang);
+
 // The pod's gang; nullopt when it is in none. InvalidArgument naming the annotation and its value for a
 // malformed count (not a whole number from 1 to kMaxAnnotatedCount, annotation_value.h), and for
 // topofit.io/gang without topofit.io/gang-size (topofit's own gangs have no other place to say it).

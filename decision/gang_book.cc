@@ -6,8 +6,6 @@
 
 namespace topofit::decision {
 
-std::string GangIdOf(const Gang& gang) { return absl::StrCat(GangSourceName(gang.source), ":", gang.key); }
-
 int GangReservation::joined() const {
   return static_cast<int>(std::count_if(slots.begin(), slots.end(), [](const GangSlot& s) { return !s.pod_uid.empty(); }));
 }
@@ -37,6 +35,7 @@ absl::Status GangBook::Reserve(absl::string_view gang, const GangPlacement& plac
                               .slots = {},
                               .reserved_at = now,
                               .expires_at = now + options_.wait};
+  by_expiry_.emplace(reservation.expires_at, reservation.gang);
   for (const GangSlotPlacement& place : placement.slots) {
     reservation.slots.push_back(GangSlot{.node = place.node, .gpus = place.gpus, .pod_uid = {}, .bound = false});
     gangs_on_node_[place.node].insert(std::string(gang));
@@ -50,7 +49,13 @@ absl::Status GangBook::Reserve(absl::string_view gang, const GangPlacement& plac
 void GangBook::JoinAt(GangReservation& reservation, size_t slot, const std::string& pod_uid, absl::Time now) {
   reservation.slots[slot].pod_uid = pod_uid;
   gang_of_member_[pod_uid] = reservation.gang;
-  if (reservation.complete()) reservation.expires_at = now + options_.bind_grace;
+  if (reservation.complete()) SetExpiry(reservation, now + options_.bind_grace);
+}
+
+void GangBook::SetExpiry(GangReservation& reservation, absl::Time expires_at) {
+  by_expiry_.erase({reservation.expires_at, reservation.gang});
+  reservation.expires_at = expires_at;
+  by_expiry_.emplace(expires_at, reservation.gang);
 }
 
 std::optional<GangSlot> GangBook::SlotOf(const std::string& pod_uid) const {
@@ -103,13 +108,10 @@ void GangBook::Cancel(absl::string_view gang) {
 
 std::vector<GangReservation> GangBook::Expire(absl::Time now) {
   std::vector<GangReservation> expired;
-  for (auto it = reservations_.begin(); it != reservations_.end();) {
-    auto next = std::next(it);
-    if (it->second.expires_at <= now) {
-      expired.push_back(it->second);
-      Erase(it);
-    }
-    it = next;
+  while (!by_expiry_.empty() && by_expiry_.begin()->first <= now) {
+    auto it = reservations_.find(by_expiry_.begin()->second);
+    expired.push_back(it->second);
+    Erase(it);
   }
   return expired;
 }
@@ -135,6 +137,7 @@ void GangBook::Erase(std::map<std::string, GangReservation, std::less<>>::iterat
     on_node->second.erase(it->first);
     if (on_node->second.empty()) gangs_on_node_.erase(on_node);
   }
+  by_expiry_.erase({it->second.expires_at, it->first});
   reservations_.erase(it);
 }
 

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -23,9 +24,6 @@
 #include "topology/gpu_set.h"
 
 namespace topofit::decision {
-
-// "<source>:<key>" (gang.h): one string per gang, for maps and messages.
-std::string GangIdOf(const Gang& gang);
 
 // One member's reserved place.
 struct GangSlot {
@@ -89,7 +87,7 @@ class GangBook {
   void Left(const std::string& pod_uid);
   // Drops the gang's reservation (its places could not be bound: another pod took their GPUs).
   void Cancel(absl::string_view gang);
-  // Drops every reservation past its time and returns them.
+  // Drops every reservation past its time and returns them. Cheap when none is: every filter calls it.
   std::vector<GangReservation> Expire(absl::Time now);
 
   // GPUs on `node` held for gangs other than `except`, by places not bound yet.
@@ -100,9 +98,11 @@ class GangBook {
   GangSlot* MutableSlotOf(const std::string& pod_uid);
   void Erase(std::map<std::string, GangReservation, std::less<>>::iterator it);
   void JoinAt(GangReservation& reservation, size_t slot, const std::string& pod_uid, absl::Time now);
+  void SetExpiry(GangReservation& reservation, absl::Time expires_at);
 
   GangBookOptions options_;
   std::map<std::string, GangReservation, std::less<>> reservations_;
+  std::set<std::pair<absl::Time, std::string>> by_expiry_;  // (expires_at, gang) of every reservation
   std::map<std::string, std::set<std::string>, std::less<>> gangs_on_node_;  // node -> gangs with places there
   std::map<std::string, std::string> gang_of_member_;                        // pod uid -> gang
   std::set<std::string, std::less<>> landed_;

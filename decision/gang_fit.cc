@@ -19,7 +19,7 @@ std::optional<std::string> GangNeverFitsGroup(const RequiredGang& required, cons
   const int members = *gang.min_count;
   const int per_node = static_cast<int>(
       MemberSets(topology, topology.all_gpus(), EnforcedRequest(member), members).size());
-  const std::string what = absl::StrCat("gang ", GangSourceName(gang.source), ":", gang.key, " needs all ", members,
+  const std::string what = absl::StrCat("gang ", GangIdOf(gang), " needs all ", members,
                                         " members of ", member.request.gpus, " GPUs ");
   if (members <= per_node) return std::nullopt;
   if (required.level == GangLevel::kNode) {

@@ -16,7 +16,6 @@
 #include "decision/capacity_ask.h"
 #include "decision/filter.h"
 #include "decision/filter_memo.h"
-#include "decision/gang_book.h"
 #include "decision/gang_fit.h"
 #include "decision/node_topology.h"
 #include "decision/pod_demand.h"

@@ -19,10 +19,6 @@ GangPlacement ThreePlaces() {
 
 const auto kAnyNode = [](absl::string_view) { return true; };
 
-TEST_CASE("GangIdOf names the source and the key", "[gang_book]") {
-  CHECK(GangIdOf(Gang{.source = GangSource::kKueuePodGroup, .key = "ml/train", .min_count = 16}) == "kueue:ml/train");
-}
-
 TEST_CASE("GangBook: members join places, bind only together, and the gang lands", "[gang_book]") {
   GangBook book;
   REQUIRE(book.Reserve("topofit:ml/t", ThreePlaces(), kNow).ok());

@@ -297,5 +297,9 @@ TEST_CASE("GangTopologyOf: none said, and empty values", "[gang]") {
                absl::StatusCode::kInvalidArgument, "expected domain, node or a node label key");
 }
 
+TEST_CASE("GangIdOf names the source and the key", "[gang]") {
+  CHECK(GangIdOf(Gang{.source = GangSource::kKueuePodGroup, .key = "ml/train", .min_count = 16}) == "kueue:ml/train");
+}
+
 }  // namespace
 }  // namespace topofit::decision
