@@ -164,6 +164,7 @@ std::optional<ScaleUpOption> AutoscalerModel::HandleProvisioningRequest(
 bool AutoscalerModel::KeptFromDrain(int pod, const std::vector<const decision::NodeGpuSnapshot*>& ready,
                                     decision::FilterMemo& memo) const {
   const SimPod& p = world_.pods()[pod];
+  if (!world_.spec(pod).safe_to_evict) return true;  // cluster-autoscaler.kubernetes.io/safe-to-evict: "false"
   return p.drain_guarded && !decision::AnotherNodeGivesItsTopology(world_.klass(pod).demand,
                                                                    world_.nodes()[p.node].gpus.node, ready, memo);
 }

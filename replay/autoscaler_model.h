@@ -87,7 +87,8 @@ class AutoscalerModel {
   void GiveUpUnready(AutoscalerActions& actions);
   bool BackedOff(int group) const;
   void UpdateUnneeded();
-  // Whether `pod` keeps CA from draining its node: the drain guard has it carry safe-to-evict "false" now
+  // Whether `pod` keeps CA from draining its node: it carries safe-to-evict "false" (PodSpec::safe_to_evict),
+  // or the drain guard has it carry it now
   // (the extender's refresh, scheduler/drain_guard.h, taken as instantaneous).
   // `ready`: the Ready nodes' snapshots; `memo` serves the whole loop.
   bool KeptFromDrain(int pod, const std::vector<const decision::NodeGpuSnapshot*>& ready,

@@ -116,7 +116,8 @@ Policy TunedPolicy(std::string name, const std::vector<StockExpander>& chain, co
                 .priorities = priorities,
                 .operator_affinity = true,
                 .operator_preferred_affinity = true,
-                .scoring = ResourceScoring::kMostAllocatedWithGpus};
+                .scoring = ResourceScoring::kMostAllocatedWithGpus,
+                .gang_scheduler = true};
 }
 
 namespace {

@@ -75,6 +75,13 @@ struct Policy {
   // kube-scheduler's NodeAffinity plugin scores (the tuned baselines; CA's simulation ignores it).
   bool operator_preferred_affinity = false;
   ResourceScoring scoring = ResourceScoring::kLeastAllocated;
+  // The tuned operator's gang scheduler (KAI, or Kueue's topology-aware admission): a gang's pods are placed
+  // all at once on the Ready nodes, inside the level the gang asks for, or not at all (decision::PlaceGang,
+  // the function topofit's extender reserves with); cluster-autoscaler still scales for them pod by pod.
+  bool gang_scheduler = false;
+  // Whether gangs are placed whole: by topofit's extender (its reservations, scheduler/extender_gangs.cc,
+  // taken as instantaneous: a gang's members arrive together) or by the operator's gang scheduler.
+  bool places_gangs_whole() const { return topofit_extender || gang_scheduler; }
   // With topofit_extender: who gives the bound pod its GPU ids on the node.
   GpuIds gpu_ids = GpuIds::kAgent;
   // With topofit_extender, its mechanisms, each on as `topofit extender` runs by default; the ablations

@@ -161,6 +161,10 @@ constexpr Field<PolicySummary> kSummaryFields[] = {
     {"mean_stretch", &PolicySummary::mean_stretch},
     {"slowdown_gpu_hours", &PolicySummary::slowdown_gpu_hours},
     {"cost_dollars", &PolicySummary::cost_dollars},
+    {"gangs", &PolicySummary::gangs},
+    {"gangs_started", &PolicySummary::gangs_started},
+    {"split_gangs", &PolicySummary::split_gangs},
+    {"partial_gang_gpu_hours", &PolicySummary::partial_gang_gpu_hours},
     {"lower_bound_cost_dollars", &PolicySummary::lower_bound_cost_dollars},
     {"requested_gpu_hours", &PolicySummary::requested_gpu_hours},
     {"hours", &PolicySummary::hours},
@@ -190,6 +194,7 @@ Json PolicyJson(const PolicySummary& summary) {
   for (const Field<PolicySummary>& field : kSummaryFields) json[std::string(field.name)] = ValueOf(summary, field);
   json["pending"] = PendingJson(summary.pending);
   json["pending_multi_gpu"] = PendingJson(summary.pending_multi_gpu);
+  json["gang_pending"] = PendingJson(summary.gang_pending);
   Json by_gpus = Json::object();
   for (const auto& [gpus, pending] : summary.pending_by_gpus) by_gpus[std::to_string(gpus)] = PendingJson(pending);
   json["pending_by_gpus"] = std::move(by_gpus);
@@ -272,7 +277,7 @@ std::string SummaryCsv(const std::vector<std::vector<PolicySummary>>& runs) {
   const std::set<int> gpu_counts = GpuCounts(runs, &PolicySummary::pending_by_gpus);
   std::vector<std::string> header = {"policy", "seed"};
   for (const Field<PolicySummary>& field : kSummaryFields) header.emplace_back(field.name);
-  for (absl::string_view group : {"pending_", "pending_multi_gpu_"}) {
+  for (absl::string_view group : {"pending_", "pending_multi_gpu_", "gang_pending_"}) {
     for (const Field<PendingPercentiles>& field : kPendingFields) header.push_back(absl::StrCat(group, field.name));
   }
   for (int gpus : gpu_counts) {
@@ -290,7 +295,7 @@ std::string SummaryCsv(const std::vector<std::vector<PolicySummary>>& runs) {
     for (const PolicySummary* summary : AcrossSeeds(runs, i)) {
       std::vector<std::string> cells = {CsvField(summary->policy), absl::StrCat(summary->seed)};
       for (const Field<PolicySummary>& field : kSummaryFields) cells.push_back(ValueOf(*summary, field).dump());
-      for (const PendingPercentiles* pending : {&summary->pending, &summary->pending_multi_gpu}) {
+      for (const PendingPercentiles* pending : {&summary->pending, &summary->pending_multi_gpu, &summary->gang_pending}) {
         for (const Field<PendingPercentiles>& field : kPendingFields) cells.push_back(ValueOf(*pending, field).dump());
       }
       for (int gpus : gpu_counts) {

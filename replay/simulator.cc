@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "replay/gang_scheduling.h"
 #include "replay/kube_scheduler_model.h"
 #include "codec/node_topology.h"
 #include "decision/capacity_shapes.h"
@@ -67,6 +68,8 @@ class Replayer {
 
  private:
   void Schedule(int pod);
+  // A gang scheduler's cycle (Policy::places_gangs_whole): every pending member placed at once, or all wait.
+  void ScheduleGang(int gang);
   void RetryOn(int node);
   void Place(int pod, const PlacementDecision& decision);
   void Wait(int pod);
@@ -157,8 +160,9 @@ void Replayer::Place(int pod, const PlacementDecision& decision) {
     world_->recorder()->Record(history::BindRecord(world_->time(), Subject(pod), world_->nodes()[decision.node].gpus.node,
                                                    decision.gpus.size(), decision.gpus.ToString(), true));
   }
-  const SimTime finish = world_->StartPod(pod, decision.node, decision.gpus);
-  Push(Event::Kind::kPodFinish, finish, pod, p.epoch);
+  for (int began : world_->StartPod(pod, decision.node, decision.gpus)) {
+    Push(Event::Kind::kPodFinish, world_->pods()[began].finish, began, world_->pods()[began].epoch);
+  }
   dirty_ = true;
 }
 
@@ -235,7 +239,31 @@ const decision::CapacityHolds* Replayer::Holds() {
   return holds_ ? &*holds_ : nullptr;
 }
 
+void Replayer::ScheduleGang(int gang) {
+  const SimGang& g = world_->gangs()[gang];
+  const bool arrived = std::none_of(g.members.begin(), g.members.end(),
+                                    [&](int member) { return world_->pods()[member].phase == PodPhase::kFuture; });
+  absl::StatusOr<std::vector<GangMemberPlacement>> placed =
+      arrived ? PlaceGangMembers(*world_, gang) : absl::FailedPreconditionError("members yet to come");
+  if (!placed.ok()) {
+    for (int member : g.members) {
+      if (world_->pods()[member].phase == PodPhase::kPending) Wait(member);
+    }
+    return;
+  }
+  for (const GangMemberPlacement& member : *placed) {
+    PlacementDecision decision;
+    decision.node = member.node;
+    decision.gpus = member.gpus;
+    Place(member.pod, decision);
+  }
+}
+
 void Replayer::Schedule(int pod) {
+  if (const int gang = world_->pods()[pod].gang; gang >= 0 && world_->policy().places_gangs_whole()) {
+    ScheduleGang(gang);
+    return;
+  }
   scheduler_.set_holds(Holds());
   scheduler_.set_ask(AskFor(pod));
   const PlacementDecision decision = scheduler_.Schedule(pod);
@@ -260,6 +288,12 @@ void Replayer::RetryOn(int node) {
   while (!heads.empty()) {
     const auto [klass, pod] = heads.top();
     heads.pop();
+    if (const int gang = world_->pods()[pod].gang; gang >= 0 && world_->policy().places_gangs_whole()) {
+      // A gang's class is its own (its name is in its pods' annotations): the whole gang is tried at once,
+      // on every Ready node, since the changed node may complete a domain.
+      ScheduleGang(gang);
+      continue;
+    }
     scheduler_.set_holds(Holds());
     scheduler_.set_ask(AskFor(pod));
     const PlacementDecision decision = scheduler_.ScheduleOn(pod, node);
@@ -436,8 +470,9 @@ ReplayResult Replayer::Run() {
   while (true) {
     const SimTime event_at = events_.empty() ? kNever : events_.top().at;
     const SimTime arrival_at = next_arrival < specs.size() ? specs[next_arrival].arrival : kNever;
-    const bool quiet = event_at == kNever && arrival_at == kNever && world_->running_pods() == 0 &&
-                       world_->provisioning_nodes() == 0;
+    // Every running pod has a finish event, except members of a gang waiting for the rest: they change
+    // nothing by themselves.
+    const bool quiet = event_at == kNever && arrival_at == kNever && world_->provisioning_nodes() == 0;
     // Nothing left that could change the cluster: every pod is done and the last loop, which saw the
     // cluster as it is, left nothing for scale-down to remove; or the pods left can never run (three loops
     // changed nothing) — then the replay stops as it is, since waiting for scale-down would let those pods
@@ -512,7 +547,7 @@ ReplayResult Replayer::Result() const {
   result.policy = world_->policy().name;
   for (const SimPod& p : world_->pods()) {
     const PodSpec& spec = world_->workload().pods[p.spec];
-    result.pods.push_back({spec.gpus, spec.arrival, p.first_start, spec.duration, p.stretch, p.best_topology, p.epoch,
+    result.pods.push_back({spec.gpus, spec.arrival, p.first_start, spec.duration, p.stretch, p.best_topology, p.evictions,
                            spec.runs_until_deleted, p.phase == PodPhase::kDone ? p.finish : -1});
   }
   for (const SimNode& node : world_->nodes()) {
@@ -540,6 +575,11 @@ ReplayResult Replayer::Result() const {
     result.scale_ups.push_back(
         {world_->groups()[s.group].spec.name, s.nodes, s.at, s.for_provisioning_request, !served[i], overtaken});
     result.nodes_created += s.nodes;
+  }
+  for (const SimGang& g : world_->gangs()) {
+    const PodSpec& first = world_->spec(g.members.front());
+    result.gangs.push_back({g.name, static_cast<int>(g.members.size()), first.gpus * static_cast<int>(g.members.size()),
+                            first.gang_topology, first.gang_topology_required, first.arrival, g.first_started, g.split});
   }
   result.timeline = world_->timeline();
   result.idle_samples = idle_samples_;

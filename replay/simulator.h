@@ -61,6 +61,18 @@ struct ScaleUpOutcome {
   bool overtaken = false;
 };
 
+// How one gang fared (PodSpec::gang).
+struct GangOutcome {
+  std::string name;
+  int members = 0;
+  int gpus = 0;  // over all its members
+  std::string level;  // the level it asks for: "domain", "node" or empty
+  bool required = false;
+  SimTime arrival = 0;
+  SimTime started = -1;  // when its run first began (its last member started); -1: never
+  bool split = false;    // it ran over more than its level (SimGang::split)
+};
+
 struct NodeOutcome {
   std::string name;
   std::string group;
@@ -89,6 +101,7 @@ struct ReplayResult {
   std::vector<NodeOutcome> nodes;  // every node the replay had, initial ones first
   std::vector<PodOutcome> pods;  // in workload order
   std::vector<ScaleUpOutcome> scale_ups;
+  std::vector<GangOutcome> gangs;  // in order of their first pod
   // Every change of the cluster's totals, from 0 until the replay stopped: after the last pod completion
   // it goes on until scale-down has removed what it will, so that the totals can be integrated over a
   // window longer than this replay's own (window.h); the last point holds from then on.

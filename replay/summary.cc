@@ -164,6 +164,16 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
           pod.gpus * (pod.stretch - 1) * static_cast<double>(pod.ideal_duration) / static_cast<double>(kHour);
     }
   }
+  std::vector<double> gang_waits;
+  for (const GangOutcome& gang : result.gangs) {
+    ++s.gangs;
+    s.gangs_started += gang.started >= 0;
+    s.split_gangs += gang.split;
+    const SimTime start = gang.started >= 0 ? gang.started : std::max(window.end, gang.arrival);
+    gang_waits.push_back(static_cast<double>(start - gang.arrival) / static_cast<double>(kSecond));
+  }
+  s.gang_pending = PercentilesOf(std::move(gang_waits));
+  s.partial_gang_gpu_hours = totals.partial_gang_gpu_hours;
   s.pending = PercentilesOf(std::move(all));
   s.pending_multi_gpu = PercentilesOf(std::move(multi_gpu));
   for (auto& [gpus, waits] : by_gpus) s.pending_by_gpus[gpus] = PercentilesOf(std::move(waits));

@@ -118,6 +118,14 @@ struct PolicySummary {
   double cost_dollars = 0;
   // cost_dollars and node_hours by node group (groups whose nodes the window saw): where the money went.
   std::map<std::string, GroupSpend> by_group;
+  // Gangs (PodSpec::gang): how many, how many ran whole, how many ran over more than the level they asked
+  // for, the time from creation to the last member's start (pending: never-started gangs count with the
+  // window's end), and the GPU-hours members held while their gang waited for the rest.
+  int gangs = 0;
+  int gangs_started = 0;
+  int split_gangs = 0;
+  PendingPercentiles gang_pending;
+  double partial_gang_gpu_hours = 0;
   double lower_bound_cost_dollars = 0;
   double requested_gpu_hours = 0;  // the pods' ideal GPU-hours: a floor under allocated
   double hours = 0;                // the policy's own last pod completion

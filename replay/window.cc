@@ -16,6 +16,7 @@ WindowTotals Integrate(const std::vector<TimelinePoint>& timeline, SimTime from,
     totals.allocated_gpu_hours += hours * point.allocated_gpus;
     totals.cost_dollars += hours * point.price_per_hour;
     totals.node_hours += hours * point.nodes;
+    totals.partial_gang_gpu_hours += hours * point.partial_gang_gpus;
   }
   return totals;
 }

@@ -17,6 +17,7 @@ struct WindowTotals {
   double allocated_gpu_hours = 0;    // held by running pods
   double cost_dollars = 0;           // node price x time
   double node_hours = 0;             // nodes requested and not removed
+  double partial_gang_gpu_hours = 0;  // held by members of gangs whose run had not begun
 };
 
 // The totals over [from, to) of a timeline in time order, whose last point holds for ever after it (the

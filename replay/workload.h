@@ -40,6 +40,18 @@ struct PodSpec {
   bool runs_until_deleted = false;
   // What the pod says of its run time (topofit.io/expected-runtime) when > 0; 0: it says nothing.
   SimTime expected_runtime = 0;
+  // cluster-autoscaler.kubernetes.io/safe-to-evict: false keeps CA's scale-down from draining its node.
+  bool safe_to_evict = true;
+  // The gang the pod belongs to (topofit.io/gang and topofit.io/gang-size; docs/gangs.md): its members
+  // share every other field and arrive together, and its run makes progress only while every member runs
+  // (a distributed job waits for all its ranks). Empty: no gang.
+  std::string gang;
+  int gang_size = 0;
+  // What the gang's members must share (topofit.io/gang-required-topology or -preferred-topology):
+  // "domain" or "node" with `gang_topology_required`; empty: nothing. A gang spread over several NVLink
+  // domains runs its collectives over the network between them, `comm_fraction` of its time (gang.h).
+  std::string gang_topology;
+  bool gang_topology_required = true;
 };
 
 // A cluster-autoscaler node group: identical nodes of one catalog shape.
@@ -66,6 +78,13 @@ struct NodeGroupSpec {
   // Share of requested nodes that never become Ready (a launch failure or a capacity stockout): CA deletes
   // them after its max node provision time and backs the group off.
   double provision_failure_rate = 0;
+  // Nodes per multi-node NVLink domain (a GB200 NVL72 rack: 18); 0: its nodes form none. A node takes the
+  // lowest slot free in its group, and slot / nodes_per_domain is its domain, named by `domain_label`
+  // ("<group>.<domain>", as a clique id) on the node and announced on the template with
+  // topofit.io/nodes-per-domain: the hardware is fixed, so a new node fills the emptiest place a removed
+  // one left first.
+  int nodes_per_domain = 0;
+  std::string domain_label = "nvidia.com/gpu.clique";
 };
 
 // What a replay runs: the cluster's node groups and the pods, sorted by arrival (then name).

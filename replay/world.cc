@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,17 @@ namespace topofit::sim {
 namespace {
 
 constexpr int64_t kMebibyteMilli = int64_t{1024} * 1024 * 1000;  // ResourceList holds thousandths of a byte
+
+// How fast a gang's members exchange data per GPU when they are not in one NVLink domain: over the
+// scale-out network, 400 Gb/s per GPU (one ConnectX-7 or -8 NIC per GPU, as in DGX H100/B200 and GB200
+// compute trays). Inside a domain they talk over NVLink at the node's own per-GPU bandwidth.
+constexpr int64_t kScaleOutMbpsPerGpu = 50'000;
+
+// The domain label's value for the `index`-th domain of a group: a clique id of its own.
+std::string DomainName(const NodeGroupSpec& spec, int index) { return absl::StrCat(spec.name, ".", index); }
+
+// cluster-autoscaler's pod annotation: "false" keeps its scale-down from evicting the pod.
+constexpr absl::string_view kSafeToEvictAnnotation = "cluster-autoscaler.kubernetes.io/safe-to-evict";
 
 // "key=value:Effect" or "key:Effect", as `kubectl taint` takes them.
 absl::StatusOr<kube::Taint> ParseTaint(absl::string_view text) {
@@ -51,6 +63,11 @@ absl::StatusOr<GroupState> BuildGroup(const NodeGroupSpec& spec, decision::Topol
   node.metadata.labels["kubernetes.io/os"] = "linux";
   if (!spec.shape.empty()) node.metadata.labels[std::string(topology::kInstanceTypeLabel)] = spec.shape;
   node.metadata.annotations["topofit.io/price-per-node-hour"] = absl::StrCat(spec.price_per_hour);
+  if (spec.nodes_per_domain > 0) {
+    // As CA copies a template from a real node: that node's domain, and how many nodes a domain holds.
+    node.metadata.labels[spec.domain_label] = DomainName(spec, 0);
+    node.metadata.annotations[std::string(kube::kNodesPerDomainAnnotation)] = absl::StrCat(spec.nodes_per_domain);
+  }
   node.status.allocatable[kube::kResourceCpu] = spec.cpu_milli;
   node.status.allocatable[kube::kResourceMemory] = spec.memory_mib * kMebibyteMilli;
   if (spec.gpus > 0) {
@@ -113,6 +130,14 @@ kube::Pod Prototype(const PodSpec& spec) {
   if (spec.expected_runtime > 0) {
     annotate(kube::kExpectedRuntimeAnnotation, absl::FormatDuration(absl::Milliseconds(spec.expected_runtime)));
   }
+  if (!spec.safe_to_evict) annotate(kSafeToEvictAnnotation, "false");
+  if (!spec.gang.empty()) {
+    annotate(kube::kGangAnnotation, spec.gang);
+    annotate(kube::kGangSizeAnnotation, absl::StrCat(spec.gang_size));
+    annotate(spec.gang_topology_required ? kube::kGangRequiredTopologyAnnotation
+                                         : kube::kGangPreferredTopologyAnnotation,
+             spec.gang_topology);
+  }
   return pod;
 }
 
@@ -120,7 +145,8 @@ kube::Pod Prototype(const PodSpec& spec) {
 std::string ClassKey(const PodSpec& spec) {
   return absl::StrCat(spec.gpus, "|", spec.cpu_milli, "|", spec.memory_mib, "|", spec.priority, "|",
                       absl::StrJoin(spec.gpu_products, ","), "|", spec.min_link, "|", spec.min_bandwidth, "|",
-                      spec.topology_policy, "|", spec.expected_runtime);
+                      spec.topology_policy, "|", spec.expected_runtime, "|", spec.safe_to_evict, "|", spec.gang, "|",
+                      spec.gang_size, "|", spec.gang_topology, "|", spec.gang_topology_required);
 }
 
 }  // namespace
@@ -146,6 +172,7 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
   world->groups_ = *std::move(groups);
   for (const GroupState& group : world->groups_) world->group_templates_.emplace(group.spec.name, group.template_node);
   std::map<std::string, int> class_of;
+  std::map<std::string, int> gang_of;
   world->pods_.resize(workload.pods.size());
   for (size_t i = 0; i < workload.pods.size(); ++i) {
     const PodSpec& spec = workload.pods[i];
@@ -202,6 +229,24 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
     world->pods_[i].spec = static_cast<int>(i);
     world->pods_[i].klass = it->second;
     world->pods_[i].remaining_ideal = spec.duration;
+    if (!spec.gang.empty()) {
+      auto [gang, first] = gang_of.try_emplace(spec.gang, static_cast<int>(world->gangs_.size()));
+      if (first) world->gangs_.emplace_back().name = spec.gang;
+      SimGang& g = world->gangs_[gang->second];
+      if (!first && world->pods_[g.members.front()].klass != it->second) {
+        return absl::InvalidArgumentError(absl::StrCat("pod ", spec.name, ": its gang ", spec.gang,
+                                                       "'s members differ (they share one pod template)"));
+      }
+      g.members.push_back(static_cast<int>(i));
+      world->pods_[i].gang = gang->second;
+    }
+  }
+  for (const SimGang& g : world->gangs_) {
+    const PodSpec& first = workload.pods[world->pods_[g.members.front()].spec];
+    if (static_cast<int>(g.members.size()) != first.gang_size) {
+      return absl::InvalidArgumentError(absl::StrCat("gang ", g.name, ": ", g.members.size(), " pods, size ",
+                                                     first.gang_size, " (a replayed gang starts with all its pods)"));
+    }
   }
   for (size_t g = 0; g < world->groups_.size(); ++g) {
     for (int n = 0; n < world->groups_[g].spec.initial_size; ++n) {
@@ -255,7 +300,8 @@ void World::AdvanceTo(SimTime t) {
 
 void World::RecordTimeline() {
   TimelinePoint point{now_, provisioned_gpus_, allocated_gpus_, static_cast<int>(pending_.size()),
-                      static_cast<int>(live_nodes_.size()), price_per_ms_ * static_cast<double>(kHour)};
+                      static_cast<int>(live_nodes_.size()), price_per_ms_ * static_cast<double>(kHour),
+                      partial_gang_gpus_};
   if (!timeline_.empty() && timeline_.back().at == now_) {
     timeline_.back() = point;
   } else {
@@ -275,9 +321,17 @@ int World::AddNode(int group, int scale_up) {
   node.gpus.node = absl::StrCat(g.spec.name, "-", node.id);
   node.gpus.topology = g.topology;
   node.gpus.topology_origin = g.topology_origin;
+  node.slot = static_cast<int>(std::find(g.slot_taken.begin(), g.slot_taken.end(), false) - g.slot_taken.begin());
+  if (node.slot == static_cast<int>(g.slot_taken.size())) g.slot_taken.push_back(false);
+  g.slot_taken[node.slot] = true;
+  kube::StringMap labels = g.template_node.metadata.labels;
+  if (g.spec.nodes_per_domain > 0) {
+    const std::string domain = DomainName(g.spec, node.slot / g.spec.nodes_per_domain);
+    labels[g.spec.domain_label] = domain;
+    node.domain = decision::NvlinkDomain{g.spec.domain_label, topology::DomainId{domain}};
+  }
   // Registered now, with its group's labels: what tells the extender which scale-up brought it.
-  node.gpus.origin = std::make_shared<const decision::NodeOrigin>(
-      decision::NodeOrigin{g.template_node.metadata.labels, now_ / kSecond});
+  node.gpus.origin = std::make_shared<const decision::NodeOrigin>(decision::NodeOrigin{std::move(labels), now_ / kSecond});
   nodes_.push_back(std::move(node));
   ++g.target;
   ++provisioning_count_;
@@ -303,6 +357,7 @@ void World::RemoveNode(int node) {
   if (n.state == NodeState::kReady) ready_nodes_.erase(std::find(ready_nodes_.begin(), ready_nodes_.end(), node));
   n.state = NodeState::kRemoved;
   n.removed_at = now_;
+  g.slot_taken[n.slot] = false;
   --g.target;
   provisioned_gpus_ -= g.gpus;
   price_per_ms_ -= g.spec.price_per_hour / static_cast<double>(kHour);
@@ -312,7 +367,11 @@ void World::RemoveNode(int node) {
 
 double World::TimeStretch(int pod) const { return spec(pod).runs_until_deleted ? 1.0 : pods_[pod].stretch; }
 
-SimTime World::StartPod(int pod, int node, topology::GpuSet gpus) {
+void World::ScheduleFinish(SimPod& p) {
+  p.finish = now_ + static_cast<SimTime>(static_cast<double>(p.remaining_ideal) * TimeStretch(&p - pods_.data()));
+}
+
+std::vector<int> World::StartPod(int pod, int node, topology::GpuSet gpus) {
   SimPod& p = pods_[pod];
   SimNode& n = nodes_[node];
   const PodClass& c = classes_[p.klass];
@@ -326,7 +385,6 @@ SimTime World::StartPod(int pod, int node, topology::GpuSet gpus) {
     p.first_start = now_;
     p.best_topology = gpus.size() > 1 && set_mbps >= c.best_mbps;
   }
-  p.finish = now_ + static_cast<SimTime>(static_cast<double>(p.remaining_ideal) * TimeStretch(pod));
   n.cpu_used += c.cpu_milli;
   n.memory_used += c.memory_mib;
   n.gpus.ours = n.gpus.ours | gpus;
@@ -336,8 +394,55 @@ SimTime World::StartPod(int pod, int node, topology::GpuSet gpus) {
   allocated_gpus_ += gpus.size();
   pending_.erase(pod);
   ++running_count_;
+  std::vector<int> began;
+  if (p.gang < 0) {
+    ScheduleFinish(p);
+    began.push_back(pod);
+  } else {
+    SimGang& gang = gangs_[p.gang];
+    p.finish = -1;  // no progress until every member runs
+    partial_gang_gpus_ += gpus.size();
+    if (++gang.running == static_cast<int>(gang.members.size())) {
+      BeginGangRun(gang);
+      began = gang.members;
+    }
+  }
   RecordTimeline();
-  return p.finish;
+  return began;
+}
+
+void World::BeginGangRun(SimGang& gang) {
+  std::set<int> nodes;
+  std::set<std::optional<decision::NvlinkDomain>> domains;
+  double slowest = 1;
+  for (int member : gang.members) {
+    const SimPod& m = pods_[member];
+    nodes.insert(m.node);
+    domains.insert(nodes_[m.node].domain);
+    slowest = std::max(slowest, TimeStretch(member));
+    partial_gang_gpus_ -= m.gpus.size();
+  }
+  // Members on several nodes outside one domain run their collectives over the scale-out network.
+  const bool scaled_out = nodes.size() > 1 && (domains.size() > 1 || !domains.begin()->has_value());
+  if (scaled_out) {
+    const SimPod& first = pods_[gang.members.front()];
+    const topology::Topology& node_topology = *nodes_[first.node].gpus.topology;
+    if (node_topology.gpu_count() >= 2) {
+      slowest = std::max(slowest, decision::Stretch(node_topology.quality().BestBandwidth(2), kScaleOutMbpsPerGpu,
+                                                    spec(gang.members.front()).comm_fraction));
+    }
+  }
+  gang.started = now_;
+  if (gang.first_started < 0) {
+    gang.first_started = now_;
+    const std::string& level = spec(gang.members.front()).gang_topology;
+    gang.split = (level == "node" && nodes.size() > 1) || (level == "domain" && scaled_out);
+  }
+  for (int member : gang.members) {
+    SimPod& m = pods_[member];
+    m.stretch = spec(member).runs_until_deleted ? 1.0 : slowest;
+    ScheduleFinish(m);
+  }
 }
 
 int World::CreateRequest(ProvisioningRequest request) {
@@ -373,6 +478,7 @@ void World::FinishPod(int pod) {
   SimPod& p = pods_[pod];
   Release(nodes_[p.node], classes_[p.klass], pod, p.gpus);
   allocated_gpus_ -= p.gpus.size();
+  if (p.gang >= 0) --gangs_[p.gang].running;
   p.phase = PodPhase::kDone;
   p.remaining_ideal = 0;
   --running_count_;
@@ -383,11 +489,32 @@ void World::EvictPod(int pod) {
   SimPod& p = pods_[pod];
   Release(nodes_[p.node], classes_[p.klass], pod, p.gpus);
   allocated_gpus_ -= p.gpus.size();
-  p.remaining_ideal = std::max<int64_t>(
-      0, static_cast<int64_t>(static_cast<double>(p.finish - now_) / TimeStretch(pod)));
+  ++p.evictions;
+  auto stop = [&](SimPod& member) {
+    member.remaining_ideal = std::max<int64_t>(
+        0, static_cast<int64_t>(static_cast<double>(member.finish - now_) / TimeStretch(&member - pods_.data())));
+    member.finish = -1;
+    ++member.epoch;  // its finish event is stale
+  };
+  if (p.gang < 0) {
+    stop(p);
+  } else {
+    SimGang& gang = gangs_[p.gang];
+    if (gang.started >= 0) {
+      // The run stops: every member waits for this one again, holding its GPUs.
+      for (int member : gang.members) {
+        SimPod& m = pods_[member];
+        if (m.phase != PodPhase::kRunning) continue;
+        stop(m);
+        partial_gang_gpus_ += m.gpus.size();
+      }
+      gang.started = -1;
+    }
+    partial_gang_gpus_ -= p.gpus.size();
+    --gang.running;
+  }
   p.node = -1;
   p.gpus = topology::GpuSet();
-  ++p.epoch;
   --running_count_;
   SetPending(pod);
 }

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -15,6 +16,7 @@
 #include "replay/workload.h"
 #include "kube/objects.h"
 #include "decision/node_snapshot.h"
+#include "decision/nvlink_domain.h"
 #include "decision/preference.h"
 #include "decision/pod_demand.h"
 #include "history/recorder.h"
@@ -32,6 +34,7 @@ struct GroupState {
   int gpus = 0;    // per node
   int target = 0;  // nodes requested and not removed (CA's target size)
   int requested = 0;  // nodes ever requested (the next one's ordinal)
+  std::vector<bool> slot_taken;  // by slot (NodeGroupSpec::nodes_per_domain): whether a live node holds it
 };
 
 enum class NodeState { kProvisioning, kReady, kRemoved };
@@ -42,6 +45,9 @@ struct SimNode {
   NodeState state = NodeState::kProvisioning;
   SimTime requested = 0;
   int ordinal = 0;  // among the nodes of its group ever requested: what its boot draws are keyed by
+  int slot = 0;     // its place in its group's hardware (NodeGroupSpec::nodes_per_domain)
+  // The multi-node NVLink domain its labels name; nullopt for a group whose nodes form none.
+  std::optional<decision::NvlinkDomain> domain;
   SimTime ready_at = -1;  // -1 until Ready
   SimTime removed_at = -1;
   int64_t cpu_used = 0;
@@ -96,13 +102,28 @@ struct SimPod {
   int64_t remaining_ideal = 0;  // run time left on an ideal GPU set (evicted pods resume)
   double stretch = 1;           // of its current (last) placement
   bool best_topology = false;   // its (first) multi-GPU set reached its class's best_mbps
-  int epoch = 0;                // bumped on eviction: stale finish events are ignored
+  int epoch = 0;                // bumped when its run stops early: stale finish events are ignored
+  int evictions = 0;
   int scale_up = -1;            // the last scale-up CA made for it
   int provisioning_request = -1;
   // The drain guard tracks it (topofit's extender, decision::KeepFromScaleDownDrain): it carries CA's
   // safe-to-evict "false", and CA's scale-down leaves its node alone, while no other busy node gives it its
   // topology (AutoscalerModel::KeptFromDrain).
   bool drain_guarded = false;
+  int gang = -1;  // index into World::gangs(); -1: in none
+};
+
+// A gang of the workload (PodSpec::gang) during a replay. Its run makes progress only while every member
+// runs: members started before the last hold their GPUs for nothing (partial gang GPU-hours).
+struct SimGang {
+  std::string name;
+  std::vector<int> members;  // pod ids, in workload order
+  int running = 0;           // members running now
+  SimTime started = -1;      // when its run last began (every member running); -1 while it waits
+  SimTime first_started = -1;
+  // Its members ran over more than the level it asked for (several domains, or several nodes for a gang
+  // asking for one node) when its run first began.
+  bool split = false;
 };
 
 // A ProvisioningRequest topofit created for one pod (best-effort-atomic-scale-up class).
@@ -140,6 +161,8 @@ struct TimelinePoint {
   int pending_pods = 0;
   int nodes = 0;
   double price_per_hour = 0;  // of the nodes requested and not removed
+  // Held by members of gangs whose run has not begun (SimGang): every one of them idle.
+  int partial_gang_gpus = 0;
 };
 
 // Builds the replay's view of each node group: its template node and the topology that resolves to.
@@ -177,6 +200,7 @@ class World {
   const std::vector<PodClass>& classes() const { return classes_; }
   const PodSpec& spec(int pod) const { return workload_.pods[pods_[pod].spec]; }
   const PodClass& klass(int pod) const { return classes_[pods_[pod].klass]; }
+  const std::vector<SimGang>& gangs() const { return gangs_; }
   std::vector<ProvisioningRequest>& provisioning_requests() { return provisioning_requests_; }
   // Creates a request for its pod; returns its index.
   int CreateRequest(ProvisioningRequest request);
@@ -215,10 +239,12 @@ class World {
   int AddNode(int group, int scale_up);
   void MarkReady(int node);
   void RemoveNode(int node);
-  // Starts `pod` on `node` holding `gpus`; returns when it will finish.
-  SimTime StartPod(int pod, int node, topology::GpuSet gpus);
+  // Starts `pod` on `node` holding `gpus`. Returns the pods whose run began now, their finish set: the pod
+  // itself, or for a gang member every member once the last one started (none before).
+  std::vector<int> StartPod(int pod, int node, topology::GpuSet gpus);
   void FinishPod(int pod);
-  // Evicts a running pod (scale-down drain); it is pending again with its remaining work.
+  // Evicts a running pod (scale-down drain); it is pending again with its remaining work. Its gang's run
+  // stops: the other members keep their GPUs and wait for it.
   void EvictPod(int pod);
   void SetPending(int pod);
 
@@ -235,6 +261,10 @@ class World {
   void RecordTimeline();
   // How much longer than ideal the pod's current placement makes it run (slowdown.h; 1 for replicas).
   double TimeStretch(int pod) const;
+  // The gang's run begins (every member runs): its split is judged and each member's finish set.
+  void BeginGangRun(SimGang& gang);
+  // Sets p.finish from its remaining work and stretch.
+  void ScheduleFinish(SimPod& p);
 
   const Workload& workload_;
   Policy policy_;
@@ -246,6 +276,7 @@ class World {
   std::vector<SimNode> nodes_;
   std::vector<PodClass> classes_;
   std::vector<SimPod> pods_;
+  std::vector<SimGang> gangs_;
   std::vector<ProvisioningRequest> provisioning_requests_;
   std::set<int> open_requests_;
   std::vector<ScaleUp> scale_ups_;
@@ -263,6 +294,7 @@ class World {
   double provisioned_gpu_ms_ = 0;
   double allocated_gpu_ms_ = 0;
   double cost_dollars_ = 0;
+  int partial_gang_gpus_ = 0;  // held now by members of gangs whose run has not begun
 };
 
 }  // namespace topofit::sim

@@ -300,13 +300,15 @@ TEST_CASE("WriteReport writes the summaries, the plot data and the gnuplot scrip
                                "lower_bound_cost_dollars", "hours", "idle_booting_gpu_hours",
                                "idle_held_for_intent_gpu_hours", "idle_awaiting_scale_down_gpu_hours",
                                "idle_fragmented_gpu_hours", "idle_no_demand_gpu_hours", "completion_1gpu_pods",
-                               "completion_8gpu_mean_hours"}) {
+                               "completion_8gpu_mean_hours", "gangs", "split_gangs", "partial_gang_gpu_hours",
+                               "gang_pending_p95_seconds"}) {
       INFO(column);
       CHECK(std::count(header.begin(), header.end(), column) == 1);
     }
-    // policy, seed + 39 numbers + 4 pending + 4 multi-GPU pending + 2 GPU counts x (4 pending + 2 completion).
-    CHECK(header.size() == 66);
-    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 65);
+    // policy, seed + 43 numbers + 4 pending + 4 multi-GPU pending + 4 gang pending + 2 GPU counts x (4 pending +
+    // 2 completion).
+    CHECK(header.size() == 74);
+    for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 73);
     // Completion last: pods and mean hours, 1-GPU then 8-GPU.
     CHECK(absl::EndsWith(lines[2], ",2,0.5,2,2.4"));
     CHECK(absl::StartsWith(lines[1], "tuned,1,100.0,75.0,25.0,0.25,"));

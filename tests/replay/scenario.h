@@ -5,7 +5,9 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "replay/workload.h"
 
 namespace topofit::sim::testing {
@@ -45,6 +47,29 @@ inline PodSpec NvPod(std::string name, SimTime arrival, SimTime duration, int gp
   pod.topology_policy = "required";
   pod.comm_fraction = comm_fraction;
   return pod;
+}
+
+// GB200 NVL72 compute trays (4 GPUs each) whose NVLink domains hold `nodes_per_domain` of them.
+inline NodeGroupSpec RackGroup(std::string name, int nodes_per_domain, int max_size, int initial_size = 0) {
+  NodeGroupSpec group = Group(std::move(name), "gb200-nvl72-node", 4, 4 * 10.0, max_size, initial_size);
+  group.nodes_per_domain = nodes_per_domain;
+  return group;
+}
+
+// The `members` pods of gang `name`, each of `gpus` GPUs, that require one NVLink domain; arriving at
+// `arrival` and running `duration` once all run.
+inline std::vector<PodSpec> DomainGang(const std::string& name, int members, int gpus, SimTime arrival,
+                                       SimTime duration, double comm_fraction = 0.2) {
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < members; ++i) {
+    PodSpec pod = Pod(absl::StrCat(name, "-", i), arrival, duration, gpus);
+    pod.gang = name;
+    pod.gang_size = members;
+    pod.gang_topology = "domain";
+    pod.comm_fraction = comm_fraction;
+    pods.push_back(std::move(pod));
+  }
+  return pods;
 }
 
 }  // namespace topofit::sim::testing

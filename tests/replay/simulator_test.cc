@@ -7,32 +7,17 @@
 #include "absl/strings/str_cat.h"
 
 #include "replay/summary.h"
+#include "tests/replay/run_policy.h"
 #include "tests/replay/scenario.h"
 
 namespace topofit::sim {
 namespace {
 
 using testing::Group;
+using testing::Named;
 using testing::NvPod;
 using testing::Pod;
-
-// A policy by the name `topofit bench` knows it by (least-waste chain).
-Policy Named(const std::string& name) {
-  const bool baseline = name == "stock" || name == "tuned";
-  const absl::StatusOr<std::vector<Policy>> selected =
-      SelectPolicies({.baselines = baseline ? name : "", .policies = baseline ? "" : name});
-  REQUIRE(selected.ok());
-  REQUIRE(selected->size() == 1);
-  return selected->front();
-}
-
-ReplayResult Run(const Workload& workload, const std::string& policy, uint64_t seed = 1) {
-  ReplayOptions options;
-  options.seed = seed;
-  absl::StatusOr<ReplayResult> result = Replay(workload, Named(policy), options);
-  REQUIRE(result.ok());
-  return *std::move(result);
-}
+using testing::Run;
 
 // One PCIe node already up, an NVLink group to grow, and a pod that needs NVLink for 4 GPUs.
 Workload FitsByCountOnly() {
