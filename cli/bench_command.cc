@@ -31,6 +31,7 @@
 #include "replay/summary.h"
 #include "replay/workloads/azure_llm.h"
 #include "replay/workloads/declared_runtimes.h"
+#include "replay/workloads/gangs.h"
 #include "replay/workloads/openb.h"
 #include "replay/workloads/synthetic.h"
 #include "history/recorder.h"
@@ -103,6 +104,12 @@ absl::StatusOr<sim::Workload> LoadSource(const BenchOptions& options, uint64_t s
     openb.multi_gpu_nv_required = options.nv_required;
     return sim::LoadOpenb(openb);
   }
+  if (options.workload == "gangs") {
+    sim::GangsOptions gangs;
+    gangs.racks = options.racks;
+    gangs.seed = seed;
+    return sim::GenerateGangs(gangs);
+  }
   if (options.workload == "azure-llm") {
     absl::StatusOr<std::string> folder = TraceFolder(options, sim::kAzureLlmFolder, "Azure LLM inference 2023 trace");
     if (!folder.ok()) return folder.status();
@@ -111,7 +118,7 @@ absl::StatusOr<sim::Workload> LoadSource(const BenchOptions& options, uint64_t s
     return sim::LoadAzureLlm(azure);
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown workload \"", options.workload, "\"; known: synthetic, openb, azure-llm"));
+      absl::StrCat("unknown workload \"", options.workload, "\"; known: synthetic, openb, azure-llm, gangs"));
 }
 
 // The workload of one seed (the generator's for that seed; a trace whatever the seed), with the options
@@ -334,8 +341,8 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
 void DefineBench(CLI::App& command, int& exit_code) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* bench = &command;
-  bench->add_option("--workload", options->workload, "synthetic (default), openb, or azure-llm")
-      ->check(CLI::IsMember({"synthetic", "openb", "azure-llm"}))
+  bench->add_option("--workload", options->workload, "synthetic (default), openb, azure-llm, or gangs (NVL72 racks)")
+      ->check(CLI::IsMember({"synthetic", "openb", "azure-llm", "gangs"}))
       ->option_text("NAME");
   bench->add_option("--traces", options->traces,
                     "folder with alibaba-gpu-v2023/ and azure-llm-inference-2023/ (default: $TOPOFIT_SHARED_DIR/traces, "
@@ -343,6 +350,9 @@ void DefineBench(CLI::App& command, int& exit_code) {
       ->option_text("DIR");
   bench->add_option("--pods", options->pods, "synthetic: number of pods (default 10000)")
       ->check(CLI::Range(int64_t{1}, int64_t{100000000}))
+      ->option_text("N");
+  bench->add_option("--racks", options->racks, "gangs: NVL72 racks in the fleet, one node group each (default 8)")
+      ->check(CLI::Range(1, 1000))
       ->option_text("N");
   CLI::Option* seed = bench->add_option("--seed", options->seed,
                                         "seed of the generator and of every random choice in the replay (default 1)")

@@ -144,13 +144,17 @@ std::optional<ScaleUpOption> AutoscalerModel::HandleProvisioningRequest(
   for (int id : world_.live_nodes()) {
     if (!admitted[world_.nodes()[id].group]) excluded.push_back(id);
   }
-  // best-effort-atomic: first the existing capacity (count-only, the template's NotIn nodes excluded).
-  if (FilterOutSchedulable({r.pod}, excluded).empty()) {
+  // best-effort-atomic: first the existing capacity (count-only, the template's NotIn nodes excluded). A
+  // gang's request is made because no domain holds it whole, which counting cannot see: it asks for new
+  // nodes for every member.
+  if (!r.gang && FilterOutSchedulable(r.pods, excluded).empty()) {
     r.provisioned_at = world_.now();
     return std::nullopt;
   }
-  std::vector<ScaleUpOption> options = Estimate({r.pod});
-  std::erase_if(options, [&](const ScaleUpOption& o) { return !admitted[o.group]; });
+  const std::vector<int> wanted = r.gang ? std::vector<int>(r.pods.end() - r.new_pods, r.pods.end()) : r.pods;
+  std::vector<ScaleUpOption> options = Estimate(wanted);
+  // Atomic: an option that does not take every pod of the request is no option.
+  std::erase_if(options, [&](const ScaleUpOption& o) { return !admitted[o.group] || o.pods.size() != wanted.size(); });
   std::optional<ScaleUpOption> option = Expand(std::move(options), preferences).option;
   if (!option) {
     r.backoff = r.backoff == 0 ? config_.request_retry : std::min(2 * r.backoff, config_.request_max_backoff);

@@ -25,6 +25,10 @@ namespace topofit::sim {
 namespace {
 
 constexpr SimTime kNever = std::numeric_limits<SimTime>::max();
+// The replay gives up when every pod has arrived and none has started or finished for this long while some
+// still wait: CA may grow and remove nodes for them for ever (a gang no domain of the nodes it grows ever
+// holds), and nothing else will change.
+constexpr SimTime kStalledFor = 12 * kHour;
 // kube-scheduler re-queues pods unschedulable for this long (its 30 s flush); for a pod topofit refused,
 // that retry is what keeps its ledger preference fresh.
 constexpr SimTime kUnschedulableFlush = 5 * kMinute;
@@ -122,6 +126,7 @@ class Replayer {
   int evicted_multi_gpu_pods_ = 0;
   std::map<std::string, kube::Node> gpu_group_templates_;  // what the expander records: the same every call
   int finished_ = 0;
+  SimTime last_progress_ = 0;  // the last pod start or completion
   // Idle GPUs by reason (SampleIdle): the samples, the next one due after a change (kNever: none due).
   std::vector<IdleSample> idle_samples_;
   SimTime idle_sampled_at_ = -1;
@@ -160,6 +165,7 @@ void Replayer::Place(int pod, const PlacementDecision& decision) {
     world_->recorder()->Record(history::BindRecord(world_->time(), Subject(pod), world_->nodes()[decision.node].gpus.node,
                                                    decision.gpus.size(), decision.gpus.ToString(), true));
   }
+  last_progress_ = world_->now();
   for (int began : world_->StartPod(pod, decision.node, decision.gpus)) {
     Push(Event::Kind::kPodFinish, world_->pods()[began].finish, began, world_->pods()[began].epoch);
   }
@@ -181,7 +187,7 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
     // topofit asks CA for capacity the scheduler will accept: the pod's template without the refused
     // nodes, confined to the shapes that give what its preference asks.
     ProvisioningRequest request;
-    request.pod = pod;
+    request.pods = {pod};
     request.excluded_nodes = decision.refused_nodes;
     request.shapes = decision::ShapeTermsFor(unplaced.preference, ClusterShapesNow());
     request.created = world_->now();
@@ -246,8 +252,30 @@ void Replayer::ScheduleGang(int gang) {
   absl::StatusOr<std::vector<GangMemberPlacement>> placed =
       arrived ? PlaceGangMembers(*world_, gang) : absl::FailedPreconditionError("members yet to come");
   if (!placed.ok()) {
+    std::vector<int> pending;
     for (int member : g.members) {
-      if (world_->pods()[member].phase == PodPhase::kPending) Wait(member);
+      if (world_->pods()[member].phase != PodPhase::kPending) continue;
+      Wait(member);
+      pending.push_back(member);
+    }
+    const bool asked = std::any_of(pending.begin(), pending.end(),
+                                   [&](int member) { return world_->pods()[member].provisioning_request >= 0; });
+    if (!arrived || asked || !world_->policy().topofit_extender || !world_->policy().provisioning_requests) return;
+    // No domain holds the gang now: one request for what the domain nearest to holding it lacks, so that CA
+    // grows that in the domain's group, or nothing, and never part of the gang pod by pod (every member is
+    // the request's business).
+    if (std::optional<GangDomainAsk> ask = GangDomainAskFor(*world_, gang)) {
+      ProvisioningRequest request;
+      request.pods = std::move(pending);
+      request.gang = true;
+      request.new_pods = ask->new_members;
+      kube::NodeSelectorTerm in_domain;
+      in_domain.match_expressions.push_back({ask->label_key, kube::NodeSelectorOperator::kIn, {ask->domain}});
+      request.shapes = {std::move(in_domain)};
+      request.created = world_->now();
+      request.next_attempt = world_->now();
+      world_->CreateRequest(std::move(request));
+      dirty_ = true;
     }
     return;
   }
@@ -328,12 +356,13 @@ void Replayer::RunTopofitRequestController() {
   for (int index : open) {
     const ProvisioningRequest& request = world_->provisioning_requests()[index];
     if (request.provisioned_at < 0 || world_->now() - request.provisioned_at < options_.request_timeout) continue;
-    // Provisioned, yet the pod still waits: the capacity went elsewhere. Delete it and retry the pod,
-    // which asks again if it is still refused.
-    const int pod = request.pod;
+    // Provisioned, yet its pods still wait: the capacity went elsewhere. Delete it and retry them; they ask
+    // again if they are still refused.
+    const std::vector<int> pods = request.pods;
     world_->DeleteRequest(index);
-    SimPod& p = world_->pods()[pod];
-    if (p.phase == PodPhase::kPending) {
+    for (int pod : pods) {
+      SimPod& p = world_->pods()[pod];
+      if (p.phase != PodPhase::kPending || p.provisioning_request >= 0) continue;  // placed, or asked again
       waiting_[p.klass].erase(pod);
       if (waiting_[p.klass].empty()) waiting_classes_.erase(p.klass);
       Schedule(pod);
@@ -479,6 +508,7 @@ ReplayResult Replayer::Run() {
     // ask for capacity again, for ever.
     const bool settled = world_->pending_pods() == 0 && !dirty_ && !autoscaler_.ScaleDownPending();
     if (quiet && (settled || (world_->pending_pods() > 0 && idle_loops >= 3))) break;
+    if (arrival_at == kNever && world_->pending_pods() > 0 && world_->now() - last_progress_ > kStalledFor) break;
     const SimTime now = std::min({event_at, arrival_at, ca_next, idle_due_});
     if (options_.horizon > 0 && now > options_.horizon) break;
     world_->AdvanceTo(now);
@@ -493,6 +523,7 @@ ReplayResult Replayer::Run() {
         if (p.phase != PodPhase::kRunning || p.epoch != event.epoch) continue;  // evicted since
         changed_nodes.push_back(p.node);
         world_->FinishPod(event.id);
+        last_progress_ = now;
         end_ = now;
         provisioned_at_end_ = world_->provisioned_gpu_ms();
         allocated_at_end_ = world_->allocated_gpu_ms();

@@ -440,14 +440,14 @@ void World::BeginGangRun(SimGang& gang) {
   }
   for (int member : gang.members) {
     SimPod& m = pods_[member];
-    m.stretch = spec(member).runs_until_deleted ? 1.0 : slowest;
+    m.stretch = slowest;  // a replica's run time ignores it (TimeStretch), its slowdown GPU-hours do not
     ScheduleFinish(m);
   }
 }
 
 int World::CreateRequest(ProvisioningRequest request) {
   const int index = static_cast<int>(provisioning_requests_.size());
-  pods_[request.pod].provisioning_request = index;
+  for (int pod : request.pods) pods_[pod].provisioning_request = index;
   provisioning_requests_.push_back(std::move(request));
   open_requests_.insert(index);
   return index;
@@ -455,7 +455,9 @@ int World::CreateRequest(ProvisioningRequest request) {
 
 void World::DeleteRequest(int request) {
   const ProvisioningRequest& r = provisioning_requests_[request];
-  if (pods_[r.pod].provisioning_request == request) pods_[r.pod].provisioning_request = -1;
+  for (int pod : r.pods) {
+    if (pods_[pod].provisioning_request == request) pods_[pod].provisioning_request = -1;
+  }
   open_requests_.erase(request);
 }
 

@@ -126,9 +126,14 @@ struct SimGang {
   bool split = false;
 };
 
-// A ProvisioningRequest topofit created for one pod (best-effort-atomic-scale-up class).
+// A ProvisioningRequest topofit created (best-effort-atomic-scale-up class): for one pod refused for its
+// topology, or for a gang no NVLink domain holds now (replay/gang_scheduling.h, GangDomainAskFor): every
+// pending member consumes it, and it asks for new nodes, in one domain, for the members that domain's free
+// nodes lack — CA grows nodes for all of those in one group, or none.
 struct ProvisioningRequest {
-  int pod = 0;
+  std::vector<int> pods;
+  bool gang = false;
+  int new_pods = 0;  // for a gang: how many of `pods` (the last ones) need new nodes
   std::vector<int> excluded_nodes;  // kubernetes.io/hostname NotIn [the nodes topofit refused]
   // The shapes whose empty node gives what the pod asks (decision/capacity_shapes.h), ORed; empty: any.
   std::vector<kube::NodeSelectorTerm> shapes;

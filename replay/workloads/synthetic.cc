@@ -1,53 +1,16 @@
 #include "replay/workloads/synthetic.h"
 
 #include <algorithm>
-#include <cmath>
-#include <numbers>
-#include <random>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "replay/workloads/cloud_gpu_fleet.h"
+#include "replay/workloads/seeded_random.h"
 
 namespace topofit::sim {
 namespace {
-
-// Distributions written out over std::mt19937_64 (whose output the standard fixes), so that a seed gives
-// the same workload with any standard library, unlike std::*_distribution.
-class Random {
- public:
-  explicit Random(uint64_t seed) : engine_(seed) {}
-
-  double Uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }  // [0, 1)
-  SimTime UniformTime(SimTime end) { return static_cast<SimTime>(Uniform() * static_cast<double>(end)); }
-  // Log-normal with this median, clamped to [low, high] so one draw cannot dominate a run.
-  SimTime LogNormal(SimTime median, double sigma, SimTime low, SimTime high) {
-    const double normal = std::sqrt(-2 * std::log(1 - Uniform())) * std::cos(2 * std::numbers::pi * Uniform());
-    const double value = static_cast<double>(median) * std::exp(sigma * normal);
-    return std::clamp(static_cast<SimTime>(value), low, high);
-  }
-  // 1, 2, ... with this mean.
-  int64_t Geometric(double mean) {
-    return 1 + static_cast<int64_t>(std::log(1 - Uniform()) / std::log(1 - 1 / mean));
-  }
-  // An index into `weights`, with probability proportional to its weight.
-  template <size_t N>
-  size_t Pick(const double (&weights)[N]) {
-    double total = 0;
-    for (double weight : weights) total += weight;
-    double draw = Uniform() * total;
-    for (size_t i = 0; i + 1 < N; ++i) {
-      if (draw < weights[i]) return i;
-      draw -= weights[i];
-    }
-    return N - 1;
-  }
-
- private:
-  std::mt19937_64 engine_;
-};
 
 enum class Kind : uint8_t { kInference, kTraining, kCpu };
 
@@ -70,7 +33,7 @@ constexpr double kTrainingGpuWeights[] = {0.5, 0.5};
 constexpr int kCpuCores[] = {1, 2, 4, 8};
 constexpr double kCpuCoreWeights[] = {0.3, 0.3, 0.25, 0.15};
 
-void DraftInference(int64_t count, SimTime horizon, Random& random, std::vector<Draft>& drafts) {
+void DraftInference(int64_t count, SimTime horizon, SeededRandom& random, std::vector<Draft>& drafts) {
   while (count > 0) {
     const int64_t burst = std::min(count, random.Geometric(kBurstMeanPods));
     const SimTime start = random.UniformTime(std::max<SimTime>(horizon - kBurstSpread, 1));
@@ -83,7 +46,7 @@ void DraftInference(int64_t count, SimTime horizon, Random& random, std::vector<
   }
 }
 
-void DraftTraining(int64_t count, SimTime horizon, Random& random, std::vector<Draft>& drafts) {
+void DraftTraining(int64_t count, SimTime horizon, SeededRandom& random, std::vector<Draft>& drafts) {
   for (int64_t i = 0; i < count; ++i) {
     const auto gpus = static_cast<uint8_t>(kTrainingGpus[random.Pick(kTrainingGpuWeights)]);
     drafts.push_back(Draft{random.UniformTime(horizon), random.LogNormal(2 * kHour, 0.8, 10 * kMinute, 24 * kHour),
@@ -91,7 +54,7 @@ void DraftTraining(int64_t count, SimTime horizon, Random& random, std::vector<D
   }
 }
 
-void DraftCpu(int64_t count, SimTime horizon, Random& random, std::vector<Draft>& drafts) {
+void DraftCpu(int64_t count, SimTime horizon, SeededRandom& random, std::vector<Draft>& drafts) {
   for (int64_t i = 0; i < count; ++i) {
     const auto cores = static_cast<uint8_t>(kCpuCores[random.Pick(kCpuCoreWeights)]);
     drafts.push_back(Draft{random.UniformTime(horizon),
@@ -140,7 +103,7 @@ Workload GenerateSynthetic(const SyntheticOptions& options) {
   const int64_t inference = share_of(options.inference_share, pod_count);
   const int64_t training = share_of(options.training_share, pod_count - inference);
 
-  Random random(options.seed);
+  SeededRandom random(options.seed);
   std::vector<Draft> drafts;
   drafts.reserve(pod_count);
   DraftInference(inference, horizon, random, drafts);

@@ -81,7 +81,7 @@ TEST_CASE("A ProvisioningRequest confined to a shape is not booked on a node of 
       world->AddNode(0, -1);  // a second g5, requested, not Ready yet
       MarkUnschedulable(*world, 0);
       ProvisioningRequest request;
-      request.pod = 0;
+      request.pods = {0};
       request.excluded_nodes = {0};  // the Ready g5 the extender refused
       if (confined) {
         const std::optional<kube::NodeSelectorTerm> p4d = decision::ShapeTerm(world->groups()[1].template_node.metadata.labels);

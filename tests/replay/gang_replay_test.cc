@@ -96,9 +96,51 @@ TEST_CASE("Gangs: members placed one by one hold their GPUs for nothing until th
     INFO(policy);
     const ReplayResult whole = Run(GangNeedsANewNode(), policy);
     REQUIRE(whole.gangs[0].started > 0);
+    // One new node, in the domain of the two free ones: CA by counting, topofit by asking for the member
+    // the domain lacks.
+    REQUIRE(whole.scale_ups.size() == 1);
+    CHECK(whole.scale_ups[0].nodes == 1);
+    CHECK(whole.provisioning_requests == (policy == "topofit" ? 1 : 0));
     for (const PodOutcome& member : whole.pods) CHECK(member.first_start == whole.gangs[0].started);
     CHECK(Summarise(whole).partial_gang_gpu_hours == 0);
   }
+}
+
+// Rack a is at its full three nodes, one of them busy for two hours; rack b is empty and may grow to four.
+// A gang of three 4-GPU members that requires one domain comes: the three free nodes are in two domains.
+Workload NoDomainHoldsTheGang() {
+  Workload workload;
+  workload.groups = {RackGroup("rack-a", 3, 3, 3), RackGroup("rack-b", 4, 4, 0)};
+  workload.groups[0].min_size = 3;
+  workload.pods = {Pod("busy", 0, 2 * kHour, 4)};
+  for (PodSpec& member : DomainGang("train", 3, 4, kMinute, kHour)) workload.pods.push_back(std::move(member));
+  return workload;
+}
+
+TEST_CASE("Gangs: topofit asks for a whole domain's worth in one request, where CA alone grows for part of the gang", "[replay][gangs]") {
+  // CA counts the two free nodes of rack a as room for two members and grows one node for the third, in
+  // rack b: no domain holds the gang until the busy pod is done.
+  const ReplayResult tuned = Run(NoDomainHoldsTheGang(), "tuned");
+  REQUIRE(tuned.gangs.size() == 1);
+  CHECK(tuned.gangs[0].started >= 2 * kHour);
+  CHECK(tuned.provisioning_requests == 0);
+  REQUIRE_FALSE(tuned.scale_ups.empty());
+  CHECK(tuned.scale_ups[0].group == "rack-b");
+  CHECK(tuned.scale_ups[0].nodes == 1);
+  CHECK(tuned.scale_ups[0].stranded);
+
+  // topofit's extender finds no domain for the gang and asks once for what the nearest one lacks: rack a
+  // has no room left, so all three members in rack b. CA grows three nodes of rack b at once, and the gang
+  // runs there when they are Ready (CA's loop at the minute it came, plus the five-minute boot).
+  const ReplayResult topofit = Run(NoDomainHoldsTheGang(), "topofit");
+  CHECK(topofit.provisioning_requests == 1);
+  REQUIRE(topofit.scale_ups.size() == 1);
+  CHECK(topofit.scale_ups[0].group == "rack-b");
+  CHECK(topofit.scale_ups[0].nodes == 3);
+  CHECK(topofit.scale_ups[0].for_provisioning_request);
+  CHECK_FALSE(topofit.scale_ups[0].stranded);
+  CHECK(topofit.gangs[0].started == kMinute + 5 * kMinute);
+  CHECK_FALSE(topofit.gangs[0].split);
 }
 
 // A tuned world over `workload` at time 0, its pods pending.
