@@ -841,6 +841,26 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
       add(absl::StrCat("pending ", name, ", ", PodsLabel(gpus)), "", PendingOf(gpus, member), FormatWait, "-");
     }
   }
+  // Gangs (only for a workload that has any): how they ran, and what waiting for the whole cost.
+  const bool gangs = std::any_of(runs.begin(), runs.end(), [](const std::vector<PolicySummary>& run) {
+    return std::any_of(run.begin(), run.end(), [](const PolicySummary& s) { return s.gangs > 0; });
+  });
+  if (gangs) {
+    gap();
+    add("gangs", "pods sharing a gang (topofit.io/gang, the Workload API, Kueue, LWS...): the unit placed all or nothing",
+        [](const PolicySummary& s) { return s.gangs; }, FormatCount);
+    add("gangs started", "gangs whose every member ran", [](const PolicySummary& s) { return s.gangs_started; },
+        FormatCount);
+    add("split gangs", "gangs that ran over more than the level they ask for (several NVLink domains, or nodes)",
+        [](const PolicySummary& s) { return s.split_gangs; }, FormatCount);
+    legends.emplace_back("gang start pNN", "a gang's creation to its last member's start (never started: to T)");
+    for (const auto& [name, member] : kPercentiles) {
+      add(absl::StrCat("gang start ", name), "", [&](const PolicySummary& s) { return s.gang_pending.*member; },
+          FormatWait);
+    }
+    add("partial gang GPU-hours", "GPU-hours members held while their gang waited for the rest (all idle)",
+        [](const PolicySummary& s) { return s.partial_gang_gpu_hours; }, FormatHours);
+  }
   gap();
   const auto multi_gpu = [](double PolicySummary::*member) {
     return [member](const PolicySummary& s) -> std::optional<double> {
@@ -896,6 +916,10 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
                  FormatWait);
     }
     add_change("slowdown GPU-hours", [](const PolicySummary& s) { return s.slowdown_gpu_hours; }, FormatHours);
+    if (gangs) {
+      add_change("gang start p95", [](const PolicySummary& s) { return s.gang_pending.p95_seconds; }, FormatWait);
+      add_change("partial gang GPU-hours", [](const PolicySummary& s) { return s.partial_gang_gpu_hours; }, FormatHours);
+    }
     for (int gpus : completing) add_change(CompletionLabel(gpus), MeanCompletion(gpus), FormatHours);
   }
   std::vector<Row> best_tuned = BestTunedRows(runs);

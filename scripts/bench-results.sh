@@ -158,8 +158,48 @@ run() {
     printf '```\n\n'
   } >>"$section"
   [[ $window == - ]] || goal_row "$title" "$window" "$table"
+  last_table=$table
   # A goal workload's sweep: topofit against every set-up an operator could run instead.
   [[ $window == - || $table != *stock* ]] || sweep_rows "$title" "$table"
+}
+
+# issue 33's targets on a gang workload's table, against `tuned` (the gang scheduler with CA pod by pod):
+# required gangs split 0; GPU-hours held by partial gangs at most 10% of tuned's; gang start p95 at most
+# half of tuned's; idle GPU-hours at least 30% lower; cost no higher. topofit is the table's last column.
+gang_targets() {
+  awk '
+    # "1,200 h ± 606.3 h" or "$74,763 ± $9,127": the mean.
+    function mean(cell,   text, parts) {
+      text = cell; sub(/ ±.*/, "", text); gsub(/[$,]/, "", text)
+      split(text, parts, " ")
+      return parts[1] + 0
+    }
+    # "36.3 min ± 11.5 min": the mean in seconds.
+    function seconds(cell,   text, parts) {
+      text = cell; sub(/ ±.*/, "", text); gsub(/,/, "", text)
+      split(text, parts, " ")
+      return parts[1] * (parts[2] == "min" ? 60 : parts[2] == "h" ? 3600 : 1)
+    }
+    function row(what, target, value, met) {
+      printf "| %s | %s | %s | %s |\n", what, target, value, met ? "met" : "NOT met"
+    }
+    !names && /^ +[a-z]/ { names = split($0, name, /  +/); for (i = 2; i <= names; i++) column[name[i]] = i; next }
+    /^vs / { block = 1 }
+    !block {
+      n = split($0, cells, /  +/)
+      if (cells[1] == "split gangs") { split_stock = cells[column["stock"]]; split_tuned = cells[column["tuned"]]; split_ours = cells[n] }
+      if (cells[1] == "partial gang GPU-hours") { partial_tuned = mean(cells[column["tuned"]]); partial_ours = mean(cells[n]) }
+      if (cells[1] == "gang start p95") { p95_tuned = seconds(cells[column["tuned"]]); p95_ours = seconds(cells[n]) }
+      if (cells[1] == "GPU-hours idle") { idle_tuned = mean(cells[column["tuned"]]); idle_ours = mean(cells[n]) }
+      if (cells[1] == "cost") { cost_tuned = mean(cells[column["tuned"]]); cost_ours = mean(cells[n]) }
+    }
+    END {
+      row("required gangs split", "0 (stock " split_stock ", tuned " split_tuned ")", split_ours, split_ours + 0 == 0)
+      row("partial gang GPU-hours", "at most 10% of tuned'"'"'s (" partial_tuned " h)", partial_ours " h", partial_ours <= 0.1 * partial_tuned)
+      row("gang start p95", "at most half of tuned'"'"'s", sprintf("%+.1f%%", (p95_ours - p95_tuned) * 100 / p95_tuned), p95_ours <= 0.5 * p95_tuned)
+      row("idle GPU-hours", "at least 30% lower", sprintf("%+.1f%%", (idle_ours - idle_tuned) * 100 / idle_tuned), idle_ours <= 0.7 * idle_tuned)
+      row("cost", "no higher", sprintf("%+.1f%%", (cost_ours - cost_tuned) * 100 / cost_tuned), cost_ours <= cost_tuned)
+    }' <<<"$1"
 }
 
 # Wall time and peak RSS of a run, for the speed table.
@@ -198,6 +238,8 @@ run "Alibaba openb, the FGD paper's mode, with its CPU-only nodes" fill --worklo
 # start, where the stock worlds run them on sets that break the requirement.
 run "Alibaba openb, NVLink required for multi-GPU pods" - --workload openb --nv-required "${all[@]}" --no-legend
 run "Azure LLM inference 2023" whole --workload azure-llm "${all[@]}" --no-legend
+run "Gangs on 8 NVL72 racks (a day of training gangs, wide-EP groups and 1-GPU pods)" whole --workload gangs "${all[@]}" --no-legend
+gangs_table=$last_table
 run "Synthetic default without the node agent: NVIDIA's device plugin picks the GPU ids" - --gpu-ids device-plugin --baselines tuned --seeds "$seeds" --no-legend
 # What the asking rule buys when users say how long their jobs run (no trace does).
 run "Alibaba openb, the trace's own times, multi-GPU pods declaring their run time" - --workload openb --runtimes-declared --baselines tuned --seeds "$seeds" --no-legend
@@ -238,6 +280,15 @@ goal_file=$goal
   cat "$goal"
   echo
   goal_tally "$goal"
+  echo
+  echo "### The targets (issue 33): gangs on NVL72 racks, seeds $seeds"
+  echo
+  echo "Against \`tuned\`: the operator's gang scheduler (all or nothing on the Ready nodes, as KAI or Kueue's"
+  echo "topology-aware scheduling place) with CA scaling pod by pod. Means over the seeds, from the gangs table."
+  echo
+  echo '| figure | target | topofit | verdict |'
+  echo '|---|---|---|---|'
+  gang_targets "$gangs_table"
   echo
   echo "### topofit against every baseline, one by one"
   echo
