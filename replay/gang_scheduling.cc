@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <map>
 #include <string>
-#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "decision/gang.h"
+#include "decision/gang_capacity.h"
 #include "decision/gang_placement.h"
 
 namespace topofit::sim {
@@ -59,7 +59,7 @@ absl::StatusOr<std::vector<GangMemberPlacement>> PlaceGangMembers(const World& w
   return placed;
 }
 
-std::optional<GangDomainAsk> GangDomainAskFor(const World& world, int gang) {
+std::optional<decision::GangCapacityAsk> GangDomainAskFor(const World& world, int gang) {
   const SimGang& g = world.gangs()[gang];
   const int members = static_cast<int>(std::count_if(g.members.begin(), g.members.end(), [&](int member) {
     return world.pods()[member].phase == PodPhase::kPending;
@@ -69,21 +69,20 @@ std::optional<GangDomainAsk> GangDomainAskFor(const World& world, int gang) {
   const topology::AllocationRequest request = decision::EnforcedRequest(klass.demand);
   struct Domain {
     int live_nodes = 0;
-    int free_members = 0;  // members its free Ready nodes hold
+    int free_members = 0;
   };
-  std::map<std::string, Domain> domains;
+  std::map<decision::NvlinkDomain, Domain> domains;
   for (int id : world.live_nodes()) {
     const SimNode& node = world.nodes()[id];
     if (!node.domain) continue;
-    Domain& domain = domains[node.domain->id.value];
+    Domain& domain = domains[*node.domain];
     ++domain.live_nodes;
     if (node.state != NodeState::kReady) continue;
     const topology::GpuSet usable = node.gpus.free().without(BeyondResources(world, node, klass));
     domain.free_members +=
         static_cast<int>(decision::MemberSets(*node.gpus.topology, usable, request, members).size());
   }
-  std::optional<GangDomainAsk> best;
-  std::tuple<bool, int, std::string> best_key;
+  std::vector<decision::GangDomainRoom> rooms;
   for (size_t group = 0; group < world.groups().size(); ++group) {
     const GroupState& state = world.groups()[group];
     const NodeGroupSpec& spec = state.spec;
@@ -91,26 +90,16 @@ std::optional<GangDomainAsk> GangDomainAskFor(const World& world, int gang) {
         !klass.group_allowed[group]) {
       continue;
     }
-    const int per_node = static_cast<int>(
-        decision::MemberSets(*state.topology, state.topology->all_gpus(), request, members).size());
-    if (per_node == 0) continue;
-    const std::string name = state.template_node.metadata.labels.at(spec.domain_label);
+    const decision::NvlinkDomain name{spec.domain_label,
+                                      topology::DomainId{state.template_node.metadata.labels.at(spec.domain_label)}};
     const Domain& domain = domains[name];
-    const int room = spec.max_size - domain.live_nodes;
-    // New nodes for every member first: free nodes the gang would count on are taken by other pods while
-    // the new ones boot (measured on the gangs workload: 60% more idle GPU-hours asking for the lack only).
-    // Only the lack where no domain has room for the whole gang.
-    for (const int need : {members, members - domain.free_members}) {
-      const int new_nodes = (need + per_node - 1) / per_node;
-      if (need <= 0 || new_nodes > room) continue;
-      const auto key = std::make_tuple(need < members, new_nodes, name);
-      if (!best || key < best_key) {
-        best = GangDomainAsk{.label_key = spec.domain_label, .domain = name, .new_members = need};
-        best_key = key;
-      }
-    }
+    rooms.push_back({.domain = name,
+                     .free_members = domain.free_members,
+                     .room_nodes = spec.max_size - domain.live_nodes,
+                     .members_per_new_node = static_cast<int>(
+                         decision::MemberSets(*state.topology, state.topology->all_gpus(), request, members).size())});
   }
-  return best;
+  return decision::ChooseGangDomain(members, rooms);
 }
 
 }  // namespace topofit::sim

@@ -1,10 +1,10 @@
 #pragma once
 
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "decision/gang_capacity.h"
 #include "replay/world.h"
 #include "topology/gpu_set.h"
 
@@ -25,17 +25,10 @@ struct GangMemberPlacement {
 // at the level it requires (or at all); the members then wait.
 absl::StatusOr<std::vector<GangMemberPlacement>> PlaceGangMembers(const World& world, int gang);
 
-// What topofit asks CA for when no domain holds a gang now: new nodes for `new_members` of its members in
-// the domain `domain` (label `label_key`), where the free Ready nodes and the room left hold the gang with
-// the fewest new nodes (then the most of its existing free capacity used, then the domain's name). Only
-// groups that are one domain each are asked for (max size at most nodes per domain: an NVL72 rack bought as
-// a node pool), since nothing tells CA which domain of a larger group a new node would land in. nullopt when
-// no domain can hold the gang even grown to its size.
-struct GangDomainAsk {
-  std::string label_key;
-  std::string domain;
-  int new_members = 0;
-};
-std::optional<GangDomainAsk> GangDomainAskFor(const World& world, int gang);
+// What topofit asks CA for when no domain holds the gang now (decision::ChooseGangDomain): each domain's
+// free members on its Ready nodes and room left. Only groups that are one domain each are asked for (max
+// size at most nodes per domain: an NVL72 rack bought as a node pool), since nothing tells CA which domain
+// of a larger group a new node would land in. nullopt when no domain can hold the gang even grown.
+std::optional<decision::GangCapacityAsk> GangDomainAskFor(const World& world, int gang);
 
 }  // namespace topofit::sim

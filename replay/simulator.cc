@@ -264,13 +264,14 @@ void Replayer::ScheduleGang(int gang) {
     // No domain holds the gang now: one request for what the domain nearest to holding it lacks, so that CA
     // grows that in the domain's group, or nothing, and never part of the gang pod by pod (every member is
     // the request's business).
-    if (std::optional<GangDomainAsk> ask = GangDomainAskFor(*world_, gang)) {
+    if (std::optional<decision::GangCapacityAsk> ask = GangDomainAskFor(*world_, gang)) {
       ProvisioningRequest request;
       request.pods = std::move(pending);
       request.gang = true;
       request.new_pods = ask->new_members;
       kube::NodeSelectorTerm in_domain;
-      in_domain.match_expressions.push_back({ask->label_key, kube::NodeSelectorOperator::kIn, {ask->domain}});
+      in_domain.match_expressions.push_back(
+          {ask->domain.label_key, kube::NodeSelectorOperator::kIn, {ask->domain.id.value}});
       request.shapes = {std::move(in_domain)};
       request.created = world_->now();
       request.next_attempt = world_->now();
