@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/device_plugin_service.h"
 #include "agent/kubelet_socket.h"
+#include "bench/latency_counters.h"
 #include "kube/topofit_annotations.h"
 #include "topology/catalog.h"
 
@@ -79,13 +80,6 @@ v1beta1::PreferredAllocationRequest Request() {
   return request;
 }
 
-void Report(benchmark::State& state, std::vector<double> micros) {
-  std::sort(micros.begin(), micros.end());
-  const auto at = [&](double p) { return micros[static_cast<size_t>(p / 100 * static_cast<double>(micros.size() - 1))]; };
-  state.counters["p50_us"] = at(50);
-  state.counters["p99_us"] = at(99);
-  state.counters["max_us"] = micros.back();
-}
 
 void BM_InProcess(benchmark::State& state, bool waiting) {
   Node node(waiting);
@@ -99,7 +93,7 @@ void BM_InProcess(benchmark::State& state, bool waiting) {
     micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
     if (!status.ok() || response.container_responses(0).deviceids_size() != 4) state.SkipWithError("no answer");
   }
-  Report(state, std::move(micros));
+  bench::ReportLatencies(state, std::move(micros));
 }
 
 void BM_Grpc(benchmark::State& state, bool waiting) {
@@ -122,7 +116,7 @@ void BM_Grpc(benchmark::State& state, bool waiting) {
     micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
     if (!status.ok()) state.SkipWithError(status.error_message().c_str());
   }
-  Report(state, std::move(micros));
+  bench::ReportLatencies(state, std::move(micros));
   server.Stop();
 }
 

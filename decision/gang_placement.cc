@@ -22,11 +22,16 @@ struct NodeRoom {
   const std::string& name() const { return candidate->node->node; }
 };
 
-NodeRoom RoomOn(const GangCandidate& candidate, const topology::AllocationRequest& request, int members) {
+// The member sets of a (topology, free GPUs) pair, worked out once per call: a fleet of one shape has few
+// distinct pairs (an empty 64-rack NVL72 fleet: one), and MemberSets was most of PlaceGang's time there.
+using MemberSetsMemo = std::map<std::pair<const topology::Topology*, uint32_t>, std::vector<topology::GpuSet>>;
+
+NodeRoom RoomOn(const GangCandidate& candidate, const topology::AllocationRequest& request, int members,
+                MemberSetsMemo& memo) {
   const topology::GpuSet free = candidate.node->free().without(candidate.reserved);
-  return NodeRoom{.candidate = &candidate,
-                  .sets = MemberSets(*candidate.node->topology, free, request, members),
-                  .free_gpus = free.size()};
+  auto [sets, fresh] = memo.try_emplace({candidate.node->topology.get(), free.mask()});
+  if (fresh) sets->second = MemberSets(*candidate.node->topology, free, request, members);
+  return NodeRoom{.candidate = &candidate, .sets = sets->second, .free_gpus = free.size()};
 }
 
 // The nodes one unit (a node, a domain, or every node) would use, and what the objective weighs.
@@ -219,7 +224,8 @@ absl::StatusOr<GangPlacement> PlaceGang(const GangAsk& ask, const std::vector<Ga
   const topology::AllocationRequest request = EnforcedRequest(ask.member);
   std::vector<NodeRoom> rooms;
   rooms.reserve(candidates.size());
-  for (const GangCandidate& candidate : candidates) rooms.push_back(RoomOn(candidate, request, ask.members));
+  MemberSetsMemo memo;
+  for (const GangCandidate& candidate : candidates) rooms.push_back(RoomOn(candidate, request, ask.members, memo));
 
   absl::Status last = absl::OkStatus();
   for (const std::optional<GangLevel>& level : *levels) {
