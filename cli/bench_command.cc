@@ -31,7 +31,9 @@
 #include "replay/summary.h"
 #include "replay/workloads/azure_llm.h"
 #include "replay/workloads/declared_runtimes.h"
+#include "replay/workloads/fleet_file.h"
 #include "replay/workloads/gangs.h"
+#include "replay/workloads/jobs_file.h"
 #include "replay/workloads/openb.h"
 #include "replay/workloads/synthetic.h"
 #include "history/recorder.h"
@@ -104,6 +106,11 @@ absl::StatusOr<sim::Workload> LoadSource(const BenchOptions& options, uint64_t s
     openb.multi_gpu_nv_required = options.nv_required;
     return sim::LoadOpenb(openb);
   }
+  if (options.workload == "jobs") {
+    if (options.jobs_file.empty()) return absl::InvalidArgumentError("--workload jobs needs --jobs-file FILE");
+    // The fleet: --fleet replaces it below; without it, NVL72 racks.
+    return sim::LoadJobsCsv(options.jobs_file, sim::Nvl72Fleet(options.racks));
+  }
   if (options.workload == "gangs") {
     sim::GangsOptions gangs;
     gangs.racks = options.racks;
@@ -118,7 +125,7 @@ absl::StatusOr<sim::Workload> LoadSource(const BenchOptions& options, uint64_t s
     return sim::LoadAzureLlm(azure);
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown workload \"", options.workload, "\"; known: synthetic, openb, azure-llm, gangs"));
+      absl::StrCat("unknown workload \"", options.workload, "\"; known: synthetic, openb, azure-llm, gangs, jobs"));
 }
 
 // The workload of one seed (the generator's for that seed; a trace whatever the seed), with the options
@@ -126,7 +133,20 @@ absl::StatusOr<sim::Workload> LoadSource(const BenchOptions& options, uint64_t s
 absl::StatusOr<sim::Workload> LoadWorkload(const BenchOptions& options, uint64_t seed) {
   absl::StatusOr<sim::Workload> workload = LoadSource(options, seed);
   if (!workload.ok()) return workload;
-  for (sim::NodeGroupSpec& group : workload->groups) group.provision_failure_rate = options.provision_failure_rate;
+  if (!options.fleet.empty()) {
+    std::ifstream in(options.fleet);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) return absl::NotFoundError(absl::StrCat("--fleet ", options.fleet, ": cannot read it"));
+    absl::StatusOr<std::vector<sim::NodeGroupSpec>> fleet = sim::ParseFleetYaml(text.str());
+    if (!fleet.ok()) return absl::InvalidArgumentError(absl::StrCat("--fleet ", options.fleet, ": ", fleet.status().message()));
+    workload->groups = *std::move(fleet);
+    absl::StrAppend(&workload->description, "; fleet from ", options.fleet);
+  }
+  // A fleet file says its own failure rates; the flag overrides them only when given.
+  if (options.fleet.empty() || options.provision_failure_rate > 0) {
+    for (sim::NodeGroupSpec& group : workload->groups) group.provision_failure_rate = options.provision_failure_rate;
+  }
   if (options.comm_fraction >= 0) {
     for (sim::PodSpec& pod : workload->pods) {
       if (pod.gpus >= 2) pod.comm_fraction = options.comm_fraction;
@@ -341,8 +361,9 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
 void DefineBench(CLI::App& command, int& exit_code) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* bench = &command;
-  bench->add_option("--workload", options->workload, "synthetic (default), openb, azure-llm, or gangs (NVL72 racks)")
-      ->check(CLI::IsMember({"synthetic", "openb", "azure-llm", "gangs"}))
+  bench->add_option("--workload", options->workload,
+                    "synthetic (default), openb, azure-llm, gangs (NVL72 racks), or jobs (--jobs-file)")
+      ->check(CLI::IsMember({"synthetic", "openb", "azure-llm", "gangs", "jobs"}))
       ->option_text("NAME");
   bench->add_option("--traces", options->traces,
                     "folder with alibaba-gpu-v2023/ and azure-llm-inference-2023/ (default: $TOPOFIT_SHARED_DIR/traces, "
@@ -351,6 +372,12 @@ void DefineBench(CLI::App& command, int& exit_code) {
   bench->add_option("--pods", options->pods, "synthetic: number of pods (default 10000)")
       ->check(CLI::Range(int64_t{1}, int64_t{100000000}))
       ->option_text("N");
+  bench->add_option("--jobs-file", options->jobs_file,
+                    "jobs: your jobs as CSV (docs/bench-workloads.md, \"Your own jobs\"); on --fleet, else NVL72 racks")
+      ->option_text("FILE");
+  bench->add_option("--fleet", options->fleet,
+                    "your node groups as YAML (docs/bench-workloads.md, \"Your own fleet\"), for any workload")
+      ->option_text("FILE");
   bench->add_option("--racks", options->racks, "gangs: NVL72 racks in the fleet, one node group each (default 8)")
       ->check(CLI::Range(1, 1000))
       ->option_text("N");

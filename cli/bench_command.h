@@ -14,7 +14,9 @@ struct BenchOptions {
   std::string workload = "synthetic";  // synthetic, openb, azure-llm, gangs
   std::string traces;                  // folder holding alibaba-gpu-v2023/ and azure-llm-inference-2023/
   int64_t pods = 10000;                // synthetic: pod count
-  int racks = 8;                       // gangs: NVL72 racks
+  int racks = 8;                       // gangs (and jobs without --fleet): NVL72 racks
+  std::string jobs_file;               // jobs: the CSV
+  std::string fleet;                   // the node groups as YAML; empty: the workload's own
   uint64_t seed = 1;
   std::string seeds;                   // "1-5": every policy for each of these seeds (empty: `seed` alone)
   std::string baselines = "stock,tuned";  // stock, tuned, sweep (the tuned world with each expander chain)

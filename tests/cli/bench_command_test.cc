@@ -1,6 +1,7 @@
 #include "cli/bench_command.h"
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <catch2/catch.hpp>
@@ -238,6 +239,45 @@ TEST_CASE("topofit bench --runtimes-declared: pods that say their run time ask f
   CHECK(after[0] == before[0]);  // tuned reads no annotation of topofit's
   // topofit's long trainers wait for NVLink rather than run slower: less slowdown.
   CHECK(std::stod(after[1]) < std::stod(before[1]));
+}
+
+TEST_CASE("topofit bench --workload gangs and --workload jobs on --fleet show the gang rows", "[bench]") {
+  std::ostringstream out, err;
+  BenchOptions gangs;
+  gangs.workload = "gangs";
+  gangs.racks = 2;
+  gangs.baselines = "stock";
+  gangs.policies = "topofit";
+  gangs.progress = false;
+  REQUIRE(RunBench(gangs, out, err) == 0);
+  for (const char* row : {"gangs:nvl72", "split gangs", "gang start p95", "partial gang GPU-hours"}) {
+    CHECK(out.str().find(row) != std::string::npos);
+  }
+
+  testing::ScratchDir scratch("topofit-bench-jobs");
+  std::ofstream(scratch.path("fleet.yaml")) << "- {name: rack, instance_type: gb200-nvl72-node, gpus: 4, cpu: '142', "
+                                               "memory: 880Gi, price_per_hour: 42, max_size: 4, nodes_per_domain: 4}\n";
+  std::ofstream(scratch.path("jobs.csv")) << "submit_seconds,pods,gpus_per_pod,cpu,memory,duration_seconds,gang,topology,level\n"
+                                             "0,3,4,64,512Gi,3600,true,required,domain\n";
+  BenchOptions jobs = gangs;
+  jobs.workload = "jobs";
+  jobs.jobs_file = scratch.path("jobs.csv");
+  jobs.fleet = scratch.path("fleet.yaml");
+  std::ostringstream jobs_out;
+  REQUIRE(RunBench(jobs, jobs_out, err) == 0);
+  CHECK(jobs_out.str().find("(3 pods, 1 node groups)") != std::string::npos);
+  CHECK(jobs_out.str().find("gangs started") != std::string::npos);
+
+  // Without --jobs-file, or with a fleet that is not one: a clear error, exit 1.
+  jobs.jobs_file.clear();
+  std::ostringstream ignored, no_jobs;
+  CHECK(RunBench(jobs, ignored, no_jobs) == 1);
+  CHECK(no_jobs.str().find("--jobs-file") != std::string::npos);
+  jobs.jobs_file = scratch.path("jobs.csv");
+  std::ofstream(scratch.path("fleet.yaml")) << "- {name: rack}\n";
+  std::ostringstream bad_fleet;
+  CHECK(RunBench(jobs, ignored, bad_fleet) == 1);
+  CHECK(bad_fleet.str().find("no max_size") != std::string::npos);
 }
 
 }  // namespace
