@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "codec/bounded_json.h"
 #include "history/decisions_http.h"
 #include "history/record_json.h"
 #include "kubeclient/config.h"
@@ -41,8 +42,10 @@ absl::StatusOr<history::PageSource> ServerPages(const std::string& server, const
     if (reply->status != 200) {
       return absl::UnavailableError(absl::StrCat(server, "/decisions answered ", reply->status, ": ", reply->body));
     }
-    const nlohmann::json body = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
-    return history::DecisionPageFromJson(body);
+    const absl::StatusOr<nlohmann::json> body =
+        codec::ParseBoundedJson(reply->body, codec::kReplyJsonLimits, absl::StrCat(server, "/decisions"));
+    if (!body.ok()) return body.status();
+    return history::DecisionPageFromJson(*body);
   });
 }
 

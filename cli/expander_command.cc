@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/ledger_flags.h"
+#include "codec/bounded_json.h"
 #include "codec/ledger_json.h"
 #include "kubeclient/config.h"
 #include "server/bearer_token.h"
@@ -45,8 +46,10 @@ void AddExpanderFlags(CLI::App& cmd, ExpanderOptions& options) {
 absl::StatusOr<std::map<std::string, double>> ReadPricesFile(const std::string& path) {
   absl::StatusOr<std::string> text = kubeclient::ReadFileToString(path);
   if (!text.ok()) return text.status();
-  const nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(path, ": not JSON"));
+  // Mounted from a ConfigMap: bounded as one (codec/json_limits.h), since a refusal prints what it read.
+  const absl::StatusOr<nlohmann::json> parsed = codec::ParseBoundedJson(*text, codec::kObjectJsonLimits, path);
+  if (!parsed.ok()) return parsed.status();
+  const nlohmann::json& json = *parsed;
   if (!json.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": want an object of node group id -> price"));
   }

@@ -30,7 +30,7 @@ absl::StatusOr<std::string> StringField(const Json& object, const char* key, con
 }  // namespace
 
 absl::StatusOr<AdmissionRequest> ParseAdmissionReview(absl::string_view body) {
-  absl::StatusOr<Json> json = ParseBoundedJson(body, "AdmissionReview");
+  absl::StatusOr<Json> json = ParseBoundedJson(body, kRequestJsonLimits, "AdmissionReview");
   if (!json.ok()) return json.status();
   if (!json->is_object()) return absl::InvalidArgumentError("AdmissionReview: want a JSON object");
   absl::StatusOr<std::string> api_version = StringField(*json, "apiVersion", "", true);

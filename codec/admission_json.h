@@ -31,7 +31,7 @@ struct AdmissionRequest {
 };
 
 // Decodes an AdmissionReview (apiVersion admission.k8s.io/v1, kind AdmissionReview) with its request.
-// InvalidArgument, naming the field, for malformed JSON, JSON nested deeper than kMaxJsonDepth, another
+// InvalidArgument, naming the field, for malformed JSON, JSON beyond kRequestJsonLimits (json_limits.h), another
 // apiVersion or kind, a missing request, a request without uid, kind or operation, or an object that is not
 // a JSON object.
 absl::StatusOr<AdmissionRequest> ParseAdmissionReview(absl::string_view body);

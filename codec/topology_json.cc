@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "codec/bounded_json.h"
 #include "topology/link.h"
 #include "topology/products.h"
 
@@ -42,8 +43,14 @@ absl::Status PathError(const std::string& path, absl::string_view what) {
 }
 
 // nlohmann reports syntax errors by throwing; this is the one place they are caught. The rest of the file
-// only calls accessors that cannot throw (type checks first, then get<> of that type, find()).
+// only calls accessors that cannot throw (type checks first, then get<> of that type, find()). A descriptor
+// is a node annotation, so it is held to the limits of JSON inside an object before anything is built; then
+// parsed with exceptions rather than through ParseBoundedJson, for the line and column a hand-written
+// descriptor's error names.
 absl::StatusOr<Json> ParseJson(absl::string_view text) {
+  if (absl::Status within = CheckJsonLimits(text, kObjectJsonLimits, "topology descriptor"); !within.ok()) {
+    return within;
+  }
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::exception& e) {

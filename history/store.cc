@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "codec/bounded_json.h"
 #include "history/record_json.h"
 
 namespace topofit::history {
@@ -162,8 +163,12 @@ Record RowToRecord(const Statement& row) {
   r.node_group = row.Text(7);
   r.provisioning_request = row.Text(8);
   r.gpus = static_cast<int>(row.Int(9));
-  nlohmann::json candidates = nlohmann::json::parse(row.Text(10), nullptr, /*allow_exceptions=*/false);
-  r.candidates = CandidatesFromJson(candidates).value_or(std::vector<Candidate>{});
+  // Bounded like any input (codec/json_limits.h): the file may come from elsewhere (--db), and what this
+  // store wrote holds names and reasons from pods it refused. Text beyond the limits reads as none.
+  const absl::StatusOr<nlohmann::json> candidates =
+      codec::ParseBoundedJson(row.Text(10), codec::kObjectJsonLimits, "candidates");
+  r.candidates = candidates.ok() ? CandidatesFromJson(*candidates).value_or(std::vector<Candidate>{})
+                                 : std::vector<Candidate>{};
   r.repeats = row.Int(11);
   return r;
 }

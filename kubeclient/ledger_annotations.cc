@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "codec/bounded_json.h"
 #include "kube/topofit_annotations.h"
 #include "decision/pod_demand.h"
 #include "decision/preference.h"
@@ -15,10 +16,11 @@ namespace {
 
 using Json = nlohmann::json;
 
+// An annotation is a string of a pod, JSON of its own that the pod's parse did not bound.
 absl::StatusOr<Json> ParseObject(absl::string_view text) {
-  Json json = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return absl::InvalidArgumentError("not JSON");
-  if (!json.is_object()) return absl::InvalidArgumentError("not a JSON object");
+  absl::StatusOr<Json> json = codec::ParseBoundedJson(text, codec::kObjectJsonLimits, "annotation");
+  if (!json.ok()) return json.status();
+  if (!json->is_object()) return absl::InvalidArgumentError("not a JSON object");
   return json;
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "codec/bounded_json.h"
 #include "codec/kube_json.h"
 
 namespace topofit::kubeclient {
@@ -276,6 +277,14 @@ ListWatcher::WatchOutcome ListWatcher::WatchOnce() {
           }
         }
         buffer.erase(0, start);
+        // An event is one object: one longer than an object may be is refused, not buffered on.
+        if (buffer.size() > codec::kObjectJsonLimits.max_bytes) {
+          outcome.end = WatchEnd::kFailed;
+          outcome.status = absl::DataLossError(absl::StrCat(collection_path_, " watch: an event of more than ",
+                                                            codec::kObjectJsonLimits.max_bytes, " bytes"));
+          reader_stopped = true;
+          return false;
+        }
         return true;
       },
       canceller_);
@@ -297,12 +306,18 @@ ListWatcher::WatchOutcome ListWatcher::WatchOnce() {
 
 bool ListWatcher::HandleLine(absl::string_view line, WatchOutcome& outcome) {
   if (line.find_first_not_of(" \t\r") == absl::string_view::npos) return true;
-  const nlohmann::json event = nlohmann::json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
   const auto fail = [&outcome](absl::Status status) {
     outcome.end = WatchEnd::kFailed;
     outcome.status = std::move(status);
     return false;
   };
+  // One event is one object: bounded before anything is built (codec/json_limits.h).
+  absl::StatusOr<nlohmann::json> parsed =
+      codec::ParseBoundedJson(line, codec::kObjectJsonLimits, absl::StrCat(collection_path_, " watch"));
+  if (!parsed.ok()) {
+    return fail(absl::DataLossError(absl::StrCat(parsed.status().message(), ": ", line.substr(0, 200))));
+  }
+  const nlohmann::json& event = *parsed;
   if (!event.is_object() || !event.contains("type") || !event["type"].is_string() || !event.contains("object")) {
     return fail(absl::DataLossError(absl::StrCat(collection_path_, " watch: not a watch event: ",
                                                  line.substr(0, 200))));

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "codec/bounded_json.h"
 #include "codec/kube_json.h"
 #include "kubeclient/ledger_annotations.h"
 #include "server/logging.h"
@@ -153,7 +154,10 @@ absl::StatusOr<bool> NodeGroupsConfigMap::Merge() {
   std::vector<DecodedEntry> entries;
   if (data.ok()) {
     if (const auto text = data->find(kNodeGroupsKey); text != data->end()) {
-      const nlohmann::json document = nlohmann::json::parse(text->second, nullptr, /*allow_exceptions=*/false);
+      const absl::StatusOr<nlohmann::json> parsed = codec::ParseBoundedJson(
+          text->second, codec::kObjectJsonLimits, absl::StrCat("configmap ", options_.name, ": ", kNodeGroupsKey));
+      if (!parsed.ok()) return parsed.status();
+      const nlohmann::json& document = *parsed;
       if (!document.is_array()) {
         return absl::InvalidArgumentError(
             absl::StrCat("configmap ", options_.name, ": ", kNodeGroupsKey, " is not a JSON array"));

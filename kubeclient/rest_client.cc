@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "codec/bounded_json.h"
 
 namespace topofit::kubeclient {
 namespace {
@@ -179,13 +180,13 @@ absl::Status StatusFromHttp(int http_status, absl::string_view body) {
   if (http_status >= 200 && http_status < 300) return absl::OkStatus();
   std::string reason;
   std::string message;
-  const nlohmann::json json = nlohmann::json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (json.is_object() && json.value("kind", "") == "Status") {
-    if (json.contains("reason") && json["reason"].is_string()) reason = json["reason"].get<std::string>();
-    if (json.contains("message") && json["message"].is_string()) message = json["message"].get<std::string>();
+  const absl::StatusOr<nlohmann::json> json = codec::ParseBoundedJson(body, codec::kReplyJsonLimits, "reply");
+  if (json.ok() && json->is_object() && json->value("kind", "") == "Status") {
+    if (json->contains("reason") && (*json)["reason"].is_string()) reason = (*json)["reason"].get<std::string>();
+    if (json->contains("message") && (*json)["message"].is_string()) message = (*json)["message"].get<std::string>();
   }
   if (message.empty()) {
-    // Not a Status (a proxy in between, say): show the start of what came back.
+    // Not a Status (a proxy in between, say, or JSON beyond the limits): show the start of what came back.
     message = std::string(absl::StripAsciiWhitespace(body.substr(0, 200)));
   }
   absl::Status status(CodeForHttp(http_status, reason),
@@ -439,10 +440,10 @@ absl::StatusOr<nlohmann::json> RestClient::Do(const char* method, absl::string_v
       if (last.ok()) {
         if (options_.on_attempt) options_.on_attempt(ApiAttempt{method, reply->status, last, false, absl::ZeroDuration()});
         if (absl::StripAsciiWhitespace(reply->body).empty()) return nlohmann::json::object();
-        nlohmann::json json = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
-        if (json.is_discarded()) {
-          return absl::DataLossError(absl::StrCat(method, " ", full_path, ": response body is not JSON"));
-        }
+        // A LIST may be 5,000 nodes in one page: bounded, not small (codec/json_limits.h).
+        absl::StatusOr<nlohmann::json> json =
+            codec::ParseBoundedJson(reply->body, codec::kReplyJsonLimits, "response body");
+        if (!json.ok()) return absl::DataLossError(absl::StrCat(method, " ", full_path, ": ", json.status().message()));
         return json;
       }
       retry_after = reply->retry_after;

@@ -10,10 +10,10 @@ namespace topofit::mcp {
 Message ParseMessage(absl::string_view text) {
   Message m;
   // Bounded: the tools copy and walk their arguments recursively (codec/bounded_json.h).
-  absl::StatusOr<nlohmann::json> parsed = codec::ParseBoundedJson(text, "Parse error");
+  absl::StatusOr<nlohmann::json> parsed = codec::ParseBoundedJson(text, codec::kRequestJsonLimits, "Parse error");
   if (!parsed.ok()) {
     m.error_code = kParseError;
-    m.error = std::string(parsed.status().message());  // "Parse error: malformed JSON", or nested too deep
+    m.error = std::string(parsed.status().message());  // "Parse error: malformed JSON", or a limit exceeded
     return m;
   }
   nlohmann::json& json = *parsed;

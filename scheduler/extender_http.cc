@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "codec/bounded_json.h"
 #include "codec/extender_json.h"
 #include "codec/ledger_json.h"
 #include "server/bearer_token.h"
@@ -44,7 +45,10 @@ HttpResponse Serve(const HttpRequest& request, Parse parse, Verb verb, Encode en
 }
 
 HttpResponse ReportPod(Extender& extender, const HttpRequest& request) {
-  const nlohmann::json body = nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  absl::StatusOr<nlohmann::json> parsed =
+      codec::ParseBoundedJson(request.body, codec::kRequestJsonLimits, "pod report");
+  if (!parsed.ok()) return ErrorFor(parsed.status());
+  const nlohmann::json& body = *parsed;
   if (!body.is_object()) return server::JsonError(400, "expected a JSON object");
   const auto text = [&](const char* key) -> const nlohmann::json* {
     auto it = body.find(key);

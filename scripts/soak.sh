@@ -22,7 +22,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=scripts/loopback.sh
+. "$root/scripts/loopback.sh"
 api_port=$(free_port)
 cat >"$work/api.py" <<'PY'
 import http.server, json, sys, threading
@@ -75,14 +76,7 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Api).serve_fore
 PY
 python3 "$work/api.py" "$api_port" &
 pids+=($!)
-cat >"$work/kubeconfig" <<EOF2
-apiVersion: v1
-kind: Config
-current-context: soak
-contexts: [{name: soak, context: {cluster: soak, user: soak}}]
-clusters: [{name: soak, cluster: {server: "http://127.0.0.1:$api_port"}}]
-users: [{name: soak, user: {token: soak}}]
-EOF2
+write_kubeconfig "$work/kubeconfig" "http://127.0.0.1:$api_port" soak
 echo "soak-admin-token" >"$work/admin-token"
 port=$(free_port); grpc_port=$(free_port); ops_port=$(free_port)
 "$build/cli/topofit" serve --address=127.0.0.1 --port="$port" --ops-port="$ops_port" --grpc-port="$grpc_port" \

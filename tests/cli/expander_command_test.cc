@@ -13,10 +13,13 @@
 #include <grpcpp/security/credentials.h>
 #include <httplib.h>
 
+#include "absl/strings/str_cat.h"
 #include "proto/expander.grpc.pb.h"
 #include "server/shutdown.h"
 #include "spdlog/sinks/null_sink.h"
 #include "tests/cli/scratch_dir.h"
+#include "tests/codec/hostile_json.h"
+#include "tests/kube/status_matchers.h"
 
 namespace topofit::cli {
 namespace {
@@ -100,6 +103,17 @@ TEST_CASE("the prices file is an object of node group id -> price", "[cli][expan
   absl::StatusOr<std::map<std::string, double>> prices = ReadPricesFile(scratch.path("prices.json"));
   REQUIRE(prices.ok());
   CHECK(*prices == std::map<std::string, double>{{"g5", 16.288}, {"p4d", 32.77}});
+}
+
+// The refusal of a price prints the value it read: of 100,000 nested arrays that was a recursion as deep
+// (a crash), so the text is bounded before a document is built from it.
+TEST_CASE("a prices file beyond the limits is refused before it is read", "[cli][expander]") {
+  Scratch scratch;
+  scratch.Write("deep.json",
+                topofit::testing::WithRawMember({{"p4d", 32.77}}, "g5", topofit::testing::NestedArrays(100'000)));
+  const std::string path = scratch.path("deep.json");
+  CHECK_STATUS(ReadPricesFile(path), absl::StatusCode::kInvalidArgument,
+               absl::StrCat(path, ": JSON nested deeper than 64 levels"));
 }
 
 // gRPC's certificate watcher reports nothing: the expander's own look at the files is what counts reloads.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_join.h"
+#include "tests/codec/hostile_json.h"
 #include "tests/kube/status_matchers.h"
 
 namespace topofit::codec {
@@ -247,8 +248,7 @@ TEST_CASE("ParseExtenderArgs errors name their path", "[extender_json]") {
   }
 }
 
-// `[[[...]]]` nested `depth` levels.
-std::string Nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+using topofit::testing::NestedArrays;
 
 TEST_CASE("JSON nested beyond kMaxJsonDepth is refused with a message, at any depth, without recursing as deep",
           "[extender_json][hostile]") {
@@ -256,7 +256,7 @@ TEST_CASE("JSON nested beyond kMaxJsonDepth is refused with a message, at any de
   // too if the recursion followed the input.
   for (int depth : {kMaxJsonDepth + 1, 45'000, 1'000'000}) {
     CAPTURE(depth);
-    const std::string nested = Nested(depth);
+    const std::string nested = NestedArrays(depth);
     CHECK_STATUS(ParseExtenderArgs(R"({"Pod":)" + nested + R"(,"NodeNames":[]})"), absl::StatusCode::kInvalidArgument,
                  "ExtenderArgs: JSON nested deeper than 64 levels");
     CHECK_STATUS(ParseExtenderArgs(R"({"Pod":{},"Nodes":{"items":[{"metadata":{"name":"n"},"x":)" + nested + "}]}}"),
@@ -270,11 +270,14 @@ TEST_CASE("JSON nested beyond kMaxJsonDepth is refused with a message, at any de
                  "ExtenderPreemptionArgs: JSON nested deeper than 64 levels");
   }
   SECTION("nesting within the limit is read as before") {
-    // The Pod is level 1 of the check, so an unknown field in it may hold kMaxJsonDepth - 1 levels.
+    // Depth counts from the top of the body, as for every JSON entry point: the body is level 1, the Pod 2,
+    // so an unknown field in the Pod may hold kMaxJsonDepth - 2 levels.
     const absl::StatusOr<ExtenderArgs> args =
-        ParseExtenderArgs(R"({"Pod":{"x":)" + Nested(kMaxJsonDepth - 1) + R"(},"NodeNames":["a"]})");
+        ParseExtenderArgs(R"({"Pod":{"x":)" + NestedArrays(kMaxJsonDepth - 2) + R"(},"NodeNames":["a"]})");
     REQUIRE_OK(args);
     CHECK(args->node_names == std::vector<std::string>{"a"});
+    CHECK_STATUS(ParseExtenderArgs(R"({"Pod":{"x":)" + NestedArrays(kMaxJsonDepth - 1) + R"(},"NodeNames":["a"]})"),
+                 absl::StatusCode::kInvalidArgument, "ExtenderArgs: JSON nested deeper than 64 levels");
   }
 }
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "history/from_decisions.h"
 #include "history/recorder.h"
+#include "tests/codec/hostile_json.h"
 #include "tests/cli/scratch_dir.h"
 #include "tests/kube/status_matchers.h"
 
@@ -343,6 +344,33 @@ TEST_CASE("a writer killed mid-transaction loses only that transaction", "[histo
   REQUIRE_OK(page);
   CHECK(Ids(*page) == std::vector<int64_t>{7, 6, 5, 4, 3, 2, 1});
   CHECK(SqlInt(path, "SELECT COUNT(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'") == 1);
+}
+
+// The file may come from elsewhere (topofit explain --db), and the candidates hold what refused pods carried:
+// their text is bounded before a document is built from it, and beyond the limits reads as no candidates.
+TEST_CASE("candidates beyond the JSON limits read as none, and the rest of the record as written", "[history]") {
+  ScratchDir dir("history-hostile");
+  const std::string path = dir.path("decisions.db");
+  {
+    auto store = DecisionStore::Open(path);
+    REQUIRE_OK(store);
+    REQUIRE_OK((*store)->Append(Refusals(0, 2)));
+  }
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  const std::string deep = absl::StrCat(
+      "[", topofit::testing::WithRawMember({{"name", "n1"}, {"reason", "min-link"}}, "x",
+                                           topofit::testing::NestedArrays(100'000)), "]");
+  SqlExec(db, absl::StrCat("UPDATE decisions SET candidates = '", deep, "' WHERE id = 2"));
+  sqlite3_close(db);
+  auto reader = DecisionStore::OpenForReading(path);
+  REQUIRE_OK(reader);
+  auto page = (*reader)->Query({});
+  REQUIRE_OK(page);
+  REQUIRE(Ids(*page) == std::vector<int64_t>{2, 1});
+  CHECK(page->records[0].candidates.empty());
+  CHECK(page->records[0].node == "n1");
+  CHECK(page->records[1].candidates.size() == 1);
 }
 
 TEST_CASE("a file that is not a database is reported and left as it was", "[history]") {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "kube/topofit_annotations.h"
+#include "tests/codec/hostile_json.h"
 #include "tests/kube/builders.h"
 #include "tests/kube/status_matchers.h"
 
@@ -51,7 +52,7 @@ TEST_CASE("Ledger annotations: a bad annotation is an error naming what is wrong
     const char* error;
   };
   const Row preferences[] = {
-      {"not JSON", "{", "not JSON"},
+      {"not JSON", "{", "annotation: malformed JSON"},
       {"not an object", "[]", "not a JSON object"},
       {"no firstSeen", R"({"lastSeen":"2027-01-15T08:00:00Z"})", "firstSeen"},
       {"time not RFC 3339", R"({"firstSeen":"yesterday","lastSeen":"2027-01-15T08:00:00Z"})", "firstSeen"},
@@ -76,6 +77,13 @@ TEST_CASE("Ledger annotations: a bad annotation is an error naming what is wrong
     INFO(row.name);
     CHECK_STATUS(ParseIntentAnnotation(row.text), absl::StatusCode::kInvalidArgument, row.error);
   }
+  // Valid in every field read, with 100,000 nested arrays beside them: refused before it is parsed (the
+  // pod's own parse bounded the annotation as a string, not as JSON).
+  const std::string deep = topofit::testing::WithRawMember(
+      {{"firstSeen", "2027-01-15T08:00:00Z"}, {"lastSeen", "2027-01-15T08:00:00Z"}}, "x",
+      topofit::testing::NestedArrays(100'000));
+  CHECK_STATUS(ParsePreferenceAnnotation(deep), absl::StatusCode::kInvalidArgument,
+               "annotation: JSON nested deeper than 64 levels");
 }
 
 TEST_CASE("Ledger annotations: a pod's preference is re-derived from its spec", "[api-ledger]") {

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tests/codec/hostile_json.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
@@ -332,6 +333,24 @@ TEST_CASE("ListWatcher: an ERROR event other than 410 backs off and rewatches wi
   CHECK(watcher->stats().lists == 1);
   CHECK(watcher->stats().failures == 1);
   CHECK(f.server.watch_requests().size() == 2);
+}
+
+// An event is one object, bounded before a document is built from it (codec/json_limits.h): a pod whose
+// metadata holds 100,000 nested arrays beside its fields fails the watch, as a malformed line does, and
+// reaches no consumer.
+TEST_CASE("ListWatcher: an event beyond the JSON limits fails the watch and changes nothing", "[watch]") {
+  Fixture f;
+  f.server.Upsert(Resource::kPods, PodJson("ml", "a", "n1"));
+  nlohmann::json b = PodJson("ml", "b", "n1");
+  b["metadata"]["resourceVersion"] = "200";
+  const std::string object = topofit::testing::WithRawMember(b, "x", topofit::testing::NestedArrays(100'000));
+  f.server.Script(200, absl::StrCat(R"({"type":"ADDED","object":)", object, "}\n"), {}, Match::kWatch);
+  auto watcher = f.StartWatchingPods();
+  watcher->Stop();
+  CHECK(watcher->stats().failures == 1);
+  CHECK(watcher->stats().lists == 1);
+  CHECK(f.consumer.names() == std::vector<std::string>{"a"});
+  CHECK(f.consumer.Log(1) == std::vector<std::string>{"SYNC a"});
 }
 
 TEST_CASE("ListWatcher: nodes decode through the codec, an undecodable object is skipped and counted", "[watch]") {

@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "tests/codec/hostile_json.h"
 #include "tests/kube/builders.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/kubeclient/eventually.h"
@@ -186,8 +187,28 @@ TEST_CASE("NodeGroupsConfigMap: two writers converge, the entry seen last wins, 
   // A key that is not a JSON array is an error, and changes nothing.
   config_map["data"][kNodeGroupsKey] = "{not json";
   f.server.PutStoredObject(kConfigMapPath, config_map);
+  CHECK_STATUS(reader->Refresh(), absl::StatusCode::kInvalidArgument,
+               "configmap topofit-node-groups: node-groups.json: malformed JSON");
+  config_map["data"][kNodeGroupsKey] = "{}";
+  f.server.PutStoredObject(kConfigMapPath, config_map);
   CHECK_STATUS(reader->Refresh(), absl::StatusCode::kInvalidArgument, "is not a JSON array");
   CHECK(reader->Live().size() == 3);
+
+  // Nor is a document beyond the limits built: one more group, whose entry holds 100,000 nested arrays
+  // beside its fields, is refused whole before anything is read from it.
+  const nlohmann::json deep_entry = {
+      {"nodeGroup", "h100"}, {"seen", "2027-01-15T08:01:00Z"},
+      {"template", {{"metadata", {{"name", "t"}}}, {"status", {{"allocatable", {{"nvidia.com/gpu", "8"}}}}}}}};
+  std::string deep_text = document.dump();
+  deep_text.back() = ',';  // the array goes on with the entry
+  config_map["data"][kNodeGroupsKey] =
+      absl::StrCat(deep_text,
+                   topofit::testing::WithRawMember(deep_entry, "x", topofit::testing::NestedArrays(100'000)), "]");
+  f.server.PutStoredObject(kConfigMapPath, config_map);
+  CHECK_STATUS(reader->Refresh(), absl::StatusCode::kInvalidArgument,
+               "configmap topofit-node-groups: node-groups.json: JSON nested deeper than 64 levels");
+  CHECK(reader->Live().size() == 3);
+  CHECK(reader->Live().count("h100") == 0);
 }
 
 TEST_CASE("NodeGroupsConfigMap: groups past the size budget are left out, those CA offered longest ago first",

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kubeclient/token_bucket.h"
+#include "tests/codec/hostile_json.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/kubeclient/fake_api_server.h"
 #include "tests/server/fake_clock.h"
@@ -82,6 +83,10 @@ TEST_CASE("HTTP status maps to a status code with the API server's message", "[r
   REQUIRE_OK(StatusFromHttp(201, "{}"));
   // Not a Status, e.g. from a load balancer: the start of the body stands in for the message.
   CHECK_STATUS(StatusFromHttp(502, "<html>Bad Gateway</html>"), absl::StatusCode::kUnavailable, "Bad Gateway");
+  // Nor is a Status beyond the JSON limits read (codec/json_limits.h): its start stands in too.
+  const std::string deep = topofit::testing::WithRawMember(nlohmann::json::parse(StatusJson(500, "InternalError", "m")),
+                                                           "x", topofit::testing::NestedArrays(100'000));
+  CHECK_STATUS(StatusFromHttp(500, deep), absl::StatusCode::kUnavailable, R"(HTTP 500: {")");
 }
 
 TEST_CASE("path segments are escaped", "[rest]") {
@@ -226,7 +231,17 @@ TEST_CASE("REST over TLS against the fake API server", "[rest]") {
     server.Script(200, "not json");
     auto rest = RestClient::Create(ConfigFor(server, *certs), options);
     REQUIRE_OK(rest);
-    CHECK_STATUS((*rest)->Get("/api"), absl::StatusCode::kDataLoss, "not JSON");
+    CHECK_STATUS((*rest)->Get("/api"), absl::StatusCode::kDataLoss, "GET /api: response body: malformed JSON");
+  }
+
+  SECTION("a body beyond the JSON limits is refused before a document is built from it") {
+    server.Script(200, topofit::testing::WithRawMember({{"kind", "Pod"}, {"metadata", {{"name", "p"}}}}, "x",
+                                                       topofit::testing::NestedArrays(100'000)));
+    auto rest = RestClient::Create(ConfigFor(server, *certs), options);
+    REQUIRE_OK(rest);
+    CHECK_STATUS((*rest)->Get("/api/v1/namespaces/ns/pods/p"), absl::StatusCode::kDataLoss,
+                 "GET /api/v1/namespaces/ns/pods/p: response body: JSON nested deeper than 64 levels");
+    CHECK(server.requests().size() == 1);  // not retried: the same reply would come back
   }
 }
 

@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "codec/kube_json.h"
 #include "server/ops_endpoints.h"
+#include "tests/codec/hostile_json.h"
 #include "tests/kube/builders.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/scheduler/extender_fixture.h"
@@ -435,6 +436,29 @@ TEST_CASE("A bind waiting on the API server does not hold up filter, even with o
   httplib::Result bound = bind.get();
   REQUIRE(bound);
   CHECK(json::parse(bound->body)["Error"] == "");
+}
+
+// Request bodies are bounded before anything is built from them (codec/json_limits.h), and a refused one
+// changes nothing: a pod report valid in every field it is read for, with 100,000 nested arrays beside them,
+// and a filter of 4,000,001 node names, refused on the byte scan before simdjson indexes it.
+TEST_CASE("request bodies beyond the JSON limits are refused before they are parsed", "[extender_http]") {
+  Harness h;
+  REQUIRE(h.state->UpsertNode(kube::testing::MakeNode().name("n1").label("node.kubernetes.io/instance-type",
+                                                                          "p4d.24xlarge").gpus(8)).ok());
+  const httplib::Headers auth = {{"Authorization", std::string("Bearer ") + kToken}};
+  const json report = {{"uid", "u1"}, {"namespace", "d"}, {"name", "p"}, {"node", "n1"}, {"gpus", 2}};
+  const std::string deep = topofit::testing::WithRawMember(report, "x", topofit::testing::NestedArrays(100'000));
+  const auto [status, body] = h.Post("/admin/pods", deep, auth);
+  CHECK(status == 400);
+  CHECK(body["error"] == "pod report: JSON nested deeper than 64 levels");
+  CHECK(h.state->Snapshot("n1")->free().size() == 8);
+
+  std::string names = "0";
+  for (int i = 0; i < 4'000'000; ++i) names += ",0";
+  const auto [filter_status, filter_body] =
+      h.Post("/filter", absl::StrCat(R"({"Pod": {"metadata": {"name": "p"}}, "NodeNames": [)", names, "]}"));
+  CHECK(filter_status == 400);
+  CHECK(filter_body["error"] == "ExtenderArgs: JSON of more than 4000000 values");
 }
 
 TEST_CASE("admin endpoints need the bearer token", "[extender_http]") {
