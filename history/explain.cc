@@ -128,6 +128,27 @@ std::string NewestUid(absl::string_view pod, const std::vector<Record>& records)
   return "";
 }
 
+// A gang record (from_decisions.h, GangReservedRecord and the rest), in words.
+std::string Gang(const Record& r) {
+  const int64_t members = r.candidates.empty() ? 0 : r.candidates.front().requested;
+  switch (r.reason) {
+    case Reason::kGangReserved: {
+      std::vector<std::string> places;
+      for (const Candidate& c : r.candidates) places.push_back(absl::StrCat(c.name, " (", c.count, ")"));
+      return absl::StrCat("gang ", r.gang, ": every member's place reserved at once, ", r.gpus, " GPUs on ",
+                          absl::StrJoin(places, ", "));
+    }
+    case Reason::kGangNoRoom:
+      return absl::StrCat("gang ", r.gang, ": no node or NVLink domain offered holds all ", members, " members (",
+                          r.gpus, " GPUs); they wait");
+    default: {
+      const int64_t joined = r.candidates.empty() ? 0 : r.candidates.front().available;
+      return absl::StrCat("gang ", r.gang, ": bind to ", r.node, " held until every member has its place (",
+                          joined, " of ", members, ")");
+    }
+  }
+}
+
 std::string Timeline(const std::vector<Record>& records, RecordClock clock) {
   const absl::Time first = records.back().time;
   std::string out;
@@ -158,6 +179,8 @@ std::string DescribeRecord(const Record& r, RecordClock clock) {
                           r.provisioning_request.empty() ? "" : absl::StrCat(" ", r.provisioning_request), ")");
     case Kind::kCapacityWithdrawn:
       return "the ProvisioningRequest has served: withdrawn";
+    case Kind::kGang:
+      return Gang(r);
     case Kind::kRanking:
       return Ranking(r);
     case Kind::kIntent:

@@ -129,6 +129,34 @@ Record BindRecord(absl::Time time, PodSubject pod, std::string node, int gpus, s
   return r;
 }
 
+Record GangReservedRecord(absl::Time time, PodSubject pod, const decision::GangReservation& reservation, int member_gpus) {
+  Record r = AboutPod(time, Kind::kGang, Reason::kGangReserved, std::move(pod));
+  r.gang = reservation.gang;
+  r.gpus = member_gpus * static_cast<int>(reservation.slots.size());
+  std::map<std::string, int> members;
+  for (const decision::GangSlot& slot : reservation.slots) ++members[slot.node];
+  for (const auto& [node, count] : members) r.candidates.push_back(Candidate{.name = node, .count = count});
+  return r;
+}
+
+Record GangNoRoomRecord(absl::Time time, PodSubject pod, std::string gang, int members, int member_gpus) {
+  Record r = AboutPod(time, Kind::kGang, Reason::kGangNoRoom, std::move(pod));
+  r.gang = std::move(gang);
+  r.gpus = members * member_gpus;
+  r.candidates.push_back(Candidate{.name = "members", .requested = members});
+  return r;
+}
+
+Record GangWaitingRecord(absl::Time time, PodSubject pod, const decision::GangReservation& reservation, std::string node) {
+  Record r = AboutPod(time, Kind::kGang, Reason::kGangWaiting, std::move(pod));
+  r.gang = reservation.gang;
+  r.node = std::move(node);
+  r.candidates.push_back(Candidate{.name = "members",
+                                   .requested = static_cast<int64_t>(reservation.slots.size()),
+                                   .available = reservation.joined()});
+  return r;
+}
+
 Record RankingRecord(absl::Time time, const decision::RankInput& input, const decision::Ranking& ranking) {
   Record r = Started(time, Component::kExpander, Kind::kRanking, ranking.veto ? Reason::kVetoed : Reason::kChosen);
   const std::set<std::string> chosen(ranking.chosen.begin(), ranking.chosen.end());

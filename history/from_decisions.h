@@ -11,6 +11,7 @@
 #include "decision/filter.h"
 #include "decision/group_rank.h"
 #include "decision/intent.h"
+#include "decision/gang_book.h"
 #include "decision/preference.h"
 #include "decision/scale_up_choice.h"
 #include "history/idle_gpus.h"
@@ -57,6 +58,14 @@ std::vector<Record> FilterCycleRecords(absl::Time time, PodSubject pod, int gpus
                                        const decision::Preference* preference, bool capacity_requested);
 // A bind: the GPU ids the pod holds on `node`, or the failure.
 Record BindRecord(absl::Time time, PodSubject pod, std::string node, int gpus, std::string gpu_ids, bool bound);
+// The extender's gang decisions, each about one member (its uid is the correlation id), `gang` set:
+// every member's place reserved at once (candidates: the places' nodes, Candidate::count members each; gpus:
+// the whole gang's), no node or domain offered holds the gang (gpus: the whole gang's), or the member's bind
+// held until every member has joined (node: its place; one candidate "members", requested = the gang's
+// size, available = members joined).
+Record GangReservedRecord(absl::Time time, PodSubject pod, const decision::GangReservation& reservation, int member_gpus);
+Record GangNoRoomRecord(absl::Time time, PodSubject pod, std::string gang, int members, int member_gpus);
+Record GangWaitingRecord(absl::Time time, PodSubject pod, const decision::GangReservation& reservation, std::string node);
 
 // GPU options a ranking record keeps: enough to explain any realistic decision (CA sends one option per
 // node group) without a 10,000-candidate row when a request is that large.

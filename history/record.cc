@@ -9,16 +9,17 @@ namespace topofit::history {
 namespace {
 
 constexpr std::array<absl::string_view, 4> kComponentNames = {"extender", "expander", "provisioner", "agent"};
-constexpr std::array<absl::string_view, 10> kKindNames = {
+constexpr std::array<absl::string_view, 11> kKindNames = {
     "filter",          "bind", "preference", "ranking", "intent", "capacity-requested", "capacity-withdrawn",
-    "idle", "preferred-allocation", "allocation"};
+    "gang", "idle", "preferred-allocation", "allocation"};
 // Past the refusals (named by decision::RefusalCode), in enum order from kTopologyUnknown.
-constexpr std::array<absl::string_view, 17> kOutcomeNames = {
+constexpr std::array<absl::string_view, 20> kOutcomeNames = {
     "topology-unknown", "node-unknown", "invalid-pod", "no-node-fits", "bound", "bind-failed", "chosen",
     "group-would-strand", "fewer-preferences", "higher-cost-per-useful-gpu", "fewer-pods-placed",
-    "passed-through", "vetoed", "as-chosen", "allocator-fallback", "other-devices", "unmatched"};
+    "passed-through", "vetoed", "as-chosen", "allocator-fallback", "other-devices", "unmatched",
+    "gang-reserved", "gang-no-room", "gang-waiting"};
 constexpr int kFirstOutcome = static_cast<int>(Reason::kTopologyUnknown);
-constexpr Reason kLastOutcome = Reason::kUnmatched;
+constexpr Reason kLastOutcome = Reason::kGangWaiting;
 static_assert(kFirstOutcome + kOutcomeNames.size() == static_cast<size_t>(kLastOutcome) + 1);
 constexpr int kFirstIdle = static_cast<int>(Reason::kIdleBooting);
 static_assert(kFirstIdle == static_cast<int>(kLastOutcome) + 1);

@@ -28,6 +28,7 @@ enum class Kind : uint8_t {
   kIntent,             // the expander's choice: a group grows for these pods, its new GPUs held for them
   kCapacityRequested,  // a ProvisioningRequest was asked for a pod
   kCapacityWithdrawn,  // the ProvisioningRequest served (the pod bound)
+  kGang,               // the extender placed a gang whole (reserved its places), found no room, or held a bind
   kIdle,               // a node's free GPUs by why they are idle, recorded when that changes
   kPreferredAllocation,  // the node agent answered the kubelet's GetPreferredAllocation
   kAllocation,           // the kubelet's Allocate: the devices a container of the pod got
@@ -56,6 +57,9 @@ enum class Reason : uint8_t {
   kAllocatorFallback,  // agent: no pod waits with a choice of that size: topofit's allocator preferred
   kOtherDevices,     // agent: the kubelet gave the pod other devices than the extender chose
   kUnmatched,        // agent: the kubelet gave devices matched to no pod topofit bound
+  kGangReserved,     // gang: every member's place reserved at once (candidates: the nodes, with counts)
+  kGangNoRoom,       // gang: no node or NVLink domain offered holds all its members; they wait
+  kGangWaiting,      // gang: a member's bind held until every member has joined its place
   // idle: history::IdleReason one for one (ReasonOfIdle), named by IdleReasonName.
   kIdleBooting,
   kIdleHeldForIntent,
@@ -159,6 +163,7 @@ struct Record {
   // Filter: the refusals identical to the pod's previous filter record that were folded into it, not
   // recorded, before this one (RefusalAggregator).
   int64_t repeats = 0;
+  std::string gang{};  // the gang a gang record is about: decision::GangIdOf, "<source>:<key>"
   friend bool operator==(const Record&, const Record&) = default;
 };
 

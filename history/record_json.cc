@@ -229,6 +229,7 @@ json RecordToJson(const Record& r) {
   SetIfNonZero(out, "gpus", r.gpus);
   if (!r.candidates.empty()) out["candidates"] = CandidatesDom(r.candidates);
   SetIfNonZero(out, "repeats", r.repeats);
+  SetIfNonZero(out, "gang", r.gang);
   return out;
 }
 
@@ -268,6 +269,7 @@ absl::StatusOr<Record> RecordFromJson(const json& in) {
   HISTORY_READ(in, "provisioningRequest", r.provisioning_request);
   HISTORY_READ(in, "gpus", r.gpus);
   HISTORY_READ(in, "repeats", r.repeats);
+  HISTORY_READ(in, "gang", r.gang);
   if (auto candidates = in.find("candidates"); candidates != in.end()) {
     absl::StatusOr<std::vector<Candidate>> parsed = CandidatesFromJson(*candidates);
     if (!parsed.ok()) return parsed.status();

@@ -50,6 +50,8 @@ constexpr const char* kMigrations[] = {
     // 3 -> 4: facts about the database itself; `clock` = `replay` when a replay wrote it (record times count
     // from the replay's start, not the wall clock).
     "CREATE TABLE store_info(key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    // 4 -> 5: the gang a gang record is about.
+    "ALTER TABLE decisions ADD COLUMN gang TEXT NOT NULL DEFAULT '';",
 };
 static_assert(std::size(kMigrations) == DecisionStore::kSchemaVersion);
 
@@ -170,6 +172,7 @@ Record RowToRecord(const Statement& row) {
   r.candidates = candidates.ok() ? CandidatesFromJson(*candidates).value_or(std::vector<Candidate>{})
                                  : std::vector<Candidate>{};
   r.repeats = row.Int(11);
+  r.gang = row.Text(12);
   return r;
 }
 
@@ -274,7 +277,7 @@ absl::Status DecisionStore::Append(const std::vector<Record>& records) {
   if (absl::Status begun = Exec("BEGIN IMMEDIATE"); !begun.ok()) return begun;
   Statement decision(db_,
                      "INSERT INTO decisions(time_us, component, kind, reason, correlation_id, node, node_group, "
-                     "provisioning_request, gpus, candidates, repeats) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+                     "provisioning_request, gpus, candidates, repeats, gang) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   Statement pod(db_, "INSERT INTO decision_pods(decision_id, uid, pod) VALUES (?,?,?)");
   Statement group(db_, "INSERT INTO decision_groups(decision_id, node_group) VALUES (?,?)");
   absl::Status status = !decision.status().ok() ? decision.status() : !pod.status().ok() ? pod.status() : group.status();
@@ -291,6 +294,7 @@ absl::Status DecisionStore::Append(const std::vector<Record>& records) {
     decision.Bind(9, static_cast<int64_t>(r.gpus));
     decision.Bind(10, CandidatesJson(r.candidates));
     decision.Bind(11, r.repeats);
+    decision.Bind(12, r.gang);
     if (const int code = decision.Step(); code != SQLITE_DONE) {
       status = SqliteError(db_, code, "writing a decision");
       break;
@@ -433,7 +437,7 @@ absl::StatusOr<DecisionPage> DecisionStore::Query(const DecisionQuery& query) co
   if (query.before_id < 0) return absl::InvalidArgumentError("the cursor is negative");
   std::string sql =
       "SELECT d.id, d.time_us, d.component, d.kind, d.reason, d.correlation_id, d.node, d.node_group, "
-      "d.provisioning_request, d.gpus, d.candidates, d.repeats FROM decisions d WHERE 1";
+      "d.provisioning_request, d.gpus, d.candidates, d.repeats, d.gang FROM decisions d WHERE 1";
   std::vector<std::string> texts;
   std::vector<int64_t> ints;
   std::vector<std::pair<bool, size_t>> binds;  // (text?, index)

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "decision/gang_placement.h"
 #include "decision/pod_uid.h"
+#include "history/from_decisions.h"
 #include "scheduler/extender.h"
 #include "server/logging.h"
 
@@ -93,9 +94,16 @@ std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const code
         result.error = reason;
         return result;
       }
+      if (recorder_ != nullptr) {
+        recorder_->Record(
+            history::GangNoRoomRecord(clock_.Now(), {pod_uid, pod_key}, id, *gang.min_count, demand.request.gpus));
+      }
       return RefuseAll(args, reason);
     }
     metrics_.gang_reservations.Inc({"reserved"});
+    if (recorder_ != nullptr) {
+      recorder_->Record(history::GangReservedRecord(clock_.Now(), {pod_uid, pod_key}, *gangs_.Find(id), demand.request.gpus));
+    }
     server::LogEvent(log_, "gang",
                      {{"gang", id}, {"pod", pod_key}, {"event", "reserved"}, {"members", *gang.min_count},
                       {"nodes", Places(*gangs_.Find(id))},
@@ -143,6 +151,11 @@ std::string Extender::GangBindGate(const kube::Pod& pod, const codec::ExtenderBi
                         "its next filter reserves one");
   }
   if (!reservation->complete()) {
+    if (recorder_ != nullptr) {
+      recorder_->Record(history::GangWaitingRecord(
+          clock_.Now(), {decision::LedgerPodUid(pod), absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name)},
+          *reservation, slot->node));
+    }
     return absl::StrCat("topofit: gang ", id, ": ", reservation->joined(), " of ", reservation->slots.size(),
                         " members have their place; none binds before all do (kube-scheduler retries the pod)");
   }

@@ -1,8 +1,11 @@
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "history/explain.h"
+#include "tests/history/memory_recorder.h"
 #include "tests/kube/builders.h"
 #include "tests/scheduler/extender_fixture.h"
 
@@ -95,6 +98,45 @@ TEST_CASE("A gang no clique holds refuses every node as unresolvable and reserve
         "holds is 4, in domain nvidia.com/gpu.clique=uuid.big)");
   // nothing held: a single pod still gets any tray
   CHECK(c.Filter(MakePod().name("single").uid("uid-single").gpus(4)).node_names->size() == 6);
+}
+
+TEST_CASE("Gang decisions reach the decision history: no room, the places reserved, a bind held", "[extender][gang]") {
+  GangCluster c;
+  history::testing::MemoryRecorder recorder;
+  c.f.extender.RecordDecisionsTo(&recorder);
+  c.Filter(Member(0, 5));
+  REQUIRE(recorder.records().size() == 1);
+  const history::Record no_room = recorder.records()[0];
+  CHECK(no_room.kind == history::Kind::kGang);
+  CHECK(no_room.reason == history::Reason::kGangNoRoom);
+  CHECK(no_room.gang == "topofit:default/train");
+  CHECK(no_room.correlation_id == "uid-train-0");
+  CHECK(no_room.gpus == 20);
+  CHECK(history::DescribeRecord(no_room, history::RecordClock::kWall) ==
+        "gang topofit:default/train: no node or NVLink domain offered holds all 5 members (20 GPUs); they wait");
+
+  c.Filter(Member(0));
+  REQUIRE(recorder.records().size() == 2);
+  const history::Record reserved = recorder.records()[1];
+  CHECK(reserved.reason == history::Reason::kGangReserved);
+  CHECK(reserved.gpus == 12);
+  REQUIRE(reserved.candidates.size() == 3);
+  CHECK(reserved.candidates[0].name == "big-0");
+  CHECK(reserved.candidates[0].count == 1);
+  CHECK(history::DescribeRecord(reserved, history::RecordClock::kWall) ==
+        "gang topofit:default/train: every member's place reserved at once, 12 GPUs on big-0 (1), big-1 (1), "
+        "big-2 (1)");
+
+  CHECK_FALSE(c.Bind(Member(0), "big-0").empty());
+  const std::vector<history::Record> records = recorder.records();
+  const auto waiting = std::find_if(records.begin(), records.end(), [](const history::Record& r) {
+    return r.reason == history::Reason::kGangWaiting;
+  });
+  REQUIRE(waiting != records.end());
+  const history::Record held = *waiting;
+  CHECK(held.node == "big-0");
+  CHECK(history::DescribeRecord(held, history::RecordClock::kWall) ==
+        "gang topofit:default/train: bind to big-0 held until every member has its place (1 of 3)");
 }
 
 TEST_CASE("A gang whose members do not all come frees its places at the bound, and none of it binds",
