@@ -174,7 +174,7 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
                          }});
   }
   parts.metrics = std::make_unique<scheduler::ExtenderMetrics>(scheduler::ExtenderMetrics::Create(process.registry));
-  if (options.provisioning_requests) parts.provisioner = std::make_unique<kubeclient::Provisioner>(*parts.kube, log);
+  if (options.provisioning_requests) parts.provisioner = std::make_unique<kubeclient::Provisioner>(*parts.kube, log, process.clock);
   const scheduler::Leadership& leadership =
       parts.elector != nullptr ? static_cast<const scheduler::Leadership&>(*parts.elector) : scheduler::SoleReplica();
   parts.extender = std::make_unique<scheduler::Extender>(*parts.state, *process.ledger, *parts.kube, *parts.metrics,
@@ -326,7 +326,8 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
                "watch nodes and bound pods and keep the GPU state from them (topofit.io/gpu-ids, GPU requests)");
   cmd.add_flag("--provisioning-requests", options.provisioning_requests,
                "for a GPU pod every offered node refused, create a ProvisioningRequest (best-effort-atomic) "
-               "excluding those nodes, so cluster-autoscaler scales up for it");
+               "excluding those nodes, so cluster-autoscaler scales up for it; for a gang no NVLink domain holds, one "
+               "request for the whole gang in the domain nearest to holding it (docs/gangs.md)");
   // A callback rather than a "!--no-x" flag, whose help shows CLI11's default marker.
   cmd.add_flag_callback("--no-drain-guard", [&options] { options.drain_guard = false; },
                         "do not mark pods that got the topology they would refuse or wait for elsewhere "

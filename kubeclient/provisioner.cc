@@ -4,25 +4,50 @@
 
 #include "absl/strings/str_cat.h"
 #include "kube/topofit_annotations.h"
+#include "kubeclient/provisioning.h"
 #include "server/logging.h"
 
 namespace topofit::kubeclient {
 
-Provisioner::Provisioner(KubeApi& api, spdlog::logger& log) : api_(api), log_(log), worker_([this] { Run(); }) {}
+Provisioner::Provisioner(KubeApi& api, spdlog::logger& log, const server::Clock& clock)
+    : api_(api), log_(log), clock_(clock), worker_([this] { Run(); }) {}
 
 Provisioner::~Provisioner() { Stop(); }
 
 void Provisioner::RequestFor(const scheduler::PodRef& pod, const scheduler::CapacityPlacement& where) {
   absl::MutexLock lock(&mu_);
   if (stopping_ || !requested_.insert(pod.uid).second) return;
-  tasks_.push_back(Task{true, pod, where});
+  tasks_.push_back(Task{.action = Action::kCreate, .pod = pod, .where = where, .gang = {}});
 }
 
 void Provisioner::Withdraw(const scheduler::PodRef& pod) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
   requested_.erase(pod.uid);
-  tasks_.push_back(Task{false, pod, {}});
+  tasks_.push_back(Task{.action = Action::kWithdraw, .pod = pod, .where = {}, .gang = {}});
+}
+
+void Provisioner::RequestForGang(const scheduler::GangCapacity& capacity) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return;
+  const absl::Time now = clock_.Now();
+  auto [gang, first] = gangs_.try_emplace(capacity.gang.id, GangAsked{now, {}});
+  const bool stale = !first && now - gang->second.asked >= kGangRequestLifetime;
+  if (stale) gang->second = GangAsked{now, {}};
+  if (!gang->second.members.insert(capacity.member.uid).second) return;
+  tasks_.push_back(Task{.action = first ? Action::kCreateForGang : stale ? Action::kReplaceGang : Action::kConsumeGang,
+                        .pod = capacity.member,
+                        .where = {},
+                        .gang = capacity});
+}
+
+void Provisioner::WithdrawGang(const scheduler::GangRef& gang) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return;
+  gangs_.erase(gang.id);
+  Task task{.action = Action::kWithdrawGang, .pod = {}, .where = {}, .gang = {}};
+  task.gang.gang = gang;
+  tasks_.push_back(std::move(task));
 }
 
 void Provisioner::Stop() {
@@ -53,54 +78,80 @@ void Provisioner::Run() {
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }
-    if (task.create) Create(task); else Remove(task);
+    switch (task.action) {
+      case Action::kCreate: Create(task); break;
+      case Action::kWithdraw: Remove(task); break;
+      case Action::kCreateForGang: CreateForGang(task); break;
+      case Action::kConsumeGang: ConsumeGang(task); break;
+      case Action::kWithdrawGang: RemoveGang(task); break;
+      case Action::kReplaceGang: RemoveGang(task); CreateForGang(task); break;
+    }
   }
+}
+
+absl::StatusOr<std::optional<nlohmann::json>> Provisioner::AskablePod(const scheduler::PodRef& pod,
+                                                                      absl::string_view what) {
+  absl::StatusOr<nlohmann::json> got = api_.GetPodObject(pod.namespace_name, pod.name);
+  std::string skip;
+  if (!got.ok() && got.status().code() == absl::StatusCode::kNotFound) {
+    skip = "the pod is gone";
+  } else if (!got.ok()) {
+    return got.status();
+  } else if ((*got)["metadata"].value("uid", "") != pod.uid) {
+    skip = "the pod was replaced";
+  } else if (!(*got)["spec"].value("nodeName", "").empty()) {
+    skip = "the pod is bound";
+  }
+  if (skip.empty()) return std::optional<nlohmann::json>(*std::move(got));
+  server::LogEvent(log_, "provisioning_request",
+                   {{"for", std::string(what)}, {"pod", pod.key()}, {"result", "skipped"}, {"reason", skip}});
+  absl::MutexLock lock(&mu_);
+  ++stats_.skipped;
+  return std::nullopt;
+}
+
+absl::Status Provisioner::CreateObjects(const absl::StatusOr<nlohmann::json>& pod_template,
+                                        const absl::StatusOr<nlohmann::json>& request) {
+  if (!pod_template.ok()) return pod_template.status();
+  if (!request.ok()) return request.status();
+  // The template first: the request refers to it, and CA reads it as soon as the request exists.
+  if (absl::Status created = api_.CreatePodTemplate(*pod_template); !created.ok()) {
+    return absl::Status(created.code(), absl::StrCat("creating the PodTemplate: ", created.message()));
+  }
+  if (absl::Status created = api_.CreateProvisioningRequest(*request); !created.ok()) {
+    return absl::Status(created.code(), absl::StrCat("creating the ProvisioningRequest: ", created.message()));
+  }
+  return absl::OkStatus();
+}
+
+void Provisioner::CountFailed(absl::string_view what, absl::string_view step, const absl::Status& status) {
+  server::LogEvent(log_, "provisioning_request",
+                   {{"for", std::string(what)}, {"result", "failed"}, {"step", std::string(step)},
+                    {"reason", std::string(status.message())}},
+                   spdlog::level::warn);
+  absl::MutexLock lock(&mu_);
+  ++stats_.failed;
 }
 
 void Provisioner::Create(const Task& task) {
   const std::string name = ProvisioningObjectName(task.pod.name);
-  const auto fail = [&](absl::string_view step, const absl::Status& status) {
-    server::LogEvent(log_, "provisioning_request",
-                     {{"pod", task.pod.key()}, {"result", "failed"}, {"step", std::string(step)},
-                      {"reason", std::string(status.message())}},
-                     spdlog::level::warn);
+  // A failure is counted; either way the pod's next refusal asks again.
+  const auto give_up = [&](absl::string_view step, const absl::Status& status) {
+    if (!status.ok()) CountFailed(task.pod.key(), step, status);
     absl::MutexLock lock(&mu_);
-    ++stats_.failed;
-    requested_.erase(task.pod.uid);  // the pod's next refusal asks again
-  };
-  absl::StatusOr<nlohmann::json> pod = api_.GetPodObject(task.pod.namespace_name, task.pod.name);
-  std::string skip;
-  if (!pod.ok() && pod.status().code() == absl::StatusCode::kNotFound) {
-    skip = "the pod is gone";
-  } else if (!pod.ok()) {
-    return fail("get pod", pod.status());
-  } else if ((*pod)["metadata"].value("uid", "") != task.pod.uid) {
-    skip = "the pod was replaced";
-  } else if (!(*pod)["spec"].value("nodeName", "").empty()) {
-    skip = "the pod is bound";
-  }
-  if (!skip.empty()) {
-    server::LogEvent(log_, "provisioning_request", {{"pod", task.pod.key()}, {"result", "skipped"}, {"reason", skip}});
-    absl::MutexLock lock(&mu_);
-    ++stats_.skipped;
     requested_.erase(task.pod.uid);
-    return;
-  }
-  absl::StatusOr<nlohmann::json> pod_template = PodTemplateForPod(*pod, task.where.refused_nodes, task.where.shapes);
-  if (!pod_template.ok()) return fail("build", pod_template.status());
-  absl::StatusOr<nlohmann::json> request = ProvisioningRequestForPod(*pod);
-  if (!request.ok()) return fail("build", request.status());
-  // The template first: the request refers to it, and CA reads it as soon as the request exists.
-  if (absl::Status created = api_.CreatePodTemplate(*pod_template); !created.ok()) {
-    return fail("create podtemplate", created);
-  }
-  if (absl::Status created = api_.CreateProvisioningRequest(*request); !created.ok()) {
-    return fail("create provisioningrequest", created);
+  };
+  const absl::StatusOr<std::optional<nlohmann::json>> pod = AskablePod(task.pod, task.pod.key());
+  if (!pod.ok() || !*pod) return give_up("get pod", pod.status());
+  if (absl::Status created = CreateObjects(PodTemplateForPod(**pod, task.where.refused_nodes, task.where.shapes),
+                                           ProvisioningRequestForPod(**pod));
+      !created.ok()) {
+    return give_up("create", created);
   }
   if (absl::Status annotated = api_.AnnotatePod(task.pod.namespace_name, task.pod.name,
                                                 std::string(kube::kConsumeProvisioningRequestAnnotation), name);
       !annotated.ok()) {
-    return fail("annotate pod", annotated);
+    return give_up("annotate pod", annotated);
   }
   server::LogEvent(log_, "provisioning_request",
                    {{"pod", task.pod.key()}, {"result", "created"}, {"name", name},
@@ -109,19 +160,62 @@ void Provisioner::Create(const Task& task) {
   ++stats_.requested;
 }
 
+void Provisioner::CreateForGang(const Task& task) {
+  const scheduler::GangCapacity& gang = task.gang;
+  const auto give_up = [&](absl::string_view step, const absl::Status& status) {
+    if (!status.ok()) CountFailed(gang.gang.id, step, status);
+    absl::MutexLock lock(&mu_);
+    gangs_.erase(gang.gang.id);  // the gang's next refusal asks again
+  };
+  const absl::StatusOr<std::optional<nlohmann::json>> member = AskablePod(gang.member, gang.gang.id);
+  if (!member.ok() || !*member) return give_up("get pod", member.status());
+  if (absl::Status created = CreateObjects(PodTemplateForGang(**member, gang.gang.id, gang.domain),
+                                           ProvisioningRequestForGang(**member, gang.gang.id, gang.count));
+      !created.ok()) {
+    return give_up("create", created);
+  }
+  server::LogEvent(log_, "provisioning_request",
+                   {{"gang", gang.gang.id}, {"result", "created"}, {"name", GangProvisioningObjectName(gang.gang.id)},
+                    {"count", gang.count}});
+  {
+    absl::MutexLock lock(&mu_);
+    ++stats_.gang_requested;
+  }
+  ConsumeGang(task);
+}
+
+void Provisioner::ConsumeGang(const Task& task) {
+  const std::string name = GangProvisioningObjectName(task.gang.gang.id);
+  if (absl::Status annotated = api_.AnnotatePod(task.pod.namespace_name, task.pod.name,
+                                                std::string(kube::kConsumeProvisioningRequestAnnotation), name);
+      !annotated.ok()) {
+    CountFailed(task.pod.key(), "annotate pod", annotated);
+    absl::MutexLock lock(&mu_);
+    // The member's next refusal annotates it again, if the gang's request still stands.
+    if (auto gang = gangs_.find(task.gang.gang.id); gang != gangs_.end()) gang->second.members.erase(task.pod.uid);
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  ++stats_.gang_consumers;
+}
+
+void Provisioner::RemoveGang(const Task& task) {
+  const std::string name = GangProvisioningObjectName(task.gang.gang.id);
+  absl::Status removed = api_.DeleteProvisioningRequest(task.gang.gang.namespace_name, name);
+  if (removed.ok()) removed = api_.DeletePodTemplate(task.gang.gang.namespace_name, name);
+  // Both are owned by the member that asked: the garbage collector removes them when it goes.
+  if (!removed.ok()) return CountFailed(task.gang.gang.id, "withdraw", removed);
+  server::LogEvent(log_, "provisioning_request", {{"gang", task.gang.gang.id}, {"result", "withdrawn"}, {"name", name}});
+  absl::MutexLock lock(&mu_);
+  ++stats_.withdrawn;
+}
+
 void Provisioner::Remove(const Task& task) {
   const std::string name = ProvisioningObjectName(task.pod.name);
   absl::Status removed = api_.DeleteProvisioningRequest(task.pod.namespace_name, name);
   if (removed.ok()) removed = api_.DeletePodTemplate(task.pod.namespace_name, name);
-  if (!removed.ok()) {
-    // Both are owned by the pod: the garbage collector removes them when it goes.
-    server::LogEvent(log_, "provisioning_request",
-                     {{"pod", task.pod.key()}, {"result", "withdraw failed"}, {"reason", std::string(removed.message())}},
-                     spdlog::level::warn);
-    absl::MutexLock lock(&mu_);
-    ++stats_.failed;
-    return;
-  }
+  // Both are owned by the pod: the garbage collector removes them when it goes.
+  if (!removed.ok()) return CountFailed(task.pod.key(), "withdraw", removed);
   absl::MutexLock lock(&mu_);
   ++stats_.withdrawn;
 }

@@ -7,6 +7,13 @@
 //                               that give the pod's set) and its best-effort-atomic
 //                               ProvisioningRequest, then annotate the pod to consume it.
 //   Withdraw(pod)            -> on the worker: delete both (404 counts as done).
+//   RequestForGang(capacity) -> the gang's first call: as RequestFor, one PodTemplate and one request of
+//                               `count` pods for the whole gang (kubeclient/provisioning.h), owned by the
+//                               member that asked; every call: that member annotated to consume it. A
+//                               call kGangRequestLifetime after the request was made replaces it: the
+//                               gang still waits, so what CA brought went elsewhere, or the garbage
+//                               collector took the request with the member that owned it.
+//   WithdrawGang(gang)       -> delete the gang's two objects.
 //
 // Both objects are owned by the pod, so the garbage collector removes them if the pod goes while topofit is
 // not looking. Creation is idempotent (409 AlreadyExists is done: the names derive from the pod), so a
@@ -17,6 +24,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -24,9 +33,15 @@
 
 #include <spdlog/logger.h>
 
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "kubeclient/kube_api.h"
 #include "scheduler/capacity_requests.h"
+#include "server/clock.h"
 
 namespace topofit::kubeclient {
 
@@ -35,39 +50,66 @@ struct ProvisionerStats {
   int64_t skipped = 0;    // the pod was gone, replaced or already bound when the worker came to it
   int64_t failed = 0;     // an API call failed; the pod's next refusal retries
   int64_t withdrawn = 0;  // ProvisioningRequests deleted (or found already gone)
+  int64_t gang_requested = 0;  // gangs' ProvisioningRequests created (or found already there)
+  int64_t gang_consumers = 0;  // gang members annotated to consume their gang's request
 };
+
+// CA books a provisioned request's capacity for 10 minutes; a gang still asking 15 minutes after its
+// request was made did not get it.
+inline constexpr absl::Duration kGangRequestLifetime = absl::Minutes(15);
 
 class Provisioner final : public scheduler::CapacityRequests {
  public:
-  // `api` and `log` must outlive this object.
-  Provisioner(KubeApi& api, spdlog::logger& log);
+  // `api`, `log` and `clock` must outlive this object.
+  Provisioner(KubeApi& api, spdlog::logger& log, const server::Clock& clock);
   ~Provisioner() override;  // Stop()
   Provisioner(const Provisioner&) = delete;
   Provisioner& operator=(const Provisioner&) = delete;
 
   void RequestFor(const scheduler::PodRef& pod, const scheduler::CapacityPlacement& where) override;
   void Withdraw(const scheduler::PodRef& pod) override;
+  void RequestForGang(const scheduler::GangCapacity& capacity) override;
+  void WithdrawGang(const scheduler::GangRef& gang) override;
 
   // Finishes the task in hand, drops the rest, joins the worker. Idempotent.
   void Stop();
   ProvisionerStats stats() const;
 
  private:
+  enum class Action { kCreate, kWithdraw, kCreateForGang, kConsumeGang, kWithdrawGang, kReplaceGang };
   struct Task {
-    bool create = false;  // else withdraw
-    scheduler::PodRef pod;
+    Action action = Action::kCreate;
+    scheduler::PodRef pod;  // the pod, or the gang's member
     scheduler::CapacityPlacement where;
+    scheduler::GangCapacity gang;  // the gang actions'
   };
 
   void Run();
   void Create(const Task& task);
   void Remove(const Task& task);
+  void CreateForGang(const Task& task);
+  void ConsumeGang(const Task& task);
+  void RemoveGang(const Task& task);
+  // The pod as the API server has it, when a request may be made for it (`what` asks); nullopt, logged and
+  // counted as skipped, when it is gone, replaced or bound. A failed GET is an error.
+  absl::StatusOr<std::optional<nlohmann::json>> AskablePod(const scheduler::PodRef& pod, absl::string_view what);
+  // Creates the PodTemplate, then the ProvisioningRequest (409 counting as done); the first error.
+  absl::Status CreateObjects(const absl::StatusOr<nlohmann::json>& pod_template,
+                             const absl::StatusOr<nlohmann::json>& request);
+  void CountFailed(absl::string_view what, absl::string_view step, const absl::Status& status);
 
   KubeApi& api_;
   spdlog::logger& log_;
+  const server::Clock& clock_;
   mutable absl::Mutex mu_;
   std::deque<Task> tasks_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> requested_ ABSL_GUARDED_BY(mu_);  // pod uids asked for and not withdrawn
+  // Gangs asked for and not withdrawn, by id: when, and the members annotated to consume the request.
+  struct GangAsked {
+    absl::Time asked;
+    std::set<std::string> members;
+  };
+  std::map<std::string, GangAsked, std::less<>> gangs_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   ProvisionerStats stats_ ABSL_GUARDED_BY(mu_);
   std::thread worker_;

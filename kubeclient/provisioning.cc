@@ -108,6 +108,61 @@ void ExcludeNodes(nlohmann::json& spec, std::vector<std::string> refused) {
   }
 }
 
+// The template of `pod`'s spec as PodTemplateForPod describes it, `annotations` kept of its own.
+nlohmann::json TemplateOf(const nlohmann::json& pod, const PodIdentity& identity,
+                          std::initializer_list<absl::string_view> annotations) {
+  const nlohmann::json& metadata = pod["metadata"];
+  const nlohmann::json empty = nlohmann::json::object();
+  const nlohmann::json& pod_spec = pod.contains("spec") ? pod["spec"] : empty;
+
+  nlohmann::json template_metadata = nlohmann::json::object();
+  if (metadata.contains("labels") && metadata["labels"].is_object()) template_metadata["labels"] = metadata["labels"];
+  if (metadata.contains("annotations") && metadata["annotations"].is_object()) {
+    for (absl::string_view key : annotations) {
+      auto it = metadata["annotations"].find(key);
+      if (it != metadata["annotations"].end()) template_metadata["annotations"][std::string(key)] = *it;
+    }
+  }
+  template_metadata["annotations"][std::string(kube::kStandsForPodUidAnnotation)] = identity.uid;
+
+  nlohmann::json spec = Keep(pod_spec, {"nodeSelector", "affinity", "tolerations", "topologySpreadConstraints",
+                                        "priorityClassName", "priority", "preemptionPolicy", "schedulerName",
+                                        "runtimeClassName", "overhead", "hostNetwork"});
+  spec["containers"] = KeepContainers(pod_spec.is_object() && pod_spec.contains("containers")
+                                          ? pod_spec["containers"]
+                                          : nlohmann::json::array());
+  if (pod_spec.is_object() && pod_spec.contains("initContainers")) {
+    spec["initContainers"] = KeepContainers(pod_spec["initContainers"]);
+  }
+  return {{"metadata", std::move(template_metadata)}, {"spec", std::move(spec)}};
+}
+
+nlohmann::json PodTemplateObject(nlohmann::json metadata, nlohmann::json pod_template) {
+  return nlohmann::json{
+      {"apiVersion", "v1"},
+      {"kind", "PodTemplate"},
+      {"metadata", std::move(metadata)},
+      {"template", std::move(pod_template)},
+  };
+}
+
+nlohmann::json ProvisioningRequestObject(nlohmann::json metadata, int count) {
+  const nlohmann::json pod_set = {{"count", count}, {"podTemplateRef", {{"name", metadata["name"]}}}};
+  return nlohmann::json{
+      {"apiVersion", kProvisioningApiVersion},
+      {"kind", "ProvisioningRequest"},
+      {"metadata", std::move(metadata)},
+      {"spec", {{"provisioningClassName", kBestEffortAtomicScaleUp}, {"podSets", nlohmann::json::array({pod_set})}}},
+  };
+}
+
+// The metadata of a gang's objects: named for the gang, owned by the member that asked.
+nlohmann::json GangObjectMeta(const PodIdentity& member, absl::string_view gang_id) {
+  nlohmann::json metadata = ObjectMetaFor(member);
+  metadata["name"] = GangProvisioningObjectName(gang_id);
+  return metadata;
+}
+
 }  // namespace
 
 std::string ProvisioningObjectName(absl::string_view pod_name) {
@@ -125,52 +180,62 @@ absl::StatusOr<nlohmann::json> PodTemplateForPod(const nlohmann::json& pod,
                                                  const std::vector<kube::NodeSelectorTerm>& shapes) {
   absl::StatusOr<PodIdentity> identity = IdentityOf(pod);
   if (!identity.ok()) return identity.status();
-  const nlohmann::json& metadata = pod["metadata"];
-  const nlohmann::json empty = nlohmann::json::object();
-  const nlohmann::json& pod_spec = pod.contains("spec") ? pod["spec"] : empty;
-
-  nlohmann::json template_metadata = nlohmann::json::object();
-  if (metadata.contains("labels") && metadata["labels"].is_object()) template_metadata["labels"] = metadata["labels"];
-  if (metadata.contains("annotations") && metadata["annotations"].is_object()) {
-    for (absl::string_view key : {kube::kMinLinkAnnotation, kube::kMinBandwidthAnnotation,
-                                  kube::kTopologyPolicyAnnotation}) {
-      auto it = metadata["annotations"].find(key);
-      if (it != metadata["annotations"].end()) template_metadata["annotations"][std::string(key)] = *it;
-    }
-  }
-  template_metadata["annotations"][std::string(kube::kStandsForPodUidAnnotation)] = identity->uid;
-
-  nlohmann::json spec = Keep(pod_spec, {"nodeSelector", "affinity", "tolerations", "topologySpreadConstraints",
-                                        "priorityClassName", "priority", "preemptionPolicy", "schedulerName",
-                                        "runtimeClassName", "overhead", "hostNetwork"});
-  spec["containers"] = KeepContainers(pod_spec.is_object() && pod_spec.contains("containers")
-                                          ? pod_spec["containers"]
-                                          : nlohmann::json::array());
-  if (pod_spec.is_object() && pod_spec.contains("initContainers")) {
-    spec["initContainers"] = KeepContainers(pod_spec["initContainers"]);
-  }
-  ConfineToShapes(spec, shapes);
-  ExcludeNodes(spec, refused_nodes);
-
-  return nlohmann::json{
-      {"apiVersion", "v1"},
-      {"kind", "PodTemplate"},
-      {"metadata", ObjectMetaFor(*identity)},
-      {"template", {{"metadata", std::move(template_metadata)}, {"spec", std::move(spec)}}},
-  };
+  nlohmann::json pod_template = TemplateOf(
+      pod, *identity, {kube::kMinLinkAnnotation, kube::kMinBandwidthAnnotation, kube::kTopologyPolicyAnnotation});
+  ConfineToShapes(pod_template["spec"], shapes);
+  ExcludeNodes(pod_template["spec"], refused_nodes);
+  return PodTemplateObject(ObjectMetaFor(*identity), std::move(pod_template));
 }
 
 absl::StatusOr<nlohmann::json> ProvisioningRequestForPod(const nlohmann::json& pod) {
   absl::StatusOr<PodIdentity> identity = IdentityOf(pod);
   if (!identity.ok()) return identity.status();
-  const nlohmann::json pod_set = {{"count", 1},
-                                   {"podTemplateRef", {{"name", ProvisioningObjectName(identity->name)}}}};
-  return nlohmann::json{
-      {"apiVersion", kProvisioningApiVersion},
-      {"kind", "ProvisioningRequest"},
-      {"metadata", ObjectMetaFor(*identity)},
-      {"spec", {{"provisioningClassName", kBestEffortAtomicScaleUp}, {"podSets", nlohmann::json::array({pod_set})}}},
-  };
+  return ProvisioningRequestObject(ObjectMetaFor(*identity), 1);
+}
+
+std::string GangProvisioningObjectName(absl::string_view gang_id) {
+  // A gang id ("<source>:<namespace>/<name>[/<replica>]") may hold characters a DNS subdomain may not
+  // (label values allow '_' and capitals): each becomes '-' ('.' too, so no part of the name starts or
+  // ends with '-'), and the hash of the whole id keeps two ids that map alike apart.
+  std::string readable;
+  for (const char c : gang_id) {
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      readable.push_back(c);
+    } else if (c >= 'A' && c <= 'Z') {
+      readable.push_back(static_cast<char>(c - 'A' + 'a'));
+    } else {
+      readable.push_back('-');
+    }
+  }
+  const std::string suffix = absl::StrFormat("-%016x", Fnv1a64(gang_id));
+  std::string name = absl::StrCat("topofit-gang-", readable);
+  name.resize(std::min(name.size(), kMaxNameLength - suffix.size()));
+  while (!name.empty() && (name.back() == '-' || name.back() == '.')) name.pop_back();
+  return absl::StrCat(name, suffix);
+}
+
+absl::StatusOr<nlohmann::json> PodTemplateForGang(const nlohmann::json& member, absl::string_view gang_id,
+                                                  const kube::NodeSelectorTerm& domain) {
+  absl::StatusOr<PodIdentity> identity = IdentityOf(member);
+  if (!identity.ok()) return identity.status();
+  nlohmann::json pod_template =
+      TemplateOf(member, *identity,
+                 {kube::kMinLinkAnnotation, kube::kMinBandwidthAnnotation, kube::kTopologyPolicyAnnotation,
+                  kube::kGangAnnotation, kube::kGangSizeAnnotation, kube::kGangRequiredTopologyAnnotation,
+                  kube::kGangPreferredTopologyAnnotation, kube::kKueuePodGroupTotalCountAnnotation,
+                  kube::kKueueRequiredTopologyAnnotation, kube::kKueuePreferredTopologyAnnotation,
+                  kube::kLwsSizeAnnotation, kube::kKaiRequiredPlacementAnnotation,
+                  kube::kKaiPreferredPlacementAnnotation});
+  ConfineToShapes(pod_template["spec"], {domain});
+  return PodTemplateObject(GangObjectMeta(*identity, gang_id), std::move(pod_template));
+}
+
+absl::StatusOr<nlohmann::json> ProvisioningRequestForGang(const nlohmann::json& member, absl::string_view gang_id,
+                                                          int count) {
+  absl::StatusOr<PodIdentity> identity = IdentityOf(member);
+  if (!identity.ok()) return identity.status();
+  if (count < 1) return absl::InvalidArgumentError(absl::StrCat("gang ", gang_id, ": a request needs a count >= 1"));
+  return ProvisioningRequestObject(GangObjectMeta(*identity, gang_id), count);
 }
 
 ProvisioningState ProvisioningStateOf(const nlohmann::json& provisioning_request) {

@@ -44,6 +44,22 @@ absl::StatusOr<nlohmann::json> PodTemplateForPod(const nlohmann::json& pod,
 // the PodTemplate of the same name, owned by the pod. InvalidArgument as above.
 absl::StatusOr<nlohmann::json> ProvisioningRequestForPod(const nlohmann::json& pod);
 
+// A gang's objects (one PodTemplate and one ProvisioningRequest per gang, docs/gangs.md): named
+// "topofit-gang-<the gang id as a DNS name>-<16 hex digits of its FNV-1a hash>", at most 253 characters.
+std::string GangProvisioningObjectName(absl::string_view gang_id);
+
+// The PodTemplate for a gang, from `member` (one of its pods, as the API server returns it): as
+// PodTemplateForPod, with the gang's own annotations (topofit's, Kueue's, LeaderWorkerSet's, KAI's) kept
+// so that the expander judges the request's pods as the gang's, and every required node-affinity term
+// ANDed with `domain` (the group and domain to grow, decision/gang_capacity_target.h). Owned by `member`.
+absl::StatusOr<nlohmann::json> PodTemplateForGang(const nlohmann::json& member, absl::string_view gang_id,
+                                                  const kube::NodeSelectorTerm& domain);
+
+// The gang's ProvisioningRequest: best-effort-atomic-scale-up, one podSet of `count` pods referring to the
+// gang's PodTemplate, owned by `member`. InvalidArgument as above, or for a count below 1.
+absl::StatusOr<nlohmann::json> ProvisioningRequestForGang(const nlohmann::json& member, absl::string_view gang_id,
+                                                          int count);
+
 // What a ProvisioningRequest's status.conditions say (a condition counts when its status is "True").
 struct ProvisioningState {
   bool provisioned = false;

@@ -20,6 +20,18 @@ struct CapacityPlacement {
   std::vector<kube::NodeSelectorTerm> shapes;  // ORed; empty: any shape
 };
 
+// A gang that no NVLink domain holds now (decision/gang_capacity_target.h): one request for all of it.
+struct GangRef {
+  std::string id;  // decision::GangIdOf
+  std::string namespace_name;
+};
+struct GangCapacity {
+  GangRef gang;
+  PodRef member;  // the member asking: the request's pods copy its spec
+  int count = 0;  // members to grow nodes for
+  kube::NodeSelectorTerm domain;  // ANDed into the pods' node affinity: the domain's group and label
+};
+
 class CapacityRequests {
  public:
   virtual ~CapacityRequests() = default;
@@ -28,6 +40,12 @@ class CapacityRequests {
   virtual void RequestFor(const PodRef& pod, const CapacityPlacement& where) = 0;
   // The pod was bound or is gone: its request has served, or is moot.
   virtual void Withdraw(const PodRef& pod) = 0;
+  // A member of `capacity.gang` found no domain: the first call per gang (until withdrawn) asks for
+  // `capacity.count` members at once; every call has its member consume that request, so that CA leaves
+  // the gang's pods to it rather than grow nodes for them one by one.
+  virtual void RequestForGang(const GangCapacity& capacity) = 0;
+  // The gang landed, or a member went (the gang is torn down, or its next refusal asks again).
+  virtual void WithdrawGang(const GangRef& gang) = 0;
 };
 
 }  // namespace topofit::scheduler

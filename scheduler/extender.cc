@@ -316,7 +316,6 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
                      spdlog::level::warn);
     return authorized.reason;
   }
-  const bool asked_capacity = ConsumesCapacityRequest(*stored) || HasAskedCapacity(args.pod_uid);
   // A pod that says whether CA may evict it is left as its owner wrote it.
   const bool says_safe_to_evict = stored->metadata.annotations.contains(kube::kSafeToEvictAnnotation);
   std::optional<topology::GpuSet> reserved;  // a gang member's place
@@ -325,6 +324,8 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
     server::LogEvent(log_, "bind", {{"pod", pod.key()}, {"node", args.node}, {"result", waiting}});
     return waiting;
   }
+  // A gang member's request is its gang's, withdrawn when the gang lands.
+  const bool asked_capacity = !reserved && (ConsumesCapacityRequest(*stored) || HasAskedCapacity(args.pod_uid));
   std::string gpu_ids;
   std::shared_ptr<std::mutex> lock = PodBindLock(args.pod_uid);
   std::string error;
@@ -336,7 +337,12 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
   ReleasePodBindLock(args.pod_uid, std::move(lock));
   if (reserved && error.empty()) {
     std::lock_guard<std::mutex> gangs(gangs_mu_);
-    if (gangs_.Bound(args.pod_uid)) metrics_.gang_reservations.Inc({"landed"});
+    if (gangs_.Bound(args.pod_uid)) {
+      metrics_.gang_reservations.Inc({"landed"});
+      if (absl::StatusOr<std::optional<decision::Gang>> gang = decision::GangOf(*stored); gang.ok() && *gang) {
+        WithdrawGangCapacity(decision::GangIdOf(**gang));
+      }
+    }
   }
   metrics_.binds.Inc({error.empty() ? "ok" : "error"});
   if (recorder_ != nullptr) {
@@ -491,6 +497,12 @@ bool Extender::PodDeleted(const std::string& pod_uid) {
   {
     std::lock_guard<std::mutex> lock(gangs_mu_);
     gangs_.Left(pod_uid);
+    for (auto it = gang_asks_.begin(); it != gang_asks_.end(); ++it) {
+      if (it->second.members.contains(pod_uid)) {
+        WithdrawGangCapacity(it->first);  // erases `it`
+        break;
+      }
+    }
   }
   server::LogEvent(log_, "pod_deleted", {{"uid", pod_uid}, {"released", released}});
   return released;

@@ -117,6 +117,15 @@ class Extender {
   std::string GangBindGate(const kube::Pod& pod, const codec::ExtenderBindingArgs& args,
                            std::optional<topology::GpuSet>& reserved);
 
+  // For a gang that no domain holds now: asks CA for capacity in the domain nearest to holding it
+  // (decision/gang_capacity_target.h), once per gang, and has this member consume the request. The words
+  // the refusal adds ("" when nothing was asked: not the leader, no CapacityRequests, a gang that must
+  // share one node, or no domain that could hold it). Called with gangs_mu_ held.
+  std::string RequestGangCapacity(const kube::Pod& pod, const decision::GpuDemand& demand, const decision::Gang& gang,
+                                  const decision::GangTopology& wanted);
+  // Withdraws the gang's request, if this extender asked one. Called with gangs_mu_ held.
+  void WithdrawGangCapacity(const std::string& gang);
+
   // The ledger's holds on new capacity, for a pod with this demand (none for pods without GPUs).
   decision::CapacityHolds HoldsNow(const decision::GpuDemand& demand) const;
   // The node shapes the cluster has and can grow (its nodes, the group templates the ledger holds), with
@@ -182,6 +191,13 @@ class Extender {
   mutable std::mutex gangs_mu_;
   decision::GangBook gangs_;
   decision::NvlinkDomainLabels domain_labels_ = decision::NvlinkDomainLabels::Default();
+  // The gangs asked capacity for (RequestGangCapacity), by gang id, with the members that asked: the
+  // request is withdrawn when the gang lands or one of them goes. Guarded by gangs_mu_.
+  struct GangAsked {
+    GangRef gang;
+    std::set<std::string> members;
+  };
+  std::map<std::string, GangAsked> gang_asks_;
   std::mutex asked_mu_;
   std::set<std::string> asked_capacity_;
   std::deque<std::string> asked_order_;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "decision/gang_capacity_target.h"
 #include "decision/gang_placement.h"
 #include "decision/pod_uid.h"
 #include "history/from_decisions.h"
@@ -98,7 +99,8 @@ std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const code
         recorder_->Record(
             history::GangNoRoomRecord(clock_.Now(), {pod_uid, pod_key}, id, *gang.min_count, demand.request.gpus));
       }
-      return RefuseAll(args, reason);
+      return RefuseAll(args, absl::StrCat(reason, RequestGangCapacity(args.pod, demand, gang,
+                                                                      wanted->value_or(decision::GangTopology{}))));
     }
     metrics_.gang_reservations.Inc({"reserved"});
     if (recorder_ != nullptr) {
@@ -134,6 +136,41 @@ std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const code
                    {{"pod", pod_key}, {"gpus", demand.request.gpus}, {"gang", id}, {"node", slot->node},
                     {"joined", reservation->joined()}, {"members", static_cast<int>(reservation->slots.size())}});
   return result;
+}
+
+std::string Extender::RequestGangCapacity(const kube::Pod& pod, const decision::GpuDemand& demand,
+                                          const decision::Gang& gang, const decision::GangTopology& wanted) {
+  if (capacity_ == nullptr || !leadership_.IsLeader() || !gang.min_count) return std::string();
+  // New nodes of a domain are several nodes: a gang that must share one node is not served by them.
+  if (wanted.required && wanted.required->level != decision::GangLevel::kDomain) return std::string();
+  const std::string id = decision::GangIdOf(gang);
+  ShapesNow now = ClusterShapesNow();
+  const auto snapshots = WithoutReserved(now.snapshots, id);
+  now.shapes.nodes.clear();
+  for (const auto& snapshot : snapshots) now.shapes.nodes.push_back(snapshot.get());
+  const std::optional<decision::GangCapacityTarget> target =
+      decision::GangCapacityTargetFor(pod, demand, *gang.min_count, now.shapes, domain_labels_);
+  if (!target) return std::string();
+  const PodRef member{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name};
+  GangAsked& asked = gang_asks_[id];
+  asked.gang = {id, pod.metadata.namespace_name};
+  if (asked.members.insert(member.uid).second && asked.members.size() == 1) {
+    server::LogEvent(log_, "gang",
+                     {{"gang", id}, {"pod", member.key()}, {"event", "capacity_requested"},
+                      {"node_group", target->node_group}, {"domain", target->ask.domain.id.value},
+                      {"members", target->ask.new_members}, {"nodes", target->ask.new_nodes}});
+  }
+  capacity_->RequestForGang({asked.gang, member, target->ask.new_members, target->term});
+  return absl::StrCat("; asked cluster-autoscaler for ", target->ask.new_nodes, " new nodes (", target->ask.new_members,
+                      " members) in ", target->ask.domain.id.value, " of node group ", target->node_group);
+}
+
+void Extender::WithdrawGangCapacity(const std::string& gang) {
+  const auto asked = gang_asks_.find(gang);
+  if (asked == gang_asks_.end()) return;
+  capacity_->WithdrawGang(asked->second.gang);
+  server::LogEvent(log_, "gang", {{"gang", gang}, {"event", "capacity_withdrawn"}});
+  gang_asks_.erase(asked);
 }
 
 std::string Extender::GangBindGate(const kube::Pod& pod, const codec::ExtenderBindingArgs& args,

@@ -2,8 +2,12 @@
 // state from watches) against the fake API server, with a stand-in for kube-scheduler's loop: one pod a
 // cycle, filter over every node, bind to the first node passed, a pod whose bind fails goes back to the
 // queue. A 16-pod x 4-GPU gang that requires one NVLink clique races 1-GPU pods queued between its
-// members; the gang lands in one clique, whole, and no GPU is given twice.
+// members; the gang lands in one clique, whole, and no GPU is given twice. A gang whose only rack is partly
+// busy and partly built waits, and asks cluster-autoscaler once for what the rack lacks (the request owned by
+// a member, so the garbage collector deletes it with the gang); once the nodes come the gang lands there and
+// the request is withdrawn.
 
+#include <array>
 #include <deque>
 #include <map>
 #include <set>
@@ -18,6 +22,8 @@
 #include "absl/strings/str_split.h"
 #include "cli/extender_command.h"
 #include "cli/ledger_flags.h"
+#include "kubeclient/provisioning.h"
+#include "tests/kube/builders.h"
 #include "tests/cli/scratch_dir.h"
 #include "tests/e2e/e2e_objects.h"
 #include "tests/kubeclient/eventually.h"
@@ -31,26 +37,41 @@ using kubeclient::testing::FakeApiServer;
 using kubeclient::testing::Resource;
 using nlohmann::json;
 
-// A GB200 compute tray of NVLink clique `clique`.
-json Tray(const std::string& name, const std::string& clique) {
+constexpr char kPoolLabel[] = "cloud.google.com/gke-nodepool";
+
+// A GB200 compute tray of NVLink clique `clique`, in node pool `pool`.
+json Tray(const std::string& name, const std::string& clique, const std::string& pool) {
   return {{"metadata",
            {{"name", name},
             {"labels",
              {{"kubernetes.io/hostname", name},
+              {kPoolLabel, pool},
               {"nvidia.com/gpu.product", "NVIDIA-GB200"},
               {"nvidia.com/gpu.clique", clique}}}}},
           {"status", {{"capacity", {{"nvidia.com/gpu", "4"}}}, {"allocatable", {{"nvidia.com/gpu", "4"}}}}}};
 }
 
+// Trays by name, with their clique and pool.
+struct TrayList {
+  std::vector<std::array<std::string, 3>> trays;
+  TrayList& Add(int count, const std::string& prefix, const std::string& clique, const std::string& pool) {
+    for (int i = 0; i < count; ++i) trays.push_back({absl::StrCat(prefix, i), clique, pool});
+    return *this;
+  }
+};
+
 struct GangCluster {
-  GangCluster() : certs(testing::TestCerts::Create().value()), api(*certs) {
-    // clique a: 6 trays (24 GPUs), too few for the gang; clique b: 18 trays (72 GPUs)
-    for (int i = 0; i < 6; ++i) AddTray(absl::StrCat("a-", i), "uuid.a");
-    for (int i = 0; i < 18; ++i) AddTray(absl::StrCat("b-", i), "uuid.b");
+  explicit GangCluster(const TrayList& trays, bool provisioning_requests = false)
+      : certs(testing::TestCerts::Create().value()), api(*certs) {
+    for (const auto& [name, clique, pool] : trays.trays) {
+      api.Upsert(Resource::kNodes, Tray(name, clique, pool));
+      nodes.push_back(name);
+    }
     scratch.Write("kubeconfig", cli::testing::ScratchDir::Kubeconfig(absl::StrCat(
                                     "server: \"", api.url(), "\", certificate-authority: \"", certs->ca_cert_file(), "\"")));
     cli::ExtenderOptions options = testing::LoopbackExtenderOptions(scratch.path("kubeconfig"));
     options.scheduler_name = "topofit";
+    options.provisioning_requests = provisioning_requests;
     REQUIRE(cli::UseLedger(options.ledger, options.kubeconfig, process, log).ok());
     absl::StatusOr<cli::ExtenderServers> built = cli::BuildExtender(options, process, log, {});
     REQUIRE(built.ok());
@@ -60,11 +81,6 @@ struct GangCluster {
     REQUIRE(extender.pod_watch->WaitForSync(kubeclient::testing::kPatience));
   }
   ~GangCluster() { extender.api->Stop(); }
-
-  void AddTray(const std::string& name, const std::string& clique) {
-    api.Upsert(Resource::kNodes, Tray(name, clique));
-    nodes.push_back(name);
-  }
 
   json Post(const std::string& path, const json& args) {
     httplib::Client client("127.0.0.1", port);
@@ -97,7 +113,8 @@ struct GangCluster {
 };
 
 TEST_CASE("A 16-pod gang lands whole in one NVLink clique while 1-GPU pods race it", "[e2e][gang]") {
-  GangCluster c;
+  // clique a: 6 trays (24 GPUs), too few for the gang; clique b: 18 trays (72 GPUs)
+  GangCluster c(TrayList().Add(6, "a-", "uuid.a", "rack-a").Add(18, "b-", "uuid.b", "rack-b"));
   std::deque<std::string> queue;
   std::vector<std::string> pods;
   for (int i = 0; i < 16; ++i) {
@@ -154,6 +171,94 @@ TEST_CASE("A 16-pod gang lands whole in one NVLink clique while 1-GPU pods race 
   }
   CHECK(gang_nodes.size() == 16);
   CHECK(bound.size() == pods.size());
+}
+
+TEST_CASE("A gang whose only rack is partly busy waits, asks once for what the rack lacks, lands, and withdraws it",
+          "[e2e][gang]") {
+  // rack b: 12 of its 18 trays built, 4 of those busy; 8 trays free now, 6 more can come
+  GangCluster c(TrayList().Add(12, "b-", "uuid.b", "rack-b"), /*provisioning_requests=*/true);
+  for (int i = 0; i < 4; ++i) {
+    json busy = testing::PendingGpuPod(absl::StrCat("busy-", i), 4);
+    busy["spec"]["nodeName"] = absl::StrCat("b-", i);
+    busy["status"]["phase"] = "Running";
+    c.api.Upsert(Resource::kPods, busy);
+  }
+  // the rack's pool as cluster-autoscaler offers it to the expander (here: straight into the ledger)
+  c.process.ledger->RecordNodeGroups(
+      {{"rack-b", kube::testing::MakeNode().name("template-node-for-rack-b").label(kPoolLabel, "rack-b")
+                      .label("nvidia.com/gpu.product", "NVIDIA-GB200").label("nvidia.com/gpu.clique", "uuid.b")
+                      .annotation("topofit.io/nodes-per-domain", "18").gpus(4)}});
+  std::vector<std::string> members;
+  for (int i = 0; i < 14; ++i) {
+    members.push_back(absl::StrCat("train-", i));
+    c.api.Upsert(Resource::kPods, testing::PendingGpuPod(members.back(), 4,
+                                                         {{"topofit.io/gang", "train"}, {"topofit.io/gang-size", "14"},
+                                                          {"topofit.io/gang-required-topology", "domain"}}));
+  }
+  // the extender has seen the busy trays busy: a 4-GPU pod outside any gang passes none of them
+  REQUIRE(kubeclient::testing::Eventually([&] {
+    const json probe = c.Post("/filter", {{"Pod", testing::PendingGpuPod("probe", 4)},
+                                          {"NodeNames", {"b-0", "b-1", "b-2", "b-3"}}});
+    return probe["NodeNames"].is_array() && probe["NodeNames"].empty();
+  }));
+
+  // two rounds of every member: each refused everywhere, none bound, one request for the gang
+  for (int round = 0; round < 2; ++round) {
+    for (const std::string& member : members) CHECK(c.Cycle(member) == "unschedulable");
+  }
+  const std::string collection = "/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests";
+  const std::string name = kubeclient::GangProvisioningObjectName("topofit:ml/train");
+  REQUIRE(kubeclient::testing::Eventually([&] {
+    for (const std::string& member : members) {
+      if (c.api.Object(Resource::kPods, "ml", member)["metadata"]["annotations"].value(
+              "autoscaling.x-k8s.io/consume-provisioning-request", "") != name) {
+        return false;
+      }
+    }
+    return true;
+  }));
+  const std::vector<json> requests = c.api.StoredObjects(collection);
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0]["metadata"]["name"] == name);
+  CHECK(requests[0]["spec"]["provisioningClassName"] == "best-effort-atomic-scale-up.autoscaling.x-k8s.io");
+  // 8 members fit the free trays; the 6 the rack lacks are asked for, in the rack's pool and clique
+  CHECK(requests[0]["spec"]["podSets"] == json::array({{{"count", 6}, {"podTemplateRef", {{"name", name}}}}}));
+  const json pod_template = c.api.StoredObject("/api/v1/namespaces/ml/podtemplates/" + name);
+  CHECK(pod_template["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] ==
+        json::parse(R"({"nodeSelectorTerms": [{"matchExpressions": [
+          {"key": "cloud.google.com/gke-nodepool", "operator": "In", "values": ["rack-b"]},
+          {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-GB200"]},
+          {"key": "nvidia.com/gpu.clique", "operator": "In", "values": ["uuid.b"]}]}]})"));
+
+  // owned by the member that asked: the API server's garbage collector deletes it with the gang
+  CHECK(requests[0]["metadata"]["ownerReferences"] ==
+        json::parse(R"([{"apiVersion": "v1", "kind": "Pod", "name": "train-0", "uid": "uid-train-0"}])"));
+
+  // cluster-autoscaler grows the 6 trays; the gang lands whole on rack b's 14 free trays, and its request
+  // is withdrawn
+  for (int i = 12; i < 18; ++i) {
+    const std::string tray = absl::StrCat("b-", i);
+    c.api.Upsert(Resource::kNodes, Tray(tray, "uuid.b", "rack-b"));
+    c.nodes.push_back(tray);
+  }
+  std::deque<std::string> queue(members.begin(), members.end());
+  std::set<std::string> gang_nodes;
+  for (int cycle = 0; cycle < 200 && !queue.empty(); ++cycle) {
+    const std::string member = queue.front();
+    queue.pop_front();
+    if (!c.Cycle(member).empty()) queue.push_back(member);
+  }
+  REQUIRE(queue.empty());
+  for (const std::string& member : members) {
+    const std::string node = c.api.Object(Resource::kPods, "ml", member)["spec"].value("nodeName", "");
+    CHECK(gang_nodes.insert(node).second);
+    CHECK(std::stoi(node.substr(2)) >= 4);  // not a busy tray
+  }
+  CHECK(gang_nodes.size() == 14);
+  REQUIRE(kubeclient::testing::Eventually([&] {
+    return c.api.StoredObjects(collection).empty() &&
+           c.api.StoredObject("/api/v1/namespaces/ml/podtemplates/" + name).is_null();
+  }));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
+#include "tests/server/fake_clock.h"
 
 namespace topofit::kubeclient {
 namespace {
@@ -44,6 +45,7 @@ struct Fixture {
   std::unique_ptr<RestClient> rest;
   KubeApi api{*rest};
   spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
+  server::FakeClock clock;
 };
 
 const scheduler::PodRef kTrainer{"uid-trainer", "ml", "trainer"};
@@ -51,7 +53,7 @@ const scheduler::PodRef kTrainer{"uid-trainer", "ml", "trainer"};
 TEST_CASE("A refused pod gets one ProvisioningRequest, consumes it, and it goes when withdrawn", "[provisioner]") {
   Fixture f;
   f.server.Upsert(Resource::kPods, PendingTrainer());
-  Provisioner provisioner(f.api, f.log);
+  Provisioner provisioner(f.api, f.log, f.clock);
   provisioner.RequestFor(kTrainer, {{"dgx-2", "dgx-1"}, {}});
   REQUIRE(Eventually([&] { return provisioner.stats().requested == 1; }));
 
@@ -85,7 +87,7 @@ TEST_CASE("A refused pod gets one ProvisioningRequest, consumes it, and it goes 
 
 TEST_CASE("Nothing is requested for a pod that is gone, replaced or already bound", "[provisioner]") {
   Fixture f;
-  Provisioner provisioner(f.api, f.log);
+  Provisioner provisioner(f.api, f.log, f.clock);
   SECTION("gone") {
     provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
   }
@@ -109,7 +111,7 @@ TEST_CASE("Nothing is requested for a pod that is gone, replaced or already boun
 TEST_CASE("A failed creation is forgotten, so the pod's next refusal asks again", "[provisioner]") {
   Fixture f;
   f.server.Upsert(Resource::kPods, PendingTrainer());
-  Provisioner provisioner(f.api, f.log);
+  Provisioner provisioner(f.api, f.log, f.clock);
   f.server.Script(403, StatusJson(403, "Forbidden", "pods \"trainer\" is forbidden: RBAC says no"));
   provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
   REQUIRE(Eventually([&] { return provisioner.stats().failed == 1; }));
@@ -119,10 +121,96 @@ TEST_CASE("A failed creation is forgotten, so the pod's next refusal asks again"
   CHECK(f.server.StoredObject(kRequestPath).is_object());
 }
 
+json PendingMember(int i) {
+  json pod = PendingTrainer();
+  pod["metadata"]["name"] = "train-" + std::to_string(i);
+  pod["metadata"]["uid"] = "uid-train-" + std::to_string(i);
+  pod["metadata"]["annotations"] = {{"topofit.io/gang", "train"}, {"topofit.io/gang-size", "3"}};
+  return pod;
+}
+
+scheduler::GangCapacity GangAsk(int member) {
+  scheduler::GangCapacity capacity;
+  capacity.gang = {"topofit:ml/train", "ml"};
+  capacity.member = {"uid-train-" + std::to_string(member), "ml", "train-" + std::to_string(member)};
+  capacity.count = 3;
+  capacity.domain.match_expressions.push_back({"nvidia.com/gpu.clique", kube::NodeSelectorOperator::kIn, {"uuid.a"}});
+  return capacity;
+}
+
+TEST_CASE("A gang gets one ProvisioningRequest, every member that asks consumes it, and it goes when withdrawn",
+          "[provisioner]") {
+  Fixture f;
+  for (int i = 0; i < 3; ++i) f.server.Upsert(Resource::kPods, PendingMember(i));
+  Provisioner provisioner(f.api, f.log, f.clock);
+  const std::string name = GangProvisioningObjectName("topofit:ml/train");
+  const std::string request_path = "/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests/" + name;
+  const std::string template_path = "/api/v1/namespaces/ml/podtemplates/" + name;
+  provisioner.RequestForGang(GangAsk(0));
+  provisioner.RequestForGang(GangAsk(0));  // the same member again: nothing more
+  provisioner.RequestForGang(GangAsk(1));
+  REQUIRE(Eventually([&] { return provisioner.stats().gang_consumers == 2; }));
+  CHECK(provisioner.stats().gang_requested == 1);
+  const json request = f.server.StoredObject(request_path);
+  REQUIRE(request.is_object());
+  CHECK(request["spec"]["podSets"][0]["count"] == 3);
+  CHECK(f.server.StoredObject(template_path)["template"]["spec"]["affinity"]["nodeAffinity"]
+                                             ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+                                             ["matchExpressions"][0]["values"] == json({"uuid.a"}));
+  for (const char* member : {"train-0", "train-1"}) {
+    CHECK(f.server.Object(Resource::kPods, "ml", member)["metadata"]["annotations"]
+                         ["autoscaling.x-k8s.io/consume-provisioning-request"] == name);
+  }
+  CHECK_FALSE(f.server.Object(Resource::kPods, "ml", "train-2")["metadata"]["annotations"].contains(
+      "autoscaling.x-k8s.io/consume-provisioning-request"));
+
+  provisioner.WithdrawGang({"topofit:ml/train", "ml"});
+  REQUIRE(Eventually([&] { return provisioner.stats().withdrawn == 1; }));
+  CHECK(f.server.StoredObject(request_path).is_null());
+  CHECK(f.server.StoredObject(template_path).is_null());
+  // withdrawn: the gang's next refusal asks again
+  provisioner.RequestForGang(GangAsk(2));
+  REQUIRE(Eventually([&] { return provisioner.stats().gang_requested == 2; }));
+  CHECK(f.server.StoredObject(request_path).is_object());
+}
+
+TEST_CASE("A gang still asking 15 minutes after its request was made gets it replaced", "[provisioner]") {
+  Fixture f;
+  for (int i = 0; i < 3; ++i) f.server.Upsert(Resource::kPods, PendingMember(i));
+  Provisioner provisioner(f.api, f.log, f.clock);
+  const std::string request_path = "/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests/" +
+                                   GangProvisioningObjectName("topofit:ml/train");
+  provisioner.RequestForGang(GangAsk(0));
+  REQUIRE(Eventually([&] { return provisioner.stats().gang_requested == 1; }));
+  f.clock.Advance(kGangRequestLifetime - absl::Seconds(1));
+  provisioner.RequestForGang(GangAsk(1));
+  REQUIRE(Eventually([&] { return provisioner.stats().gang_consumers == 2; }));
+  CHECK(provisioner.stats().withdrawn == 0);
+  // the member that asked last is the new request's owner; the old one is deleted first
+  f.clock.Advance(absl::Seconds(1));
+  provisioner.RequestForGang(GangAsk(1));
+  REQUIRE(Eventually([&] { return provisioner.stats().gang_requested == 2; }));
+  CHECK(provisioner.stats().withdrawn == 1);
+  const json request = f.server.StoredObject(request_path);
+  REQUIRE(request.is_object());
+  CHECK(request["metadata"]["ownerReferences"][0]["name"] == "train-1");
+}
+
+TEST_CASE("A gang whose asking member is gone asks nothing, and its next member asks again", "[provisioner]") {
+  Fixture f;
+  f.server.Upsert(Resource::kPods, PendingMember(1));
+  Provisioner provisioner(f.api, f.log, f.clock);
+  provisioner.RequestForGang(GangAsk(0));  // train-0 is not there
+  REQUIRE(Eventually([&] { return provisioner.stats().skipped == 1; }));
+  CHECK(f.Posts() == 0);
+  provisioner.RequestForGang(GangAsk(1));
+  REQUIRE(Eventually([&] { return provisioner.stats().gang_requested == 1; }));
+}
+
 TEST_CASE("Stop drops what is queued and ignores later calls", "[provisioner]") {
   Fixture f;
   f.server.Upsert(Resource::kPods, PendingTrainer());
-  Provisioner provisioner(f.api, f.log);
+  Provisioner provisioner(f.api, f.log, f.clock);
   provisioner.Stop();
   provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
   provisioner.Stop();  // idempotent

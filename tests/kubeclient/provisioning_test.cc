@@ -213,6 +213,57 @@ TEST_CASE("ProvisioningObjectName: long names are cut and hashed, valid and dist
   CHECK(absl::StartsWith(name_a, "topofit-aaaa"));
 }
 
+TEST_CASE("GangProvisioningObjectName: the gang id as a DNS name, hashed, valid for any id", "[provisioning]") {
+  const std::string name = GangProvisioningObjectName("topofit:ml/train");
+  CHECK(absl::StartsWith(name, "topofit-gang-topofit-ml-train-"));
+  CHECK(name.size() == std::string("topofit-gang-topofit-ml-train-").size() + 16);
+  // label values allow capitals, '_' and '.': ids that read alike still differ
+  for (const std::string& id : std::vector<std::string>{"kueue:ml/My_Group", "kueue:ml/my-group", "leaderworkerset:ml/a._b/0",
+                                "topofit:ml/" + std::string(300, 'x')}) {
+    INFO(id);
+    CHECK(IsDns1123Subdomain(GangProvisioningObjectName(id)));
+  }
+  CHECK(GangProvisioningObjectName("kueue:ml/My_Group") != GangProvisioningObjectName("kueue:ml/my-group"));
+}
+
+json GangMember() {
+  json pod = PendingPod(nullptr);
+  pod["metadata"]["annotations"]["topofit.io/gang"] = "train";
+  pod["metadata"]["annotations"]["topofit.io/gang-size"] = "16";
+  pod["metadata"]["annotations"]["topofit.io/gang-required-topology"] = "domain";
+  pod["metadata"]["annotations"]["example.com/unrelated"] = "x";
+  return pod;
+}
+
+TEST_CASE("PodTemplateForGang: the member's spec confined to the domain, the gang's annotations kept", "[provisioning]") {
+  kube::NodeSelectorTerm domain;
+  domain.match_expressions.push_back({"cloud.google.com/gke-nodepool", kube::NodeSelectorOperator::kIn, {"rack-a"}});
+  domain.match_expressions.push_back({"nvidia.com/gpu.clique", kube::NodeSelectorOperator::kIn, {"uuid.a"}});
+  absl::StatusOr<json> got = PodTemplateForGang(GangMember(), "topofit:ml/train", domain);
+  REQUIRE_OK(got);
+  const std::string name = GangProvisioningObjectName("topofit:ml/train");
+  CHECK((*got)["metadata"]["name"] == name);
+  CHECK((*got)["metadata"]["ownerReferences"] ==
+        json::parse(R"([{"apiVersion": "v1", "kind": "Pod", "name": "train-0", "uid": "uid-1"}])"));
+  const json& annotations = (*got)["template"]["metadata"]["annotations"];
+  CHECK(annotations["topofit.io/gang"] == "train");
+  CHECK(annotations["topofit.io/gang-size"] == "16");
+  CHECK(annotations["topofit.io/gang-required-topology"] == "domain");
+  CHECK_FALSE(annotations.contains("example.com/unrelated"));
+  CHECK((*got)["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] ==
+        json::parse(R"({"nodeSelectorTerms": [{"matchExpressions": [
+          {"key": "cloud.google.com/gke-nodepool", "operator": "In", "values": ["rack-a"]},
+          {"key": "nvidia.com/gpu.clique", "operator": "In", "values": ["uuid.a"]}]}]})"));
+
+  absl::StatusOr<json> request = ProvisioningRequestForGang(GangMember(), "topofit:ml/train", 6);
+  REQUIRE_OK(request);
+  CHECK((*request)["metadata"]["name"] == name);
+  CHECK((*request)["spec"]["podSets"] == json::array({{{"count", 6}, {"podTemplateRef", {{"name", name}}}}}));
+  CHECK((*request)["spec"]["provisioningClassName"] == "best-effort-atomic-scale-up.autoscaling.x-k8s.io");
+  CHECK_STATUS(ProvisioningRequestForGang(GangMember(), "topofit:ml/train", 0), absl::StatusCode::kInvalidArgument,
+               "count");
+}
+
 TEST_CASE("ProvisioningStateOf: only conditions with status True count", "[provisioning]") {
   CHECK_FALSE(ProvisioningStateOf(json::parse(R"({"status": {}})")).provisioned);
   const ProvisioningState state = ProvisioningStateOf(json::parse(R"({"status": {"conditions": [

@@ -16,8 +16,8 @@
 
 namespace topofit::scheduler::testing {
 
-// Capacity requests as the extender makes them, in order: "request ns/name refused=a,b[ shapes=...]" and
-// "withdraw ns/name".
+// Capacity requests as the extender makes them, in order: "request ns/name refused=a,b[ shapes=...]",
+// "withdraw ns/name", "gang <id> member=ns/name count=N domain=v1/v2..." and "withdraw gang <id>".
 class RecordingCapacityRequests final : public CapacityRequests {
  public:
   void RequestFor(const PodRef& pod, const CapacityPlacement& where) override {
@@ -36,6 +36,19 @@ class RecordingCapacityRequests final : public CapacityRequests {
   void Withdraw(const PodRef& pod) override {
     std::lock_guard<std::mutex> lock(mu_);
     calls_.push_back(absl::StrCat("withdraw ", pod.key()));
+  }
+  void RequestForGang(const GangCapacity& capacity) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::string> values;
+    for (const kube::NodeSelectorRequirement& r : capacity.domain.match_expressions) {
+      values.push_back(absl::StrJoin(r.values, ","));
+    }
+    calls_.push_back(absl::StrCat("gang ", capacity.gang.id, " member=", capacity.member.key(),
+                                  " count=", capacity.count, " domain=", absl::StrJoin(values, "/")));
+  }
+  void WithdrawGang(const GangRef& gang) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back(absl::StrCat("withdraw gang ", gang.id));
   }
   std::vector<std::string> calls() const {
     std::lock_guard<std::mutex> lock(mu_);

@@ -177,5 +177,43 @@ TEST_CASE("A gang member with a malformed size is an invalid pod", "[extender][g
   CHECK_THAT(result.error, Catch::StartsWith("topofit: pod default/bad: ") && Catch::Contains("topofit.io/gang-size"));
 }
 
+TEST_CASE("A gang no clique holds asks once for a domain a node pool can grow, and a member's deletion withdraws it",
+          "[extender][gang]") {
+  GangCluster c;
+  // 7 members: big holds 4, small 2; the big clique's pool can grow to 8 trays
+  kube::Node pool_template = Tray("template-node-for-big", "uuid.big");
+  pool_template.metadata.labels["cloud.google.com/gke-nodepool"] = "big";
+  pool_template.metadata.annotations["topofit.io/nodes-per-domain"] = "8";
+  SECTION("without a template that says how its domains grow, nothing is asked") {
+    CHECK_THAT(c.Filter(Member(0, 7)).failed_and_unresolvable_nodes.at("big-0"),
+               Catch::Contains("no NVLink domain") && !Catch::Contains("asked cluster-autoscaler"));
+    CHECK(c.f.capacity.calls().empty());
+  }
+  SECTION("with one, the first member asks and every member consumes") {
+    for (const char* tray : {"big-0", "big-1", "big-2", "big-3"}) {
+      kube::Node node = Tray(tray, "uuid.big");
+      node.metadata.labels["cloud.google.com/gke-nodepool"] = "big";
+      REQUIRE(c.f.state->UpsertNode(node).ok());
+    }
+    c.f.ledger->RecordNodeGroups({{"big", pool_template}});
+    CHECK_THAT(c.Filter(Member(0, 7)).failed_and_unresolvable_nodes.at("big-0"),
+               Catch::EndsWith("; asked cluster-autoscaler for 3 new nodes (3 members) in uuid.big of node group big"));
+    c.Filter(Member(1, 7));
+    CHECK(c.f.capacity.calls() ==
+          std::vector<std::string>{
+              "gang topofit:default/train member=default/train-0 count=3 domain=big/NVIDIA-GB200/uuid.big",
+              "gang topofit:default/train member=default/train-1 count=3 domain=big/NVIDIA-GB200/uuid.big"});
+    c.f.extender.PodDeleted("uid-train-1");
+    CHECK(c.f.capacity.calls().back() == "withdraw gang topofit:default/train");
+  }
+  SECTION("a gang that must share one node asks for no domain") {
+    c.f.ledger->RecordNodeGroups({{"big", pool_template}});
+    kube::Pod member = Member(0, 2);
+    member.metadata.annotations["topofit.io/gang-required-topology"] = "node";
+    c.Filter(member);
+    CHECK(c.f.capacity.calls().empty());
+  }
+}
+
 }  // namespace
 }  // namespace topofit::scheduler
