@@ -271,6 +271,10 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
     err << "topofit bench: " << first.status().message() << "\n";
     return 1;
   }
+  if (options.print_fleet) {
+    out << sim::FleetYaml(first->groups);
+    return 0;
+  }
   if (sim::AnyUsesPriority(*policies)) {
     absl::StatusOr<sim::ExpanderPriorities> priorities = LoadPriorities(options, *first, err);
     if (!priorities.ok()) {
@@ -378,6 +382,8 @@ void DefineBench(CLI::App& command, int& exit_code) {
   bench->add_option("--fleet", options->fleet,
                     "your node groups as YAML (docs/bench-workloads.md, \"Your own fleet\"), for any workload")
       ->option_text("FILE");
+  bench->add_flag("--print-fleet", options->print_fleet,
+                  "write the workload's node groups as a fleet file (for --fleet) to stdout and replay nothing");
   bench->add_option("--racks", options->racks, "gangs: NVL72 racks in the fleet, one node group each (default 8)")
       ->check(CLI::Range(1, 1000))
       ->option_text("N");

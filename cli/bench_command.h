@@ -17,6 +17,7 @@ struct BenchOptions {
   int racks = 8;                       // gangs (and jobs without --fleet): NVL72 racks
   std::string jobs_file;               // jobs: the CSV
   std::string fleet;                   // the node groups as YAML; empty: the workload's own
+  bool print_fleet = false;            // write the workload's node groups as a fleet file, replay nothing
   uint64_t seed = 1;
   std::string seeds;                   // "1-5": every policy for each of these seeds (empty: `seed` alone)
   std::string baselines = "stock,tuned";  // stock, tuned, sweep (the tuned world with each expander chain)

@@ -107,3 +107,39 @@ absl::StatusOr<std::vector<NodeGroupSpec>> ParseFleetYaml(absl::string_view yaml
 }
 
 }  // namespace topofit::sim
+
+namespace topofit::sim {
+
+std::string FleetYaml(const std::vector<NodeGroupSpec>& groups) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(10);
+  out << YAML::BeginMap << YAML::Key << "groups" << YAML::Value << YAML::BeginSeq;
+  for (const NodeGroupSpec& group : groups) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << group.name;
+    if (!group.shape.empty()) out << YAML::Key << "instance_type" << YAML::Value << group.shape;
+    if (!group.gpu_product.empty()) out << YAML::Key << "gpu_product" << YAML::Value << group.gpu_product;
+    out << YAML::Key << "gpus" << YAML::Value << group.gpus;
+    out << YAML::Key << "cpu" << YAML::Value << absl::StrCat(group.cpu_milli, "m");
+    out << YAML::Key << "memory" << YAML::Value << absl::StrCat(group.memory_mib, "Mi");
+    out << YAML::Key << "price_per_hour" << YAML::Value << group.price_per_hour;
+    out << YAML::Key << "min_size" << YAML::Value << group.min_size;
+    out << YAML::Key << "max_size" << YAML::Value << group.max_size;
+    out << YAML::Key << "initial_size" << YAML::Value << group.initial_size;
+    out << YAML::Key << "boot_seconds" << YAML::Value << YAML::Flow << YAML::BeginSeq
+        << static_cast<double>(group.provision_delay_min) / kSecond
+        << static_cast<double>(group.provision_delay_max) / kSecond << YAML::EndSeq;
+    if (group.nodes_per_domain > 0) {
+      out << YAML::Key << "nodes_per_domain" << YAML::Value << group.nodes_per_domain;
+      out << YAML::Key << "domain_label" << YAML::Value << group.domain_label;
+    }
+    if (!group.taints.empty()) out << YAML::Key << "taints" << YAML::Value << YAML::Flow << group.taints;
+    if (group.provision_failure_rate > 0) {
+      out << YAML::Key << "provision_failure_rate" << YAML::Value << group.provision_failure_rate;
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+  return absl::StrCat(out.c_str(), "\n");
+}
+
+}  // namespace topofit::sim

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -32,5 +33,10 @@ namespace topofit::sim {
 // max_size, a repeated name, a negative or inconsistent size (min <= initial <= max), a quantity that does
 // not parse, or a rate outside [0, 1]. Shapes are resolved when the replay builds the groups.
 absl::StatusOr<std::vector<NodeGroupSpec>> ParseFleetYaml(absl::string_view yaml);
+
+// `groups` as a fleet file ParseFleetYaml reads back to the same groups (prices to 10 significant digits;
+// cpu in millicores, memory in MiB): what `topofit bench --print-fleet` writes, so a built-in workload's
+// fleet is a file to start one's own from.
+std::string FleetYaml(const std::vector<NodeGroupSpec>& groups);
 
 }  // namespace topofit::sim

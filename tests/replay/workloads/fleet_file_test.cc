@@ -2,9 +2,11 @@
 
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include <catch2/catch.hpp>
 
+#include "replay/workloads/gangs.h"
 #include "replay/world.h"
 #include "tests/replay/workloads/workload_testing.h"
 
@@ -89,6 +91,40 @@ TEST_CASE("Fleet file: the shipped NVL72 example builds", "[fleet]") {
   REQUIRE(groups.ok());
   CHECK((*groups)[0].template_node.metadata.labels.at("nvidia.com/gpu.clique") == "nvl72-00.0");
   CHECK((*groups)[4].gpus == 8);
+}
+
+TEST_CASE("Fleet file: FleetYaml writes what ParseFleetYaml reads back to the same groups", "[fleet]") {
+  std::vector<NodeGroupSpec> groups = Nvl72Fleet(2);
+  NodeGroupSpec odd;
+  odd.name = "odd";
+  odd.gpu_product = "NVIDIA-A10";
+  odd.gpus = 1;
+  odd.cpu_milli = 7500;
+  odd.memory_mib = 30000;
+  odd.price_per_hour = 1.0123456789;
+  odd.min_size = 1;
+  odd.initial_size = 2;
+  odd.max_size = 3;
+  odd.provision_delay_min = 90 * kSecond;
+  odd.provision_delay_max = 90 * kSecond;
+  odd.taints = {"dedicated=inference:NoSchedule", "nvidia.com/gpu:NoExecute"};
+  odd.provision_failure_rate = 0.25;
+  groups.push_back(odd);
+  const std::string yaml = FleetYaml(groups);
+  const absl::StatusOr<std::vector<NodeGroupSpec>> read = ParseFleetYaml(yaml);
+  REQUIRE(read.ok());
+  REQUIRE(read->size() == groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const NodeGroupSpec& a = groups[i];
+    const NodeGroupSpec& b = (*read)[i];
+    INFO(yaml);
+    CHECK(std::tie(a.name, a.shape, a.gpu_product, a.gpus, a.taints, a.cpu_milli, a.memory_mib, a.min_size, a.max_size,
+                   a.initial_size, a.provision_delay_min, a.provision_delay_max, a.nodes_per_domain, a.domain_label) ==
+          std::tie(b.name, b.shape, b.gpu_product, b.gpus, b.taints, b.cpu_milli, b.memory_mib, b.min_size, b.max_size,
+                   b.initial_size, b.provision_delay_min, b.provision_delay_max, b.nodes_per_domain, b.domain_label));
+    CHECK(b.price_per_hour == Approx(a.price_per_hour).epsilon(1e-9));
+    CHECK(b.provision_failure_rate == Approx(a.provision_failure_rate));
+  }
 }
 
 }  // namespace

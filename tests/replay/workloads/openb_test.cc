@@ -2,8 +2,11 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <sstream>
 
+#include "replay/workloads/fleet_file.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/replay/workloads/workload_testing.h"
 
@@ -261,6 +264,24 @@ TEST_CASE("openb lists without times: submitted in order, each for untimed_durat
   REQUIRE(workload->pods.size() == 9061);
   CHECK(workload->pods[10].arrival == 10 * kSecond);
   CHECK(workload->pods[10].duration == 30 * kMinute);
+}
+
+TEST_CASE("The shipped openb fleet file is the openb workload's own fleet", "[openb][trace][fleet]") {
+  if (!std::filesystem::exists(TraceDir())) {
+    if (std::getenv("CI") != nullptr) FAIL("no openb trace at " << TraceDir() << " (set TOPOFIT_SHARED_DIR)");
+    WARN("skipped: no openb trace at " << TraceDir() << " (set TOPOFIT_SHARED_DIR)");
+    return;
+  }
+  const absl::StatusOr<Workload> workload = LoadOpenb(RealTrace());
+  REQUIRE_OK(workload);
+  std::ifstream in(std::string(TOPOFIT_SOURCE_DIR) + "/bench/fleets/openb.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  // the file is `topofit bench --workload openb --print-fleet` under a comment header
+  const std::string file = text.str();
+  const size_t body = file.find("groups:");
+  REQUIRE(body != std::string::npos);
+  CHECK(file.substr(body) == FleetYaml(workload->groups));
 }
 
 }  // namespace
