@@ -537,6 +537,9 @@ class SucceedingKubeClient final : public scheduler::KubeClient {
   absl::Status BindPod(const std::string&, const std::string&, const std::string&, const std::string&) override {
     return absl::OkStatus();
   }
+  absl::StatusOr<std::optional<int>> WorkloadGangMinCount(const kube::Pod&) override {
+    return absl::NotFoundError("no Workload API objects");
+  }
 };
 
 // The wiring of tests/scheduler/extender_http_test.cc, with the production defaults except the body limit.

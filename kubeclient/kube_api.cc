@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codec/kube_json.h"
+#include "codec/workload_api_json.h"
 
 namespace topofit::kubeclient {
 
@@ -115,6 +116,14 @@ absl::Status KubeApi::SetConfigMapEntry(const std::string& namespace_name, const
 
 absl::StatusOr<nlohmann::json> KubeApi::GetPodObject(const std::string& namespace_name, const std::string& name) {
   return rest_.Get(PodPath(namespace_name, name));
+}
+
+absl::StatusOr<std::optional<int>> KubeApi::WorkloadGangMinCount(const kube::Pod& pod) {
+  const std::string path = codec::WorkloadApiPathOf(pod);
+  if (path.empty()) return absl::InvalidArgumentError("the pod names no PodGroup or Workload");
+  absl::StatusOr<nlohmann::json> object = rest_.Get(path);
+  if (!object.ok()) return object.status();
+  return codec::GangMinCountIn(*object, pod);
 }
 
 absl::StatusOr<kube::Pod> KubeApi::GetPod(const std::string& namespace_name, const std::string& name) {

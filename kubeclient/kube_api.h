@@ -37,6 +37,8 @@ class KubeApi final : public scheduler::KubeClient {
   // {kind: Node, name}. A non-empty uid is a precondition the API server checks (409 when it differs).
   absl::Status BindPod(const std::string& namespace_name, const std::string& name, const std::string& uid,
                        const std::string& node) override;
+  // GET the pod's PodGroup (scheduling.k8s.io/v1alpha2) or Workload (v1alpha1) and read its gang count.
+  absl::StatusOr<std::optional<int>> WorkloadGangMinCount(const kube::Pod& pod) override;
 
   // ProvisioningRequests (kubeclient/provisioning.h builds the objects). Creating is idempotent: 409
   // AlreadyExists counts as done (the name is derived from the pod, so the object is ours). Deleting is

@@ -108,7 +108,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   if (!demand.ok()) return InvalidPod(args.pod, pod_key, demand.status().message());
   std::optional<decision::Gang> gang;  // of known size: placed all or nothing
   if (demand->wants_gpus()) {
-    absl::StatusOr<std::optional<decision::Gang>> member_of = decision::GangOf(args.pod);
+    absl::StatusOr<std::optional<decision::Gang>> member_of = CountedGangOf(args.pod);
     if (!member_of.ok()) return InvalidPod(args.pod, pod_key, member_of.status().message());
     if (*member_of && (*member_of)->min_count) gang = **member_of;
   }

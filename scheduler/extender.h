@@ -117,6 +117,11 @@ class Extender {
   std::string GangBindGate(const kube::Pod& pod, const codec::ExtenderBindingArgs& args,
                            std::optional<topology::GpuSet>& reserved);
 
+  // The pod's gang when its count is known: the source's own, or for the Workload API gang.minCount of
+  // the PodGroup or Workload the pod names (KubeClient::WorkloadGangMinCount, remembered per gang); nullopt
+  // when the pod is in no gang, its group's policy is basic, or the object cannot be read (logged: the
+  // pod then places as a single pod, and its next filter reads again). InvalidArgument as decision::GangOf.
+  absl::StatusOr<std::optional<decision::Gang>> CountedGangOf(const kube::Pod& pod);
   // For a gang that no domain holds now: asks CA for capacity in the domain nearest to holding it
   // (decision/gang_capacity_target.h), once per gang, and has this member consume the request. The words
   // the refusal adds ("" when nothing was asked: not the leader, no CapacityRequests, a gang that must
@@ -191,6 +196,12 @@ class Extender {
   mutable std::mutex gangs_mu_;
   decision::GangBook gangs_;
   decision::NvlinkDomainLabels domain_labels_ = decision::NvlinkDomainLabels::Default();
+  // Workload API gangs' counts as their objects said (nullopt: policy basic), by gang id; bounded (the
+  // oldest is forgotten first).
+  static constexpr size_t kWorkloadCountsRemembered = 16384;
+  std::mutex workload_counts_mu_;
+  std::map<std::string, std::optional<int>> workload_counts_;
+  std::deque<std::string> workload_counts_order_;
   // The gangs asked capacity for (RequestGangCapacity), by gang id, with the members that asked: the
   // request is withdrawn when the gang lands or one of them goes. Guarded by gangs_mu_.
   struct GangAsked {

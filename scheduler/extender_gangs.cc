@@ -36,6 +36,45 @@ std::string Places(const decision::GangReservation& reservation) {
 
 }  // namespace
 
+absl::StatusOr<std::optional<decision::Gang>> Extender::CountedGangOf(const kube::Pod& pod) {
+  absl::StatusOr<std::optional<decision::Gang>> gang = decision::GangOf(pod);
+  if (!gang.ok() || !*gang || (*gang)->min_count) return gang;
+  if ((*gang)->source != decision::GangSource::kPodGroup && (*gang)->source != decision::GangSource::kWorkload) {
+    return std::optional<decision::Gang>();
+  }
+  const std::string id = decision::GangIdOf(**gang);
+  {
+    std::lock_guard<std::mutex> lock(workload_counts_mu_);
+    if (auto known = workload_counts_.find(id); known != workload_counts_.end()) {
+      if (!known->second) return std::optional<decision::Gang>();
+      (*gang)->min_count = known->second;
+      return gang;
+    }
+  }
+  // Read outside the lock: a slow API server delays this pod's filter, not every other's.
+  absl::StatusOr<std::optional<int>> count = kube_.WorkloadGangMinCount(pod);
+  if (!count.ok()) {
+    server::LogEvent(log_, "gang",
+                     {{"gang", id}, {"pod", absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name)},
+                      {"event", "count_unknown"}, {"reason", std::string(count.status().message())}},
+                     spdlog::level::warn);
+    return std::optional<decision::Gang>();
+  }
+  {
+    std::lock_guard<std::mutex> lock(workload_counts_mu_);
+    if (workload_counts_.emplace(id, *count).second) {
+      workload_counts_order_.push_back(id);
+      if (workload_counts_order_.size() > kWorkloadCountsRemembered) {
+        workload_counts_.erase(workload_counts_order_.front());
+        workload_counts_order_.pop_front();
+      }
+    }
+  }
+  if (!*count) return std::optional<decision::Gang>();
+  (*gang)->min_count = *count;
+  return gang;
+}
+
 std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> Extender::WithoutReserved(
     std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> snapshots, absl::string_view gang) const {
   if (gangs_.size() == 0) return snapshots;
@@ -175,7 +214,7 @@ void Extender::WithdrawGangCapacity(const std::string& gang) {
 
 std::string Extender::GangBindGate(const kube::Pod& pod, const codec::ExtenderBindingArgs& args,
                                    std::optional<topology::GpuSet>& reserved) {
-  absl::StatusOr<std::optional<decision::Gang>> gang = decision::GangOf(pod);
+  absl::StatusOr<std::optional<decision::Gang>> gang = CountedGangOf(pod);
   if (!gang.ok() || !*gang || !(*gang)->min_count) return std::string();
   const std::string id = decision::GangIdOf(**gang);
   std::lock_guard<std::mutex> lock(gangs_mu_);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -24,6 +25,10 @@ class KubeClient {
   // was deleted and recreated under the same name.
   virtual absl::Status BindPod(const std::string& namespace_name, const std::string& name, const std::string& uid,
                                const std::string& node) = 0;
+  // How many pods of a Workload API gang place together: gang.minCount of the PodGroup or Workload the pod
+  // names (codec/workload_api_json.h); nullopt when its policy is basic. NotFound when the object (or the
+  // Workload's group) does not exist.
+  virtual absl::StatusOr<std::optional<int>> WorkloadGangMinCount(const kube::Pod& pod) = 0;
 };
 
 }  // namespace topofit::scheduler

@@ -7,6 +7,7 @@
 #include "ledger/ledger.h"
 #include "scheduler/extender.h"
 #include "scheduler/gpu_state.h"
+#include "tests/kube/builders.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/kubeclient/fake_api_server.h"
 #include "tests/server/fake_clock.h"
@@ -76,6 +77,26 @@ TEST_CASE("GetPod: a missing pod is NotFound with the server's message", "[kube_
   KubeApi api(*f.rest);
   f.server.Script(404, StatusJson(404, "NotFound", "pods \"gone\" not found"));
   CHECK_STATUS(api.GetPod("ml", "gone"), absl::StatusCode::kNotFound, "pods \"gone\" not found");
+}
+
+TEST_CASE("WorkloadGangMinCount: GET the pod's PodGroup and read gang.minCount", "[kube_api]") {
+  Fixture f;
+  KubeApi api(*f.rest);
+  const kube::Pod pod = kube::testing::MakePod().name("w-0").namespaceName("ml").schedulingGroup("train-workers");
+  f.server.Script(200, R"({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                          "metadata": {"name": "train-workers", "namespace": "ml"},
+                          "spec": {"schedulingPolicy": {"gang": {"minCount": 8}}}})");
+  const absl::StatusOr<std::optional<int>> count = api.WorkloadGangMinCount(pod);
+  REQUIRE_OK(count);
+  CHECK(*count == 8);
+  REQUIRE(f.server.requests().size() == 1);
+  CHECK(f.server.requests()[0].method == "GET");
+  CHECK(f.server.requests()[0].target == "/apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups/train-workers");
+
+  f.server.Script(404, StatusJson(404, "NotFound", "podgroups.scheduling.k8s.io \"train-workers\" not found"));
+  CHECK_STATUS(api.WorkloadGangMinCount(pod), absl::StatusCode::kNotFound, "not found");
+  CHECK_STATUS(api.WorkloadGangMinCount(kube::testing::MakePod()), absl::StatusCode::kInvalidArgument,
+               "names no PodGroup or Workload");
 }
 
 TEST_CASE("GetPod: names are escaped into one path segment", "[kube_api]") {

@@ -189,6 +189,7 @@ want_cr = (T([""], ["pods"], ["get", "list", "watch", "patch"]) | T([""], ["pods
            | T([""], ["nodes"], ["get", "list", "watch"])
            | T(["autoscaling.x-k8s.io"], ["provisioningrequests"], ["get", "create", "delete"])
            | T([""], ["podtemplates"], ["get", "create", "delete"])
+           | T(["scheduling.k8s.io"], ["podgroups", "workloads"], ["get"])
            | T(["", "events.k8s.io"], ["events"], ["create", "patch"]))
 got = triples(cr.get("rules", []))
 check(got == want_cr, f"ClusterRole topofit-extender: extra {sorted(got - want_cr)}, missing {sorted(want_cr - got)}")

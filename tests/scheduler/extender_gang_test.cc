@@ -215,5 +215,39 @@ TEST_CASE("A gang no clique holds asks once for a domain a node pool can grow, a
   }
 }
 
+TEST_CASE("A Workload API gang's count is read from its PodGroup once, and a group that cannot be read places pod by pod",
+          "[extender][gang]") {
+  GangCluster c;
+  const auto member = [](int i) {
+    return MakePod().name(absl::StrCat("w-", i)).uid(absl::StrCat("uid-w-", i)).gpus(4).schedulingGroup("train-workers")
+        .annotation("topofit.io/gang-required-topology", "domain").build();
+  };
+  const auto reads = [&] {
+    int n = 0;
+    for (const auto& call : c.f.kube.calls()) n += call.verb == "get-workload-api" ? 1 : 0;
+    return n;
+  };
+  SECTION("gang.minCount 3: reserved whole in the big clique") {
+    c.f.kube.PutWorkloadApiObject("/apis/scheduling.k8s.io/v1alpha2/namespaces/default/podgroups/train-workers",
+                                  nlohmann::json::parse(R"({"spec": {"schedulingPolicy": {"gang": {"minCount": 3}}}})"));
+    CHECK(*c.Filter(member(0)).node_names == std::vector<std::string>{"big-0"});
+    CHECK(*c.Filter(member(1)).node_names == std::vector<std::string>{"big-1"});
+    CHECK_THAT(c.Bind(member(0), "big-0"), Catch::Contains("2 of 3 members have their place"));
+    CHECK(reads() == 1);
+  }
+  SECTION("policy basic: not a gang") {
+    c.f.kube.PutWorkloadApiObject("/apis/scheduling.k8s.io/v1alpha2/namespaces/default/podgroups/train-workers",
+                                  nlohmann::json::parse(R"({"spec": {"schedulingPolicy": {"basic": {}}}})"));
+    CHECK(c.Filter(member(0)).node_names->size() == 6);
+    CHECK(c.Filter(member(1)).node_names->size() == 6);
+    CHECK(reads() == 1);
+  }
+  SECTION("no PodGroup: pod by pod, and read again next time") {
+    CHECK(c.Filter(member(0)).node_names->size() == 6);
+    CHECK(c.Filter(member(0)).node_names->size() == 6);
+    CHECK(reads() == 2);
+  }
+}
+
 }  // namespace
 }  // namespace topofit::scheduler

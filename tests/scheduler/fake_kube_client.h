@@ -8,6 +8,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "codec/workload_api_json.h"
 #include "scheduler/kube_client.h"
 
 namespace topofit::scheduler::testing {
@@ -84,6 +85,19 @@ class FakeKubeClient final : public KubeClient {
     if (auto pod = pods_.find(ns + "/" + name); pod != pods_.end()) pod->second.spec.node_name = node;
     return absl::OkStatus();
   }
+  // A Workload API object at its API path (codec::WorkloadApiPathOf), read as KubeApi reads it.
+  void PutWorkloadApiObject(const std::string& path, nlohmann::json object) {
+    std::lock_guard<std::mutex> lock(mu_);
+    workload_api_[path] = std::move(object);
+  }
+  absl::StatusOr<std::optional<int>> WorkloadGangMinCount(const kube::Pod& pod) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string path = codec::WorkloadApiPathOf(pod);
+    calls_.push_back({"get-workload-api", pod.metadata.namespace_name + "/" + pod.metadata.name, path});
+    auto it = workload_api_.find(path);
+    if (it == workload_api_.end()) return absl::NotFoundError(path + " not found");
+    return codec::GangMinCountIn(it->second, pod);
+  }
   void SlowBindsBy(absl::Duration delay) {
     std::lock_guard<std::mutex> lock(mu_);
     bind_delay_ = delay;
@@ -104,6 +118,7 @@ class FakeKubeClient final : public KubeClient {
  private:
   mutable std::mutex mu_;
   std::map<std::string, kube::Pod> pods_;
+  std::map<std::string, nlohmann::json> workload_api_;
   std::vector<Call> calls_;
   absl::Status annotate_error_;
   absl::Status bind_error_;
