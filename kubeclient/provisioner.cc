@@ -82,7 +82,7 @@ void Provisioner::Run() {
       case Action::kCreate: Create(task); break;
       case Action::kWithdraw: Remove(task); break;
       case Action::kCreateForGang: CreateForGang(task); break;
-      case Action::kConsumeGang: ConsumeGang(task); break;
+      case Action::kConsumeGang: JoinGang(task); break;
       case Action::kWithdrawGang: RemoveGang(task); break;
       case Action::kReplaceGang: RemoveGang(task); CreateForGang(task); break;
     }
@@ -182,6 +182,21 @@ void Provisioner::CreateForGang(const Task& task) {
     ++stats_.gang_requested;
   }
   ConsumeGang(task);
+}
+
+void Provisioner::JoinGang(const Task& task) {
+  const std::string name = GangProvisioningObjectName(task.gang.gang.id);
+  const absl::StatusOr<ProvisioningState> state = api_.GetProvisioningState(task.gang.gang.namespace_name, name);
+  if (state.ok() || !absl::IsNotFound(state.status())) return ConsumeGang(task);
+  // The garbage collector took it with the member that owned it (replaced, say, by its Job): this member
+  // asks anew and owns the new one.
+  server::LogEvent(log_, "provisioning_request",
+                   {{"gang", task.gang.gang.id}, {"pod", task.pod.key()}, {"result", "gone, asking again"}});
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto gang = gangs_.find(task.gang.gang.id); gang != gangs_.end()) gang->second.asked = clock_.Now();
+  }
+  CreateForGang(task);
 }
 
 void Provisioner::ConsumeGang(const Task& task) {

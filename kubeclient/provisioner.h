@@ -9,7 +9,9 @@
 //   Withdraw(pod)            -> on the worker: delete both (404 counts as done).
 //   RequestForGang(capacity) -> the gang's first call: as RequestFor, one PodTemplate and one request of
 //                               `count` pods for the whole gang (kubeclient/provisioning.h), owned by the
-//                               member that asked; every call: that member annotated to consume it. A
+//                               member that asked; every call: that member annotated to consume it (the
+//                               request made again, owned by it, when it is gone: the garbage collector
+//                               took it with its owner, a member its Job replaced). A
 //                               call kGangRequestLifetime after the request was made replaces it: the
 //                               gang still waits, so what CA brought went elsewhere, or the garbage
 //                               collector took the request with the member that owned it.
@@ -88,6 +90,8 @@ class Provisioner final : public scheduler::CapacityRequests {
   void Create(const Task& task);
   void Remove(const Task& task);
   void CreateForGang(const Task& task);
+  // A later member: consumes the gang's request, or makes it again if it is gone.
+  void JoinGang(const Task& task);
   void ConsumeGang(const Task& task);
   void RemoveGang(const Task& task);
   // The pod as the API server has it, when a request may be made for it (`what` asks); nullopt, logged and

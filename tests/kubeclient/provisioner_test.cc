@@ -174,6 +174,28 @@ TEST_CASE("A gang gets one ProvisioningRequest, every member that asks consumes 
   CHECK(f.server.StoredObject(request_path).is_object());
 }
 
+TEST_CASE("A member that joins after the request's owner took it away asks again, and owns the new one", "[provisioner]") {
+  Fixture f;
+  for (int i = 0; i < 3; ++i) f.server.Upsert(Resource::kPods, PendingMember(i));
+  Provisioner provisioner(f.api, f.log, f.clock);
+  const std::string name = GangProvisioningObjectName("topofit:ml/train");
+  const std::string request_path = "/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests/" + name;
+  provisioner.RequestForGang(GangAsk(0));
+  provisioner.RequestForGang(GangAsk(1));
+  REQUIRE(Eventually([&] { return provisioner.stats().gang_consumers == 2; }));
+  CHECK(provisioner.stats().gang_requested == 1);
+  // train-0 is deleted (its Job replaces it): the garbage collector deletes what it owns
+  f.server.Delete(Resource::kPods, "ml", "train-0");
+  REQUIRE(f.api.DeleteProvisioningRequest("ml", name).ok());
+  REQUIRE(f.api.DeletePodTemplate("ml", name).ok());
+  provisioner.RequestForGang(GangAsk(2));
+  REQUIRE(Eventually([&] { return provisioner.stats().gang_requested == 2; }));
+  const json request = f.server.StoredObject(request_path);
+  REQUIRE(request.is_object());
+  CHECK(request["metadata"]["ownerReferences"][0]["name"] == "train-2");
+  REQUIRE(Eventually([&] { return provisioner.stats().gang_consumers == 3; }));
+}
+
 TEST_CASE("A gang still asking 15 minutes after its request was made gets it replaced", "[provisioner]") {
   Fixture f;
   for (int i = 0; i < 3; ++i) f.server.Upsert(Resource::kPods, PendingMember(i));
