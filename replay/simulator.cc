@@ -14,6 +14,8 @@
 #include "replay/kube_scheduler_model.h"
 #include "codec/node_topology.h"
 #include "decision/capacity_shapes.h"
+#include "decision/gang.h"
+#include "decision/gang_book.h"
 #include "decision/pod_filter.h"
 #include "decision/preference.h"
 #include "decision/scale_down_guard.h"
@@ -74,6 +76,8 @@ class Replayer {
   void Schedule(int pod);
   // A gang scheduler's cycle (Policy::places_gangs_whole): every pending member placed at once, or all wait.
   void ScheduleGang(int gang);
+  // The gang's id as the extender writes it (decision::GangIdOf of a member).
+  std::string GangId(int gang) const;
   void RetryOn(int node);
   void Place(int pod, const PlacementDecision& decision);
   void Wait(int pod);
@@ -245,6 +249,12 @@ const decision::CapacityHolds* Replayer::Holds() {
   return holds_ ? &*holds_ : nullptr;
 }
 
+std::string Replayer::GangId(int gang) const {
+  const absl::StatusOr<std::optional<decision::Gang>> of =
+      decision::GangOf(world_->PodObject(world_->gangs()[gang].members.front()));
+  return of.ok() && *of ? decision::GangIdOf(**of) : absl::StrCat("replay-gang-", gang);
+}
+
 void Replayer::ScheduleGang(int gang) {
   const SimGang& g = world_->gangs()[gang];
   const bool arrived = std::none_of(g.members.begin(), g.members.end(),
@@ -260,7 +270,14 @@ void Replayer::ScheduleGang(int gang) {
     }
     const bool asked = std::any_of(pending.begin(), pending.end(),
                                    [&](int member) { return world_->pods()[member].provisioning_request >= 0; });
-    if (!arrived || asked || !world_->policy().topofit_extender || !world_->policy().provisioning_requests) return;
+    if (!arrived || asked) return;
+    // As the extender records a gang refused for room: once per attempt until its request stands.
+    if (world_->recorder() != nullptr && !pending.empty()) {
+      world_->recorder()->Record(history::GangNoRoomRecord(world_->time(), Subject(pending.front()), GangId(gang),
+                                                           static_cast<int>(pending.size()),
+                                                           world_->klass(pending.front()).gpus));
+    }
+    if (!world_->policy().topofit_extender || !world_->policy().provisioning_requests) return;
     // No domain holds the gang now: one request for what the domain nearest to holding it lacks, so that CA
     // grows that in the domain's group, or nothing, and never part of the gang pod by pod (every member is
     // the request's business).
@@ -279,6 +296,19 @@ void Replayer::ScheduleGang(int gang) {
       dirty_ = true;
     }
     return;
+  }
+  if (world_->recorder() != nullptr && !placed->empty()) {
+    // The extender's reservation and the binds that follow it are one step in the replay.
+    decision::GangReservation reservation;
+    reservation.gang = GangId(gang);
+    for (const GangMemberPlacement& member : *placed) {
+      reservation.slots.push_back({.node = world_->nodes()[member.node].gpus.node,
+                                   .gpus = member.gpus,
+                                   .pod_uid = world_->PodUid(member.pod),
+                                   .bound = false});
+    }
+    world_->recorder()->Record(history::GangReservedRecord(world_->time(), Subject(placed->front().pod), reservation,
+                                                           world_->klass(placed->front().pod).gpus));
   }
   for (const GangMemberPlacement& member : *placed) {
     PlacementDecision decision;

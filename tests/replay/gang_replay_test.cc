@@ -9,6 +9,7 @@
 #include "replay/gang_scheduling.h"
 #include "replay/simulator.h"
 #include "replay/summary.h"
+#include "tests/history/memory_recorder.h"
 #include "tests/replay/run_policy.h"
 #include "tests/replay/scenario.h"
 
@@ -141,6 +142,26 @@ TEST_CASE("Gangs: topofit asks for a whole domain's worth in one request, where 
   CHECK_FALSE(topofit.scale_ups[0].stranded);
   CHECK(topofit.gangs[0].started == kMinute + 5 * kMinute);
   CHECK_FALSE(topofit.gangs[0].split);
+}
+
+TEST_CASE("Gangs: the replay records the gang's refusal and its reservation as the extender does", "[replay][gangs][history]") {
+  history::testing::MemoryRecorder recorder;
+  ReplayOptions options;
+  options.recorder = &recorder;
+  REQUIRE(Replay(NoDomainHoldsTheGang(), testing::Named("topofit"), options).ok());
+  std::vector<std::string> told;
+  for (const history::Record& r : recorder.records()) {
+    if (r.kind != history::Kind::kGang) continue;
+    std::string line = absl::StrCat(absl::ToInt64Seconds(r.time - absl::UnixEpoch()), "s ",
+                                    history::ReasonName(r.reason), " ", r.gang, " gpus=", r.gpus);
+    for (const history::Candidate& c : r.candidates) absl::StrAppend(&line, " ", c.name, ":", c.count);
+    told.push_back(line);
+  }
+  // refused once at its arrival (the request then stands), reserved whole on rack b's three new nodes
+  REQUIRE(told.size() == 2);
+  CHECK_THAT(told[0], Catch::StartsWith("60s gang-no-room topofit:default/train gpus=12 "));
+  CHECK_THAT(told[1], Catch::StartsWith("360s gang-reserved topofit:default/train gpus=12 rack-b-"));
+  CHECK(std::count(told[1].begin(), told[1].end(), ':') == 4);  // the gang's id, then three nodes of one member
 }
 
 // A tuned world over `workload` at time 0, its pods pending.
