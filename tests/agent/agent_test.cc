@@ -218,10 +218,11 @@ TEST_CASE("agent: two pods bound with {4,5} and {0,1,2,3}, admitted in bind orde
 
 TEST_CASE("agent: with a decision recorder, each preference and allocation is a record on the pod's chain",
           "[agent][e2e]") {
-  Harness h;
-  h.api->Upsert(Resource::kPods, ChosenPodJson("infer", "4,5", 2, 1));
+  // Before the harness, so that they outlive the agent's threads, which use them until it stops.
   history::testing::MemoryRecorder recorder;
   const server::FakeClock clock;
+  Harness h;
+  h.api->Upsert(Resource::kPods, ChosenPodJson("infer", "4,5", 2, 1));
   AgentOptions options = h.Options();
   options.decisions = &recorder;
   options.clock = &clock;
