@@ -21,6 +21,7 @@
 #include "decision/scale_down_guard.h"
 #include "history/from_decisions.h"
 #include "history/idle_records.h"
+#include "history/refusal_aggregator.h"
 #include "server/clock.h"
 
 namespace topofit::sim {
@@ -137,6 +138,8 @@ class Replayer {
   SimTime idle_due_ = 0;
   decision::FilterMemo idle_memo_{1 << 16};
   history::IdleRecords idle_records_;  // with a recorder: a record per node whose idle GPUs changed
+  // A waiting gang is tried again on every event: its repeated refusals folded as the extender folds them.
+  history::RefusalAggregator gang_refusals_;
   // Totals at the last pod completion: the replay's end for the report.
   SimTime end_ = 0;
   double provisioned_at_end_ = 0, allocated_at_end_ = 0, cost_at_end_ = 0;
@@ -271,11 +274,12 @@ void Replayer::ScheduleGang(int gang) {
     const bool asked = std::any_of(pending.begin(), pending.end(),
                                    [&](int member) { return world_->pods()[member].provisioning_request >= 0; });
     if (!arrived || asked) return;
-    // As the extender records a gang refused for room: once per attempt until its request stands.
+    // As the extender records a gang refused for room, until its request stands.
     if (world_->recorder() != nullptr && !pending.empty()) {
-      world_->recorder()->Record(history::GangNoRoomRecord(world_->time(), Subject(pending.front()), GangId(gang),
-                                                           static_cast<int>(pending.size()),
-                                                           world_->klass(pending.front()).gpus));
+      history::Record refused = history::GangNoRoomRecord(world_->time(), Subject(pending.front()), GangId(gang),
+                                                          static_cast<int>(pending.size()),
+                                                          world_->klass(pending.front()).gpus);
+      if (gang_refusals_.Keep(refused)) world_->recorder()->Record(std::move(refused));
     }
     if (!world_->policy().topofit_extender || !world_->policy().provisioning_requests) return;
     // No domain holds the gang now: one request for what the domain nearest to holding it lacks, so that CA

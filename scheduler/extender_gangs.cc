@@ -134,9 +134,9 @@ std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const code
         result.error = reason;
         return result;
       }
+      // kube-scheduler retries the member every few seconds: repeats are folded as its refusals are.
       if (recorder_ != nullptr) {
-        recorder_->Record(
-            history::GangNoRoomRecord(clock_.Now(), {pod_uid, pod_key}, id, *gang.min_count, demand.request.gpus));
+        RecordCycle({history::GangNoRoomRecord(clock_.Now(), {pod_uid, pod_key}, id, *gang.min_count, demand.request.gpus)});
       }
       return RefuseAll(args, absl::StrCat(reason, RequestGangCapacity(args.pod, demand, gang,
                                                                       wanted->value_or(decision::GangTopology{}))));
@@ -228,9 +228,9 @@ std::string Extender::GangBindGate(const kube::Pod& pod, const codec::ExtenderBi
   }
   if (!reservation->complete()) {
     if (recorder_ != nullptr) {
-      recorder_->Record(history::GangWaitingRecord(
+      RecordCycle({history::GangWaitingRecord(
           clock_.Now(), {decision::LedgerPodUid(pod), absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name)},
-          *reservation, slot->node));
+          *reservation, slot->node)});
     }
     return absl::StrCat("topofit: gang ", id, ": ", reservation->joined(), " of ", reservation->slots.size(),
                         " members have their place; none binds before all do (kube-scheduler retries the pod)");

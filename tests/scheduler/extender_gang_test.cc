@@ -114,10 +114,19 @@ TEST_CASE("Gang decisions reach the decision history: no room, the places reserv
   CHECK(no_room.gpus == 20);
   CHECK(history::DescribeRecord(no_room, history::RecordClock::kWall) ==
         "gang topofit:default/train: no node or NVLink domain offered holds all 5 members (20 GPUs); they wait");
+  // kube-scheduler's retries of the member are folded as its refusals are: counted on the next one kept
+  c.Filter(Member(0, 5));
+  c.Filter(Member(0, 5));
+  REQUIRE(recorder.records().size() == 1);
+  c.f.clock.Advance(absl::Minutes(1));
+  c.Filter(Member(0, 5));
+  REQUIRE(recorder.records().size() == 2);
+  CHECK(recorder.records()[1].reason == history::Reason::kGangNoRoom);
+  CHECK(recorder.records()[1].repeats == 2);
 
   c.Filter(Member(0));
-  REQUIRE(recorder.records().size() == 2);
-  const history::Record reserved = recorder.records()[1];
+  REQUIRE(recorder.records().size() == 3);
+  const history::Record reserved = recorder.records()[2];
   CHECK(reserved.reason == history::Reason::kGangReserved);
   CHECK(reserved.gpus == 12);
   REQUIRE(reserved.candidates.size() == 3);
