@@ -28,16 +28,16 @@ const nlohmann::json& At(const nlohmann::json& object, const char* key) {
 
 }  // namespace
 
-std::string WorkloadApiPathOf(const kube::Pod& pod) {
-  const std::string& ns = pod.metadata.namespace_name;
+std::optional<WorkloadApiObject> WorkloadApiObjectOf(const kube::Pod& pod) {
   if (pod.spec.scheduling_group && !pod.spec.scheduling_group->pod_group_name.empty()) {
-    return absl::StrCat("/apis/scheduling.k8s.io/v1alpha2/namespaces/", ns, "/podgroups/",
-                        pod.spec.scheduling_group->pod_group_name);
+    return WorkloadApiObject{"scheduling.k8s.io/v1alpha2", "podgroups", pod.metadata.namespace_name,
+                             pod.spec.scheduling_group->pod_group_name};
   }
   if (pod.spec.workload_ref && !pod.spec.workload_ref->name.empty()) {
-    return absl::StrCat("/apis/scheduling.k8s.io/v1alpha1/namespaces/", ns, "/workloads/", pod.spec.workload_ref->name);
+    return WorkloadApiObject{"scheduling.k8s.io/v1alpha1", "workloads", pod.metadata.namespace_name,
+                             pod.spec.workload_ref->name};
   }
-  return std::string();
+  return std::nullopt;
 }
 
 absl::StatusOr<std::optional<int>> GangMinCountIn(const nlohmann::json& object, const kube::Pod& pod) {

@@ -16,9 +16,15 @@
 
 namespace topofit::codec {
 
-// The API path of the object holding the pod's gang count: its PodGroup when it names one, else its
-// Workload; "" when it names neither.
-std::string WorkloadApiPathOf(const kube::Pod& pod);
+// The object holding the pod's gang count: its PodGroup when it names one, else its Workload.
+struct WorkloadApiObject {
+  std::string group_version;  // "scheduling.k8s.io/v1alpha2"
+  std::string resource;       // "podgroups" or "workloads"
+  std::string namespace_name;
+  std::string name;           // as the pod wrote it: escape it into a path
+};
+// nullopt when the pod names neither.
+std::optional<WorkloadApiObject> WorkloadApiObjectOf(const kube::Pod& pod);
 
 // gang.minCount of the pod's group in `object` (the object WorkloadApiPathOf names, as the API server
 // returns it); nullopt when the group's policy is `basic` (its pods place one by one). NotFound when a

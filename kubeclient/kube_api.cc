@@ -119,9 +119,12 @@ absl::StatusOr<nlohmann::json> KubeApi::GetPodObject(const std::string& namespac
 }
 
 absl::StatusOr<std::optional<int>> KubeApi::WorkloadGangMinCount(const kube::Pod& pod) {
-  const std::string path = codec::WorkloadApiPathOf(pod);
-  if (path.empty()) return absl::InvalidArgumentError("the pod names no PodGroup or Workload");
-  absl::StatusOr<nlohmann::json> object = rest_.Get(path);
+  const std::optional<codec::WorkloadApiObject> named = codec::WorkloadApiObjectOf(pod);
+  if (!named) return absl::InvalidArgumentError("the pod names no PodGroup or Workload");
+  // The names come from the pod as kube-scheduler sent it: escaped, so that none reaches another path.
+  absl::StatusOr<nlohmann::json> object =
+      rest_.Get(absl::StrCat("/apis/", named->group_version, "/namespaces/", EscapePathSegment(named->namespace_name),
+                             "/", named->resource, "/", EscapePathSegment(named->name)));
   if (!object.ok()) return object.status();
   return codec::GangMinCountIn(*object, pod);
 }

@@ -11,15 +11,20 @@ namespace {
 using kube::testing::MakePod;
 using nlohmann::json;
 
+std::string Named(const kube::Pod& pod) {
+  const std::optional<WorkloadApiObject> named = WorkloadApiObjectOf(pod);
+  return named ? named->group_version + " " + named->resource + " " + named->namespace_name + "/" + named->name : "";
+}
+
 TEST_CASE("Workload API: the object a pod's gang count lives in", "[workload_api]") {
-  CHECK(WorkloadApiPathOf(MakePod().namespaceName("ml").schedulingGroup("train-workers")) ==
-        "/apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups/train-workers");
-  CHECK(WorkloadApiPathOf(MakePod().namespaceName("ml").workloadRef("train", "workers", "0")) ==
-        "/apis/scheduling.k8s.io/v1alpha1/namespaces/ml/workloads/train");
+  CHECK(Named(MakePod().namespaceName("ml").schedulingGroup("train-workers")) ==
+        "scheduling.k8s.io/v1alpha2 podgroups ml/train-workers");
+  CHECK(Named(MakePod().namespaceName("ml").workloadRef("train", "workers", "0")) ==
+        "scheduling.k8s.io/v1alpha1 workloads ml/train");
   // both named: the PodGroup (Kubernetes 1.36) wins, as decision::GangOf's precedence
-  CHECK(WorkloadApiPathOf(MakePod().namespaceName("ml").schedulingGroup("g").workloadRef("w", "workers")) ==
-        "/apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups/g");
-  CHECK(WorkloadApiPathOf(MakePod()).empty());
+  CHECK(Named(MakePod().namespaceName("ml").schedulingGroup("g").workloadRef("w", "workers")) ==
+        "scheduling.k8s.io/v1alpha2 podgroups ml/g");
+  CHECK(Named(MakePod()).empty());
 }
 
 TEST_CASE("Workload API: a PodGroup's gang.minCount, or none for a basic policy", "[workload_api]") {

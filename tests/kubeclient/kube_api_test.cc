@@ -97,6 +97,11 @@ TEST_CASE("WorkloadGangMinCount: GET the pod's PodGroup and read gang.minCount",
   CHECK_STATUS(api.WorkloadGangMinCount(pod), absl::StatusCode::kNotFound, "not found");
   CHECK_STATUS(api.WorkloadGangMinCount(kube::testing::MakePod()), absl::StatusCode::kInvalidArgument,
                "names no PodGroup or Workload");
+  // a name from the pod cannot reach another path
+  f.server.Script(404, StatusJson(404, "NotFound", "not found"));
+  (void)api.WorkloadGangMinCount(kube::testing::MakePod().namespaceName("ml").schedulingGroup("../../secrets/x"));
+  CHECK(f.server.requests().back().target ==
+        "/apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups/..%2F..%2Fsecrets%2Fx");
 }
 
 TEST_CASE("GetPod: names are escaped into one path segment", "[kube_api]") {

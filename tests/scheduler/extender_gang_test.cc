@@ -237,7 +237,7 @@ TEST_CASE("A Workload API gang's count is read from its PodGroup once, and a gro
     return n;
   };
   SECTION("gang.minCount 3: reserved whole in the big clique") {
-    c.f.kube.PutWorkloadApiObject("/apis/scheduling.k8s.io/v1alpha2/namespaces/default/podgroups/train-workers",
+    c.f.kube.PutWorkloadApiObject("podgroups/default/train-workers",
                                   nlohmann::json::parse(R"({"spec": {"schedulingPolicy": {"gang": {"minCount": 3}}}})"));
     CHECK(*c.Filter(member(0)).node_names == std::vector<std::string>{"big-0"});
     CHECK(*c.Filter(member(1)).node_names == std::vector<std::string>{"big-1"});
@@ -245,7 +245,7 @@ TEST_CASE("A Workload API gang's count is read from its PodGroup once, and a gro
     CHECK(reads() == 1);
   }
   SECTION("policy basic: not a gang") {
-    c.f.kube.PutWorkloadApiObject("/apis/scheduling.k8s.io/v1alpha2/namespaces/default/podgroups/train-workers",
+    c.f.kube.PutWorkloadApiObject("podgroups/default/train-workers",
                                   nlohmann::json::parse(R"({"spec": {"schedulingPolicy": {"basic": {}}}})"));
     CHECK(c.Filter(member(0)).node_names->size() == 6);
     CHECK(c.Filter(member(1)).node_names->size() == 6);

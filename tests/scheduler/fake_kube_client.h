@@ -85,17 +85,20 @@ class FakeKubeClient final : public KubeClient {
     if (auto pod = pods_.find(ns + "/" + name); pod != pods_.end()) pod->second.spec.node_name = node;
     return absl::OkStatus();
   }
-  // A Workload API object at its API path (codec::WorkloadApiPathOf), read as KubeApi reads it.
-  void PutWorkloadApiObject(const std::string& path, nlohmann::json object) {
+  // A Workload API object, by "<resource>/<namespace>/<name>" (codec::WorkloadApiObjectOf), read as KubeApi
+  // reads it.
+  void PutWorkloadApiObject(const std::string& key, nlohmann::json object) {
     std::lock_guard<std::mutex> lock(mu_);
-    workload_api_[path] = std::move(object);
+    workload_api_[key] = std::move(object);
   }
   absl::StatusOr<std::optional<int>> WorkloadGangMinCount(const kube::Pod& pod) override {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::string path = codec::WorkloadApiPathOf(pod);
-    calls_.push_back({"get-workload-api", pod.metadata.namespace_name + "/" + pod.metadata.name, path});
-    auto it = workload_api_.find(path);
-    if (it == workload_api_.end()) return absl::NotFoundError(path + " not found");
+    const std::optional<codec::WorkloadApiObject> named = codec::WorkloadApiObjectOf(pod);
+    if (!named) return absl::InvalidArgumentError("the pod names no PodGroup or Workload");
+    const std::string key = named->resource + "/" + named->namespace_name + "/" + named->name;
+    calls_.push_back({"get-workload-api", pod.metadata.namespace_name + "/" + pod.metadata.name, key});
+    auto it = workload_api_.find(key);
+    if (it == workload_api_.end()) return absl::NotFoundError(key + " not found");
     return codec::GangMinCountIn(it->second, pod);
   }
   void SlowBindsBy(absl::Duration delay) {
