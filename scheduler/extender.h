@@ -196,11 +196,17 @@ class Extender {
   mutable std::mutex gangs_mu_;
   decision::GangBook gangs_;
   decision::NvlinkDomainLabels domain_labels_ = decision::NvlinkDomainLabels::Default();
-  // Workload API gangs' counts as their objects said (nullopt: policy basic), by gang id; bounded (the
-  // oldest is forgotten first).
+  // Workload API gangs' counts as their objects said, by gang id; bounded (the oldest is forgotten first).
+  // A failed read is remembered for kWorkloadCountRetry, so that a pod whose object is missing or
+  // forbidden does not cost a GET on every filter.
   static constexpr size_t kWorkloadCountsRemembered = 16384;
+  static constexpr absl::Duration kWorkloadCountRetry = absl::Seconds(30);
+  struct WorkloadCount {
+    std::optional<int> count;                 // nullopt: policy basic, or not read
+    std::optional<absl::Time> failed_until;   // set: the read failed; read again from then
+  };
   std::mutex workload_counts_mu_;
-  std::map<std::string, std::optional<int>> workload_counts_;
+  std::map<std::string, WorkloadCount> workload_counts_;
   std::deque<std::string> workload_counts_order_;
   // The gangs asked capacity for (RequestGangCapacity), by gang id, with the members that asked: the
   // request is withdrawn when the gang lands or one of them goes. Guarded by gangs_mu_.

@@ -43,12 +43,15 @@ absl::StatusOr<std::optional<decision::Gang>> Extender::CountedGangOf(const kube
     return std::optional<decision::Gang>();
   }
   const std::string id = decision::GangIdOf(**gang);
+  const absl::Time now = clock_.Now();
   {
     std::lock_guard<std::mutex> lock(workload_counts_mu_);
     if (auto known = workload_counts_.find(id); known != workload_counts_.end()) {
-      if (!known->second) return std::optional<decision::Gang>();
-      (*gang)->min_count = known->second;
-      return gang;
+      if (!known->second.failed_until || now < *known->second.failed_until) {
+        if (!known->second.count) return std::optional<decision::Gang>();
+        (*gang)->min_count = known->second.count;
+        return gang;
+      }
     }
   }
   // Read outside the lock: a slow API server delays this pod's filter, not every other's.
@@ -58,11 +61,13 @@ absl::StatusOr<std::optional<decision::Gang>> Extender::CountedGangOf(const kube
                      {{"gang", id}, {"pod", absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name)},
                       {"event", "count_unknown"}, {"reason", std::string(count.status().message())}},
                      spdlog::level::warn);
-    return std::optional<decision::Gang>();
   }
   {
     std::lock_guard<std::mutex> lock(workload_counts_mu_);
-    if (workload_counts_.emplace(id, *count).second) {
+    WorkloadCount remembered;
+    if (count.ok()) remembered.count = *count; else remembered.failed_until = now + kWorkloadCountRetry;
+    auto [entry, added] = workload_counts_.insert_or_assign(id, remembered);
+    if (added) {
       workload_counts_order_.push_back(id);
       if (workload_counts_order_.size() > kWorkloadCountsRemembered) {
         workload_counts_.erase(workload_counts_order_.front());
@@ -70,7 +75,7 @@ absl::StatusOr<std::optional<decision::Gang>> Extender::CountedGangOf(const kube
       }
     }
   }
-  if (!*count) return std::optional<decision::Gang>();
+  if (!count.ok() || !*count) return std::optional<decision::Gang>();
   (*gang)->min_count = *count;
   return gang;
 }

@@ -224,7 +224,7 @@ TEST_CASE("A gang no clique holds asks once for a domain a node pool can grow, a
   }
 }
 
-TEST_CASE("A Workload API gang's count is read from its PodGroup once, and a group that cannot be read places pod by pod",
+TEST_CASE("A Workload API gang's count is read from its PodGroup once, and a group that cannot be read places pod by pod for a while",
           "[extender][gang]") {
   GangCluster c;
   const auto member = [](int i) {
@@ -251,9 +251,14 @@ TEST_CASE("A Workload API gang's count is read from its PodGroup once, and a gro
     CHECK(c.Filter(member(1)).node_names->size() == 6);
     CHECK(reads() == 1);
   }
-  SECTION("no PodGroup: pod by pod, and read again next time") {
+  SECTION("no PodGroup: pod by pod, read again 30 seconds later, a gang once it is there") {
     CHECK(c.Filter(member(0)).node_names->size() == 6);
     CHECK(c.Filter(member(0)).node_names->size() == 6);
+    CHECK(reads() == 1);
+    c.f.kube.PutWorkloadApiObject("podgroups/default/train-workers",
+                                  nlohmann::json::parse(R"({"spec": {"schedulingPolicy": {"gang": {"minCount": 3}}}})"));
+    c.f.clock.Advance(absl::Seconds(30));
+    CHECK(*c.Filter(member(0)).node_names == std::vector<std::string>{"big-0"});
     CHECK(reads() == 2);
   }
 }
