@@ -17,6 +17,7 @@
 #include "decision/capacity_hold.h"
 #include "decision/gang.h"
 #include "decision/gang_book.h"
+#include "decision/gang_capacity_target.h"
 #include "decision/nvlink_domain.h"
 #include "decision/pod_demand.h"
 #include "history/recorder.h"
@@ -213,7 +214,12 @@ class Extender {
   struct GangAsked {
     GangRef gang;
     std::set<std::string> members;
+    // Where and how much it asked, measured over every node and template at `measured`: reused for the
+    // members that come within kGangTargetReuse, since each would measure the same cluster again.
+    decision::GangCapacityTarget target;
+    absl::Time measured;
   };
+  static constexpr absl::Duration kGangTargetReuse = absl::Minutes(1);
   std::map<std::string, GangAsked> gang_asks_;
   std::mutex asked_mu_;
   std::set<std::string> asked_capacity_;

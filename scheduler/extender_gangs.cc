@@ -188,25 +188,36 @@ std::string Extender::RequestGangCapacity(const kube::Pod& pod, const decision::
   // New nodes of a domain are several nodes: a gang that must share one node is not served by them.
   if (wanted.required && wanted.required->level != decision::GangLevel::kDomain) return std::string();
   const std::string id = decision::GangIdOf(gang);
-  ShapesNow now = ClusterShapesNow();
-  const auto snapshots = WithoutReserved(now.snapshots, id);
-  now.shapes.nodes.clear();
-  for (const auto& snapshot : snapshots) now.shapes.nodes.push_back(snapshot.get());
-  const std::optional<decision::GangCapacityTarget> target =
-      decision::GangCapacityTargetFor(pod, demand, *gang.min_count, now.shapes, domain_labels_);
-  if (!target) return std::string();
-  const PodRef member{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name};
-  GangAsked& asked = gang_asks_[id];
-  asked.gang = {id, pod.metadata.namespace_name};
-  if (asked.members.insert(member.uid).second && asked.members.size() == 1) {
-    server::LogEvent(log_, "gang",
-                     {{"gang", id}, {"pod", member.key()}, {"event", "capacity_requested"},
-                      {"node_group", target->node_group}, {"domain", target->ask.domain.id.value},
-                      {"members", target->ask.new_members}, {"nodes", target->ask.new_nodes}});
+  const absl::Time now = clock_.Now();
+  auto asked = gang_asks_.find(id);
+  if (asked == gang_asks_.end() || now - asked->second.measured >= kGangTargetReuse) {
+    ShapesNow shapes = ClusterShapesNow();
+    const auto snapshots = WithoutReserved(shapes.snapshots, id);
+    shapes.shapes.nodes.clear();
+    for (const auto& snapshot : snapshots) shapes.shapes.nodes.push_back(snapshot.get());
+    std::optional<decision::GangCapacityTarget> target =
+        decision::GangCapacityTargetFor(pod, demand, *gang.min_count, shapes.shapes, domain_labels_);
+    if (!target) return std::string();
+    const bool first = asked == gang_asks_.end();
+    asked = gang_asks_.try_emplace(id).first;
+    asked->second.gang = {id, pod.metadata.namespace_name};
+    asked->second.target = *std::move(target);
+    asked->second.measured = now;
+    if (first) {
+      const decision::GangCapacityTarget& chosen = asked->second.target;
+      server::LogEvent(log_, "gang",
+                       {{"gang", id}, {"pod", absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name)},
+                        {"event", "capacity_requested"}, {"node_group", chosen.node_group},
+                        {"domain", chosen.ask.domain.id.value}, {"members", chosen.ask.new_members},
+                        {"nodes", chosen.ask.new_nodes}});
+    }
   }
-  capacity_->RequestForGang({asked.gang, member, target->ask.new_members, target->term});
-  return absl::StrCat("; asked cluster-autoscaler for ", target->ask.new_nodes, " new nodes (", target->ask.new_members,
-                      " members) in ", target->ask.domain.id.value, " of node group ", target->node_group);
+  const PodRef member{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name};
+  asked->second.members.insert(member.uid);
+  const decision::GangCapacityTarget& target = asked->second.target;
+  capacity_->RequestForGang({asked->second.gang, member, target.ask.new_members, target.term});
+  return absl::StrCat("; asked cluster-autoscaler for ", target.ask.new_nodes, " new nodes (", target.ask.new_members,
+                      " members) in ", target.ask.domain.id.value, " of node group ", target.node_group);
 }
 
 void Extender::WithdrawGangCapacity(const std::string& gang) {
