@@ -128,6 +128,12 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   absl::StatusOr<std::string> admin_token = ReadAdminToken(options.admin_token_file);
   if (!admin_token.ok()) return Prefixed("--admin-token-file", admin_token.status());
 
+  if (!options.dra_version.empty()) {
+    if (!options.live_state) return absl::InvalidArgumentError("--dra: needs --live-state (the claims feed the watched state)");
+    if (options.dra_version != "v1" && options.dra_version != "v1beta2" && options.dra_version != "v1beta1") {
+      return absl::InvalidArgumentError(absl::StrCat("--dra ", options.dra_version, ": expected v1, v1beta2 or v1beta1"));
+    }
+  }
   if (!(options.kube_api_qps > 0) || options.kube_api_burst < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--kube-api-qps must be positive and --kube-api-burst at least 1, not ",
                                                    options.kube_api_qps, " and ", options.kube_api_burst));
@@ -155,10 +161,27 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
     parts.pod_watch = kubeclient::ListWatcher::ForPods(*parts.rest, pod_options, parts.live_state->PodHandler());
     parts.node_watch->Start();
     parts.pod_watch->Start();
-    readiness.push_back({"informer-sync", [nodes = parts.node_watch.get(), pods = parts.pod_watch.get()] {
-                           std::string failure = NotListedYet(*nodes, "nodes");
-                           if (std::string p = NotListedYet(*pods, "pods"); !p.empty()) {
-                             absl::StrAppend(&failure, failure.empty() ? "" : "; ", p);
+    std::vector<std::pair<const kubeclient::ListWatcher*, std::string>> watches = {{parts.node_watch.get(), "nodes"},
+                                                                                   {parts.pod_watch.get(), "pods"}};
+    if (!options.dra_version.empty()) {
+      kubeclient::ListWatchOptions slice_options, claim_options;
+      process.kube_observability.Observe(slice_options, "resourceslices");
+      process.kube_observability.Observe(claim_options, "resourceclaims");
+      parts.slice_watch = kubeclient::ListWatcher::ForResourceSlices(*parts.rest, options.dra_version, slice_options,
+                                                                     parts.live_state->SliceHandler());
+      parts.claim_watch = kubeclient::ListWatcher::ForResourceClaims(*parts.rest, options.dra_version, claim_options,
+                                                                     parts.live_state->ClaimHandler());
+      parts.slice_watch->Start();
+      parts.claim_watch->Start();
+      watches.push_back({parts.slice_watch.get(), "resourceslices"});
+      watches.push_back({parts.claim_watch.get(), "resourceclaims"});
+    }
+    readiness.push_back({"informer-sync", [watches] {
+                           std::string failure;
+                           for (const auto& [watch, what] : watches) {
+                             if (std::string f = NotListedYet(*watch, what); !f.empty()) {
+                               absl::StrAppend(&failure, failure.empty() ? "" : "; ", f);
+                             }
                            }
                            return failure;
                          }});
@@ -324,6 +347,10 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
                "peers only, e.g. kubectl port-forward)");
   cmd.add_flag("--live-state", options.live_state,
                "watch nodes and bound pods and keep the GPU state from them (topofit.io/gpu-ids, GPU requests)");
+  cmd.add_option("--dra", options.dra_version,
+                 "with --live-state: also watch resource.k8s.io ResourceSlices and ResourceClaims at this version "
+                 "(v1; v1beta2 or v1beta1 where the cluster serves only those), so GPUs allocated through Dynamic "
+                 "Resource Allocation are taken (docs/dra.md)");
   cmd.add_flag("--provisioning-requests", options.provisioning_requests,
                "for a GPU pod every offered node refused, create a ProvisioningRequest (best-effort-atomic) "
                "excluding those nodes, so cluster-autoscaler scales up for it; for a gang no NVLink domain holds, one "

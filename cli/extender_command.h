@@ -61,6 +61,9 @@ struct ExtenderOptions {
   double kube_api_qps = 50;
   int kube_api_burst = 100;
   bool live_state = false;      // feed the GPU state from watches of nodes and bound pods
+  // With live_state: the resource.k8s.io version whose ResourceSlices and ResourceClaims also feed it
+  // ("v1", "v1beta2", "v1beta1"); empty: none (a cluster without Dynamic Resource Allocation).
+  std::string dra_version;
   bool provisioning_requests = false;  // ask CA for capacity for pods refused for topology
   bool drain_guard = true;             // keep CA's scale-down from stranding pods (scheduler/drain_guard.h)
   // Of several replicas only the holder of a coordination.k8s.io Lease binds; the others report not ready.
@@ -111,6 +114,9 @@ struct ExtenderServers {
   std::unique_ptr<kubeclient::GpuStateSync> live_state;
   std::unique_ptr<kubeclient::ListWatcher> node_watch;
   std::unique_ptr<kubeclient::ListWatcher> pod_watch;
+  // With --dra as well.
+  std::unique_ptr<kubeclient::ListWatcher> slice_watch;
+  std::unique_ptr<kubeclient::ListWatcher> claim_watch;
   // With --leader-elect: the elector, already started, on a client of its own (null without the flag).
   // Before `extender`, which asks it, so it outlives it; destroying it releases the Lease.
   std::unique_ptr<kubeclient::RestClient> election_rest;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "kube/pod_resources.h"
 #include "decision/pod_demand.h"
 #include "server/logging.h"
@@ -14,6 +15,8 @@ namespace {
 bool Finished(const kube::Pod& pod) { return pod.status.phase == "Succeeded" || pod.status.phase == "Failed"; }
 
 }  // namespace
+
+std::string ClaimHolderUid(absl::string_view claim_uid) { return absl::StrCat("resourceclaim:", claim_uid); }
 
 WatchHandler<kube::Node> GpuStateSync::NodeHandler() {
   return WatchHandlerOf(*this, &GpuStateSync::SyncNodes, &GpuStateSync::NodeChanged);
@@ -67,9 +70,57 @@ void GpuStateSync::PodChanged(WatchEventType type, const kube::Pod& pod) {
   }
 }
 
+WatchHandler<kube::ResourceSlice> GpuStateSync::SliceHandler() {
+  return WatchHandlerOf(*this, &GpuStateSync::SyncSlices, &GpuStateSync::SliceChanged);
+}
+
+WatchHandler<kube::ResourceClaim> GpuStateSync::ClaimHandler() {
+  return WatchHandlerOf(*this, &GpuStateSync::SyncClaims, &GpuStateSync::ClaimChanged);
+}
+
+void GpuStateSync::SyncSlices(const std::vector<kube::ResourceSlice>& slices) {
+  absl::MutexLock lock(&mu_);
+  devices_.Clear();
+  for (const kube::ResourceSlice& slice : slices) devices_.Upsert(slice);
+  ResolveClaimsLocked();
+}
+
+void GpuStateSync::SliceChanged(WatchEventType type, const kube::ResourceSlice& slice) {
+  absl::MutexLock lock(&mu_);
+  if (type == WatchEventType::kDeleted) {
+    devices_.Remove(slice.metadata.name);
+  } else {
+    devices_.Upsert(slice);
+  }
+  ResolveClaimsLocked();
+}
+
+void GpuStateSync::SyncClaims(const std::vector<kube::ResourceClaim>& claims) {
+  absl::MutexLock lock(&mu_);
+  std::set<std::string, std::less<>> listed;
+  for (const kube::ResourceClaim& claim : claims) listed.insert(claim.metadata.uid);
+  std::vector<std::string> vanished;
+  for (const auto& [uid, claim] : claims_) {
+    if (!listed.contains(uid)) vanished.push_back(uid);
+  }
+  for (const std::string& uid : vanished) ForgetClaimLocked(uid);
+  for (const kube::ResourceClaim& claim : claims) ResolveClaimLocked(claim);
+}
+
+void GpuStateSync::ClaimChanged(WatchEventType type, const kube::ResourceClaim& claim) {
+  absl::MutexLock lock(&mu_);
+  if (type == WatchEventType::kDeleted) {
+    ForgetClaimLocked(claim.metadata.uid);
+  } else {
+    ResolveClaimLocked(claim);
+  }
+}
+
 GpuStateSyncStats GpuStateSync::stats() const {
   absl::MutexLock lock(&mu_);
-  return stats_;
+  GpuStateSyncStats stats = stats_;
+  stats.claims_holding_gpus = static_cast<int64_t>(claim_holdings_.size());
+  return stats;
 }
 
 std::optional<GpuStateSync::Holding> GpuStateSync::HoldingOf(const kube::Pod& pod) {
@@ -105,17 +156,70 @@ void GpuStateSync::UpsertNodeLocked(const kube::Node& node) {
     return;
   }
   nodes_.insert(name);
-  // Pods that arrived before their node (or while it was gone) are observed now.
-  for (auto& [uid, holding] : pods_) {
-    if (holding.node == name && !holding.applied) Apply(holding);
+  // Pods and claims that arrived before their node (or while it was gone) are observed now.
+  for (auto* holdings : {&pods_, &claim_holdings_}) {
+    for (auto& [uid, holding] : *holdings) {
+      if (holding.node == name && !holding.applied) Apply(holding);
+    }
   }
 }
 
 void GpuStateSync::RemoveNodeLocked(const std::string& node) {
   if (nodes_.erase(node) == 0) return;
   state_.RemoveNode(node);  // drops what its pods held; they are kept here, to be observed if it returns
-  for (auto& [uid, holding] : pods_) {
-    if (holding.node == node) holding.applied = false;
+  for (auto* holdings : {&pods_, &claim_holdings_}) {
+    for (auto& [uid, holding] : *holdings) {
+      if (holding.node == node) holding.applied = false;
+    }
+  }
+}
+
+void GpuStateSync::ResolveClaimLocked(const kube::ResourceClaim& claim) {
+  const std::string& uid = claim.metadata.uid;
+  if (uid.empty()) return;
+  if (!claim.allocated) {
+    ForgetClaimLocked(uid);
+    return;
+  }
+  // Kept while allocated, even holding no GPU the slices known now identify: a slice may come later.
+  ApplyClaimLocked(claims_.insert_or_assign(uid, claim).first->second);
+}
+
+void GpuStateSync::ResolveClaimsLocked() {
+  for (const auto& [uid, claim] : claims_) ApplyClaimLocked(claim);
+}
+
+void GpuStateSync::ApplyClaimLocked(const kube::ResourceClaim& claim) {
+  const std::string& uid = claim.metadata.uid;
+  auto tracked = claim_holdings_.find(uid);
+  const std::optional<decision::ClaimGpus> gpus = decision::GpusOfClaim(claim, devices_);
+  if (!gpus) {
+    if (tracked != claim_holdings_.end()) {
+      if (state_.Forget(tracked->second.pod.uid)) ++stats_.pods_forgotten;
+      claim_holdings_.erase(tracked);
+    }
+    return;
+  }
+  Holding holding;
+  holding.pod = scheduler::PodRef{ClaimHolderUid(uid), claim.metadata.namespace_name, ClaimHolderUid(claim.metadata.name)};
+  holding.node = gpus->node;
+  holding.gpus = gpus->gpus();
+  if (gpus->unresolved == 0) {
+    holding.has_ids = true;
+    holding.ids = absl::StrJoin(gpus->indices, ",");
+  }
+  if (tracked != claim_holdings_.end()) {
+    if (tracked->second.applied && tracked->second.same_as(holding)) return;
+    state_.Forget(tracked->second.pod.uid);  // moved, or placed now: observed anew
+  }
+  Apply(claim_holdings_.insert_or_assign(uid, std::move(holding)).first->second);
+}
+
+void GpuStateSync::ForgetClaimLocked(const std::string& claim_uid) {
+  claims_.erase(claim_uid);
+  if (auto it = claim_holdings_.find(claim_uid); it != claim_holdings_.end()) {
+    if (state_.Forget(it->second.pod.uid)) ++stats_.pods_forgotten;
+    claim_holdings_.erase(it);
   }
 }
 

@@ -20,7 +20,18 @@
 // (GpuState::ObservePod is idempotent for it). A pod the extender Assumed but that this feed has never
 // seen is left alone by a resync: its Binding may still be on the way to the watch.
 //
-// Thread-safe: the handlers may be called from the two watchers' threads at once.
+// With Dynamic Resource Allocation (--dra), two more watches feed it:
+//
+//   ResourceSlice, event or sync  -> which GPU each device of NVIDIA's driver is (decision/claim_gpus.h)
+//   ResourceClaim allocated       -> GpuState::ObservePod("resourceclaim:<uid>", node, count, ids)
+//   ResourceClaim deallocated, DELETED, or missing from a claim sync -> GpuState::Forget of the same
+//
+// A claim holds its GPUs for every pod it is reserved for, so it is observed once, as a holder of its own:
+// a pod whose GPUs come from a claim requests no `nvidia.com/gpu` and is not observed itself. A claim whose
+// devices no known slice identifies yet is observed by count (placed pessimistically) and placed once its
+// slices arrive.
+//
+// Thread-safe: the handlers may be called from the watchers' threads at once.
 
 #include <cstdint>
 #include <map>
@@ -32,6 +43,8 @@
 #include <spdlog/logger.h>
 
 #include "absl/synchronization/mutex.h"
+#include "decision/claim_gpus.h"
+#include "kube/dra_objects.h"
 #include "kube/objects.h"
 #include "kubeclient/list_watcher.h"
 #include "scheduler/gpu_state.h"
@@ -47,7 +60,11 @@ struct GpuStateSyncStats {
   int64_t pods_forgotten = 0;     // Forget calls that released something
   int64_t bad_gpu_ids = 0;        // `topofit.io/gpu-ids` ignored: unparsable, or the wrong count
   int64_t bad_gpu_requests = 0;   // pods whose GPU request could not be read (not tracked)
+  int64_t claims_holding_gpus = 0;  // allocated claims holding GPUs, tracked now
 };
+
+// The GpuState key of what a ResourceClaim holds: never a pod's uid.
+std::string ClaimHolderUid(absl::string_view claim_uid);
 
 class GpuStateSync {
  public:
@@ -66,6 +83,14 @@ class GpuStateSync {
   void NodeChanged(WatchEventType type, const kube::Node& node);
   void SyncPods(const std::vector<kube::Pod>& pods);
   void PodChanged(WatchEventType type, const kube::Pod& pod);
+
+  // For ListWatcher::ForResourceSlices and ListWatcher::ForResourceClaims.
+  WatchHandler<kube::ResourceSlice> SliceHandler();
+  WatchHandler<kube::ResourceClaim> ClaimHandler();
+  void SyncSlices(const std::vector<kube::ResourceSlice>& slices);
+  void SliceChanged(WatchEventType type, const kube::ResourceSlice& slice);
+  void SyncClaims(const std::vector<kube::ResourceClaim>& claims);
+  void ClaimChanged(WatchEventType type, const kube::ResourceClaim& claim);
 
   GpuStateSyncStats stats() const;
 
@@ -90,12 +115,22 @@ class GpuStateSync {
   void UpdatePodLocked(const kube::Pod& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ForgetPodLocked(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Apply(Holding& holding) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Tracks an allocated claim (forgets one that is not) and applies its holding.
+  void ResolveClaimLocked(const kube::ResourceClaim& claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies every tracked claim's holding again: the slices changed.
+  void ResolveClaimsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The claim's holding from the slices known now, applied when it changed; released when it holds none.
+  void ApplyClaimLocked(const kube::ResourceClaim& claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ForgetClaimLocked(const std::string& claim_uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   scheduler::GpuState& state_;
   spdlog::logger& log_;
   mutable absl::Mutex mu_;
   std::set<std::string, std::less<>> nodes_ ABSL_GUARDED_BY(mu_);         // learned from the node watch
   std::map<std::string, Holding, std::less<>> pods_ ABSL_GUARDED_BY(mu_);  // by uid
+  decision::DeviceGpuIndex devices_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, kube::ResourceClaim, std::less<>> claims_ ABSL_GUARDED_BY(mu_);  // allocated, by uid
+  std::map<std::string, Holding, std::less<>> claim_holdings_ ABSL_GUARDED_BY(mu_);    // by claim uid
   GpuStateSyncStats stats_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "codec/bounded_json.h"
+#include "codec/dra_json.h"
 #include "codec/kube_json.h"
 
 namespace topofit::kubeclient {
@@ -73,6 +74,22 @@ std::unique_ptr<ListWatcher> ListWatcher::ForNodes(RestClient& rest, ListWatchOp
                                                    WatchHandler<kube::Node> handler) {
   return std::make_unique<ListWatcher>(rest, "/api/v1/nodes", std::move(options),
                                        TypedSink<kube::Node>(&codec::NodeFromJson, std::move(handler)));
+}
+
+std::unique_ptr<ListWatcher> ListWatcher::ForResourceSlices(RestClient& rest, absl::string_view version,
+                                                            ListWatchOptions options,
+                                                            WatchHandler<kube::ResourceSlice> handler) {
+  return std::make_unique<ListWatcher>(rest, absl::StrCat("/apis/resource.k8s.io/", version, "/resourceslices"),
+                                       std::move(options),
+                                       TypedSink<kube::ResourceSlice>(&codec::ResourceSliceFromJson, std::move(handler)));
+}
+
+std::unique_ptr<ListWatcher> ListWatcher::ForResourceClaims(RestClient& rest, absl::string_view version,
+                                                            ListWatchOptions options,
+                                                            WatchHandler<kube::ResourceClaim> handler) {
+  return std::make_unique<ListWatcher>(rest, absl::StrCat("/apis/resource.k8s.io/", version, "/resourceclaims"),
+                                       std::move(options),
+                                       TypedSink<kube::ResourceClaim>(&codec::ResourceClaimFromJson, std::move(handler)));
 }
 
 ListWatcher::ListWatcher(RestClient& rest, std::string collection_path, ListWatchOptions options, Sink sink)

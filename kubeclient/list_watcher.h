@@ -30,6 +30,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "kube/dra_objects.h"
 #include "kube/objects.h"
 #include "kubeclient/rest_client.h"
 #include "server/clock.h"
@@ -122,6 +123,14 @@ class ListWatcher {
                                               WatchHandler<kube::Pod> handler);
   static std::unique_ptr<ListWatcher> ForNodes(RestClient& rest, ListWatchOptions options,
                                                WatchHandler<kube::Node> handler);
+  // All ResourceSlices and all ResourceClaims in all namespaces of resource.k8s.io at `version` ("v1",
+  // or "v1beta2" / "v1beta1" where the cluster serves only those).
+  static std::unique_ptr<ListWatcher> ForResourceSlices(RestClient& rest, absl::string_view version,
+                                                        ListWatchOptions options,
+                                                        WatchHandler<kube::ResourceSlice> handler);
+  static std::unique_ptr<ListWatcher> ForResourceClaims(RestClient& rest, absl::string_view version,
+                                                        ListWatchOptions options,
+                                                        WatchHandler<kube::ResourceClaim> handler);
 
   // `collection_path` as "/api/v1/pods". `rest` must outlive this object.
   ListWatcher(RestClient& rest, std::string collection_path, ListWatchOptions options, Sink sink);

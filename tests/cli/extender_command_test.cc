@@ -247,7 +247,7 @@ TEST_CASE("extender --live-state keeps the GPU state from the API's nodes and po
   servers->ops->Stop();
 }
 
-TEST_CASE("extender --live-state: /readyz names the watch that has not listed and the API server's error",
+TEST_CASE("extender --live-state --dra: /readyz names each watch that has not listed and the API server's error",
           "[cli][extender]") {
   std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
   kubeclient::testing::FakeApiServer api(*certs);
@@ -261,6 +261,7 @@ TEST_CASE("extender --live-state: /readyz names the watch that has not listed an
   Scratch scratch;
   ExtenderOptions options = LoopbackOptions(KubeconfigFor(scratch, api, *certs));
   options.live_state = true;
+  options.dra_version = "v1";
   ProcessState process;
   spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
   std::atomic<bool> serving{true};
@@ -274,7 +275,8 @@ TEST_CASE("extender --live-state: /readyz names the watch that has not listed an
     auto ready = ops.Get("/readyz");
     body = ready ? ready->body : "";
     return ready && ready->status == 503 && absl::StrContains(body, "pods not listed yet: ") &&
-           absl::StrContains(body, "nodes not listed yet: ");
+           absl::StrContains(body, "nodes not listed yet: ") && absl::StrContains(body, "resourceslices not listed yet: ") &&
+           absl::StrContains(body, "resourceclaims not listed yet: ");
   }));
   INFO(body);
   CHECK_THAT(body, Catch::StartsWith("[-]informer-sync failed: nodes not listed yet: "));
@@ -284,6 +286,23 @@ TEST_CASE("extender --live-state: /readyz names the watch that has not listed an
   REQUIRE(verbose);
   CHECK_THAT(verbose->body, Catch::StartsWith("[+]serving ok\n[+]ledger-sync ok\n[-]informer-sync failed: "));
   servers->ops->Stop();
+}
+
+TEST_CASE("extender --dra needs --live-state and a version of resource.k8s.io", "[cli][extender]") {
+  std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
+  kubeclient::testing::FakeApiServer api(*certs);
+  REQUIRE(api.valid());
+  Scratch scratch;
+  ExtenderOptions options = LoopbackOptions(KubeconfigFor(scratch, api, *certs));
+  ProcessState process;
+  spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  options.dra_version = "v1";
+  absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, {});
+  CHECK_THAT(std::string(servers.status().message()), Catch::Contains("--dra: needs --live-state"));
+  options.live_state = true;
+  options.dra_version = "v2";
+  servers = BuildExtender(options, process, log, {});
+  CHECK_THAT(std::string(servers.status().message()), Catch::Contains("--dra v2: expected v1, v1beta2 or v1beta1"));
 }
 
 TEST_CASE("extender --leader-elect: only the Lease holder is ready and binds, shutting down releases the Lease",

@@ -2,14 +2,17 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <spdlog/sinks/null_sink.h>
 
 #include "absl/synchronization/mutex.h"
+#include "codec/dra_json.h"
 #include "codec/kube_json.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/kubeclient/eventually.h"
@@ -250,6 +253,63 @@ TEST_CASE("GpuStateSync: pods before their node, bad annotations, nodes that go 
   d.sync.NodeChanged(WatchEventType::kAdded, Node("n1"));  // and came back: its pods are observed again
   CHECK(d.state->AssignmentOf("uid-a") == std::make_optional(std::make_pair(std::string("n1"), Ids("0,1"))));
   CHECK(d.state->Snapshot("n1")->free().size() == 2);
+}
+
+// tests/data/dra: a v1 ResourceSlice of NVIDIA's driver for a100-node-1 (gpu-<i> has index i) and a claim
+// allocated gpu-2 and gpu-3 there.
+nlohmann::json DraFixture(const std::string& name) {
+  std::ifstream file(std::string(TOPOFIT_TEST_DATA_DIR) + "/dra/" + name);
+  std::stringstream text;
+  text << file.rdbuf();
+  return nlohmann::json::parse(text.str());
+}
+kube::ResourceSlice Slice() { return codec::ResourceSliceFromJson(DraFixture("resourceslice-v1.json")).value(); }
+kube::ResourceClaim Claim() { return codec::ResourceClaimFromJson(DraFixture("resourceclaim-v1-allocated.json")).value(); }
+
+TEST_CASE("GpuStateSync with DRA: a claim's GPUs are taken, never handed to a device-plugin pod", "[live-state][dra]") {
+  Direct d;
+  const std::string node = "a100-node-1";
+  d.sync.SyncNodes({Node(node)});
+  d.sync.SyncPods({});
+  d.sync.SyncSlices({Slice()});
+  d.sync.SyncClaims({Claim()});
+  const std::string holder = ClaimHolderUid(Claim().metadata.uid);
+  CHECK(d.state->AssignmentOf(holder) == std::make_optional(std::make_pair(node, Ids("2,3"))));
+  CHECK(d.state->Snapshot(node)->free() == Ids("0,1,4,5,6,7"));
+  CHECK(d.sync.stats().claims_holding_gpus == 1);
+  // The extender cannot give them to a pod that asks through nvidia.com/gpu.
+  CHECK(d.state->Assume(Ref("plugin-pod"), node, Ids("2")).code() == absl::StatusCode::kFailedPrecondition);
+  // A pod relist (claims are not pods) leaves the claim's GPUs taken.
+  d.sync.SyncPods({});
+  CHECK(d.state->Snapshot(node)->free() == Ids("0,1,4,5,6,7"));
+
+  SECTION("deleted") { d.sync.ClaimChanged(WatchEventType::kDeleted, Claim()); }
+  SECTION("deallocated") {
+    kube::ResourceClaim released = Claim();
+    released.allocated = false;
+    released.devices.clear();
+    d.sync.ClaimChanged(WatchEventType::kModified, released);
+  }
+  SECTION("gone from a relist") { d.sync.SyncClaims({}); }
+  CHECK_FALSE(d.state->AssignmentOf(holder).has_value());
+  CHECK(d.state->Snapshot(node)->free().size() == 8);
+  CHECK(d.sync.stats().claims_holding_gpus == 0);
+}
+
+TEST_CASE("GpuStateSync with DRA: a claim before its slice is counted, then placed when the slice arrives", "[live-state][dra]") {
+  Direct d;
+  const std::string node = "a100-node-1";
+  d.sync.SyncClaims({Claim()});  // before the node and its slice
+  d.sync.SyncNodes({Node(node)});
+  const std::string holder = ClaimHolderUid(Claim().metadata.uid);
+  CHECK_FALSE(d.state->AssignmentOf(holder).has_value());
+  CHECK(d.state->Snapshot(node)->free().size() == 6);  // by count, placed pessimistically
+  d.sync.SliceChanged(WatchEventType::kAdded, Slice());
+  CHECK(d.state->AssignmentOf(holder) == std::make_optional(std::make_pair(node, Ids("2,3"))));
+  CHECK(d.state->Snapshot(node)->free() == Ids("0,1,4,5,6,7"));
+  // The slice gone (the driver restarting): counted again, not released.
+  d.sync.SliceChanged(WatchEventType::kDeleted, Slice());
+  CHECK(d.state->Snapshot(node)->free().size() == 6);
 }
 
 }  // namespace

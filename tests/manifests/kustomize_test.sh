@@ -539,6 +539,43 @@ else
   cat "$tmp/err"
   fail "kubectl kustomize with components/node-agent failed"
 fi
+# The dra component on the base: --dra=v1 on the extender container (and only there), and RBAC to list and
+# watch ResourceSlices and ResourceClaims bound to the scheduler's ServiceAccount.
+dra=$tmp/dra-overlay
+mkdir -p "$dra"
+cat >"$dra/kustomization.yaml" <<'YAML'
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [../manifests/base]
+components: [../manifests/components/dra]
+YAML
+if ! kubectl kustomize "$dra" >"$tmp/dra.yaml" 2>"$tmp/err"; then
+  cat "$tmp/err"
+  fail "kubectl kustomize with components/dra failed"
+elif command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/null; then
+  if python3 - "$tmp/dra.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+deployment = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "topofit-scheduler")
+containers = {c["name"]: c for c in deployment["spec"]["template"]["spec"]["containers"]}
+extender_args = containers["topofit-extender"]["args"]
+if extender_args.count("--dra=v1") != 1 or "--live-state" not in extender_args:
+    sys.exit(f"extender args {extender_args}")
+if any("--dra" in a for c in containers.values() if c["name"] != "topofit-extender" for a in c.get("args", []) + c.get("command", [])):
+    sys.exit("--dra on another container")
+role = next(d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "topofit-extender-dra")
+rules = sorted((tuple(r["apiGroups"]), tuple(sorted(r["resources"])), tuple(sorted(r["verbs"]))) for r in role["rules"])
+want = [(("resource.k8s.io",), ("resourceclaims", "resourceslices"), ("list", "watch"))]
+if rules != want:
+    sys.exit(f"DRA RBAC is {rules}, want {want}")
+binding = next(d for d in docs if d["kind"] == "ClusterRoleBinding" and d["metadata"]["name"] == "topofit-extender-dra")
+sa = next(d for d in docs if d["kind"] == "ServiceAccount" and d["metadata"]["name"] == deployment["spec"]["template"]["spec"]["serviceAccountName"])
+if binding["subjects"] != [{"kind": "ServiceAccount", "name": sa["metadata"]["name"], "namespace": sa["metadata"]["namespace"]}]:
+    sys.exit(f"binding subjects {binding['subjects']}")
+PY
+  then ok "components/dra: --dra=v1 on the extender only, resourceslices/resourceclaims list/watch for its ServiceAccount"
+  else fail "components/dra"; fi
+fi
 # The pod-monitor component, on the base with the node agent: a PodMonitor for each topofit workload, whose
 # selector picks that workload's pods and whose port is one they name.
 pm=$tmp/pod-monitor-overlay

@@ -1,0 +1,89 @@
+#include "decision/claim_gpus.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace topofit::decision {
+namespace {
+
+// An attribute by its name in the driver's domain: unqualified, or qualified with the driver's name.
+const kube::DeviceAttribute* AttributeOf(const kube::SliceDevice& device, const std::string& driver,
+                                         absl::string_view name) {
+  if (auto it = device.attributes.find(name); it != device.attributes.end()) return &it->second;
+  if (auto it = device.attributes.find(std::string(driver) + "/" + std::string(name)); it != device.attributes.end()) {
+    return &it->second;
+  }
+  return nullptr;
+}
+
+std::optional<std::string> StringAttribute(const kube::SliceDevice& device, const std::string& driver, absl::string_view name) {
+  const kube::DeviceAttribute* value = AttributeOf(device, driver, name);
+  return value != nullptr ? value->string_value : std::nullopt;
+}
+
+}  // namespace
+
+void DeviceGpuIndex::Upsert(const kube::ResourceSlice& slice) {
+  if (slice.driver != driver_ || slice.node_name.empty()) {
+    slices_.erase(slice.metadata.name);
+    return;
+  }
+  Slice known;
+  known.pool = slice.pool;
+  // Whole GPUs first, by index; then their parts (MIG devices), by their parent's uuid.
+  std::map<std::string, int, std::less<>> index_of_uuid;
+  for (const kube::SliceDevice& device : slice.devices) {
+    const kube::DeviceAttribute* index = AttributeOf(device, driver_, "index");
+    const std::optional<std::string> type = StringAttribute(device, driver_, "type");
+    if (index == nullptr || !index->int_value || *index->int_value < 0 || (type && *type != "gpu")) continue;
+    const int gpu = static_cast<int>(std::min<int64_t>(*index->int_value, 1 << 20));
+    known.gpus[device.name] = DeviceGpu{slice.node_name, gpu};
+    if (std::optional<std::string> uuid = StringAttribute(device, driver_, "uuid")) index_of_uuid[*uuid] = gpu;
+  }
+  for (const kube::SliceDevice& device : slice.devices) {
+    const std::optional<std::string> parent = StringAttribute(device, driver_, "parentUUID");
+    if (!parent) continue;
+    if (auto it = index_of_uuid.find(*parent); it != index_of_uuid.end()) {
+      known.gpus[device.name] = DeviceGpu{slice.node_name, it->second};
+    }
+  }
+  slices_.insert_or_assign(slice.metadata.name, std::move(known));
+}
+
+void DeviceGpuIndex::Remove(absl::string_view slice_name) {
+  if (auto it = slices_.find(slice_name); it != slices_.end()) slices_.erase(it);
+}
+
+std::optional<DeviceGpu> DeviceGpuIndex::Find(absl::string_view driver, absl::string_view pool,
+                                              absl::string_view device) const {
+  if (driver != driver_) return std::nullopt;
+  for (const auto& [name, slice] : slices_) {
+    if (slice.pool != pool) continue;
+    if (auto it = slice.gpus.find(device); it != slice.gpus.end()) return it->second;
+  }
+  return std::nullopt;
+}
+
+std::optional<ClaimGpus> GpusOfClaim(const kube::ResourceClaim& claim, const DeviceGpuIndex& index) {
+  if (!claim.allocated) return std::nullopt;
+  ClaimGpus held;
+  held.node = claim.node_name;
+  for (const kube::AllocatedDevice& device : claim.devices) {
+    // Admin access watches a device without taking it from its users.
+    if (device.driver != index.driver() || device.admin_access) continue;
+    const std::optional<DeviceGpu> gpu = index.Find(device.driver, device.pool, device.device);
+    if (!gpu) {
+      ++held.unresolved;
+      continue;
+    }
+    if (held.node.empty()) held.node = gpu->node;
+    if (gpu->node != held.node) return std::nullopt;  // not node-local: no node's GPUs to take
+    held.indices.push_back(gpu->index);
+  }
+  std::sort(held.indices.begin(), held.indices.end());
+  held.indices.erase(std::unique(held.indices.begin(), held.indices.end()), held.indices.end());
+  if (held.gpus() == 0 || held.node.empty()) return std::nullopt;
+  return held;
+}
+
+}  // namespace topofit::decision

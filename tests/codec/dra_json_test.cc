@@ -1,0 +1,86 @@
+#include "codec/dra_json.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+
+namespace topofit::codec {
+namespace {
+
+// tests/data/dra: objects written for these tests in the shapes of resource.k8s.io's types (field names
+// as in k8s.io/api/resource/v1 and v1beta1), as NVIDIA's DRA driver and kube-scheduler fill them.
+nlohmann::json Fixture(const std::string& name) {
+  std::ifstream file(std::string(TOPOFIT_TEST_DATA_DIR) + "/dra/" + name);
+  REQUIRE(file.good());
+  std::stringstream text;
+  text << file.rdbuf();
+  return nlohmann::json::parse(text.str());
+}
+
+TEST_CASE("A v1 ResourceSlice of NVIDIA's driver: its node, pool and each GPU's attributes", "[dra]") {
+  const absl::StatusOr<kube::ResourceSlice> slice = ResourceSliceFromJson(Fixture("resourceslice-v1.json"));
+  REQUIRE(slice.ok());
+  CHECK(slice->metadata.name == "a100-node-1-gpu.nvidia.com-x7k2p");
+  CHECK(slice->driver == "gpu.nvidia.com");
+  CHECK(slice->node_name == "a100-node-1");
+  CHECK(slice->pool == "a100-node-1");
+  CHECK(slice->pool_generation == 1);
+  REQUIRE(slice->devices.size() == 9);
+  const kube::SliceDevice& gpu3 = slice->devices[3];
+  CHECK(gpu3.name == "gpu-3");
+  CHECK(gpu3.attributes.at("index").int_value == 3);
+  CHECK(gpu3.attributes.at("uuid").string_value == "GPU-4c1f6d2e-0000-4000-8000-000000000003");
+  CHECK(gpu3.attributes.at("cudaComputeCapability").version_value == "8.0.0");
+  CHECK(gpu3.attributes.at("resource.kubernetes.io/pcieRoot").string_value == "pci0000:10");
+  CHECK(slice->devices[8].attributes.at("parentUUID").string_value == "GPU-4c1f6d2e-0000-4000-8000-000000000007");
+}
+
+TEST_CASE("A v1beta1 ResourceSlice keeps each device's attributes under basic, and reads the same", "[dra]") {
+  const absl::StatusOr<kube::ResourceSlice> slice = ResourceSliceFromJson(Fixture("resourceslice-v1beta1.json"));
+  REQUIRE(slice.ok());
+  CHECK(slice->node_name == "a100-node-2");
+  CHECK(slice->pool_generation == 3);
+  REQUIRE(slice->devices.size() == 4);
+  CHECK(slice->devices[1].attributes.at("index").int_value == 1);
+}
+
+TEST_CASE("An allocated ResourceClaim: its devices, its node and the pods it is reserved for", "[dra]") {
+  const absl::StatusOr<kube::ResourceClaim> claim = ResourceClaimFromJson(Fixture("resourceclaim-v1-allocated.json"));
+  REQUIRE(claim.ok());
+  CHECK(claim->metadata.namespace_name == "ml");
+  CHECK(claim->allocated);
+  CHECK(claim->node_name == "a100-node-1");
+  REQUIRE(claim->devices.size() == 2);
+  CHECK(claim->devices[0] == kube::AllocatedDevice{.request = "gpus", .driver = "gpu.nvidia.com", .pool = "a100-node-1",
+                                                  .device = "gpu-2", .admin_access = false});
+  REQUIRE(claim->reserved_for.size() == 1);
+  CHECK(claim->reserved_for[0].resource == "pods");
+  CHECK(claim->reserved_for[0].name == "trainer-0");
+
+  const absl::StatusOr<kube::ResourceClaim> pending = ResourceClaimFromJson(Fixture("resourceclaim-v1-pending.json"));
+  REQUIRE(pending.ok());
+  CHECK_FALSE(pending->allocated);
+  CHECK(pending->devices.empty());
+}
+
+TEST_CASE("DRA objects whose read fields have the wrong type are refused with the field's path", "[dra]") {
+  nlohmann::json slice = Fixture("resourceslice-v1.json");
+  slice["spec"]["devices"][2]["attributes"]["index"] = {{"int", "two"}};
+  CHECK_THAT(std::string(ResourceSliceFromJson(slice).status().message()),
+             Catch::Contains("spec.devices[2].attributes[\"index\"].int: expected an integer"));
+
+  slice = Fixture("resourceslice-v1.json");
+  slice["spec"]["devices"][0]["attributes"]["index"] = {{"int", 0}, {"string", "0"}};
+  CHECK_THAT(std::string(ResourceSliceFromJson(slice).status().message()), Catch::Contains("exactly one of int, bool, string and version"));
+
+  nlohmann::json claim = Fixture("resourceclaim-v1-allocated.json");
+  claim["status"]["allocation"]["devices"]["results"] = {{"request", "gpus"}};
+  CHECK_THAT(std::string(ResourceClaimFromJson(claim).status().message()),
+             Catch::Contains("status.allocation.devices.results: expected an array"));
+  CHECK_FALSE(ResourceClaimFromJson(nlohmann::json::array()).ok());
+}
+
+}  // namespace
+}  // namespace topofit::codec

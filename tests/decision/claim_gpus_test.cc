@@ -1,0 +1,129 @@
+#include "decision/claim_gpus.h"
+
+#include <catch2/catch.hpp>
+
+namespace topofit::decision {
+namespace {
+
+kube::DeviceAttribute Int(int64_t value) {
+  kube::DeviceAttribute attribute;
+  attribute.int_value = value;
+  return attribute;
+}
+kube::DeviceAttribute String(std::string value) {
+  kube::DeviceAttribute attribute;
+  attribute.string_value = std::move(value);
+  return attribute;
+}
+
+// A node's slice as NVIDIA's driver publishes it: gpu-<i> with index i and uuid GPU-<node>-<i>.
+kube::ResourceSlice NodeSlice(const std::string& node, int gpus, const std::string& driver = kNvidiaGpuDriver) {
+  kube::ResourceSlice slice;
+  slice.metadata.name = node + "-gpu.nvidia.com";
+  slice.driver = driver;
+  slice.pool = node;
+  slice.node_name = node;
+  for (int i = 0; i < gpus; ++i) {
+    kube::SliceDevice device;
+    device.name = "gpu-" + std::to_string(i);
+    device.attributes["type"] = String("gpu");
+    device.attributes["index"] = Int(i);
+    device.attributes["uuid"] = String("GPU-" + node + "-" + std::to_string(i));
+    slice.devices.push_back(device);
+  }
+  return slice;
+}
+
+kube::ResourceClaim Claim(const std::string& pool, std::vector<std::string> devices, const std::string& node = "") {
+  kube::ResourceClaim claim;
+  claim.metadata.uid = "claim-uid";
+  claim.allocated = true;
+  claim.node_name = node;
+  for (const std::string& device : devices) {
+    claim.devices.push_back({.request = "gpus", .driver = kNvidiaGpuDriver, .pool = pool, .device = device, .admin_access = false});
+  }
+  return claim;
+}
+
+TEST_CASE("A claim's devices are the GPUs their slice's index attributes name, on the slice's node", "[claim_gpus]") {
+  DeviceGpuIndex index;
+  index.Upsert(NodeSlice("node-a", 8));
+  const std::optional<ClaimGpus> held = GpusOfClaim(Claim("node-a", {"gpu-5", "gpu-2"}), index);
+  REQUIRE(held);
+  CHECK(held->node == "node-a");
+  CHECK(held->indices == std::vector<int>{2, 5});
+  CHECK(held->unresolved == 0);
+  CHECK(held->gpus() == 2);
+}
+
+TEST_CASE("A MIG device takes its parent GPU, named by uuid", "[claim_gpus]") {
+  kube::ResourceSlice slice = NodeSlice("node-a", 8);
+  kube::SliceDevice mig;
+  mig.name = "gpu-7-mig-1g10gb-0";
+  mig.attributes["type"] = String("mig");
+  mig.attributes["parentUUID"] = String("GPU-node-a-7");
+  slice.devices.push_back(mig);
+  DeviceGpuIndex index;
+  index.Upsert(slice);
+  // Two parts of one GPU hold it once.
+  const std::optional<ClaimGpus> held = GpusOfClaim(Claim("node-a", {"gpu-7-mig-1g10gb-0", "gpu-7"}), index);
+  REQUIRE(held);
+  CHECK(held->indices == std::vector<int>{7});
+}
+
+TEST_CASE("Devices no known slice identifies are counted, not placed, until their slice arrives", "[claim_gpus]") {
+  DeviceGpuIndex index;
+  const kube::ResourceClaim claim = Claim("node-b", {"gpu-0", "gpu-1"}, "node-b");
+  std::optional<ClaimGpus> held = GpusOfClaim(claim, index);
+  REQUIRE(held);
+  CHECK(held->node == "node-b");
+  CHECK(held->indices.empty());
+  CHECK(held->unresolved == 2);
+  // Without the allocation's node either, there is no node to take GPUs from.
+  CHECK_FALSE(GpusOfClaim(Claim("node-b", {"gpu-0"}), index));
+
+  index.Upsert(NodeSlice("node-b", 4));
+  held = GpusOfClaim(claim, index);
+  REQUIRE(held);
+  CHECK(held->indices == std::vector<int>{0, 1});
+  CHECK(held->unresolved == 0);
+  index.Remove("node-b-gpu.nvidia.com");
+  CHECK(GpusOfClaim(claim, index)->unresolved == 2);
+}
+
+TEST_CASE("What holds no GPU: unallocated claims, other drivers, admin access, devices on several nodes", "[claim_gpus]") {
+  DeviceGpuIndex index;
+  index.Upsert(NodeSlice("node-a", 8));
+  index.Upsert(NodeSlice("node-c", 8));
+  index.Upsert(NodeSlice("nic-node", 2, "sriov.example.com"));
+
+  kube::ResourceClaim claim = Claim("node-a", {"gpu-0"});
+  claim.allocated = false;
+  CHECK_FALSE(GpusOfClaim(claim, index));
+
+  claim = Claim("nic-node", {"gpu-0"});
+  claim.devices[0].driver = "sriov.example.com";
+  CHECK_FALSE(GpusOfClaim(claim, index));
+
+  claim = Claim("node-a", {"gpu-0", "gpu-1"});
+  claim.devices[1].admin_access = true;
+  CHECK(GpusOfClaim(claim, index)->indices == std::vector<int>{0});
+  claim.devices[0].admin_access = true;
+  CHECK_FALSE(GpusOfClaim(claim, index));
+
+  claim = Claim("node-a", {"gpu-0"});
+  claim.devices.push_back({.request = "gpus", .driver = kNvidiaGpuDriver, .pool = "node-c", .device = "gpu-0", .admin_access = false});
+  CHECK_FALSE(GpusOfClaim(claim, index));
+}
+
+TEST_CASE("A slice replaced under its name forgets the devices it no longer lists", "[claim_gpus]") {
+  DeviceGpuIndex index;
+  index.Upsert(NodeSlice("node-a", 8));
+  CHECK(index.Find(kNvidiaGpuDriver, "node-a", "gpu-6") == DeviceGpu{"node-a", 6});
+  index.Upsert(NodeSlice("node-a", 4));
+  CHECK_FALSE(index.Find(kNvidiaGpuDriver, "node-a", "gpu-6"));
+  CHECK_FALSE(index.Find("other.example.com", "node-a", "gpu-1"));
+}
+
+}  // namespace
+}  // namespace topofit::decision
