@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "decision/capacity_buffer.h"
 #include "decision/group_rank.h"
 #include "decision/node_group_identity.h"
 #include "decision/pod_uid.h"
@@ -31,7 +32,9 @@ std::optional<Intent> IntentFor(const RankInput& input, const Ranking& ranking) 
   }
   for (const kube::Pod& pod : gpu_option->pods) {
     const std::string& uid = LedgerPodUid(pod);
-    if (uid.empty()) continue;
+    // A buffer's fake pod never comes to bind: holding the new capacity for it would keep the real pods
+    // the buffer is for off it until the intent expired.
+    if (uid.empty() || IsCapacityBufferFakePod(pod)) continue;
     intent.pod_uids.push_back(uid);
     // Held for: pods whose required topology the group was chosen to serve, and pods that prefer a
     // topology its nodes give them (they may wait for it: capacity_wait.h). A pod that only counts GPUs is
@@ -44,6 +47,7 @@ std::optional<Intent> IntentFor(const RankInput& input, const Ranking& ranking) 
       intent.pod_gpus[uid] = demand->request.gpus;
     }
   }
+  if (intent.pod_uids.empty()) return std::nullopt;  // a scale-up for buffers only: warm for anyone
   return intent;
 }
 

@@ -32,8 +32,10 @@ struct Intent {
 // (LedgerPodUid), with the GPUs of those that require a topology or prefer one the group gives (the pods
 // the node is held for), and with the labels the group's nodes will carry (NodeGroupLabels of its
 // template). With several GPU groups left
-// the choice is CA's, and guessing would hold capacity for the wrong one: none. The time is the ledger's
-// to set. One function for the gRPC service and the bench.
+// the choice is CA's, and guessing would hold capacity for the wrong one: none. CA's CapacityBuffer fake
+// pods (capacity_buffer.h) are never held for, and a scale-up for them alone has no intent: buffered
+// capacity is for whichever real pod comes. The time is the ledger's to set. One function for the gRPC
+// service and the bench.
 std::optional<Intent> IntentFor(const RankInput& input, const Ranking& ranking);
 
 }  // namespace topofit::decision

@@ -279,6 +279,32 @@ TEST_CASE("An intent for a ProvisioningRequest's pods is recorded for the pod th
   CHECK(intents[0].pod_uids == std::vector<std::string>{"uid-trainer"});
 }
 
+TEST_CASE("CA's capacity-buffer pods shape the scale-up, but no capacity is held for them", "[expander][grpc]") {
+  Fixture f;
+  // As CA injects a CapacityBuffer's pods: copies of its template (here asking for 4 GPUs over NVLink),
+  // named capacity-buffer-<buffer>-<i>, uid <buffer>-<i>, annotated podType: capacityBufferFakePod.
+  auto buffer_pod = [](int i) {
+    PodProto pod("capacity-buffer-nv4-" + std::to_string(i));
+    pod.gpus(4).nv_required().annotation("podType", "capacityBufferFakePod");
+    return pod;
+  };
+  const PodProto trainer = PodProto("trainer").gpus(4).nv_required();
+  RequestBuilder request = ThreeGroups(Layout::kBytes);
+  request.option("g5", 1, {buffer_pod(1)}).option("p4d", 1, {buffer_pod(1)});
+  ::grpcplugin::BestOptionsResponse response;
+  REQUIRE(f.Call(request.build(), &response).ok());
+  CHECK(Ids(response).front() == "p4d");  // ranked by the shape it asks for, as a real pod would be
+  CHECK(f.ledger->Intents().empty());     // buffered capacity is for whichever real pod comes first
+
+  RequestBuilder mixed = ThreeGroups(Layout::kBytes);
+  mixed.option("p4d", 1, {buffer_pod(2), trainer});
+  REQUIRE(f.Call(mixed.build(), &response).ok());
+  const std::vector<decision::Intent> intents = f.ledger->Intents();
+  REQUIRE(intents.size() == 1);
+  CHECK(intents[0].pod_uids == std::vector<std::string>{"uid-trainer"});
+  CHECK(intents[0].pod_gpus == std::map<std::string, int>{{"uid-trainer", 4}});
+}
+
 TEST_CASE("The ranking and its intent are recorded on the pod the ProvisioningRequest stands for",
           "[expander][history]") {
   Fixture f;
