@@ -323,8 +323,14 @@ void ApiLedger::EvictPreferencesOver(size_t max) {
 
 void ApiLedger::EvictIntentsOver(size_t max) {
   while (intents_.size() > max) {
-    const std::string group = intents_.begin()->first.second;  // the oldest
-    const std::set<std::string> uids = intents_.begin()->second;
+    // The oldest intent whose pods have no preference (ledger::LedgerLimits), else the oldest.
+    auto evicted = std::find_if(intents_.begin(), intents_.end(), [&](const auto& intent) {
+      return std::none_of(intent.second.begin(), intent.second.end(),
+                          [&](const std::string& uid) { return entries_.at(uid).preference.has_value(); });
+    });
+    if (evicted == intents_.end()) evicted = intents_.begin();
+    const std::string group = evicted->first.second;
+    const std::set<std::string> uids = evicted->second;
     for (const std::string& uid : uids) {
       SetIntent(uid, entries_.at(uid), std::nullopt);
       EraseIfEmpty(uid);

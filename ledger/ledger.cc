@@ -101,9 +101,14 @@ class InMemoryLedger final : public Ledger {
     intent.recorded = clock_.Now();
     PruneExpired(intent.recorded);
     if (intents_.size() >= std::max<size_t>(limits_.max_intents, 1)) {
-      const std::string evicted = intents_.front().node_group;  // the oldest
-      intents_.pop_front();
-      if (limits_.on_evicted) limits_.on_evicted("intent", evicted);
+      auto evicted = std::find_if(intents_.begin(), intents_.end(), [&](const decision::Intent& kept) {
+        return std::none_of(kept.pod_uids.begin(), kept.pod_uids.end(),
+                            [&](const std::string& uid) { return preferences_.contains(uid); });
+      });
+      if (evicted == intents_.end()) evicted = intents_.begin();
+      const std::string group = evicted->node_group;
+      intents_.erase(evicted);
+      if (limits_.on_evicted) limits_.on_evicted("intent", group);
     }
     intents_.push_back(std::move(intent));
     intents_view_.Invalidate();

@@ -143,6 +143,27 @@ TEST_CASE("a flood of pods refused once each pushes out its own preferences, not
   CHECK(kept[1].pod_uid == "flood-14999");  // the flood's first ones made room for its later ones
 }
 
+TEST_CASE("a flood of intents for pods without preferences pushes out its own, not a real scale-up's",
+          "[ledger][hostile]") {
+  // Anyone who reaches the expander can send BestOptions, each recording an intent for the pods it names.
+  server::FakeClock clock;
+  std::vector<std::string> evicted;
+  LedgerLimits limits;
+  limits.max_intents = 3;
+  limits.on_evicted = [&](absl::string_view, const std::string& key) { evicted.push_back(key); };
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, {}, limits);
+  ledger->RecordPreference(For("trainer", 8));  // refused by the extender, then a scale-up for it
+  ledger->RecordIntent(Intent{"p4d-group", {"trainer"}, {{"trainer", 8}}, 1, {}, {}});
+  for (int i = 0; i < 5; ++i) {
+    clock.Advance(absl::Seconds(1));
+    ledger->RecordIntent(Intent{absl::StrCat("forged-", i), {absl::StrCat("invented-", i)}, {}, 1, {}, {}});
+  }
+  CHECK(evicted == std::vector<std::string>{"forged-0", "forged-1", "forged-2"});
+  const std::vector<Intent> intents = ledger->Intents();
+  REQUIRE(intents.size() == 3);
+  CHECK(intents[0].node_group == "p4d-group");
+}
+
 TEST_CASE("when every preference has been renewed, the least recently seen makes room", "[ledger][hostile]") {
   server::FakeClock clock;
   std::vector<std::string> evicted;
