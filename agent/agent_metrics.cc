@@ -19,6 +19,9 @@ AgentMetrics AgentMetrics::Create(server::MetricsRegistry& registry) {
       registry.AddCounter("topofit_agent_topology_published_total",
                           "Patches of the node's topofit.io/gpu-topology annotation", {"result"}),
       registry.AddCounter("topofit_agent_nvidia_smi_errors_total", "nvidia-smi runs that failed or did not parse"),
+      registry.AddGauge("topofit_agent_list_and_watch_streams", "ListAndWatch streams open now"),
+      registry.AddCounter("topofit_agent_list_and_watch_refused_total",
+                          "ListAndWatch calls refused with RESOURCE_EXHAUSTED because the most streams were open"),
   };
 }
 

@@ -1,6 +1,9 @@
 #include "agent/device_plugin_service.h"
 
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/kubelet_socket.h"
 #include "history/from_decisions.h"
 #include "server/logging.h"
 
@@ -9,6 +12,9 @@ namespace {
 
 // How often a ListAndWatch stream checks for a cancelled call or a stopping service between changes.
 constexpr absl::Duration kStreamPoll = absl::Milliseconds(100);
+
+static_assert(kMaxListAndWatchStreams < kPluginSocketThreads,
+              "the streams must leave the socket's gRPC server threads for Allocate");
 
 }  // namespace
 
@@ -35,6 +41,19 @@ grpc::Status DevicePluginService::GetDevicePluginOptions(grpc::ServerContext*, c
 
 grpc::Status DevicePluginService::ListAndWatch(grpc::ServerContext* context, const v1beta1::Empty*,
                                                grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
+  if (streams_.fetch_add(1) >= kMaxListAndWatchStreams) {
+    streams_.fetch_sub(1);
+    metrics_.streams_refused.Inc();  // not logged: a client opening streams in a loop would flood the log
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        absl::StrCat(kMaxListAndWatchStreams,
+                                     " ListAndWatch streams are open already, the most this device plugin serves "
+                                     "(the kubelet holds one); close one first"));
+  }
+  metrics_.streams.Add(1);
+  const absl::Cleanup ended = [this] {
+    streams_.fetch_sub(1);
+    metrics_.streams.Add(-1);
+  };
   int64_t sent = 0;  // version 0 is "nothing discovered": nothing to send
   while (!stopping_ && !context->IsCancelled()) {
     const int64_t version = devices_.WaitForChange(sent, kStreamPoll);

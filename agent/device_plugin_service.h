@@ -30,6 +30,12 @@
 
 namespace topofit::agent {
 
+// ListAndWatch streams served at once. The kubelet holds one (a second one briefly when it restarts,
+// until it notices the old one gone); each stream holds a thread of the socket's gRPC server, so a client
+// opening more cannot take the threads Allocate needs: beyond this, ListAndWatch is RESOURCE_EXHAUSTED at
+// once.
+inline constexpr int kMaxListAndWatchStreams = 4;
+
 // Called once per Allocate matched to a pod, with the GPUs given (to write `topofit.io/gpu-allocated`).
 using AllocationRecorder = std::function<void(const ChosenPod& pod, topology::GpuSet given)>;
 
@@ -73,6 +79,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
   const AllocationRecorder record_;
   AllocationHistory history_;
   std::atomic<bool> stopping_{false};
+  std::atomic<int> streams_{0};  // ListAndWatch calls admitted and not yet ended
   std::mutex allocate_mu_;  // one Allocate at a time: a pod is matched and marked given in one step
 };
 

@@ -44,6 +44,9 @@ absl::Status PluginSocket::Start() {
   grpc::ServerBuilder builder;
   builder.AddListeningPort(absl::StrCat("unix://", path_), grpc::InsecureServerCredentials());
   builder.RegisterService(&service_);
+  grpc::ResourceQuota quota("device-plugin");
+  quota.SetMaxThreads(kPluginSocketThreads);
+  builder.SetResourceQuota(quota);
   server_ = builder.BuildAndStart();
   if (server_ == nullptr) return absl::UnavailableError(absl::StrCat("cannot serve the device plugin on ", path_));
   return absl::OkStatus();

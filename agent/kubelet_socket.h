@@ -23,6 +23,12 @@ namespace topofit::agent {
 absl::Status RegisterWithKubelet(const std::string& kubelet_socket, const v1beta1::RegisterRequest& request,
                                  absl::Duration timeout);
 
+// Every thread the socket's gRPC server may run at once (gRPC's sync server otherwise starts one per call
+// in progress, without end). A call finding none is refused with RESOURCE_EXHAUSTED; the DevicePlugin
+// service holds at most kMaxListAndWatchStreams of them in streams, so the rest are there for the unary
+// calls of the kubelet's admissions.
+inline constexpr int kPluginSocketThreads = 16;
+
 // `service` served on the unix socket `path`.
 class PluginSocket {
  public:

@@ -61,18 +61,34 @@ absl::Status StartLeaderElection(const ExtenderOptions& options, spdlog::logger&
   return absl::OkStatus();
 }
 
+// Counts each node the state drops in counter `name` and logs it at debug as `event`.
+std::function<void(const std::string&)> CountNodesDropped(server::MetricsRegistry& registry, const std::string& name,
+                                                           const std::string& help, std::string event) {
+  return [dropped = &registry.AddCounter(name, help, {}), event = std::move(event)](const std::string& node) {
+    dropped->Inc();
+    server::LogEvent(*spdlog::default_logger(), event, {{"node", node}}, spdlog::level::debug);
+  };
+}
+
+// Nodes from requests evicted at the node table's limit to make room for new ones; counted and logged.
+scheduler::GpuStateLimits NodeLimits(server::MetricsRegistry& registry) {
+  scheduler::GpuStateLimits limits;
+  limits.on_evicted = CountNodesDropped(registry, "topofit_extender_nodes_evicted_total",
+                                        "Nodes learned from filter requests, without pods topofit knows of, evicted "
+                                        "at the node limit to make room for new ones, the least recently named first.",
+                                        "node_evicted");
+  return limits;
+}
+
 // Without --live-state nodes come only from filter requests: one no request named for 10 minutes (the
 // preference TTL) and without pods topofit knows of is forgotten; counted and logged.
 scheduler::GpuStateLimits FilterFedNodeLimits(server::MetricsRegistry& registry) {
-  scheduler::GpuStateLimits limits;
+  scheduler::GpuStateLimits limits = NodeLimits(registry);
   limits.forget_unseen_after = ledger::Lifetimes().preference;
-  limits.on_forgotten = [forgotten = &registry.AddCounter("topofit_extender_nodes_forgotten_total",
-                                                          "Nodes no filter request named for 10 minutes, without "
-                                                          "pods topofit knows of, forgotten (without --live-state).",
-                                                          {})](const std::string& node) {
-    forgotten->Inc();
-    server::LogEvent(*spdlog::default_logger(), "node_forgotten", {{"node", node}}, spdlog::level::debug);
-  };
+  limits.on_forgotten = CountNodesDropped(registry, "topofit_extender_nodes_forgotten_total",
+                                          "Nodes no filter request named for 10 minutes, without pods topofit knows "
+                                          "of, forgotten (without --live-state).",
+                                          "node_forgotten");
   return limits;
 }
 
@@ -148,8 +164,8 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   ExtenderServers parts;
   parts.rest = *std::move(rest);
   parts.kube = std::make_unique<kubeclient::KubeApi>(*parts.rest);
-  parts.state = options.live_state ? scheduler::NewInMemoryGpuState()
-                                    : scheduler::NewInMemoryGpuState(process.clock, FilterFedNodeLimits(process.registry));
+  parts.state = scheduler::NewInMemoryGpuState(
+      process.clock, options.live_state ? NodeLimits(process.registry) : FilterFedNodeLimits(process.registry));
   if (options.live_state) {
     parts.live_state = std::make_unique<kubeclient::GpuStateSync>(*parts.state, log);
     kubeclient::ListWatchOptions node_options;

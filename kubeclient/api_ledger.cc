@@ -197,7 +197,7 @@ std::vector<decision::Preference> ApiLedger::PreferencesOf(const std::vector<std
 
 size_t ApiLedger::PreferenceCount() const {
   absl::MutexLock lock(&mu_);
-  return by_last_seen_.size();
+  return recency_.size();
 }
 
 void ApiLedger::RecordIntent(decision::Intent intent) {
@@ -256,8 +256,9 @@ void ApiLedger::Write(const std::string& uid, Entry& entry) {
 }
 
 void ApiLedger::PruneExpired(absl::Time now) {
-  while (!by_last_seen_.empty() && now - by_last_seen_.begin()->first > options_.lifetimes.preference) {
-    const std::string uid = by_last_seen_.begin()->second;
+  for (auto oldest = recency_.LeastRecentlySeen(); oldest && now - oldest->first > options_.lifetimes.preference;
+       oldest = recency_.LeastRecentlySeen()) {
+    const std::string uid = oldest->second;
     SetPreference(uid, entries_.at(uid), std::nullopt);
     EraseIfEmpty(uid);
   }
@@ -272,12 +273,12 @@ void ApiLedger::PruneExpired(absl::Time now) {
 
 void ApiLedger::SetPreference(const std::string& uid, Entry& entry, std::optional<decision::Preference> preference) {
   if (entry.preference) {
-    by_last_seen_.erase({entry.preference->last_seen, uid});
+    recency_.Remove(*entry.preference);
     by_first_seen_.erase({entry.preference->first_seen, uid});
   }
   entry.preference = std::move(preference);
   if (entry.preference) {
-    by_last_seen_.emplace(entry.preference->last_seen, uid);
+    recency_.Add(*entry.preference);
     by_first_seen_.emplace(entry.preference->first_seen, uid);
   }
 }
@@ -311,8 +312,8 @@ size_t ApiLedger::MaxPreferences() const { return std::max<size_t>(options_.limi
 size_t ApiLedger::MaxIntents() const { return std::max<size_t>(options_.limits.max_intents, 1); }
 
 void ApiLedger::EvictPreferencesOver(size_t max) {
-  while (by_last_seen_.size() > max) {
-    const std::string uid = by_last_seen_.begin()->second;  // the least recently seen
+  while (recency_.size() > max) {
+    const std::string uid = *recency_.NextEvicted();
     SetPreference(uid, entries_.at(uid), std::nullopt);
     EraseIfEmpty(uid);
     Evicted("preference", uid);
@@ -322,8 +323,14 @@ void ApiLedger::EvictPreferencesOver(size_t max) {
 
 void ApiLedger::EvictIntentsOver(size_t max) {
   while (intents_.size() > max) {
-    const std::string group = intents_.begin()->first.second;  // the oldest
-    const std::set<std::string> uids = intents_.begin()->second;
+    // The oldest intent whose pods have no preference (ledger::LedgerLimits), else the oldest.
+    auto evicted = std::find_if(intents_.begin(), intents_.end(), [&](const auto& intent) {
+      return std::none_of(intent.second.begin(), intent.second.end(),
+                          [&](const std::string& uid) { return entries_.at(uid).preference.has_value(); });
+    });
+    if (evicted == intents_.end()) evicted = intents_.begin();
+    const std::string group = evicted->first.second;
+    const std::set<std::string> uids = evicted->second;
     for (const std::string& uid : uids) {
       SetIntent(uid, entries_.at(uid), std::nullopt);
       EraseIfEmpty(uid);

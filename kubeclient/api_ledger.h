@@ -25,8 +25,8 @@
 // held back (a pod that binds or goes does not come back), and ForgetPod's pod ignores events until its
 // DELETED: the gpu-ids annotation the extender writes just before binding arrives after ForgetPod.
 //
-// Bounded as the in-memory ledger is (ledger::LedgerLimits): at the cap the least recently seen
-// preference, or the oldest intent (all its pods' shares), leaves memory; counted (stats().evicted_*) and
+// Bounded as the in-memory ledger is (ledger::LedgerLimits): at the cap a preference (in
+// ledger::PreferenceRecency's order: the least recently seen of those never renewed first), or the oldest intent (all its pods' shares), leaves memory; counted (stats().evicted_*) and
 // reported to LedgerLimits::on_evicted. Memory only: the annotation stays on the pod, whose next event
 // may bring it back (and evict again). Reads are indexed: expiry and eviction take from the front of
 // ordered indexes, Preferences() sorts nothing, and the intents are grouped once per change
@@ -58,6 +58,7 @@
 #include "kubeclient/node_groups_config_map.h"
 #include "ledger/intents_view.h"
 #include "ledger/ledger.h"
+#include "ledger/preference_recency.h"
 #include "server/clock.h"
 #include "server/condition_log.h"
 
@@ -179,7 +180,7 @@ class ApiLedger final : public ledger::Ledger {
   // The indexes: (last seen, uid) for expiry and eviction, (first seen, uid) for the order read, and the
   // pods of each intent by (recorded, node group), oldest first.
   using TimeIndex = std::set<std::pair<absl::Time, std::string>>;
-  TimeIndex by_last_seen_ ABSL_GUARDED_BY(mu_);
+  ledger::PreferenceRecency recency_ ABSL_GUARDED_BY(mu_);  // expiry and eviction order
   TimeIndex by_first_seen_ ABSL_GUARDED_BY(mu_);
   std::map<std::pair<absl::Time, std::string>, std::set<std::string>> intents_ ABSL_GUARDED_BY(mu_);
   mutable ledger::IntentsViewCache intents_view_ ABSL_GUARDED_BY(mu_);

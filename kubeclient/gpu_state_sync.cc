@@ -149,7 +149,7 @@ std::optional<GpuStateSync::Holding> GpuStateSync::HoldingOf(const kube::Pod& po
 
 void GpuStateSync::UpsertNodeLocked(const kube::Node& node) {
   const std::string& name = node.metadata.name;
-  if (absl::Status upserted = state_.UpsertNode(node); !upserted.ok()) {
+  if (absl::Status upserted = state_.UpsertNode(node, scheduler::NodeSource::kWatch); !upserted.ok()) {
     ++stats_.nodes_rejected;
     server::LogEvent(log_, "live_state_node_rejected", {{"node", name}, {"error", std::string(upserted.message())}},
                      spdlog::level::warn);

@@ -10,6 +10,7 @@
 
 #include "ledger/intents_view.h"
 #include "ledger/node_group_templates.h"
+#include "ledger/preference_recency.h"
 
 namespace topofit::ledger {
 namespace {
@@ -39,14 +40,14 @@ class InMemoryLedger final : public Ledger {
       it->second = std::move(preference);
     } else {
       if (preferences_.size() >= std::max<size_t>(limits_.max_preferences, 1)) {
-        const std::string evicted = by_last_seen_.begin()->second;  // the least recently seen
+        const std::string evicted = *recency_.NextEvicted();
         Erase(preferences_.find(evicted));
         if (limits_.on_evicted) limits_.on_evicted("preference", evicted);
       }
       preference.first_seen = now;
       it = preferences_.emplace(preference.pod_uid, std::move(preference)).first;
     }
-    by_last_seen_.emplace(it->second.last_seen, it->first);
+    recency_.Add(it->second);
     by_first_seen_.emplace(it->second.first_seen, it->first);
   }
 
@@ -100,9 +101,14 @@ class InMemoryLedger final : public Ledger {
     intent.recorded = clock_.Now();
     PruneExpired(intent.recorded);
     if (intents_.size() >= std::max<size_t>(limits_.max_intents, 1)) {
-      const std::string evicted = intents_.front().node_group;  // the oldest
-      intents_.pop_front();
-      if (limits_.on_evicted) limits_.on_evicted("intent", evicted);
+      auto evicted = std::find_if(intents_.begin(), intents_.end(), [&](const decision::Intent& kept) {
+        return std::none_of(kept.pod_uids.begin(), kept.pod_uids.end(),
+                            [&](const std::string& uid) { return preferences_.contains(uid); });
+      });
+      if (evicted == intents_.end()) evicted = intents_.begin();
+      const std::string group = evicted->node_group;
+      intents_.erase(evicted);
+      if (limits_.on_evicted) limits_.on_evicted("intent", group);
     }
     intents_.push_back(std::move(intent));
     intents_view_.Invalidate();
@@ -130,10 +136,11 @@ class InMemoryLedger final : public Ledger {
   using Index = std::set<std::pair<absl::Time, std::string>>;
 
   // Expired entries are dropped as new ones arrive, so memory follows the live demand: preferences from the
-  // front of the last-seen index, so only what expires is visited. Called with mu_ held.
+  // least recently seen on, so only what expires is visited. Called with mu_ held.
   void PruneExpired(absl::Time now) {
-    while (!by_last_seen_.empty() && now - by_last_seen_.begin()->first > preference_ttl_) {
-      Erase(preferences_.find(by_last_seen_.begin()->second));
+    for (auto oldest = recency_.LeastRecentlySeen(); oldest && now - oldest->first > preference_ttl_;
+         oldest = recency_.LeastRecentlySeen()) {
+      Erase(preferences_.find(oldest->second));
     }
     const auto expired = [&](const decision::Intent& intent) { return now - intent.recorded > intent_ttl_; };
     if (std::erase_if(intents_, expired) > 0) intents_view_.Invalidate();
@@ -141,7 +148,7 @@ class InMemoryLedger final : public Ledger {
   }
 
   void Unindex(const decision::Preference& preference) {
-    by_last_seen_.erase({preference.last_seen, preference.pod_uid});
+    recency_.Remove(preference);
     by_first_seen_.erase({preference.first_seen, preference.pod_uid});
   }
 
@@ -157,7 +164,7 @@ class InMemoryLedger final : public Ledger {
   const LedgerLimits limits_;
   mutable std::mutex mu_;
   std::map<std::string, decision::Preference> preferences_;  // by pod uid
-  Index by_last_seen_;   // (last_seen, uid): expiry and eviction take from the front
+  PreferenceRecency recency_;  // expiry and eviction order
   Index by_first_seen_;  // (first_seen, uid): the order Preferences() returns, ties by uid
   std::deque<decision::Intent> intents_;  // in recording order, hence oldest first
   mutable IntentsViewCache intents_view_;

@@ -50,8 +50,12 @@ class Ledger {
 };
 
 // What a ledger keeps at most, in memory and in the API alike. Preferences come from filter calls and intents from BestOptions
-// calls, which anyone who reaches the servers can make up, so both are capped: at the cap the least recently
-// seen preference, or the oldest intent, makes room and is reported. Far above real demand: 10,000 pending
+// calls, which anyone who reaches the servers can make up, so both are capped: at the cap a preference, or
+// the oldest intent, makes room and is reported. The preference is the least recently seen of those seen
+// only once, so a flood of invented pods pushes out its own, not the preferences real pods renew on each
+// retry (ledger/preference_recency.h). The intent is the oldest of those whose pods have no preference
+// here (a real scale-up is for pods the extender refused, which have one; a forged BestOptions names pods
+// of its own), else the oldest. Far above real demand: 10,000 pending
 // GPU pods without a fitting node; one intent per CA loop (10 s) that picks a GPU group lives 15 minutes.
 struct LedgerLimits {
   size_t max_preferences = 10'000;

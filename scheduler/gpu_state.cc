@@ -1,7 +1,11 @@
 #include "scheduler/gpu_state.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "codec/node_topology.h"
@@ -29,19 +33,21 @@ struct NodeRecord {
   std::shared_ptr<const decision::NodeGpuSnapshot> snapshot;
   // When a request last named the node (absl::ToUnixNanos); written under the reader lock too.
   mutable std::atomic<int64_t> last_seen_nanos{0};
+  bool watched = false;  // learned from the watch at least once: never evicted for room
 };
 
 class InMemoryGpuState final : public GpuState {
  public:
   InMemoryGpuState(const server::Clock* clock, GpuStateLimits limits) : clock_(clock), limits_(std::move(limits)) {}
 
-  absl::Status UpsertNode(const kube::Node& node) override {
+  absl::Status UpsertNode(const kube::Node& node, NodeSource source) override {
     const std::string& name = node.metadata.name;
     {
       std::shared_lock<std::shared_mutex> read(mu_);
       auto it = nodes_.find(name);
       if (it != nodes_.end() && !node.metadata.resource_version.empty() &&
-          it->second.resource_version == node.metadata.resource_version) {
+          it->second.resource_version == node.metadata.resource_version &&
+          (it->second.watched || source == NodeSource::kRequest)) {
         Seen(it->second);
         return absl::OkStatus();
       }
@@ -54,6 +60,7 @@ class InMemoryGpuState final : public GpuState {
     }
     NodeRecord& record = nodes_[name];
     Seen(record);
+    record.watched = record.watched || source == NodeSource::kWatch;
     record.resource_version = node.metadata.resource_version;
     record.topology = *std::move(resolved);
     record.allocatable = decision::AllocatableGpus(node);
@@ -174,9 +181,11 @@ class InMemoryGpuState final : public GpuState {
     if (clock_ != nullptr) record.last_seen_nanos.store(absl::ToUnixNanos(clock_->Now()), std::memory_order_relaxed);
   }
 
-  // Before a new node is added: forgets the nodes unseen for too long that hold no pods, then refuses the
-  // node if the state is still full. The scan over every node runs at most once per tenth of the
-  // forgetting time, so a flood of new nodes costs no scan each. Called with the writer lock held.
+  // Before a new node is added: forgets the nodes unseen for too long that hold no pods, then, if the state
+  // is still full, evicts the least recently named tenth of the evictable nodes (from requests, without
+  // pods), or refuses the node if there are none. The scan over every node runs at most once per tenth of
+  // the forgetting time, and an eviction makes room for a tenth of the limit, so a flood of new nodes costs
+  // no scan each. Called with the writer lock held.
   absl::Status MakeRoom() {
     const absl::Duration after = limits_.forget_unseen_after;
     if (clock_ != nullptr && after > absl::ZeroDuration()) {
@@ -194,10 +203,30 @@ class InMemoryGpuState final : public GpuState {
         next_sweep_ = now + after / 10;
       }
     }
+    if (nodes_.size() >= limits_.max_nodes) EvictLeastRecentlyNamed();
     if (nodes_.size() >= limits_.max_nodes) {
-      return absl::ResourceExhaustedError(absl::StrCat("topofit already keeps ", nodes_.size(), " nodes, its limit"));
+      return absl::ResourceExhaustedError(absl::StrCat("topofit already keeps ", nodes_.size(),
+                                                       " nodes, its limit, all watched or holding pods"));
     }
     return absl::OkStatus();
+  }
+
+  void EvictLeastRecentlyNamed() {
+    std::vector<std::pair<int64_t, std::string_view>> evictable;  // (last named, name)
+    for (const auto& [name, record] : nodes_) {
+      if (!record.watched && record.pods.empty()) {
+        evictable.emplace_back(record.last_seen_nanos.load(std::memory_order_relaxed), name);
+      }
+    }
+    const size_t count = std::min(evictable.size(), std::max<size_t>(limits_.max_nodes / 10, 1));
+    std::nth_element(evictable.begin(), evictable.begin() + count, evictable.end());
+    std::vector<std::string> evicted;
+    evicted.reserve(count);
+    for (size_t i = 0; i < count; ++i) evicted.emplace_back(evictable[i].second);
+    for (const std::string& name : evicted) {
+      nodes_.erase(name);
+      if (limits_.on_evicted) limits_.on_evicted(name);
+    }
   }
 
   // Recomputes a node's snapshot from its holdings. Called with the writer lock held.

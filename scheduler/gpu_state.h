@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,6 +19,10 @@
 
 namespace topofit::scheduler {
 
+// Where a node was learned: from a request's Node object (anyone who reaches the extender can invent one),
+// or from the API server's watch of nodes (--live-state).
+enum class NodeSource : uint8_t { kRequest, kWatch };
+
 // Which GPUs of which nodes are in use. Fed today by the extender's own calls (nodes from filter requests,
 // GPUs assumed at bind) and by the admin endpoint (pod reports and deletions); a Kubernetes watch will
 // feed the same methods later.
@@ -31,8 +36,9 @@ class GpuState {
 
   // Learns a node or refreshes it (topology and allocatable GPUs). Cheap when the node's resourceVersion
   // has not changed. InvalidArgument when its topology cannot be resolved; ResourceExhausted for a new node
-  // beyond GpuStateLimits::max_nodes.
-  virtual absl::Status UpsertNode(const kube::Node& node) = 0;
+  // beyond GpuStateLimits::max_nodes when no node can make room. A node the watch brought stays watched.
+  virtual absl::Status UpsertNode(const kube::Node& node, NodeSource source) = 0;
+  absl::Status UpsertNode(const kube::Node& node) { return UpsertNode(node, NodeSource::kRequest); }
   virtual void RemoveNode(absl::string_view node) = 0;
   // True when the node is known at this non-empty resourceVersion, so that UpsertNode of it would change
   // nothing: a request may then skip decoding the node.
@@ -67,14 +73,19 @@ struct GpuStateLimits {
   // request naming it again brings it back as new. Nodes with pods stay, so a forgotten node loses nothing
   // its next Node object does not tell. Zero: never (a watch removes the nodes that go).
   absl::Duration forget_unseen_after = absl::ZeroDuration();
-  // A new node beyond this many is refused, once the forgettable ones are gone. Kubernetes supports
-  // 5,000 nodes; the expander accepts node counts up to 15,000.
+  // Nodes kept at most. Kubernetes supports 5,000 nodes; the expander accepts node counts up to 15,000.
+  // A new node beyond this many makes room: the forgettable ones go, then the least recently named tenth
+  // of the nodes learned from requests without pods topofit knows of (a flood of invented nodes pushes out
+  // its own, and a real node a later request names is learnt again from its Node object). Nodes from the
+  // watch and nodes holding pods never make room: a new node is refused when only they are left.
   size_t max_nodes = 15'000;
-  // Called for each node forgotten, under the state's lock: it must not call the state.
+  // Called for each node forgotten, or evicted to make room, under the state's lock: they must not call
+  // the state.
   std::function<void(const std::string& node)> on_forgotten;
+  std::function<void(const std::string& node)> on_evicted;
 };
 
-// Forgets nothing (a watch feeds it), at most GpuStateLimits{}.max_nodes nodes.
+// Forgets nothing (a watch feeds it), at most GpuStateLimits{}.max_nodes nodes, in no order of recency.
 std::unique_ptr<GpuState> NewInMemoryGpuState();
 // `clock` (which must outlive the state) tells when nodes were last seen.
 std::unique_ptr<GpuState> NewInMemoryGpuState(const server::Clock& clock, GpuStateLimits limits);

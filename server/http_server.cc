@@ -151,7 +151,20 @@ class ConnectionBase {
   // From any thread. Not forced: closes the connection unless a request is being handled or answered (that
   // one finishes and the connection closes after it). Forced: closes it now.
   virtual void Shut(bool force) = 0;
+  // From any thread: closes the connection to make room for a new one if it still waits for its next
+  // request; if it has begun one meanwhile, the server looks for room again.
+  virtual void Evict() = 0;
+
+  // When the connection began waiting for its next request (steady clock, nanoseconds), or kBusy while it
+  // reads, handles or answers one. Read by the accept strand to find the longest-idle connection.
+  static constexpr int64_t kBusy = 0;
+  std::atomic<int64_t> idle_since{kBusy};
 };
+
+int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 }  // namespace
 
@@ -189,8 +202,9 @@ HttpMetrics HttpMetrics::Create(MetricsRegistry& registry) {
       registry.AddGauge("topofit_http_connections", "HTTP connections open now.", {"server"}),
       registry.AddCounter("topofit_http_connections_dropped_total",
                           "HTTP connections closed by the server unanswered: request-timeout (a request not "
-                          "received within its deadline), idle (no request within the idle timeout), tls-handshake (TLS "
-                          "refused, e.g. no client certificate signed by the client CA).",
+                          "received within its deadline), idle (no request within the idle timeout), idle-evicted "
+                          "(waiting for its next request when a new connection needed room at the connection "
+                          "limit), tls-handshake (TLS refused, e.g. no client certificate signed by the client CA).",
                           {"server", "reason"}),
       TlsReloadsCounter(registry),
   };
@@ -205,6 +219,14 @@ struct HttpServer::Impl {
 
   void Accept();
   void OnAccepted(beast::error_code ec, tcp::socket socket);
+  // At the connection limit with a connection waiting in the backlog: closes the longest-idle connection,
+  // or, if it has not waited evict_idle_after yet, tries again when it has; if none is idle, the next
+  // connection to become idle makes room. On the accept strand.
+  void WaitForRoom();
+  void MakeRoom();
+  // A connection began waiting for its next request: makes room through it if a new connection wants some.
+  void BecameIdle();
+  void EvictionFailed();
   void Unregister(ConnectionBase* connection);
   // Shuts every open connection; see ConnectionBase::Shut.
   void ShutAll(bool force);
@@ -223,6 +245,9 @@ struct HttpServer::Impl {
   std::condition_variable closed;
   std::map<ConnectionBase*, std::weak_ptr<ConnectionBase>> connections;  // guarded by mu
   bool accept_paused = false;                                             // guarded by mu
+  bool evicting = false;  // a connection was told to close for room and has not closed yet; guarded by mu
+  bool waiting_for_room = false;  // a wait for a connection in the backlog is pending; on the accept strand
+  std::atomic<bool> room_wanted{false};  // no connection was idle when one waited in the backlog
 
   // Declared after everything the connections use: destroying the io_context destroys the connections
   // its pending handlers still hold.
@@ -231,6 +256,7 @@ struct HttpServer::Impl {
   asio::strand<asio::io_context::executor_type> accept_strand{io.get_executor()};
   tcp::acceptor acceptor{accept_strand};
   asio::steady_timer accept_retry{accept_strand};
+  asio::steady_timer room_retry{accept_strand};
   std::optional<asio::thread_pool> blocking;
   std::vector<std::thread> threads;
 };
@@ -276,6 +302,19 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     });
   }
 
+  void Evict() override {
+    asio::post(stream_.get_executor(), [self = this->shared_from_this()] {
+      if (self->phase_ != Phase::kIdle || self->idle_since == kBusy) {
+        return asio::post(self->impl_.accept_strand, [&impl = self->impl_] {
+          impl.EvictionFailed();
+          impl.MakeRoom();
+        });
+      }
+      self->impl_.server.metrics_.dropped.Inc({self->Name(), "idle-evicted"});
+      self->Close();
+    });
+  }
+
  private:
   enum class Phase { kIdle, kReading, kHandling, kWriting, kClosing };
 
@@ -296,8 +335,11 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     phase_ = Phase::kIdle;
     if (buffer_.size() > 0) return ReadHeader();  // pipelined
     Lowest().expires_after(absl::ToChronoNanoseconds(impl_.options.idle_timeout));
+    idle_since = SteadyNanos();
+    impl_.BecameIdle();
     stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
                             [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              self->idle_since = kBusy;
                               if (ec == beast::error::timeout) self->impl_.server.metrics_.dropped.Inc({self->Name(), "idle"});
                               if (ec) return self->Close();
                               self->buffer_.commit(n);
@@ -511,6 +553,7 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
 
   void Close() {
     phase_ = Phase::kClosing;
+    idle_since = kBusy;
     Lowest().close();
   }
 
@@ -567,7 +610,66 @@ void HttpServer::Impl::OnAccepted(beast::error_code ec, tcp::socket socket) {
   }
   server.metrics_.connections.Add(1, {options.name});
   connection->Start();
-  if (more) Accept();
+  if (more) {
+    Accept();
+  } else {
+    WaitForRoom();
+  }
+}
+
+void HttpServer::Impl::WaitForRoom() {
+  if (waiting_for_room) return;
+  waiting_for_room = true;
+  acceptor.async_wait(tcp::acceptor::wait_read, [this](beast::error_code ec) {
+    waiting_for_room = false;
+    if (!ec && !stopping) MakeRoom();
+  });
+}
+
+void HttpServer::Impl::MakeRoom() {
+  if (stopping) return;
+  std::shared_ptr<ConnectionBase> longest_idle;
+  int64_t longest_since = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    // Accepting again already (a connection closed), or about to: the waiting connection takes its place.
+    if (!accept_paused || evicting) return;
+    for (const auto& [raw, weak] : connections) {
+      const int64_t since = raw->idle_since;
+      if (since == ConnectionBase::kBusy || (longest_idle != nullptr && since >= longest_since)) continue;
+      if (auto c = weak.lock()) {
+        longest_idle = std::move(c);
+        longest_since = since;
+      }
+    }
+  }
+  if (longest_idle == nullptr) {
+    room_wanted = true;
+    return;
+  }
+  const int64_t evictable_at = longest_since + absl::ToInt64Nanoseconds(options.evict_idle_after);
+  const int64_t now = SteadyNanos();
+  if (now < evictable_at) {
+    room_retry.expires_after(std::chrono::nanoseconds(evictable_at - now));
+    room_retry.async_wait([this](beast::error_code ec) {
+      if (!ec) MakeRoom();
+    });
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    evicting = true;
+  }
+  longest_idle->Evict();
+}
+
+void HttpServer::Impl::EvictionFailed() {
+  std::lock_guard<std::mutex> lock(mu);
+  evicting = false;
+}
+
+void HttpServer::Impl::BecameIdle() {
+  if (room_wanted.exchange(false)) asio::post(accept_strand, [this] { MakeRoom(); });
 }
 
 void HttpServer::Impl::Unregister(ConnectionBase* connection) {
@@ -575,6 +677,7 @@ void HttpServer::Impl::Unregister(ConnectionBase* connection) {
   {
     std::lock_guard<std::mutex> lock(mu);
     connections.erase(connection);
+    evicting = false;
     if (accept_paused && !stopping) {
       accept_paused = false;
       resume = true;
@@ -715,6 +818,7 @@ void HttpServer::Stop() {
     beast::error_code ignored;
     impl.acceptor.close(ignored);
     impl.accept_retry.cancel();
+    impl.room_retry.cancel();
   });
   // Idle connections and requests still arriving close now; responses in flight get drain_timeout.
   impl.ShutAll(/*force=*/false);

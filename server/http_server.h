@@ -8,8 +8,9 @@
 //   - bounds on everything a client controls: header fields and header bytes (431), the body size from
 //     Content-Length before any of it is read and as chunks arrive (413), a deadline per request from its
 //     first byte to its last (408, then the connection is dropped; not a per-read timeout a byte every few
-//     seconds defeats), an idle timeout between requests, a connection limit above which connections wait
-//     in the listen backlog;
+//     seconds defeats), an idle timeout between requests, a connection limit at which a new connection
+//     closes the longest-idle one (between requests, never one mid-request), so clients hoarding idle
+//     connections cannot keep real ones waiting in the listen backlog;
 //   - JSON errors: unknown path 404, known path with another method 405, a throwing handler 500;
 //   - per-route request counts and latency, open connections (HttpMetrics);
 //   - large bodies moved at the speed of the machine (bench/RESULTS.md): body buffers kept between requests
@@ -65,7 +66,12 @@ struct HttpServerOptions {
   int threads = 4;             // I/O threads; they also run the handlers not registered as blocking
   int blocking_threads = 8;    // run the handlers registered as blocking
   int blocking_queue = 64;     // blocking requests waiting for one of those threads; beyond: 503
-  int max_connections = 1024;  // open at once; further ones wait in the listen backlog
+  // Open at once. At the limit a new connection closes the connection that has waited longest for its next
+  // request, once that one has waited evict_idle_after; if none is idle, new ones wait in the listen backlog.
+  int max_connections = 1024;
+  // A connection just accepted or just answered gets this long to send its request before it can be closed
+  // to make room: its client is about to use it.
+  absl::Duration evict_idle_after = absl::Milliseconds(200);
   int listen_backlog = 1024;   // the kernel caps it at net.core.somaxconn
   std::string name;  // the `server` label of the metrics and the log prefix, e.g. "extender"
 };

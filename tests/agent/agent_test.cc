@@ -13,6 +13,8 @@
 
 #include <spdlog/sinks/ostream_sink.h>
 
+#include "agent/device_plugin_service.h"
+#include "agent/kubelet_socket.h"
 #include "kubeclient/gpu_state_sync.h"
 #include "server/logging.h"
 #include "tests/agent/fake_kubelet.h"
@@ -214,6 +216,46 @@ TEST_CASE("agent: two pods bound with {4,5} and {0,1,2,3}, admitted in bind orde
     CHECK(response.container_responses(0).envs().at("NVIDIA_VISIBLE_DEVICES") == testing::Uuid(6) + "," + testing::Uuid(7));
     CHECK(h.agent->metrics().allocations.Value({"unmatched"}) == 1);
   }
+}
+
+TEST_CASE("agent: streams held open beyond the cap are refused at once, and Allocate still gets a thread",
+          "[agent][e2e][hostile]") {
+  Harness h;
+  h.StartReady();
+  auto plugin = h.kubelet.Plugin(kEndpoint);
+  // Twice as many streams as the socket's gRPC server has threads, each held open as a flooding client does.
+  constexpr int kStreams = 2 * kPluginSocketThreads;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<v1beta1::ListAndWatchResponse>>> streams;
+  for (int i = 0; i < kStreams; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    contexts.back()->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    streams.push_back(plugin->ListAndWatch(contexts.back().get(), v1beta1::Empty()));
+  }
+  int listed = 0;
+  int refused = 0;
+  for (auto& stream : streams) {
+    v1beta1::ListAndWatchResponse list;
+    if (stream->Read(&list)) {
+      ++listed;
+      continue;
+    }
+    const grpc::Status status = stream->Finish();
+    CHECK(status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
+    CHECK_THAT(status.error_message(), Catch::Contains("4 ListAndWatch streams are open already"));
+    ++refused;
+  }
+  CHECK(listed == kMaxListAndWatchStreams);
+  CHECK(refused == kStreams - kMaxListAndWatchStreams);
+  CHECK(h.agent->metrics().streams.Value() == kMaxListAndWatchStreams);
+  CHECK(h.agent->metrics().streams_refused.Value() == kStreams - kMaxListAndWatchStreams);
+
+  // The kubelet admitting a pod while the streams stay open.
+  v1beta1::AllocateResponse response;
+  const grpc::Status allocated = Allocate(*plugin, {Uuids({6, 7})}, &response);
+  INFO(allocated.error_message());
+  CHECK(allocated.ok());
+  for (auto& context : contexts) context->TryCancel();
 }
 
 TEST_CASE("agent: with a decision recorder, each preference and allocation is a record on the pod's chain",

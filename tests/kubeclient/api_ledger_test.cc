@@ -503,6 +503,47 @@ TEST_CASE("ApiLedger: preferences and intents are capped as in memory, evictions
   }
 }
 
+TEST_CASE("ApiLedger: a flood of pods refused once each evicts its own preferences, not a renewed one",
+          "[api-ledger][hostile]") {
+  Fixture f;
+  const std::vector<std::string> flood = {"f1", "f2", "f3", "f4", "f5"};
+  f.server.Upsert(Resource::kPods, PendingPodJson("trainer", 8));
+  for (const std::string& name : flood) f.server.Upsert(Resource::kPods, PendingPodJson(name, 1));
+  ApiLedgerOptions options = f.Options();
+  options.limits.max_preferences = 3;
+  ApiLedger ledger(*f.kube, f.clock, f.log, options);
+  ledger.RecordPreference(PreferenceOf(f.StoredPod("trainer")));
+  f.clock.Advance(absl::Seconds(10));
+  ledger.RecordPreference(PreferenceOf(f.StoredPod("trainer")));  // kube-scheduler's retry
+  for (const std::string& name : flood) {
+    f.clock.Advance(absl::Seconds(1));
+    ledger.RecordPreference(PreferenceOf(f.StoredPod(name)));
+  }
+  REQUIRE(ledger.WaitPublished(kPatience));
+  CHECK(Describe(ledger.Preferences()).find("uid-trainer") != std::string::npos);
+  CHECK(ledger.PreferenceCount() == 3);
+  CHECK(ledger.stats().evicted_preferences == 3);  // f1, f2, f3
+
+  SECTION("and intents for pods without preferences push out their own, not the real pod's") {
+    ApiLedgerOptions intent_options = f.Options();
+    intent_options.limits.max_intents = 2;
+    ApiLedger intents(*f.kube, f.clock, f.log, intent_options);
+    intents.RecordPreference(PreferenceOf(f.StoredPod("trainer")));
+    intents.RecordIntent(P4dIntentFor({"uid-trainer"}));
+    for (const std::string& name : flood) {
+      f.clock.Advance(absl::Seconds(1));
+      decision::Intent forged = P4dIntentFor({"uid-" + name});
+      forged.node_group = "forged-" + name;
+      intents.RecordIntent(forged);
+    }
+    REQUIRE(intents.WaitPublished(kPatience));
+    const std::vector<decision::Intent> kept = intents.Intents();
+    REQUIRE(kept.size() == 2);
+    CHECK(kept[0].pod_uids == std::vector<std::string>{"uid-trainer"});
+    CHECK(kept[1].node_group == "forged-f5");
+  }
+}
+
 TEST_CASE("ApiLedger: filters share one view of the intents, rebuilt only when they change or expire",
           "[api-ledger]") {
   Fixture f;

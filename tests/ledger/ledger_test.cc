@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
+
 #include "tests/server/fake_clock.h"
 
 namespace topofit::ledger {
@@ -109,6 +111,72 @@ TEST_CASE("preferences and intents are capped, the least recently seen and the o
   ledger->RecordPreference(For("f", 1));
   CHECK(ledger->Preferences().size() == 2);
   CHECK(evicted.size() == 2);
+}
+
+TEST_CASE("a flood of pods refused once each pushes out its own preferences, not those real pods renew",
+          "[ledger][hostile]") {
+  // 15,000 invented pods that every node refuses, sent within 30 s, evicted a real pod's preference when
+  // the least recently seen made room (issue 38).
+  server::FakeClock clock;
+  int evicted = 0;
+  LedgerLimits limits;  // the defaults: 10,000 preferences
+  limits.on_evicted = [&](absl::string_view kind, const std::string& key) {
+    CHECK(kind == "preference");
+    CHECK(key.rfind("flood-", 0) == 0);
+    ++evicted;
+  };
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, {}, limits);
+  // The real pod, refused, and refused again on kube-scheduler's retry 10 s later.
+  ledger->RecordPreference(For("trainer", 8));
+  clock.Advance(absl::Seconds(10));
+  ledger->RecordPreference(For("trainer", 8));
+  constexpr int kFlood = 15'000;
+  for (int i = 0; i < kFlood; ++i) {
+    ledger->RecordPreference(For(absl::StrCat("flood-", i), 1));
+    if (i % 500 == 0) clock.Advance(absl::Seconds(1));
+  }
+  CHECK(evicted == kFlood + 1 - 10'000);
+  CHECK(ledger->PreferenceCount() == 10'000);
+  const std::vector<Preference> kept = ledger->PreferencesOf({"trainer", "flood-0", "flood-14999"});
+  REQUIRE(kept.size() == 2);
+  CHECK(kept[0].pod_uid == "trainer");
+  CHECK(kept[1].pod_uid == "flood-14999");  // the flood's first ones made room for its later ones
+}
+
+TEST_CASE("a flood of intents for pods without preferences pushes out its own, not a real scale-up's",
+          "[ledger][hostile]") {
+  // Anyone who reaches the expander can send BestOptions, each recording an intent for the pods it names.
+  server::FakeClock clock;
+  std::vector<std::string> evicted;
+  LedgerLimits limits;
+  limits.max_intents = 3;
+  limits.on_evicted = [&](absl::string_view, const std::string& key) { evicted.push_back(key); };
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, {}, limits);
+  ledger->RecordPreference(For("trainer", 8));  // refused by the extender, then a scale-up for it
+  ledger->RecordIntent(Intent{"p4d-group", {"trainer"}, {{"trainer", 8}}, 1, {}, {}});
+  for (int i = 0; i < 5; ++i) {
+    clock.Advance(absl::Seconds(1));
+    ledger->RecordIntent(Intent{absl::StrCat("forged-", i), {absl::StrCat("invented-", i)}, {}, 1, {}, {}});
+  }
+  CHECK(evicted == std::vector<std::string>{"forged-0", "forged-1", "forged-2"});
+  const std::vector<Intent> intents = ledger->Intents();
+  REQUIRE(intents.size() == 3);
+  CHECK(intents[0].node_group == "p4d-group");
+}
+
+TEST_CASE("when every preference has been renewed, the least recently seen makes room", "[ledger][hostile]") {
+  server::FakeClock clock;
+  std::vector<std::string> evicted;
+  LedgerLimits limits;
+  limits.max_preferences = 2;
+  limits.on_evicted = [&](absl::string_view, const std::string& key) { evicted.push_back(key); };
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, {}, limits);
+  for (const char* uid : {"a", "b", "b", "a"}) {  // each renewed; b is then the least recently seen
+    ledger->RecordPreference(For(uid, 1));
+    clock.Advance(absl::Seconds(1));
+  }
+  ledger->RecordPreference(For("c", 1));
+  CHECK(evicted == std::vector<std::string>{"b"});
 }
 
 TEST_CASE("a filter reads the intents as one shared view and only the preferences of their pods", "[ledger]") {

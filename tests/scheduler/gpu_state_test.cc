@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "decision/filter.h"
 #include "tests/kube/builders.h"
 #include "tests/server/fake_clock.h"
@@ -58,8 +59,11 @@ TEST_CASE("GPUs topofit did not place are placed pessimistically", "[gpu_state]"
   CHECK(state->Snapshot("n")->free().size() == 6);
 }
 
-TEST_CASE("nodes no request names are forgotten unless pods hold GPUs there, a full state refuses new nodes",
-          "[gpu_state][hostile]") {
+kube::Node P4d(const std::string& name) {
+  return MakeNode().name(name).label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8).resourceVersion("1");
+}
+
+TEST_CASE("nodes no request names are forgotten unless pods hold GPUs there", "[gpu_state][hostile]") {
   // Without --live-state every node a /filter named was kept for ever: anyone who reaches the extender
   // could fill its memory with made-up nodes (issue 15).
   server::FakeClock clock;
@@ -69,29 +73,76 @@ TEST_CASE("nodes no request names are forgotten unless pods hold GPUs there, a f
   limits.max_nodes = 3;
   limits.on_forgotten = [&](const std::string& node) { forgotten.push_back(node); };
   std::unique_ptr<GpuState> state = NewInMemoryGpuState(clock, limits);
-  const auto node = [](const std::string& name) {
-    return MakeNode().name(name).label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8).resourceVersion("1");
-  };
-  for (const char* name : {"idle", "busy", "named"}) REQUIRE(state->UpsertNode(node(name)).ok());
+  for (const char* name : {"idle", "busy", "named"}) REQUIRE(state->UpsertNode(P4d(name)).ok());
   REQUIRE(state->Assume(Pod("a"), "busy", GpuSet::FromMask(0b1)).ok());
-  const absl::Status full = state->UpsertNode(node("new"));
-  CHECK(full.code() == absl::StatusCode::kResourceExhausted);
-  CHECK(state->Snapshot("new") == nullptr);
 
   clock.Advance(absl::Minutes(6));
   REQUIRE(state->Snapshot("named") != nullptr);      // a NodeNames request names it
-  REQUIRE(state->UpsertNode(node("busy")).ok());      // unchanged, but seen
+  REQUIRE(state->UpsertNode(P4d("busy")).ok());      // unchanged, but seen
   clock.Advance(absl::Minutes(5));                    // idle unseen for 11 minutes, the others for 5
-  REQUIRE(state->UpsertNode(node("new")).ok());
+  REQUIRE(state->UpsertNode(P4d("new")).ok());  // the state is full: forgetting makes room
   CHECK(forgotten == std::vector<std::string>{"idle"});
   CHECK(state->Snapshot("idle") == nullptr);
 
   clock.Advance(absl::Minutes(20));  // everything unseen, but busy holds a pod: it stays
-  REQUIRE(state->UpsertNode(node("newer")).ok());
+  REQUIRE(state->UpsertNode(P4d("newer")).ok());
   CHECK(forgotten == std::vector<std::string>{"idle", "named", "new"});
   CHECK(state->AssignmentOf("uid-a")->first == "busy");
-  REQUIRE(state->UpsertNode(node("idle")).ok());  // named again: learnt again
+  REQUIRE(state->UpsertNode(P4d("idle")).ok());  // named again: learnt again
   CHECK(state->Snapshot("idle")->free().size() == 8);
+}
+
+TEST_CASE("a flood of invented nodes pushes out its own: real nodes named later always find room",
+          "[gpu_state][hostile]") {
+  // One /filter of 15,000 invented nodes filled the node table without --live-state: real nodes named
+  // afterwards were refused as unresolvable while the invented ones kept being named (issue 38).
+  server::FakeClock clock;
+  std::vector<std::string> evicted;
+  GpuStateLimits limits;
+  limits.forget_unseen_after = absl::Minutes(10);
+  limits.max_nodes = 100;
+  limits.on_evicted = [&](const std::string& node) { evicted.push_back(node); };
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState(clock, limits);
+  REQUIRE(state->UpsertNode(P4d("real-busy")).ok());
+  REQUIRE(state->Assume(Pod("trainer"), "real-busy", GpuSet::FromMask(0b1)).ok());
+  clock.Advance(absl::Seconds(1));
+  for (int round = 0; round < 3; ++round) {  // the flood, named again and again
+    for (int i = 0; i < 150; ++i) CHECK(state->UpsertNode(P4d(absl::StrCat("invented-", i))).ok());
+    clock.Advance(absl::Seconds(1));
+  }
+  // A request naming real nodes never seen: each is learnt, and the flood's least recently named go.
+  for (int i = 0; i < 20; ++i) {
+    const absl::Status learned = state->UpsertNode(P4d(absl::StrCat("real-", i)));
+    INFO(learned.message());
+    CHECK(learned.ok());
+    CHECK(state->Snapshot(absl::StrCat("real-", i)) != nullptr);
+  }
+  CHECK(state->AssignmentOf("uid-trainer")->first == "real-busy");  // a node holding pods stays
+  REQUIRE_FALSE(evicted.empty());
+  for (const std::string& node : evicted) CHECK(node.rfind("invented-", 0) == 0);
+  CHECK(state->Snapshots().size() <= 100);
+}
+
+TEST_CASE("nodes from the watch never make room for nodes from requests", "[gpu_state][hostile]") {
+  server::FakeClock clock;
+  GpuStateLimits limits;
+  limits.max_nodes = 10;
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState(clock, limits);
+  for (int i = 0; i < 8; ++i) REQUIRE(state->UpsertNode(P4d(absl::StrCat("watched-", i)), NodeSource::kWatch).ok());
+  clock.Advance(absl::Seconds(1));
+  for (int i = 0; i < 50; ++i) CHECK(state->UpsertNode(P4d(absl::StrCat("invented-", i))).ok());
+  for (int i = 0; i < 8; ++i) CHECK(state->Snapshot(absl::StrCat("watched-", i)) != nullptr);
+  // A node the watch brings takes the place of one from a request.
+  REQUIRE(state->UpsertNode(P4d("watched-8"), NodeSource::kWatch).ok());
+  REQUIRE(state->UpsertNode(P4d("watched-9"), NodeSource::kWatch).ok());
+  // A request naming a watched node (even at another resourceVersion) does not make it evictable.
+  REQUIRE(state->UpsertNode(MakeNode().name("watched-0").label("node.kubernetes.io/instance-type", "p4d.24xlarge")
+                                .gpus(8).resourceVersion("2")).ok());
+  // Only watched nodes left: a new node is refused, and says why.
+  const absl::Status full = state->UpsertNode(P4d("invented-x"));
+  CHECK(full.code() == absl::StatusCode::kResourceExhausted);
+  CHECK(full.message() == "topofit already keeps 10 nodes, its limit, all watched or holding pods");
+  for (int i = 0; i < 10; ++i) CHECK(state->Snapshot(absl::StrCat("watched-", i)) != nullptr);
 }
 
 // get_topology (MCP) tells where a node's topology came from: the snapshot carries the resolver's origin

@@ -384,23 +384,36 @@ class Gate {
   bool open_ = false;
 };
 
+// GET /slow: answers "done" once the test opens `release`.
+class SlowRoute {
+ public:
+  explicit SlowRoute(TestServer& t) {
+    t.server->Handle("GET", "/slow", [this](const HttpRequest&) {
+      entered_.set_value();
+      release.WaitOpen(std::chrono::seconds(10));
+      return HttpResponse{200, "text/plain", "done"};
+    });
+  }
+  // Whether a request has reached the handler within a few seconds.
+  bool WaitEntered() { return entered_.get_future().wait_for(std::chrono::seconds(10)) == std::future_status::ready; }
+
+  Gate release;
+
+ private:
+  std::promise<void> entered_;
+};
+
 TEST_CASE("Stop lets a request in flight finish, then refuses connections", "[http]") {
   TestServer t;
-  std::promise<void> entered;
-  Gate release;
-  t.server->Handle("GET", "/slow", [&](const HttpRequest&) {
-    entered.set_value();
-    release.WaitOpen(std::chrono::seconds(5));
-    return HttpResponse{200, "text/plain", "done"};
-  });
+  SlowRoute slow(t);
   t.Start();
 
   auto in_flight = std::async(std::launch::async, [&] { return t.Client().Get("/slow"); });
-  REQUIRE(entered.get_future().wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+  REQUIRE(slow.WaitEntered());
   auto stopping = std::async(std::launch::async, [&] { t.server->Stop(); });
   // Stop waits for the handler.
   CHECK(stopping.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout);
-  release.Open();
+  slow.release.Open();
   REQUIRE(stopping.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
 
   auto res = in_flight.get();
@@ -682,6 +695,78 @@ TEST_CASE("Past the connection limit, connections wait in the listen backlog and
   }
   for (auto& r : results) CHECK(r.get() == 200);
   CHECK(most_open.load() <= 4);
+}
+
+// A keep-alive request on `c` whose response is read whole: true if it was a 200.
+bool GetHelloKeepingAlive(RawConnection& c) {
+  if (!c.Send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")) return false;
+  std::string reply;
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (!absl::EndsWith(reply, "hello") && !c.closed() && Clock::now() < deadline) {
+    reply += c.ReadUntilClosed(std::chrono::milliseconds(50));
+  }
+  return absl::StartsWith(reply, "HTTP/1.1 200") && absl::EndsWith(reply, "hello");
+}
+
+// `max_connections` open at once; an idle connection can make room as soon as one is needed. The idle
+// timeout stays 60 s.
+HttpServerOptions ConnectionLimit(int max_connections) {
+  HttpServerOptions options;
+  options.max_connections = max_connections;
+  options.evict_idle_after = absl::ZeroDuration();
+  return options;
+}
+
+TEST_CASE("At the connection limit, a new client is answered at once: the longest-idle keep-alive connection "
+          "makes room",
+          "[http][hostile]") {
+  TestServer t(ConnectionLimit(2));
+  t.Start();
+  RawConnection oldest(t.port);
+  REQUIRE(GetHelloKeepingAlive(oldest));
+  RawConnection newer(t.port);
+  REQUIRE(GetHelloKeepingAlive(newer));
+
+  const auto start = Clock::now();
+  auto c = t.Client();
+  c.set_read_timeout(10);
+  auto res = c.Get("/hello");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(Clock::now() - start < std::chrono::seconds(10));
+  oldest.ReadUntilClosed(std::chrono::seconds(5));
+  CHECK(oldest.closed());
+  CHECK(t.server->metrics().dropped.Value({"test", "idle-evicted"}) == 1);
+  // The connection used more recently stays open, now the newest client has closed.
+  CHECK(GetHelloKeepingAlive(newer));
+}
+
+TEST_CASE("At the connection limit, a connection mid-request is never closed for room: the new client waits "
+          "for it to finish",
+          "[http][hostile]") {
+  TestServer t(ConnectionLimit(1));
+  SlowRoute slow(t);
+  t.Start();
+  RawConnection busy(t.port);
+  REQUIRE(busy.Send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"));
+  REQUIRE(slow.WaitEntered());
+
+  auto waiting = std::async(std::launch::async, [&] {
+    auto c = t.Client();
+    c.set_read_timeout(20);
+    return c.Get("/hello");
+  });
+  CHECK(waiting.wait_for(std::chrono::milliseconds(200)) == std::future_status::timeout);
+  slow.release.Open();
+  // The busy connection's response is written whole; once it waits for its next request it makes room.
+  const std::string reply = busy.ReadUntilClosed(std::chrono::seconds(10));
+  CHECK(absl::StartsWith(reply, "HTTP/1.1 200"));
+  CHECK(absl::EndsWith(reply, "done"));
+  CHECK(busy.closed());
+  auto res = waiting.get();
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(t.server->metrics().dropped.Value({"test", "idle-evicted"}) == 1);
 }
 
 TEST_CASE("Stop returns promptly while slow clients are connected and idle connections are open", "[http][hostile]") {
