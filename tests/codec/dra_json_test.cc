@@ -1,26 +1,16 @@
 #include "codec/dra_json.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <catch2/catch.hpp>
 
+#include "tests/kube/dra_fixtures.h"
 
 namespace topofit::codec {
 namespace {
 
-// tests/data/dra: objects written for these tests in the shapes of resource.k8s.io's types (field names
-// as in k8s.io/api/resource/v1 and v1beta1), as NVIDIA's DRA driver and kube-scheduler fill them.
-nlohmann::json Fixture(const std::string& name) {
-  std::ifstream file(std::string(TOPOFIT_TEST_DATA_DIR) + "/dra/" + name);
-  REQUIRE(file.good());
-  std::stringstream text;
-  text << file.rdbuf();
-  return nlohmann::json::parse(text.str());
-}
+using topofit::testing::DraFixture;
 
 TEST_CASE("A v1 ResourceSlice of NVIDIA's driver: its node, pool and each GPU's attributes", "[dra]") {
-  const absl::StatusOr<kube::ResourceSlice> slice = ResourceSliceFromJson(Fixture("resourceslice-v1.json"));
+  const absl::StatusOr<kube::ResourceSlice> slice = ResourceSliceFromJson(DraFixture("resourceslice-v1.json"));
   REQUIRE(slice.ok());
   CHECK(slice->metadata.name == "a100-node-1-gpu.nvidia.com-x7k2p");
   CHECK(slice->driver == "gpu.nvidia.com");
@@ -38,7 +28,7 @@ TEST_CASE("A v1 ResourceSlice of NVIDIA's driver: its node, pool and each GPU's 
 }
 
 TEST_CASE("A v1beta1 ResourceSlice keeps each device's attributes under basic, and reads the same", "[dra]") {
-  const absl::StatusOr<kube::ResourceSlice> slice = ResourceSliceFromJson(Fixture("resourceslice-v1beta1.json"));
+  const absl::StatusOr<kube::ResourceSlice> slice = ResourceSliceFromJson(DraFixture("resourceslice-v1beta1.json"));
   REQUIRE(slice.ok());
   CHECK(slice->node_name == "a100-node-2");
   CHECK(slice->pool_generation == 3);
@@ -47,7 +37,7 @@ TEST_CASE("A v1beta1 ResourceSlice keeps each device's attributes under basic, a
 }
 
 TEST_CASE("An allocated ResourceClaim: its devices, its node and the pods it is reserved for", "[dra]") {
-  const absl::StatusOr<kube::ResourceClaim> claim = ResourceClaimFromJson(Fixture("resourceclaim-v1-allocated.json"));
+  const absl::StatusOr<kube::ResourceClaim> claim = ResourceClaimFromJson(DraFixture("resourceclaim-v1-allocated.json"));
   REQUIRE(claim.ok());
   CHECK(claim->metadata.namespace_name == "ml");
   CHECK(claim->allocated);
@@ -59,23 +49,23 @@ TEST_CASE("An allocated ResourceClaim: its devices, its node and the pods it is 
   CHECK(claim->reserved_for[0].resource == "pods");
   CHECK(claim->reserved_for[0].name == "trainer-0");
 
-  const absl::StatusOr<kube::ResourceClaim> pending = ResourceClaimFromJson(Fixture("resourceclaim-v1-pending.json"));
+  const absl::StatusOr<kube::ResourceClaim> pending = ResourceClaimFromJson(DraFixture("resourceclaim-v1-pending.json"));
   REQUIRE(pending.ok());
   CHECK_FALSE(pending->allocated);
   CHECK(pending->devices.empty());
 }
 
 TEST_CASE("DRA objects whose read fields have the wrong type are refused with the field's path", "[dra]") {
-  nlohmann::json slice = Fixture("resourceslice-v1.json");
+  nlohmann::json slice = DraFixture("resourceslice-v1.json");
   slice["spec"]["devices"][2]["attributes"]["index"] = {{"int", "two"}};
   CHECK_THAT(std::string(ResourceSliceFromJson(slice).status().message()),
              Catch::Contains("spec.devices[2].attributes[\"index\"].int: expected an integer"));
 
-  slice = Fixture("resourceslice-v1.json");
+  slice = DraFixture("resourceslice-v1.json");
   slice["spec"]["devices"][0]["attributes"]["index"] = {{"int", 0}, {"string", "0"}};
   CHECK_THAT(std::string(ResourceSliceFromJson(slice).status().message()), Catch::Contains("exactly one of int, bool, string and version"));
 
-  nlohmann::json claim = Fixture("resourceclaim-v1-allocated.json");
+  nlohmann::json claim = DraFixture("resourceclaim-v1-allocated.json");
   claim["status"]["allocation"]["devices"]["results"] = {{"request", "gpus"}};
   CHECK_THAT(std::string(ResourceClaimFromJson(claim).status().message()),
              Catch::Contains("status.allocation.devices.results: expected an array"));

@@ -1,15 +1,18 @@
 #pragma once
 
-// What the end-to-end tests build alike: pending GPU pods as the API server holds them, and the extender's
-// options for a process on loopback against the fake API server.
+// What the end-to-end tests build alike: pending GPU pods as the API server holds them, the extender's
+// options for a process on loopback against the fake API server, and its verbs called over HTTP.
 
 #include <map>
 #include <string>
 
+#include <catch2/catch.hpp>
+#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "cli/extender_command.h"
+#include "tests/cli/scratch_dir.h"
 
 namespace topofit::testing {
 
@@ -28,15 +31,28 @@ inline nlohmann::json PendingGpuPod(const std::string& name, int gpus,
           {"status", {{"phase", "Pending"}}}};
 }
 
-// The extender on loopback (ephemeral ports), fed by watches of the API server `kubeconfig` names.
-inline cli::ExtenderOptions LoopbackExtenderOptions(const std::string& kubeconfig) {
+// The extender on loopback (ephemeral ports), fed by watches of the API server at `api_url` (trusting the CA
+// in `ca_file`), through a kubeconfig written in `scratch`.
+inline cli::ExtenderOptions LoopbackExtenderOptions(cli::testing::ScratchDir& scratch, const std::string& api_url,
+                                                    const std::string& ca_file) {
+  scratch.Write("kubeconfig", cli::testing::ScratchDir::Kubeconfig(
+                                  absl::StrCat("server: \"", api_url, "\", certificate-authority: \"", ca_file, "\"")));
   cli::ExtenderOptions options;
   options.address = "127.0.0.1";
   options.port = 0;
   options.ops_port = 0;
-  options.kubeconfig = kubeconfig;
+  options.kubeconfig = scratch.path("kubeconfig");
   options.live_state = true;
   return options;
+}
+
+// The extender's answer to a POST of `args` to `path` ("/filter", "/bind") on loopback `port`: a 200's body.
+inline nlohmann::json PostToExtender(int port, const std::string& path, const nlohmann::json& args) {
+  httplib::Client client("127.0.0.1", port);
+  httplib::Result result = client.Post(path, args.dump(), "application/json");
+  REQUIRE(result);
+  REQUIRE(result->status == 200);
+  return nlohmann::json::parse(result->body);
 }
 
 }  // namespace topofit::testing

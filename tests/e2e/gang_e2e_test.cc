@@ -67,9 +67,7 @@ struct GangCluster {
       api.Upsert(Resource::kNodes, Tray(name, clique, pool));
       nodes.push_back(name);
     }
-    scratch.Write("kubeconfig", cli::testing::ScratchDir::Kubeconfig(absl::StrCat(
-                                    "server: \"", api.url(), "\", certificate-authority: \"", certs->ca_cert_file(), "\"")));
-    cli::ExtenderOptions options = testing::LoopbackExtenderOptions(scratch.path("kubeconfig"));
+    cli::ExtenderOptions options = testing::LoopbackExtenderOptions(scratch, api.url(), certs->ca_cert_file());
     options.scheduler_name = "topofit";
     options.provisioning_requests = provisioning_requests;
     REQUIRE(cli::UseLedger(options.ledger, options.kubeconfig, process, log).ok());
@@ -82,13 +80,7 @@ struct GangCluster {
   }
   ~GangCluster() { extender.api->Stop(); }
 
-  json Post(const std::string& path, const json& args) {
-    httplib::Client client("127.0.0.1", port);
-    httplib::Result result = client.Post(path, args.dump(), "application/json");
-    REQUIRE(result);
-    REQUIRE(result->status == 200);
-    return json::parse(result->body);
-  }
+  json Post(const std::string& path, const json& args) { return testing::PostToExtender(port, path, args); }
 
   // One kube-scheduler cycle for the pod (NodeNames, the extender's deployed mode): the first node the
   // extender passes, bound; the bind's error otherwise ("unschedulable" when no node passed).

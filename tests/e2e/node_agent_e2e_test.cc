@@ -55,11 +55,9 @@ TEST_CASE("After bind, the kubelet admits the pods and the agent gives them the 
 
   // The extender.
   cli::testing::ScratchDir scratch("topofit-agent-e2e");
-  scratch.Write("kubeconfig", cli::testing::ScratchDir::Kubeconfig(absl::StrCat(
-                                  "server: \"", api.url(), "\", certificate-authority: \"", certs->ca_cert_file(), "\"")));
   spdlog::logger log{"e2e", std::make_shared<spdlog::sinks::null_sink_mt>()};
   cli::ProcessState process;
-  const cli::ExtenderOptions options = testing::LoopbackExtenderOptions(scratch.path("kubeconfig"));
+  const cli::ExtenderOptions options = testing::LoopbackExtenderOptions(scratch, api.url(), certs->ca_cert_file());
   absl::StatusOr<cli::ExtenderServers> extender = cli::BuildExtender(options, process, log, {});
   REQUIRE(extender.ok());
   const int port = extender->api->Start().value();

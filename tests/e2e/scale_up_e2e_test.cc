@@ -127,9 +127,7 @@ struct Cluster {
     api.Upsert(Resource::kPods, GpuPod("resident", 6, false, "p4d-busy", "0,1,2,3,4,5"));
     api.Upsert(Resource::kPods, GpuPod("trainer", 8, true));
 
-    scratch.Write("kubeconfig", cli::testing::ScratchDir::Kubeconfig(absl::StrCat(
-                                    "server: \"", api.url(), "\", certificate-authority: \"", certs->ca_cert_file(), "\"")));
-    cli::ExtenderOptions extender_options = testing::LoopbackExtenderOptions(scratch.path("kubeconfig"));
+    cli::ExtenderOptions extender_options = testing::LoopbackExtenderOptions(scratch, api.url(), certs->ca_cert_file());
     extender_options.provisioning_requests = true;
     scratch.Write("admin-token", "e2e-admin-token\n");
     extender_options.admin_token_file = scratch.path("admin-token");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -13,7 +15,68 @@
 namespace topofit::kubeclient::testing {
 namespace {
 
-const char* KindOf(Resource resource) { return resource == Resource::kPods ? "Pod" : "Node"; }
+// Where the API server serves a Resource of the store, and the names it gives it.
+struct ServedResource {
+  Resource resource;
+  std::vector<std::string> prefix;  // the group version's path segments
+  std::string api_version;
+  std::string plural;
+  std::string kind;
+  bool namespaced;
+  std::string qualified;  // in messages: "<plural>.<group>", the plural alone for core
+};
+
+const std::vector<ServedResource>& ServedResources() {
+  static const std::vector<ServedResource> served = {
+      {.resource = Resource::kPods, .prefix = {"api", "v1"}, .api_version = "v1", .plural = "pods", .kind = "Pod",
+       .namespaced = true, .qualified = "pods"},
+      {.resource = Resource::kNodes, .prefix = {"api", "v1"}, .api_version = "v1", .plural = "nodes", .kind = "Node",
+       .namespaced = false, .qualified = "nodes"},
+      {.resource = Resource::kResourceSlices, .prefix = {"apis", "resource.k8s.io", "v1"},
+       .api_version = "resource.k8s.io/v1", .plural = "resourceslices", .kind = "ResourceSlice", .namespaced = false,
+       .qualified = "resourceslices.resource.k8s.io"},
+      {.resource = Resource::kResourceClaims, .prefix = {"apis", "resource.k8s.io", "v1"},
+       .api_version = "resource.k8s.io/v1", .plural = "resourceclaims", .kind = "ResourceClaim", .namespaced = true,
+       .qualified = "resourceclaims.resource.k8s.io"},
+  };
+  return served;
+}
+
+const ServedResource& Served(Resource resource) {
+  for (const ServedResource& served : ServedResources()) {
+    if (served.resource == resource) return served;
+  }
+  std::abort();  // every Resource has its row above
+}
+
+// A path into the store: "<prefix>[/namespaces/{ns}]/<plural>[/{name}[/{subresource}]]".
+struct StorePath {
+  const ServedResource* served = nullptr;
+  std::string namespace_name;  // empty for a cluster-scoped resource, or a collection across all namespaces
+  std::string name;            // empty for the collection
+  std::string subresource;
+};
+
+std::optional<StorePath> ParseStorePath(absl::string_view path) {
+  const std::vector<std::string> parts = absl::StrSplit(path, '/', absl::SkipEmpty());
+  for (const ServedResource& served : ServedResources()) {
+    if (parts.size() <= served.prefix.size() ||
+        !std::equal(served.prefix.begin(), served.prefix.end(), parts.begin())) {
+      continue;
+    }
+    size_t at = served.prefix.size();
+    StorePath store_path{.served = &served, .namespace_name = "", .name = "", .subresource = ""};
+    if (served.namespaced && parts.size() > at + 2 && parts[at] == "namespaces") {
+      store_path.namespace_name = parts[at + 1];
+      at += 2;
+    }
+    if (parts[at] != served.plural || parts.size() > at + 3) continue;
+    if (parts.size() > at + 1) store_path.name = parts[at + 1];
+    if (parts.size() > at + 2) store_path.subresource = parts[at + 2];
+    return store_path;
+  }
+  return std::nullopt;
+}
 
 std::string KeyOf(const nlohmann::json& object) {
   const nlohmann::json& metadata = object["metadata"];
@@ -190,20 +253,10 @@ void FakeApiServer::Handle(const httplib::Request& req, httplib::Response& res) 
   RecordedRequest recorded{req.method, req.target, req.headers, req.body};
   requests_.push_back(recorded);
 
-  // Which collection, if any: /api/v1/pods, /api/v1/namespaces/{ns}/pods, /api/v1/nodes.
-  std::optional<Resource> resource;
-  std::string namespace_filter;
-  if (req.method == "GET") {
-    const std::vector<std::string> parts = absl::StrSplit(req.path, '/', absl::SkipEmpty());
-    if (parts.size() == 3 && parts[0] == "api" && parts[1] == "v1") {
-      if (parts[2] == "pods") resource = Resource::kPods;
-      if (parts[2] == "nodes") resource = Resource::kNodes;
-    } else if (parts.size() == 5 && parts[0] == "api" && parts[2] == "namespaces" && parts[4] == "pods") {
-      resource = Resource::kPods;
-      namespace_filter = parts[3];
-    }
-  }
-  const Match kind = !resource.has_value() ? Match::kAny : recorded.IsWatch() ? Match::kWatch : Match::kList;
+  // Which collection of the store a GET lists or watches, if any.
+  std::optional<StorePath> collection = ParseStorePath(req.path);
+  if (req.method != "GET" || (collection.has_value() && !collection->name.empty())) collection.reset();
+  const Match kind = !collection.has_value() ? Match::kAny : recorded.IsWatch() ? Match::kWatch : Match::kList;
   for (auto it = replies_.begin(); it != replies_.end(); ++it) {
     if (it->match != Match::kAny && it->match != kind) continue;
     res.status = it->status;
@@ -212,15 +265,15 @@ void FakeApiServer::Handle(const httplib::Request& req, httplib::Response& res) 
     replies_.erase(it);
     return;
   }
-  if (!resource.has_value() && (HandleStoredObject(req, res) || HandleObject(req, res))) return;
-  if (!resource.has_value()) {
+  if (!collection.has_value() && (HandleStoredObject(req, res) || HandleObject(req, res))) return;
+  if (!collection.has_value()) {
     res.status = 404;
     res.set_content(StatusJson(404, "NotFound", "the server could not find the requested resource"),
                     "application/json");
   } else if (kind == Match::kWatch) {
-    StartWatch(*resource, namespace_filter, req, res);
+    StartWatch(collection->served->resource, collection->namespace_name, req, res);
   } else {
-    List(*resource, namespace_filter, req, res);
+    List(collection->served->resource, collection->namespace_name, req, res);
   }
 }
 
@@ -348,31 +401,23 @@ bool FakeApiServer::HandleStoredObject(const httplib::Request& req, httplib::Res
 }
 
 bool FakeApiServer::HandleObject(const httplib::Request& req, httplib::Response& res) {
-  const std::vector<std::string> parts = absl::StrSplit(req.path, '/', absl::SkipEmpty());
-  if (parts.size() < 4 || parts[0] != "api" || parts[1] != "v1") return false;
-  // /api/v1/nodes/{name} or /api/v1/namespaces/{ns}/pods/{name}[/binding]
-  Resource resource = Resource::kNodes;
-  std::string key, name, subresource;
-  if (parts.size() == 4 && parts[2] == "nodes") {
-    name = parts[3];
-    key = absl::StrCat("/", name);
-  } else if ((parts.size() == 6 || parts.size() == 7) && parts[2] == "namespaces" && parts[4] == "pods") {
-    resource = Resource::kPods;
-    name = parts[5];
-    key = absl::StrCat(parts[3], "/", name);
-    if (parts.size() == 7) subresource = parts[6];
-  } else {
-    return false;
-  }
+  const std::optional<StorePath> store_path = ParseStorePath(req.path);
+  if (!store_path.has_value() || store_path->name.empty()) return false;
+  const Resource resource = store_path->served->resource;
+  // A namespaced object is addressed in its namespace; a pod's only subresource here is its binding.
+  if (store_path->served->namespaced == store_path->namespace_name.empty()) return false;
+  const std::string& subresource = store_path->subresource;
+  if (!subresource.empty() && !(resource == Resource::kPods && subresource == "binding")) return false;
+  const std::string& name = store_path->name;
+  const std::string key = absl::StrCat(store_path->namespace_name, "/", name);
   const auto reply = [&res](int status, const std::string& body) {
     res.status = status;
     res.set_content(body, "application/json");
   };
-  auto& objects = objects_[static_cast<int>(resource)];
+  auto& objects = objects_[resource];
   const auto it = objects.find(key);
-  const std::string kind = resource == Resource::kPods ? "pods" : "nodes";
   if (it == objects.end()) {
-    reply(404, StatusJson(404, "NotFound", absl::StrCat(kind, " \"", name, "\" not found")));
+    reply(404, StatusJson(404, "NotFound", absl::StrCat(store_path->served->qualified, " \"", name, "\" not found")));
     return true;
   }
   if (subresource.empty() && req.method == "GET") {
@@ -423,9 +468,10 @@ bool FakeApiServer::HandleObject(const httplib::Request& req, httplib::Response&
 nlohmann::json FakeApiServer::Object(Resource resource, const std::string& namespace_name,
                                      const std::string& name) const {
   absl::MutexLock lock(&mu_);
-  const auto& objects = objects_[static_cast<int>(resource)];
-  const auto it = objects.find(absl::StrCat(namespace_name, "/", name));
-  return it == objects.end() ? nlohmann::json() : it->second;
+  const auto objects = objects_.find(resource);
+  if (objects == objects_.end()) return nlohmann::json();
+  const auto it = objects->second.find(absl::StrCat(namespace_name, "/", name));
+  return it == objects->second.end() ? nlohmann::json() : it->second;
 }
 
 nlohmann::json FakeApiServer::StoredObject(const std::string& object_path) const {
@@ -479,7 +525,7 @@ void FakeApiServer::List(Resource resource, const std::string& namespace_filter,
   nlohmann::json items = nlohmann::json::array();
   int64_t index = 0;
   bool more = false;
-  for (const auto& [key, object] : objects_[static_cast<int>(resource)]) {
+  for (const auto& [key, object] : objects_[resource]) {
     if (!filter.Matches(object)) continue;
     if (index++ < offset) continue;
     if (limit > 0 && static_cast<int64_t>(items.size()) == limit) {
@@ -493,8 +539,8 @@ void FakeApiServer::List(Resource resource, const std::string& namespace_filter,
   }
   nlohmann::json metadata = {{"resourceVersion", absl::StrCat(revision_)}};
   if (more) metadata["continue"] = absl::StrCat(revision_, "/", offset + limit);
-  const nlohmann::json list = {{"kind", absl::StrCat(KindOf(resource), "List")},
-                               {"apiVersion", "v1"},
+  const nlohmann::json list = {{"kind", absl::StrCat(Served(resource).kind, "List")},
+                               {"apiVersion", Served(resource).api_version},
                                {"metadata", std::move(metadata)},
                                {"items", std::move(items)}};
   res.status = 200;
@@ -517,7 +563,7 @@ void FakeApiServer::StartWatch(Resource resource, const std::string& namespace_f
   int64_t from = 0;
   if (rv_param.empty() || rv_param == "0") {
     // "Any point": the current state as synthetic ADDED events, then changes.
-    for (const auto& [key, object] : objects_[static_cast<int>(resource)]) {
+    for (const auto& [key, object] : objects_[resource]) {
       if (watch->Matches(object)) watch->pending.push_back(EventLine("ADDED", object));
     }
     from = revision_;
@@ -596,11 +642,11 @@ std::string FakeApiServer::UpsertLocked(Resource resource, nlohmann::json object
   Change change;
   change.revision = ++revision_;
   change.resource = resource;
-  object["kind"] = KindOf(resource);
-  object["apiVersion"] = "v1";
+  object["kind"] = Served(resource).kind;
+  object["apiVersion"] = Served(resource).api_version;
   object["metadata"]["resourceVersion"] = absl::StrCat(change.revision);
   if (!object["metadata"].contains("uid")) object["metadata"]["uid"] = absl::StrCat("uid-", KeyOf(object));
-  auto& objects = objects_[static_cast<int>(resource)];
+  auto& objects = objects_[resource];
   const std::string key = KeyOf(object);
   if (const auto it = objects.find(key); it != objects.end()) {
     change.type = "MODIFIED";
@@ -626,7 +672,7 @@ std::string FakeApiServer::DeleteUnseen(Resource resource, const std::string& na
 std::string FakeApiServer::Remove(Resource resource, const std::string& namespace_name, const std::string& name,
                                   bool seen) {
   absl::MutexLock lock(&mu_);
-  auto& objects = objects_[static_cast<int>(resource)];
+  auto& objects = objects_[resource];
   const auto it = objects.find(absl::StrCat(namespace_name, "/", name));
   if (it == objects.end()) return "";
   Change change;
@@ -649,8 +695,8 @@ void FakeApiServer::Bookmark() {
   for (const std::shared_ptr<Watch>& watch : watches_) {
     if (!watch->bookmarks || watch->close) continue;
     watch->pending.push_back(EventLine(
-        "BOOKMARK", {{"kind", KindOf(watch->resource)},
-                     {"apiVersion", "v1"},
+        "BOOKMARK", {{"kind", Served(watch->resource).kind},
+                     {"apiVersion", Served(watch->resource).api_version},
                      {"metadata", {{"resourceVersion", absl::StrCat(revision_)}}}}));
   }
 }

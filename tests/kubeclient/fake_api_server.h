@@ -5,8 +5,10 @@
 //
 // - Scripted replies, taken in order by the requests they match (any request, or only LISTs or WATCHes of
 //   a collection): for error paths (429 and 5xx with Retry-After, a 403) and for single-object calls.
-// - An object store of pods and nodes served as the API server serves collections, in its JSON shapes:
-//   GET /api/v1/pods, /api/v1/namespaces/{ns}/pods and /api/v1/nodes list (PodList/NodeList with
+// - An object store of pods, nodes, and resource.k8s.io/v1 ResourceSlices and ResourceClaims, served as the
+//   API server serves collections, in its JSON shapes: GET /api/v1/pods, /api/v1/namespaces/{ns}/pods,
+//   /api/v1/nodes, /apis/resource.k8s.io/v1/resourceslices, .../resourceclaims and
+//   .../namespaces/{ns}/resourceclaims list (PodList, NodeList, ... with
 //   metadata.resourceVersion, limit/continue paging) and, with ?watch=true, watch: a chunked stream of
 //   newline-delimited {"type","object"} events from ?resourceVersion on (history replayed, then live),
 //   BOOKMARKs when allowed, timeoutSeconds honoured, fieldSelector/labelSelector applied with the API
@@ -65,7 +67,9 @@ struct ScriptedReply {
   Match match = Match::kAny;
 };
 
-enum class Resource { kPods, kNodes };
+// The collections of the object store. Pods and ResourceClaims are namespaced (listed per namespace or
+// across all), nodes and ResourceSlices cluster-scoped (their namespace is "").
+enum class Resource { kPods, kNodes, kResourceSlices, kResourceClaims };
 
 // A Kubernetes metav1.Status, as the API server writes it for a failed request.
 std::string StatusJson(int code, const std::string& reason, const std::string& message);
@@ -111,7 +115,7 @@ class FakeApiServer {
   bool WaitForOpenWatches(int n, absl::Duration timeout) const;
   std::string resource_version() const;
 
-  // Single objects, as the API server serves them: GET a pod or node; PATCH one with a JSON merge patch
+  // Single objects, as the API server serves them: GET one; PATCH one with a JSON merge patch
   // (watches see MODIFIED); POST a pod's binding, which sets spec.nodeName once — a bound pod, or a uid
   // other than the Binding's precondition, is 409 Conflict with the API server's message.
   // The object itself, null when absent.
@@ -152,7 +156,7 @@ class FakeApiServer {
   static void Send(Watch& watch, const Change& change);
   // The PodTemplate, ProvisioningRequest and Lease paths; false when `req` is not for one of them.
   bool HandleStoredObject(const httplib::Request& req, httplib::Response& res) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // One pod or node: GET, PATCH (JSON merge patch) and, for pods, POST binding; false for other paths.
+  // One object of the store: GET, PATCH (JSON merge patch) and, for pods, POST binding; false for other paths.
   bool HandleObject(const httplib::Request& req, httplib::Response& res) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string UpsertLocked(Resource resource, nlohmann::json object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -168,7 +172,7 @@ class FakeApiServer {
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 100;
   int64_t compacted_ ABSL_GUARDED_BY(mu_) = 0;  // watches from below this are Gone
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<std::string, nlohmann::json> objects_[2] ABSL_GUARDED_BY(mu_);  // by "ns/name", per Resource
+  std::map<Resource, std::map<std::string, nlohmann::json>> objects_ ABSL_GUARDED_BY(mu_);  // by "ns/name"
   std::vector<Change> history_ ABSL_GUARDED_BY(mu_);
   std::list<std::shared_ptr<Watch>> watches_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, nlohmann::json> stored_ ABSL_GUARDED_BY(mu_);  // by object path

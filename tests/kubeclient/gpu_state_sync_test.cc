@@ -2,10 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "codec/dra_json.h"
 #include "codec/kube_json.h"
+#include "tests/kube/dra_fixtures.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
@@ -255,14 +254,8 @@ TEST_CASE("GpuStateSync: pods before their node, bad annotations, nodes that go 
   CHECK(d.state->Snapshot("n1")->free().size() == 2);
 }
 
-// tests/data/dra: a v1 ResourceSlice of NVIDIA's driver for a100-node-1 (gpu-<i> has index i) and a claim
-// allocated gpu-2 and gpu-3 there.
-nlohmann::json DraFixture(const std::string& name) {
-  std::ifstream file(std::string(TOPOFIT_TEST_DATA_DIR) + "/dra/" + name);
-  std::stringstream text;
-  text << file.rdbuf();
-  return nlohmann::json::parse(text.str());
-}
+using topofit::testing::DraFixture;
+
 kube::ResourceSlice Slice() { return codec::ResourceSliceFromJson(DraFixture("resourceslice-v1.json")).value(); }
 kube::ResourceClaim Claim() { return codec::ResourceClaimFromJson(DraFixture("resourceclaim-v1-allocated.json")).value(); }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tests/codec/hostile_json.h"
+#include "tests/kube/dra_fixtures.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
@@ -384,6 +385,68 @@ TEST_CASE("ListWatcher: nodes decode through the codec, an undecodable object is
   CHECK(seen == std::vector<std::string>{"n1=8", "ADDED n3"});
   CHECK(watcher->stats().undecodable == 1);
   CHECK(f.server.requests().at(0).target == "/api/v1/nodes?limit=500");
+}
+
+TEST_CASE("ListWatcher: ResourceClaims of every namespace and ResourceSlices list and watch from resource.k8s.io",
+          "[watch][dra]") {
+  Fixture f;
+  f.server.Upsert(Resource::kResourceSlices, topofit::testing::DraFixture("resourceslice-v1.json"));
+  const nlohmann::json claim = topofit::testing::DraFixture("resourceclaim-v1-allocated.json");
+  f.server.Upsert(Resource::kResourceClaims, claim);
+  nlohmann::json serving_claim = claim;
+  serving_claim["metadata"]["namespace"] = "serving";
+  serving_claim["metadata"]["uid"] = "uid-serving-claim";
+  absl::Mutex mu;
+  std::vector<std::string> seen;
+  WatchHandler<kube::ResourceClaim> claims;
+  claims.on_sync = [&](std::vector<kube::ResourceClaim> listed) {
+    absl::MutexLock lock(&mu);
+    for (const kube::ResourceClaim& c : listed) {
+      seen.push_back(absl::StrCat(c.metadata.namespace_name, "/", c.devices.size()));
+    }
+  };
+  claims.on_event = [&](WatchEventType type, kube::ResourceClaim c) {
+    absl::MutexLock lock(&mu);
+    seen.push_back(absl::StrCat(WatchEventTypeName(type), " ", c.metadata.namespace_name));
+  };
+  WatchHandler<kube::ResourceSlice> slices;
+  slices.on_sync = [&](std::vector<kube::ResourceSlice> listed) {
+    absl::MutexLock lock(&mu);
+    for (const kube::ResourceSlice& s : listed) seen.push_back(absl::StrCat(s.node_name, "=", s.devices.size()));
+  };
+  auto slice_watcher = ListWatcher::ForResourceSlices(*f.rest, "v1", f.options, slices);
+  slice_watcher->Start();
+  REQUIRE(slice_watcher->WaitForSync(kPatience));
+  auto claim_watcher = ListWatcher::ForResourceClaims(*f.rest, "v1", f.options, claims);
+  claim_watcher->Start();
+  REQUIRE(f.server.WaitForOpenWatches(2, kPatience));
+  f.server.Upsert(Resource::kResourceClaims, serving_claim);
+  f.server.Delete(Resource::kResourceClaims, "ml", claim["metadata"]["name"].get<std::string>());
+  REQUIRE(Eventually([&] {
+    absl::MutexLock lock(&mu);
+    return seen.size() == 4;
+  }));
+  slice_watcher->Stop();
+  claim_watcher->Stop();
+  CHECK(seen == std::vector<std::string>{"a100-node-1=9", "ml/2", "ADDED serving", "DELETED ml"});
+  CHECK(f.server.requests().at(0).target == "/apis/resource.k8s.io/v1/resourceslices?limit=500");
+
+  // One namespace's claims, and one claim, as the API server serves them.
+  const absl::StatusOr<nlohmann::json> listed =
+      f.rest->Get("/apis/resource.k8s.io/v1/namespaces/serving/resourceclaims");
+  REQUIRE_OK(listed);
+  CHECK((*listed)["kind"] == "ResourceClaimList");
+  CHECK((*listed)["apiVersion"] == "resource.k8s.io/v1");
+  REQUIRE((*listed)["items"].size() == 1);
+  const std::string name = claim["metadata"]["name"].get<std::string>();
+  const absl::StatusOr<nlohmann::json> one =
+      f.rest->Get(absl::StrCat("/apis/resource.k8s.io/v1/namespaces/serving/resourceclaims/", name));
+  REQUIRE_OK(one);
+  CHECK((*one)["metadata"]["uid"] == "uid-serving-claim");
+  CHECK((*one)["kind"] == "ResourceClaim");
+  const absl::StatusOr<nlohmann::json> gone =
+      f.rest->Get(absl::StrCat("/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/", name));
+  CHECK_STATUS(gone, absl::StatusCode::kNotFound, "resourceclaims.resource.k8s.io");
 }
 
 TEST_CASE("ListWatcher: Stop() is prompt on an idle watch and in a long backoff", "[watch]") {
