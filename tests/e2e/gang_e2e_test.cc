@@ -233,6 +233,12 @@ TEST_CASE("A gang whose only rack is partly busy waits, asks once for what the r
     c.api.Upsert(Resource::kNodes, Tray(tray, "uuid.b", "rack-b"));
     c.nodes.push_back(tray);
   }
+  // the extender's node watch has delivered every new tray (else a member cycled before that finds too few)
+  REQUIRE(kubeclient::testing::Eventually([&] {
+    const json probe = c.Post("/filter", {{"Pod", testing::PendingGpuPod("probe", 4)},
+                                          {"NodeNames", {"b-12", "b-13", "b-14", "b-15", "b-16", "b-17"}}});
+    return probe["NodeNames"].is_array() && probe["NodeNames"].size() == 6;
+  }));
   std::deque<std::string> queue(members.begin(), members.end());
   std::set<std::string> gang_nodes;
   for (int cycle = 0; cycle < 200 && !queue.empty(); ++cycle) {
