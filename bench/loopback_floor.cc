@@ -36,6 +36,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "bench/flag_value.h"
 #include "bench/http_client.h"
 
 namespace topofit::bench {
@@ -53,10 +54,7 @@ struct Flags {
 
 bool ParseFlags(int argc, char** argv, Flags& flags) {
   for (int i = 1; i < argc; ++i) {
-    const absl::string_view arg = argv[i];
-    const auto value = [&](absl::string_view name) -> absl::string_view {
-      return absl::StartsWith(arg, name) ? arg.substr(name.size()) : absl::string_view();
-    };
+    const auto value = [arg = absl::string_view(argv[i])](absl::string_view name) { return FlagValue(arg, name); };
     bool ok = false;
     if (auto v = value("--request-bytes="); !v.empty()) {
       ok = absl::SimpleAtoi(v, &flags.request_bytes);

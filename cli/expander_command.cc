@@ -39,6 +39,11 @@ void AddExpanderFlags(CLI::App& cmd, ExpanderOptions& options) {
                  "JSON object of price per node-hour by node group id, e.g. {\"p4d\": 32.77}");
   cmd.add_flag("--no-veto", options.no_veto,
                "when every GPU option would strand a pod, return all options (fail open) instead of none");
+  cmd.add_flag("--trust-expander-templates", options.trust_expander_templates,
+               "trust the node group templates of callers without a client certificate, so the extender makes "
+               "pods wait for groups at size zero; only when nothing but cluster-autoscaler reaches the gRPC "
+               "port (a NetworkPolicy): anyone who can call it could then make pods wait for a group that "
+               "does not exist (docs/expander.md)");
 }
 
 }  // namespace
@@ -68,6 +73,8 @@ absl::StatusOr<ExpanderParts> BuildExpander(const ExpanderOptions& options, Proc
                                             spdlog::logger& log) {
   expander::ExpanderServiceOptions service_options;
   service_options.policy.veto_when_all_strand = !options.no_veto;
+  // With a client CA gRPC admits only peers whose certificate chains to it (expander/grpc_server.h).
+  service_options.trust_templates = !options.tls_client_ca.empty() || options.trust_expander_templates;
   absl::StatusOr<decision::CapacityWaitPolicy> wait =
       ParseCapacityWaitFlags(options.expected_node_boot, options.max_topology_wait);
   if (!wait.ok()) return wait.status();

@@ -34,6 +34,9 @@ struct ExpanderOptions {
   std::string admin_token_file;  // opens /intents beyond loopback; empty: loopback only
   std::string prices_file;    // optional, see ReadPricesFile
   bool no_veto = false;       // fail open instead of vetoing when every GPU option would strand
+  // Record the node group templates of peers without a client certificate as trusted: only when no one
+  // but cluster-autoscaler can reach the gRPC port (ExpanderServiceOptions::trust_templates).
+  bool trust_expander_templates = false;
   std::string log_format = "text";
   std::string log_level = "info";
   std::string kubeconfig;         // for --ledger=api; empty: in-cluster service account

@@ -98,7 +98,11 @@ int RunWebhook(const WebhookOptions& options, const std::function<void(int, int)
 
   codec::TopologyResolver topologies;
   webhook::WebhookMetrics metrics = webhook::WebhookMetrics::Create(process.registry);
-  webhook::RegisterWebhookRoute(**api, [&node_groups] { return node_groups.Live(); }, topologies, metrics, log);
+  // Untrusted templates too: the terms the webhook writes only add groups a pod may use, so a forged
+  // template widens a pod's affinity rather than keep it off a real node (docs/webhook.md).
+  webhook::RegisterWebhookRoute(
+      **api, [&node_groups] { return ledger::TemplatesOf(node_groups.Live(), ledger::TemplateTrust::kAny); }, topologies,
+      metrics, log);
   std::atomic<bool> serving{false};
   server::RegisterOpsEndpoints(**ops, process.registry, process.ReadinessChecks(serving));
 

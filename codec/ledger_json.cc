@@ -83,16 +83,18 @@ Json HoldsToJson(const decision::CapacityHolds& holds) {
   return out;
 }
 
-Json NodeGroupsToJson(const std::map<std::string, kube::Node>& templates) {
+Json NodeGroupsToJson(const std::map<std::string, ledger::NodeGroupTemplate>& groups) {
   Json out = Json::array();
-  for (const auto& [group, template_node] : templates) {
+  for (const auto& [group, entry] : groups) {
+    const kube::Node& template_node = entry.template_node;
     Json taints = Json::array();
     for (const kube::Taint& taint : template_node.spec.taints) {
       taints.push_back(absl::StrCat(taint.key, taint.value.empty() ? "" : "=", taint.value, ":",
                                     kube::TaintEffectName(taint.effect)));
     }
     out.push_back({{"nodeGroup", group}, {"gpus", decision::AllocatableGpus(template_node)},
-                   {"labels", template_node.metadata.labels}, {"taints", std::move(taints)}});
+                   {"labels", template_node.metadata.labels}, {"taints", std::move(taints)},
+                   {"trusted", entry.trusted}});
   }
   return out;
 }

@@ -18,7 +18,8 @@ nlohmann::json IntentsToJson(const std::vector<decision::Intent>& intents);
 // its pods held for, its nodes, the GPUs held on each, and when each pod's scale-up was chosen.
 nlohmann::json HoldsToJson(const decision::CapacityHolds& holds);
 // The node group templates the ledger keeps (Ledger::NodeGroups): per group its GPUs, labels and taints
-// ("key=value:Effect"), what the extender knows of a group that may have no node.
-nlohmann::json NodeGroupsToJson(const std::map<std::string, kube::Node>& templates);
+// ("key=value:Effect"), what the extender knows of a group that may have no node, and whether it is
+// trusted (ledger::NodeGroupTemplate: an untrusted one never makes the extender refuse a node).
+nlohmann::json NodeGroupsToJson(const std::map<std::string, ledger::NodeGroupTemplate>& groups);
 
 }  // namespace topofit::codec

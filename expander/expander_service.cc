@@ -147,7 +147,7 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   }
   input.templates = std::move(decoded->templates);
   // What CA can grow, groups at size zero included, for the extender's asking rule (capacity_ask.h).
-  ledger_.RecordNodeGroups(decision::GpuGroupTemplates(input.templates));
+  ledger_.RecordNodeGroups(decision::GpuGroupTemplates(input.templates), options_.trust_templates);
   input.preferences = ledger_.Preferences();
   input.price_per_node_hour = options_.price_per_node_hour;
   input.now = clock_.Now();

@@ -63,6 +63,12 @@ struct ExpanderServiceOptions {
   decision::RankPolicy policy;
   std::map<std::string, double> price_per_node_hour;  // node group id -> price; see cli --prices-file
   size_t max_options = kDefaultMaxOptions;
+  // Whether the templates callers send are recorded trusted (ledger::NodeGroupTemplate): true when gRPC
+  // admits only peers with a verified client certificate (--tls-client-ca) or the operator vouches for
+  // every peer that can reach the port (--trust-expander-templates). CA's gRPC client sends no client
+  // certificate, so by default what it teaches the ledger is untrusted: shown, never a reason for the
+  // extender to refuse a real node.
+  bool trust_templates = false;
 };
 
 // When the call must be answered by, and whether the caller has gone: what the handler reads from the

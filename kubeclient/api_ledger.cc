@@ -237,9 +237,11 @@ std::shared_ptr<const std::vector<decision::Intent>> ApiLedger::IntentsView() co
   });
 }
 
-void ApiLedger::RecordNodeGroups(const std::map<std::string, kube::Node>& templates) { node_groups_->Record(templates); }
+void ApiLedger::RecordNodeGroups(const std::map<std::string, kube::Node>& templates, bool trusted) {
+  node_groups_->Record(templates, trusted);
+}
 
-std::map<std::string, kube::Node> ApiLedger::NodeGroups() const { return node_groups_->Live(); }
+std::map<std::string, ledger::NodeGroupTemplate> ApiLedger::NodeGroups() const { return node_groups_->Live(); }
 
 bool ApiLedger::WaitPublished(absl::Duration timeout) const {
   return publisher_->WaitIdle(timeout) && node_groups_->WaitPublished(timeout);

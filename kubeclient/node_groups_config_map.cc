@@ -22,6 +22,7 @@ struct DecodedEntry {
   std::string group;
   kube::Node template_node;
   absl::Time seen;
+  bool trusted = false;
 };
 
 absl::StatusOr<DecodedEntry> DecodeEntry(const nlohmann::json& entry) {
@@ -37,6 +38,10 @@ absl::StatusOr<DecodedEntry> DecodeEntry(const nlohmann::json& entry) {
   if (seen == entry.end() || !seen->is_string() ||
       !absl::ParseTime(absl::RFC3339_full, seen->get<std::string>(), &out.seen, &error)) {
     return absl::InvalidArgumentError(absl::StrCat("node group ", out.group, ": seen is not an RFC 3339 time"));
+  }
+  if (const auto trusted = entry.find("trusted"); trusted != entry.end()) {
+    if (!trusted->is_boolean()) return absl::InvalidArgumentError(absl::StrCat("node group ", out.group, ": trusted is not a boolean"));
+    out.trusted = trusted->get<bool>();
   }
   const auto template_node = entry.find("template");
   if (template_node == entry.end()) return absl::InvalidArgumentError(absl::StrCat("node group ", out.group, ": no template"));
@@ -72,23 +77,23 @@ NodeGroupsConfigMap::~NodeGroupsConfigMap() {
   publisher_->Stop();
 }
 
-void NodeGroupsConfigMap::Record(const std::map<std::string, kube::Node>& templates) {
+void NodeGroupsConfigMap::Record(const std::map<std::string, kube::Node>& templates, bool trusted) {
   bool publish = false;
   {
     absl::MutexLock lock(&mu_);
     const absl::Time now = clock_.Now();
     templates_.Prune(now);
     for (const auto& [group, template_node] : templates) {
-      templates_.Record(group, template_node, now);
+      if (!templates_.Record(group, template_node, now, trusted)) continue;
       const auto published = published_.find(group);
       publish = publish || published == published_.end() || now - published->second.seen > options_.ttl / 4 ||
-                published->second.template_node != template_node;
+                published->second.template_node != template_node || published->second.trusted != trusted;
     }
   }
   if (publish) publisher_->Add(kPublishKey);
 }
 
-std::map<std::string, kube::Node> NodeGroupsConfigMap::Live() const {
+std::map<std::string, ledger::NodeGroupTemplate> NodeGroupsConfigMap::Live() const {
   absl::MutexLock lock(&mu_);
   return templates_.Live(clock_.Now());
 }
@@ -113,10 +118,11 @@ CoalescingQueue::Outcome NodeGroupsConfigMap::Publish() {
     for (const auto& [group, entry] : order) {
       const std::string text = nlohmann::json{{"nodeGroup", *group},
                                               {"seen", LedgerTimeText(entry->seen)},
+                                              {"trusted", entry->trusted},
                                               {"template", codec::NodeTemplateToJson(entry->template_node)}}
                                    .dump();
       const bool fits = document.size() + 1 + text.size() + 1 <= options_.max_bytes;  // a comma, the bracket
-      publishing[*group] = {entry->template_node, entry->seen, !fits};
+      publishing[*group] = {entry->template_node, entry->seen, entry->trusted, !fits};
       if (!fits) {
         ++omitted;
         continue;
@@ -178,9 +184,9 @@ absl::StatusOr<bool> NodeGroupsConfigMap::Merge() {
   std::set<std::string> in_api;
   for (const DecodedEntry& entry : entries) {
     in_api.insert(entry.group);
-    if (!templates_.Record(entry.group, entry.template_node, entry.seen)) continue;
+    if (!templates_.Record(entry.group, entry.template_node, entry.seen, entry.trusted)) continue;
     // It is in the API as read: nothing to publish for it until it changes or goes stale.
-    published_[entry.group] = {entry.template_node, entry.seen};
+    published_[entry.group] = {entry.template_node, entry.seen, entry.trusted};
   }
   templates_.Prune(clock_.Now());
   // Published here, yet not in the API (another writer replaced the key without it): to be written again.

@@ -6,9 +6,11 @@
 // the components' namespace), one key holding every group, since CA's group ids (a GCE instance group's
 // URL) are not valid ConfigMap keys:
 //
-//   data["node-groups.json"] = [{"nodeGroup": "<id>", "seen": RFC 3339, "template": <v1 Node>}, ...]
+//   data["node-groups.json"] = [{"nodeGroup": "<id>", "seen": RFC 3339, "trusted": bool, "template": <v1 Node>}, ...]
 //
-// (the template as codec::NodeTemplateToJson writes it, `seen` when CA last offered the group). Readers
+// (the template as codec::NodeTemplateToJson writes it, `seen` when CA last offered the group, `trusted`
+// whether the expander could believe its sender: ledger::NodeGroupTemplate; an entry without it, as
+// releases before it wrote, is untrusted). Only who may patch the ConfigMap can set the bit. Readers
 // keep an entry until the TTL after its `seen`. The writer (the expander) publishes when a group is new,
 // its template changed, or its published `seen` is older than a quarter of the TTL: a group CA keeps
 // offering never expires for readers, and CA's loop every 10 s is not a write each. Publishing reads the
@@ -69,9 +71,9 @@ class NodeGroupsConfigMap {
   NodeGroupsConfigMap& operator=(const NodeGroupsConfigMap&) = delete;
 
   // CA offered these groups now (Ledger::RecordNodeGroups).
-  void Record(const std::map<std::string, kube::Node>& templates);
+  void Record(const std::map<std::string, kube::Node>& templates, bool trusted);
   // The unexpired templates, by group id (Ledger::NodeGroups).
-  std::map<std::string, kube::Node> Live() const;
+  std::map<std::string, ledger::NodeGroupTemplate> Live() const;
 
   // Reads the ConfigMap once and merges what it holds. An absent ConfigMap is nothing yet; an entry that
   // does not decode is skipped and logged. The reader thread calls it; tests may call it directly.
@@ -101,6 +103,7 @@ class NodeGroupsConfigMap {
   struct Published {
     kube::Node template_node;
     absl::Time seen;
+    bool trusted = false;
     bool omitted = false;
   };
   std::map<std::string, Published> published_ ABSL_GUARDED_BY(mu_);

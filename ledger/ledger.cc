@@ -114,14 +114,14 @@ class InMemoryLedger final : public Ledger {
     intents_view_.Invalidate();
   }
 
-  void RecordNodeGroups(const std::map<std::string, kube::Node>& templates) override {
+  void RecordNodeGroups(const std::map<std::string, kube::Node>& templates, bool trusted) override {
     std::lock_guard<std::mutex> lock(mu_);
     const absl::Time now = clock_.Now();
     PruneExpired(now);
-    for (const auto& [group, template_node] : templates) node_groups_.Record(group, template_node, now);
+    for (const auto& [group, template_node] : templates) node_groups_.Record(group, template_node, now, trusted);
   }
 
-  std::map<std::string, kube::Node> NodeGroups() const override {
+  std::map<std::string, NodeGroupTemplate> NodeGroups() const override {
     std::lock_guard<std::mutex> lock(mu_);
     return node_groups_.Live(clock_.Now());
   }

@@ -12,6 +12,7 @@
 #include "decision/intent.h"
 #include "decision/preference.h"
 #include "kube/objects.h"
+#include "ledger/node_group_templates.h"
 #include "server/clock.h"
 
 namespace topofit::ledger {
@@ -43,10 +44,11 @@ class Ledger {
   // The GPU node groups' templates cluster-autoscaler sent the expander (BestOptions' nodeMap), by group
   // id: the capacity the cluster can grow, including groups at size zero, which no node shows (the
   // extender asks for capacity only of a shape it knows: decision/capacity_ask.h). A group's later
-  // template replaces its earlier one.
-  virtual void RecordNodeGroups(const std::map<std::string, kube::Node>& templates) = 0;
-  // The templates recorded within LedgerLimits::node_group_ttl, by group id.
-  virtual std::map<std::string, kube::Node> NodeGroups() const = 0;
+  // template replaces its earlier one, unless it is untrusted and the earlier one trusted
+  // (NodeGroupTemplate says who is trusted).
+  virtual void RecordNodeGroups(const std::map<std::string, kube::Node>& templates, bool trusted) = 0;
+  // The templates recorded within LedgerLimits::node_group_ttl, by group id, each with its trust.
+  virtual std::map<std::string, NodeGroupTemplate> NodeGroups() const = 0;
 };
 
 // What a ledger keeps at most, in memory and in the API alike. Preferences come from filter calls and intents from BestOptions

@@ -221,7 +221,7 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
 decision::ClusterShapes Replayer::ClusterShapesNow() {
   decision::ClusterShapes shapes;
   for (int node : world_->live_nodes()) shapes.nodes.push_back(&world_->nodes()[node].gpus);
-  shapes.group_templates = ledger_->NodeGroups();
+  shapes.group_templates = ledger::TemplatesOf(ledger_->NodeGroups(), ledger::TemplateTrust::kTrustedOnly);
   shapes.topologies = &topologies_;
   return shapes;
 }
@@ -420,7 +420,7 @@ void Replayer::Apply(const AutoscalerActions& actions) {
   // What the expander learns of the cluster's groups reaches the extender through the ledger.
   if (actions.topofit_expander_called && world_->policy().topofit_extender) {
     if (gpu_group_templates_.empty()) gpu_group_templates_ = decision::GpuGroupTemplates(world_->group_templates());
-    ledger_->RecordNodeGroups(gpu_group_templates_);
+    ledger_->RecordNodeGroups(gpu_group_templates_, /*trusted=*/true);  // the replay's CA is the only caller
   }
   if (actions.scale_up && actions.scale_up->node_count > 0) {
     const ScaleUpOption& option = *actions.scale_up;

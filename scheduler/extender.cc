@@ -223,7 +223,9 @@ Extender::ShapesNow Extender::ClusterShapesNow() const {
   now.snapshots = state_.Snapshots();
   now.shapes.nodes.reserve(now.snapshots.size());
   for (const auto& snapshot : now.snapshots) now.shapes.nodes.push_back(snapshot.get());
-  now.shapes.group_templates = ledger_.NodeGroups();
+  // Only trusted templates may make a pod wait for a group no node shows: an untrusted one may be a
+  // forger's, naming a group that does not exist (ledger::NodeGroupTemplate).
+  now.shapes.group_templates = ledger::TemplatesOf(ledger_.NodeGroups(), ledger::TemplateTrust::kTrustedOnly);
   now.shapes.topologies = &group_topologies_;
   return now;
 }

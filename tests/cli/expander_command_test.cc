@@ -131,6 +131,37 @@ TEST_CASE("expander counts its gRPC certificate reloads in topofit_tls_reloads_t
                           Catch::Contains("topofit_tls_reloads_total{server=\"expander\",result=\"failed\"} 1\n"));
 }
 
+// CA sends no client certificate, so only a client CA (gRPC then admits verified peers alone) or the
+// operator's word makes the templates a caller sends trusted (docs/expander.md).
+TEST_CASE("expander records the templates of its callers trusted only with --tls-client-ca or --trust-expander-templates",
+          "[cli][expander]") {
+  struct Row {
+    const char* name;
+    std::string tls_client_ca;
+    bool trust_expander_templates;
+    bool trusted;
+  };
+  const Row row = GENERATE(Row{"neither", "", false, false}, Row{"a client CA", "client-ca.pem", false, true},
+                           Row{"the operator's word", "", true, true});
+  INFO(row.name);
+  ExpanderOptions options;
+  options.tls_client_ca = row.tls_client_ca;  // read when the server starts, not here
+  options.trust_expander_templates = row.trust_expander_templates;
+  ProcessState process;
+  spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  absl::StatusOr<ExpanderParts> parts = BuildExpander(options, process, log);
+  REQUIRE(parts.ok());
+  ::grpcplugin::BestOptionsRequest request;
+  ::k8s::io::api::core::v1::Node& p4d = (*request.mutable_nodemap())["p4d"];
+  (*p4d.mutable_metadata()->mutable_labels())["node.kubernetes.io/instance-type"] = "p4d.24xlarge";
+  (*p4d.mutable_status()->mutable_allocatable())["nvidia.com/gpu"].set_string("8");
+  request.add_options()->set_nodegroupid("p4d");
+  REQUIRE(parts->service->Answer(request, {}).ok());
+  const std::map<std::string, ledger::NodeGroupTemplate> groups = process.ledger->NodeGroups();
+  REQUIRE(groups.count("p4d") == 1);
+  CHECK(groups.at("p4d").trusted == row.trusted);
+}
+
 TEST_CASE("expander serves until SIGTERM, then exits 0", "[cli][expander]") {
   REQUIRE(server::BlockShutdownSignals().ok());
   Scratch scratch;

@@ -179,7 +179,8 @@ TEST_CASE("A gang whose only rack is partly busy waits, asks once for what the r
   c.process.ledger->RecordNodeGroups(
       {{"rack-b", kube::testing::MakeNode().name("template-node-for-rack-b").label(kPoolLabel, "rack-b")
                       .label("nvidia.com/gpu.product", "NVIDIA-GB200").label("nvidia.com/gpu.clique", "uuid.b")
-                      .annotation("topofit.io/nodes-per-domain", "18").gpus(4)}});
+                      .annotation("topofit.io/nodes-per-domain", "18").gpus(4)}},
+      /*trusted=*/true);
   std::vector<std::string> members;
   for (int i = 0; i < 14; ++i) {
     members.push_back(absl::StrCat("train-", i));

@@ -28,6 +28,7 @@
 #include "cli/explain_command.h"
 #include "cli/extender_command.h"
 #include "cli/ledger_flags.h"
+#include "kubeclient/api_ledger.h"
 #include "proto/expander.grpc.pb.h"
 #include "tests/cli/scratch_dir.h"
 #include "tests/e2e/e2e_objects.h"
@@ -119,8 +120,9 @@ corev1::Node TemplateNode(const std::string& group, const std::string& instance_
 
 struct Cluster {
   // `ledger`: "memory", both in one process as `topofit serve` runs them; "api", the expander in a process of
-  // its own, each with --ledger=api.
-  explicit Cluster(const std::string& ledger) : certs(testing::TestCerts::Create().value()), api(*certs) {
+  // its own, each with --ledger=api. `trust_expander_templates`: the expander's flag of that name.
+  explicit Cluster(const std::string& ledger, bool trust_expander_templates = false)
+      : certs(testing::TestCerts::Create().value()), api(*certs) {
     // Existing capacity: a free PCIe-only g5 (8 GPUs by count, no NVLink) and a p4d with 6 of 8 GPUs taken.
     api.Upsert(Resource::kNodes, GpuNode("g5-1", "g5.48xlarge", "g5-group", 8, "2026-11-01T00:00:00Z"));
     api.Upsert(Resource::kNodes, GpuNode("p4d-busy", "p4d.24xlarge", "p4d-group", 8, "2026-11-01T00:00:00Z"));
@@ -154,6 +156,7 @@ struct Cluster {
     expander_options.address = "127.0.0.1";
     expander_options.grpc_port = 0;
     expander_options.insecure = true;
+    expander_options.trust_expander_templates = trust_expander_templates;
     expander_options.ledger = ledger;  // with --ledger=api the expander writes its pods' Events too
     expander_options.kubeconfig = extender_options.kubeconfig;
     absl::StatusOr<cli::ExpanderParts> parts = cli::BuildExpander(expander_options, *expander_process, log);
@@ -388,6 +391,50 @@ TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it 
   CHECK(events["GpusAssigned"]["note"] == "bound to p4d-new, GPUs 0,1,2,3,4,5,6,7");
   // The 1-GPU latecomer was held back from capacity bought for another pod, not refused for its topology.
   CHECK(cluster.EventsAbout("web").empty());
+}
+
+// Issue 38: CA's gRPC client sends no client certificate, so whoever reaches the expander's port can send
+// BestOptions. A forged node group whose template gives NVLink must not make the extender refuse a real
+// PCIe node to a pod that only prefers NVLink (asking for capacity from a group that does not exist); with
+// --trust-expander-templates the operator vouches for every caller, and the same template counts.
+TEST_CASE("A forged node group from a caller without a client certificate cannot make the extender refuse a real node",
+          "[e2e]") {
+  const std::string ledger = GENERATE(as<std::string>(), "memory", "api");
+  const bool trusted = GENERATE(false, true);
+  INFO("--ledger=" << ledger << (trusted ? " --trust-expander-templates" : ""));
+  Cluster cluster(ledger, trusted);
+  // No NVLink node left: the free PCIe g5 is the only shape the cluster shows.
+  cluster.api.Delete(Resource::kPods, "ml", "resident");
+  cluster.api.Delete(Resource::kNodes, "", "p4d-busy");
+  cluster.api.Upsert(Resource::kPods,
+                     testing::PendingGpuPod("learner", 4, {{"topofit.io/min-link", "NV"}, {"topofit.io/expected-runtime", "10h"}},
+                                            Rfc3339(absl::Now())));
+  REQUIRE(Eventually([&] { return Cluster::Passed(cluster.Filter("learner", {"g5-1"})) == std::vector<std::string>{"g5-1"}; }));
+
+  // The forger's call: one option of an invented group whose template is an 8-GPU NVLink p4d.
+  ::grpcplugin::BestOptionsRequest forged;
+  (*forged.mutable_nodemap())["forged-p4d"] = TemplateNode("forged-p4d", "p4d.24xlarge", 8);
+  ::grpcplugin::Option* option = forged.add_options();
+  option->set_nodegroupid("forged-p4d");
+  option->set_nodecount(1);
+  cluster.BestOptions(forged);
+  if (ledger == "api") {  // the expander publishes the template, the extender reads it back
+    REQUIRE(static_cast<kubeclient::ApiLedger&>(*cluster.separate_process.ledger).WaitPublished(kubeclient::testing::kPatience));
+    REQUIRE(static_cast<kubeclient::ApiLedger&>(*cluster.process.ledger).node_groups().Refresh().ok());
+  }
+  const std::map<std::string, ledger::NodeGroupTemplate> known = cluster.process.ledger->NodeGroups();
+  REQUIRE(known.count("forged-p4d") == 1);  // kept and shown (get_ledger), with its trust
+  CHECK(known.at("forged-p4d").trusted == trusted);
+
+  const json filtered = cluster.Filter("learner", {"g5-1"});
+  if (trusted) {
+    CHECK(Cluster::Passed(filtered).empty());
+    CHECK_THAT(filtered["FailedAndUnresolvableNodes"]["g5-1"].get<std::string>(),
+               Catch::Contains("as node group forged-p4d gives"));
+  } else {
+    CHECK(Cluster::Passed(filtered) == std::vector<std::string>{"g5-1"});
+    CHECK(cluster.Bind("learner", "g5-1").empty());
+  }
 }
 
 }  // namespace

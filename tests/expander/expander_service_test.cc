@@ -257,10 +257,11 @@ TEST_CASE("An NV-required 4-GPU pod grows the NVLink group, never the PCIe one, 
     CHECK_THAT(codec::IntentsToJson(intents).dump(), Catch::Contains("uid-trainer"));
   }
   SECTION("the GPU groups' templates are kept for the extender, which sees no node of a group at size zero") {
-    const std::map<std::string, kube::Node> groups = f.ledger->NodeGroups();
+    const std::map<std::string, ledger::NodeGroupTemplate> groups = f.ledger->NodeGroups();
     CHECK(groups.size() == 2);  // g5 and p4d; the cpu group has no GPUs
     REQUIRE(groups.count("p4d") == 1);
-    CHECK(groups.at("p4d").metadata.labels.at("node.kubernetes.io/instance-type") == "p4d.24xlarge");
+    CHECK(groups.at("p4d").template_node.metadata.labels.at("node.kubernetes.io/instance-type") == "p4d.24xlarge");
+    CHECK_FALSE(groups.at("p4d").trusted);  // the fixture's peer sent no client certificate
     CHECK(groups.count("cpu") == 0);
   }
 }

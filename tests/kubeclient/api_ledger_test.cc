@@ -180,16 +180,21 @@ TEST_CASE("ApiLedger: an extender and an expander on one API server agree on pre
     CHECK(holds.HeldOn(fresh) == 8);
     CHECK(holds.MayTake({"uid-trainer"}, fresh, 8));
   }
-  SECTION("the node groups the expander was offered reach the extender through their ConfigMap") {
+  SECTION("the node groups the expander was offered reach the extender through their ConfigMap, trust and all") {
     const kube::Node p4d_template =
         kube::testing::MakeNode().label("node.kubernetes.io/instance-type", kP4dType).gpus(8);
-    expander.ledger->RecordNodeGroups({{"p4d-group", p4d_template}});
+    const kube::Node g5_template = kube::testing::MakeNode().label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8);
+    expander.ledger->RecordNodeGroups({{"p4d-group", p4d_template}}, /*trusted=*/true);
+    expander.ledger->RecordNodeGroups({{"g5-group", g5_template}}, /*trusted=*/false);
     REQUIRE(expander.ledger->WaitPublished(kPatience));
     CHECK(extender.ledger->NodeGroups().empty());  // until its reader looks
     REQUIRE_OK(extender.ledger->node_groups().Refresh());
-    const std::map<std::string, kube::Node> groups = extender.ledger->NodeGroups();
-    REQUIRE(groups.size() == 1);
-    CHECK(groups.at("p4d-group") == p4d_template);
+    const std::map<std::string, ledger::NodeGroupTemplate> groups = extender.ledger->NodeGroups();
+    REQUIRE(groups.size() == 2);
+    CHECK(groups.at("p4d-group").template_node == p4d_template);
+    CHECK(groups.at("p4d-group").trusted);
+    CHECK(groups.at("g5-group").template_node == g5_template);
+    CHECK_FALSE(groups.at("g5-group").trusted);
   }
 }
 

@@ -242,13 +242,23 @@ void FakeApiServer::BeforeNext(std::string method, std::function<void()> action)
   before_next_ = std::move(action);
 }
 
+void FakeApiServer::DelayReplies(absl::Duration delay) {
+  absl::MutexLock lock(&mu_);
+  reply_delay_ = delay;
+}
+
 void FakeApiServer::Handle(const httplib::Request& req, httplib::Response& res) {
   std::function<void()> before;
+  absl::Duration delay;
   {
     absl::MutexLock lock(&mu_);
     if (before_next_ && before_next_method_ == req.method) before.swap(before_next_);
+    delay = reply_delay_;
   }
   if (before) before();  // outside the lock: it may send requests of its own to this server
+  if (delay > absl::ZeroDuration() && !RecordedRequest{req.method, req.target, req.headers, req.body}.IsWatch()) {
+    absl::SleepFor(delay);
+  }
   absl::MutexLock lock(&mu_);
   RecordedRequest recorded{req.method, req.target, req.headers, req.body};
   requests_.push_back(recorded);

@@ -92,6 +92,9 @@ class FakeApiServer {
   void BeforeNext(std::string method, std::function<void()> action);
   std::vector<RecordedRequest> requests() const;
   std::vector<RecordedRequest> watch_requests() const;
+  // Every request but a watch is answered `delay` after it arrives (waiting outside the server's lock, so
+  // concurrent requests overlap as on a real API server): bench/bind_bench's 5 ms API server.
+  void DelayReplies(absl::Duration delay);
 
   // --- the object store ---
   // Creates or replaces the object (keyed by namespace and name), stamping metadata.resourceVersion with
@@ -168,6 +171,7 @@ class FakeApiServer {
   std::string before_next_method_ ABSL_GUARDED_BY(mu_);
   std::function<void()> before_next_ ABSL_GUARDED_BY(mu_);
   std::vector<RecordedRequest> requests_ ABSL_GUARDED_BY(mu_);
+  absl::Duration reply_delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
 
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 100;
   int64_t compacted_ ABSL_GUARDED_BY(mu_) = 0;  // watches from below this are Gone

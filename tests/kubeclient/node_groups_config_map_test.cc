@@ -84,17 +84,19 @@ TEST_CASE("NodeGroupsConfigMap: what the expander learns of a group at size zero
 
   // A GCE instance group's URL is no ConfigMap key: every group is one entry of one key.
   const std::string group = "https://www.googleapis.com/compute/v1/projects/p/zones/z/instanceGroups/a2-ultra";
-  expander->Record({{group, P4dTemplate()}});
+  expander->Record({{group, P4dTemplate()}}, /*trusted=*/true);
   REQUIRE(expander->WaitPublished(testing::kPatience));
   const nlohmann::json document = f.Document();
   REQUIRE(document.size() == 1);
   CHECK(document[0]["nodeGroup"] == group);
   CHECK(document[0]["seen"] == "2027-01-15T08:00:00Z");
+  CHECK(document[0]["trusted"] == true);
 
   REQUIRE_OK(extender->Refresh());
-  const std::map<std::string, kube::Node> live = extender->Live();
+  const std::map<std::string, ledger::NodeGroupTemplate> live = extender->Live();
   REQUIRE(live.size() == 1);
-  const kube::Node& read = live.at(group);
+  CHECK(live.at(group).trusted);
+  const kube::Node& read = live.at(group).template_node;
   const kube::Node written = P4dTemplate();
   CHECK(read.metadata.labels == written.metadata.labels);
   CHECK(read.metadata.annotations == written.metadata.annotations);
@@ -115,26 +117,26 @@ TEST_CASE("NodeGroupsConfigMap: CA's loop every 10 s is not a write each, a chan
           "[node-groups]") {
   Fixture f;
   std::unique_ptr<NodeGroupsConfigMap> expander = f.NewProcess();
-  expander->Record({{"p4d", P4dTemplate()}});
+  expander->Record({{"p4d", P4dTemplate()}}, /*trusted=*/true);
   REQUIRE(expander->WaitPublished(testing::kPatience));
   const size_t first = f.Writes();
   CHECK(first == 2);  // the PATCH found no ConfigMap (404), the POST created it
 
   for (int loop = 0; loop < 6; ++loop) {
     f.clock.Advance(absl::Seconds(10));
-    expander->Record({{"p4d", P4dTemplate()}});
+    expander->Record({{"p4d", P4dTemplate()}}, /*trusted=*/true);
   }
   REQUIRE(expander->WaitPublished(testing::kPatience));
   CHECK(f.Writes() == first);
 
-  expander->Record({{"p4d", P4dTemplate("p4de.24xlarge")}});  // the template changed
+  expander->Record({{"p4d", P4dTemplate("p4de.24xlarge")}}, /*trusted=*/true);  // the template changed
   REQUIRE(expander->WaitPublished(testing::kPatience));
   CHECK(f.Writes() == first + 1);
   CHECK(f.Document()[0]["template"]["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "p4de.24xlarge");
 
   // Its published `seen` older than a quarter of the TTL: written again, so readers never see it expire.
   f.clock.Advance(absl::Hours(6) + absl::Seconds(1));
-  expander->Record({{"p4d", P4dTemplate("p4de.24xlarge")}});
+  expander->Record({{"p4d", P4dTemplate("p4de.24xlarge")}}, /*trusted=*/true);
   REQUIRE(expander->WaitPublished(testing::kPatience));
   CHECK(f.Writes() == first + 2);
 }
@@ -144,19 +146,19 @@ TEST_CASE("NodeGroupsConfigMap: two writers converge, the entry seen last wins, 
   Fixture f;
   std::unique_ptr<NodeGroupsConfigMap> first = f.NewProcess();
   std::unique_ptr<NodeGroupsConfigMap> second = f.NewProcess();
-  first->Record({{"p4d", P4dTemplate()}, {"g5", P4dTemplate("g5.48xlarge")}});
+  first->Record({{"p4d", P4dTemplate()}, {"g5", P4dTemplate("g5.48xlarge")}}, /*trusted=*/true);
   REQUIRE(first->WaitPublished(testing::kPatience));
   f.clock.Advance(absl::Minutes(1));
-  second->Record({{"p4d", P4dTemplate("p4de.24xlarge")}});  // newer, for the same group
+  second->Record({{"p4d", P4dTemplate("p4de.24xlarge")}}, /*trusted=*/true);  // newer, for the same group
   REQUIRE_OK(second->Refresh());  // the first's g5 joins; its own p4d entry is newer and stays
-  CHECK(second->Live().at("p4d").metadata.labels.at("node.kubernetes.io/instance-type") == "p4de.24xlarge");
+  CHECK(second->Live().at("p4d").template_node.metadata.labels.at("node.kubernetes.io/instance-type") == "p4de.24xlarge");
   REQUIRE(second->WaitPublished(testing::kPatience));
   REQUIRE_OK(first->Refresh());
   for (const auto* process : {first.get(), second.get()}) {
-    const std::map<std::string, kube::Node> live = process->Live();
+    const std::map<std::string, ledger::NodeGroupTemplate> live = process->Live();
     REQUIRE(live.size() == 2);
-    CHECK(live.at("p4d").metadata.labels.at("node.kubernetes.io/instance-type") == "p4de.24xlarge");
-    CHECK(live.at("g5").metadata.labels.at("node.kubernetes.io/instance-type") == "g5.48xlarge");
+    CHECK(live.at("p4d").template_node.metadata.labels.at("node.kubernetes.io/instance-type") == "p4de.24xlarge");
+    CHECK(live.at("g5").template_node.metadata.labels.at("node.kubernetes.io/instance-type") == "g5.48xlarge");
   }
 
   // A writer that raced replaced the key without p4d: the next read notices, and p4d is written again.
@@ -171,9 +173,12 @@ TEST_CASE("NodeGroupsConfigMap: two writers converge, the entry seen last wins, 
   REQUIRE(second->WaitPublished(testing::kPatience));
   CHECK(f.Document().size() == 2);
 
-  // Someone edits the ConfigMap by hand: an entry that does not decode is skipped, the others are read.
+  // Someone edits the ConfigMap by hand: an entry that does not decode is skipped, the others are read;
+  // one without `trusted` (as releases before it wrote) is untrusted.
   nlohmann::json document = f.Document();
   document.push_back({{"nodeGroup", "broken"}, {"seen", "yesterday"}, {"template", {}}});
+  document.push_back({{"nodeGroup", "trust-unsaid"}, {"seen", "2027-01-15T08:01:00Z"}, {"trusted", "yes"},
+                      {"template", {{"metadata", {{"name", "t"}}}, {"status", {{"allocatable", {{"nvidia.com/gpu", "8"}}}}}}}});
   document.push_back({{"nodeGroup", "a100"}, {"seen", "2027-01-15T08:01:00Z"},
                       {"template", {{"metadata", {{"name", "t"}}}, {"status", {{"allocatable", {{"nvidia.com/gpu", "8"}}}}}}}});
   config_map = f.server.StoredObject(kConfigMapPath);
@@ -183,6 +188,9 @@ TEST_CASE("NodeGroupsConfigMap: two writers converge, the entry seen last wins, 
   REQUIRE_OK(reader->Refresh());
   CHECK(reader->Live().size() == 3);
   CHECK(reader->Live().count("broken") == 0);
+  CHECK(reader->Live().count("trust-unsaid") == 0);
+  CHECK_FALSE(reader->Live().at("a100").trusted);
+  CHECK(reader->Live().at("g5").trusted);
 
   // A key that is not a JSON array is an error, and changes nothing.
   config_map["data"][kNodeGroupsKey] = "{not json";
@@ -217,7 +225,7 @@ TEST_CASE("NodeGroupsConfigMap: groups past the size budget are left out, those 
   // One entry's size, as written.
   {
     std::unique_ptr<NodeGroupsConfigMap> probe = f.NewProcess();
-    probe->Record({{"p4d-a", P4dTemplate()}});
+    probe->Record({{"p4d-a", P4dTemplate()}}, /*trusted=*/true);
     REQUIRE(probe->WaitPublished(testing::kPatience));
   }
   const size_t entry = f.Document()[0].dump().size();
@@ -226,7 +234,7 @@ TEST_CASE("NodeGroupsConfigMap: groups past the size budget are left out, those 
   std::unique_ptr<NodeGroupsConfigMap> expander = f.NewProcess(2 * entry + 3);
   for (const char* group : {"p4d-c", "p4d-b", "p4d-d"}) {
     f.clock.Advance(absl::Minutes(1));
-    expander->Record({{group, P4dTemplate()}});
+    expander->Record({{group, P4dTemplate()}}, /*trusted=*/true);
     REQUIRE(expander->WaitPublished(testing::kPatience));
   }
   nlohmann::json document = f.Document();
@@ -245,12 +253,12 @@ TEST_CASE("NodeGroupsConfigMap: groups past the size budget are left out, those 
   const size_t writes = f.Writes();
   REQUIRE_OK(expander->Refresh());
   f.clock.Advance(absl::Seconds(10));
-  expander->Record({{"p4d-b", P4dTemplate()}, {"p4d-c", P4dTemplate()}, {"p4d-d", P4dTemplate()}});
+  expander->Record({{"p4d-b", P4dTemplate()}, {"p4d-c", P4dTemplate()}, {"p4d-d", P4dTemplate()}}, /*trusted=*/true);
   REQUIRE(expander->WaitPublished(testing::kPatience));
   CHECK(f.Writes() == writes);
   // A quarter of the TTL on, all three are written again as any aging group is; still room for two.
   f.clock.Advance(absl::Hours(6) + absl::Seconds(1));
-  expander->Record({{"p4d-b", P4dTemplate()}, {"p4d-c", P4dTemplate()}, {"p4d-d", P4dTemplate()}});
+  expander->Record({{"p4d-b", P4dTemplate()}, {"p4d-c", P4dTemplate()}, {"p4d-d", P4dTemplate()}}, /*trusted=*/true);
   REQUIRE(expander->WaitPublished(testing::kPatience));
   CHECK(f.Writes() == writes + 1);
   CHECK(f.Document().size() == 2);

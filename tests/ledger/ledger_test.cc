@@ -215,27 +215,68 @@ TEST_CASE("node group templates: the latest per group, kept a day after last off
   std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, {}, limits);
   CHECK(ledger->NodeGroups().empty());
 
-  ledger->RecordNodeGroups({{"p4d", Template("p4d.24xlarge")}, {"g5", Template("g5.48xlarge")}});
+  ledger->RecordNodeGroups({{"p4d", Template("p4d.24xlarge")}, {"g5", Template("g5.48xlarge")}}, /*trusted=*/true);
   clock.Advance(absl::Hours(12));
-  ledger->RecordNodeGroups({{"p4d", Template("p4de.24xlarge")}});  // re-offered: its new template wins
-  std::map<std::string, kube::Node> groups = ledger->NodeGroups();
+  ledger->RecordNodeGroups({{"p4d", Template("p4de.24xlarge")}}, /*trusted=*/true);  // re-offered: its new template wins
+  std::map<std::string, kube::Node> groups = TemplatesOf(ledger->NodeGroups(), TemplateTrust::kAny);
   REQUIRE(groups.size() == 2);
   CHECK(groups.at("p4d").metadata.labels.at("node.kubernetes.io/instance-type") == "p4de.24xlarge");
   CHECK(groups.at("g5").metadata.labels.at("node.kubernetes.io/instance-type") == "g5.48xlarge");
 
   // At the cap the group offered least recently (g5) makes room.
   clock.Advance(absl::Hours(1));
-  ledger->RecordNodeGroups({{"a100", Template("a2-highgpu-8g")}});
+  ledger->RecordNodeGroups({{"a100", Template("a2-highgpu-8g")}}, /*trusted=*/true);
   CHECK(evicted == std::vector<std::pair<std::string, std::string>>{{"node-group", "g5"}});
-  groups = ledger->NodeGroups();
+  groups = TemplatesOf(ledger->NodeGroups(), TemplateTrust::kAny);
   CHECK(groups.size() == 2);
   CHECK(groups.count("g5") == 0);
 
   // A day after it was last offered a template is gone: p4d at +36 h (offered at +12 h), a100 still there.
   clock.Advance(absl::Hours(23) + absl::Minutes(1));
-  groups = ledger->NodeGroups();
+  groups = TemplatesOf(ledger->NodeGroups(), TemplateTrust::kAny);
   REQUIRE(groups.size() == 1);
   CHECK(groups.count("a100") == 1);
+}
+
+// Untrusted templates (from a caller the expander could not authenticate) are kept and shown, but read
+// apart, never overwrite a trusted one, go first at the cap, and expire like any other.
+TEST_CASE("node group templates: an untrusted caller cannot overwrite, crowd out or pass for a trusted one", "[ledger]") {
+  server::FakeClock clock;
+  std::vector<std::pair<std::string, std::string>> evicted;
+  LedgerLimits limits;
+  limits.max_node_groups = 3;
+  limits.on_evicted = [&](absl::string_view kind, const std::string& key) { evicted.emplace_back(kind, key); };
+  std::unique_ptr<Ledger> ledger = NewInMemoryLedger(clock, {}, limits);
+
+  ledger->RecordNodeGroups({{"p4d", Template("p4d.24xlarge")}}, /*trusted=*/true);
+  clock.Advance(absl::Minutes(1));
+  ledger->RecordNodeGroups({{"p4d", Template("p5.48xlarge")}, {"forged-1", Template("p5.48xlarge")}}, /*trusted=*/false);
+  std::map<std::string, NodeGroupTemplate> groups = ledger->NodeGroups();
+  REQUIRE(groups.size() == 2);
+  CHECK(groups.at("p4d").trusted);
+  CHECK(groups.at("p4d").template_node.metadata.labels.at("node.kubernetes.io/instance-type") == "p4d.24xlarge");
+  CHECK_FALSE(groups.at("forged-1").trusted);
+  CHECK(TemplatesOf(groups, TemplateTrust::kTrustedOnly).size() == 1);
+  CHECK(TemplatesOf(groups, TemplateTrust::kAny).size() == 2);
+
+  // At the cap a flood of forged groups evicts its own, never the trusted p4d (offered before all of them).
+  clock.Advance(absl::Minutes(1));
+  ledger->RecordNodeGroups({{"forged-2", Template("p5.48xlarge")}}, /*trusted=*/false);
+  clock.Advance(absl::Minutes(1));
+  ledger->RecordNodeGroups({{"forged-3", Template("p5.48xlarge")}}, /*trusted=*/false);
+  CHECK(evicted == std::vector<std::pair<std::string, std::string>>{{"node-group", "forged-1"}});
+  CHECK(ledger->NodeGroups().count("p4d") == 1);
+
+  // A trusted template replaces an untrusted one of its group; a day later the untrusted ones are gone.
+  ledger->RecordNodeGroups({{"forged-3", Template("g5.48xlarge")}}, /*trusted=*/true);
+  CHECK(ledger->NodeGroups().at("forged-3").trusted);
+  clock.Advance(absl::Hours(24) - absl::Seconds(30));  // p4d and forged-2 are past a day, forged-3 is not
+  groups = ledger->NodeGroups();
+  CHECK(groups.size() == 1);
+  CHECK(groups.count("forged-3") == 1);
+  // Once the trusted p4d has expired, an untrusted template of the group is taken again.
+  ledger->RecordNodeGroups({{"p4d", Template("p5.48xlarge")}}, /*trusted=*/false);
+  CHECK_FALSE(ledger->NodeGroups().at("p4d").trusted);
 }
 
 }  // namespace

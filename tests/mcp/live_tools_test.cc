@@ -59,7 +59,8 @@ struct Fixture {
     ledger->RecordIntent(history::OneNodeIntent("p4d-a", kGroupLabel, "uid-big", 8));
     // A group at size zero, known from the templates CA sent the expander.
     ledger->RecordNodeGroups({{"p5-a", MakeNode().name("template-p5").label("node.kubernetes.io/instance-type", "p5.48xlarge")
-                                           .gpus(8).taint("nvidia.com/gpu", "present", kube::TaintEffect::kNoSchedule)}});
+                                           .gpus(8).taint("nvidia.com/gpu", "present", kube::TaintEffect::kNoSchedule)}},
+                             /*trusted=*/false);
   }
   json Request(const McpServer& server, const std::string& method, json params) const {
     return server.Handle(json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", std::move(params)}}.dump())
@@ -236,6 +237,7 @@ TEST_CASE("get_ledger: preferences, intents and the GPUs the intents hold, paged
   CHECK(all["nodeGroups"][0]["gpus"] == 8);
   CHECK(all["nodeGroups"][0]["labels"]["node.kubernetes.io/instance-type"] == "p5.48xlarge");
   CHECK(all["nodeGroups"][0]["taints"] == json::array({"nvidia.com/gpu=present:NoSchedule"}));
+  CHECK(all["nodeGroups"][0]["trusted"] == false);  // recorded as from a caller without a client certificate
   CHECK(all["total"] == json{{"preferences", 1}, {"intents", 1}, {"holds", 1}, {"nodeGroups", 1}});
   CHECK_FALSE(all.contains("nextCursor"));
 

@@ -178,7 +178,7 @@ TEST_CASE("The extender asks for a node group at size zero that the expander lea
   CHECK(*f.extender.Filter(args)->node_names == std::vector<std::string>{"g5-1"});
 
   // The p4d group has no node; its template came with a BestOptions call (the expander records it).
-  f.ledger->RecordNodeGroups({{"p4d-group", P4d("template-node-for-p4d-group", 0)}});
+  f.ledger->RecordNodeGroups({{"p4d-group", P4d("template-node-for-p4d-group", 0)}}, /*trusted=*/true);
   absl::StatusOr<codec::ExtenderFilterResult> asking = f.extender.Filter(args);
   REQUIRE(asking.ok());
   CHECK(asking->node_names->empty());

@@ -204,7 +204,7 @@ TEST_CASE("A gang no clique holds asks once for a domain a node pool can grow, a
       node.metadata.labels["cloud.google.com/gke-nodepool"] = "big";
       REQUIRE(c.f.state->UpsertNode(node).ok());
     }
-    c.f.ledger->RecordNodeGroups({{"big", pool_template}});
+    c.f.ledger->RecordNodeGroups({{"big", pool_template}}, /*trusted=*/true);
     CHECK_THAT(c.Filter(Member(0, 7)).failed_and_unresolvable_nodes.at("big-0"),
                Catch::EndsWith("; asked cluster-autoscaler for 3 new nodes (3 members) in uuid.big of node group big"));
     c.Filter(Member(1, 7));
@@ -216,7 +216,7 @@ TEST_CASE("A gang no clique holds asks once for a domain a node pool can grow, a
     CHECK(c.f.capacity.calls().back() == "withdraw gang topofit:default/train");
   }
   SECTION("a gang that must share one node asks for no domain") {
-    c.f.ledger->RecordNodeGroups({{"big", pool_template}});
+    c.f.ledger->RecordNodeGroups({{"big", pool_template}}, /*trusted=*/true);
     kube::Pod member = Member(0, 2);
     member.metadata.annotations["topofit.io/gang-required-topology"] = "node";
     c.Filter(member);
