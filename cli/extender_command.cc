@@ -80,13 +80,13 @@ scheduler::GpuStateLimits FilterFedNodeLimits(server::MetricsRegistry& registry)
 // How many binds the extender takes at once (running on the bind pool's threads or waiting for one); more
 // get 503 at once, and kube-scheduler retries the pod. kube-scheduler binds each pod in a goroutine of its
 // own, with no cap, and gives the extender's bind its httpTimeout (5 s in manifests/, the upstream default)
-// before it gives up and retries. A bind makes 3 calls through the API client (GET the pod, PATCH its
-// annotations, POST the Binding), so within that time the client's rate limit lets at most
-// (burst + qps x 5 s) / 3 binds finish; a bind admitted beyond them would answer after kube-scheduler gave
-// up on it. At the defaults (100 + 50 x 5) / 3 = 116. Never fewer than the pool's threads, never more than
+// before it gives up and retries. A bind makes 2 calls through the API client (GET the pod, POST the
+// Binding carrying its annotations), so within that time the client's rate limit lets at most
+// (burst + qps x 5 s) / 2 binds finish; a bind admitted beyond them would answer after kube-scheduler gave
+// up on it. At the defaults (100 + 50 x 5) / 2 = 175. Never fewer than the pool's threads, never more than
 // the connections the server keeps open (each waiting bind holds one).
 int BindsAdmitted(double kube_api_qps, int kube_api_burst, const server::HttpServerOptions& server) {
-  constexpr double kApiCallsPerBind = 3;
+  constexpr double kApiCallsPerBind = 2;
   constexpr double kSchedulerBindTimeoutSeconds = 5;
   const double finishing = (kube_api_burst + kube_api_qps * kSchedulerBindTimeoutSeconds) / kApiCallsPerBind;
   return static_cast<int>(std::clamp<double>(finishing, server.blocking_threads, server.max_connections));
