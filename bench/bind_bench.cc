@@ -65,15 +65,6 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
   return true;
 }
 
-// An 8-GPU node as the API server lists it; the catalog gives it a p4d's topology.
-nlohmann::json GpuNode(const std::string& name) {
-  return {{"metadata",
-           {{"name", name},
-            {"creationTimestamp", "2026-11-01T00:00:00Z"},
-            {"labels", {{"kubernetes.io/hostname", name}, {"node.kubernetes.io/instance-type", "p4d.24xlarge"}}}}},
-          {"status", {{"capacity", {{"nvidia.com/gpu", "8"}}}, {"allocatable", {{"nvidia.com/gpu", "8"}}}}}};
-}
-
 double Percentile(std::vector<double> sorted_ms, double p) {
   if (sorted_ms.empty()) return 0;
   const size_t at = std::min(sorted_ms.size() - 1, static_cast<size_t>(p * static_cast<double>(sorted_ms.size())));
@@ -84,7 +75,7 @@ int Run(const Flags& flags) {
   std::unique_ptr<testing::TestCerts> certs = testing::TestCerts::Create().value();
   FakeApiServer api(*certs);
   const int nodes = (flags.binds + 7) / 8;
-  for (int n = 0; n < nodes; ++n) api.Upsert(Resource::kNodes, GpuNode(absl::StrCat("gpu-", n)));
+  for (int n = 0; n < nodes; ++n) api.Upsert(Resource::kNodes, testing::P4dNode(absl::StrCat("gpu-", n)));
   for (int p = 0; p < flags.binds; ++p) api.Upsert(Resource::kPods, testing::PendingGpuPod(absl::StrCat("pod-", p), 1));
 
   cli::testing::ScratchDir scratch("topofit-bind-bench");

@@ -534,7 +534,8 @@ class SucceedingKubeClient final : public scheduler::KubeClient {
   absl::Status RemovePodAnnotation(const std::string&, const std::string&, const std::string&) override {
     return absl::OkStatus();
   }
-  absl::Status BindPod(const std::string&, const std::string&, const std::string&, const std::string&) override {
+  absl::Status BindPod(const std::string&, const std::string&, const std::string&, const std::string&,
+                       const kube::StringMap&) override {
     return absl::OkStatus();
   }
   absl::StatusOr<std::optional<int>> WorkloadGangMinCount(const kube::Pod&) override {

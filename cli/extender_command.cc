@@ -1,5 +1,6 @@
 #include "cli/extender_command.h"
 
+#include <algorithm>
 #include <atomic>
 #include <iostream>
 
@@ -90,6 +91,21 @@ scheduler::GpuStateLimits FilterFedNodeLimits(server::MetricsRegistry& registry)
                                           "of, forgotten (without --live-state).",
                                           "node_forgotten");
   return limits;
+}
+
+// How many binds the extender takes at once (running on the bind pool's threads or waiting for one); more
+// get 503 at once, and kube-scheduler retries the pod. kube-scheduler binds each pod in a goroutine of its
+// own, with no cap, and gives the extender's bind its httpTimeout (5 s in manifests/, the upstream default)
+// before it gives up and retries. A bind makes 2 calls through the API client (GET the pod, POST the
+// Binding carrying its annotations), so within that time the client's rate limit lets at most
+// (burst + qps x 5 s) / 2 binds finish; a bind admitted beyond them would answer after kube-scheduler gave
+// up on it. At the defaults (100 + 50 x 5) / 2 = 175. Never fewer than the pool's threads, never more than
+// the connections the server keeps open (each waiting bind holds one).
+int BindsAdmitted(double kube_api_qps, int kube_api_burst, const server::HttpServerOptions& server) {
+  constexpr double kApiCallsPerBind = 2;
+  constexpr double kSchedulerBindTimeoutSeconds = 5;
+  const double finishing = (kube_api_burst + kube_api_qps * kSchedulerBindTimeoutSeconds) / kApiCallsPerBind;
+  return static_cast<int>(std::clamp<double>(finishing, server.blocking_threads, server.max_connections));
 }
 
 bool IsLoopback(const std::string& address) {
@@ -250,6 +266,8 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   api_options.tls_client_ca_file = options.tls_client_ca;
   api_options.max_body_bytes = static_cast<size_t>(options.max_body_bytes);
   api_options.name = "extender";
+  api_options.blocking_queue =
+      BindsAdmitted(options.kube_api_qps, options.kube_api_burst, api_options) - api_options.blocking_threads;
   absl::StatusOr<std::unique_ptr<server::HttpServer>> api = server::HttpServer::Create(api_options, process.registry);
   if (!api.ok()) return Prefixed("extender server", api.status());
   parts.api = *std::move(api);

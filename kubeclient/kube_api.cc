@@ -168,9 +168,10 @@ absl::StatusOr<std::string> KubeApi::MergePodAnnotations(const std::string& name
 }
 
 absl::Status KubeApi::BindPod(const std::string& namespace_name, const std::string& name, const std::string& uid,
-                              const std::string& node) {
+                              const std::string& node, const kube::StringMap& annotations) {
   nlohmann::json metadata = {{"name", name}, {"namespace", namespace_name}};
   if (!uid.empty()) metadata["uid"] = uid;
+  if (!annotations.empty()) metadata["annotations"] = annotations;
   const nlohmann::json binding = {
       {"apiVersion", "v1"},
       {"kind", "Binding"},

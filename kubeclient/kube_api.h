@@ -34,9 +34,10 @@ class KubeApi final : public scheduler::KubeClient {
   absl::StatusOr<std::string> MergePodAnnotations(const std::string& namespace_name, const std::string& name,
                                                   const kube::StringMap& annotations);
   // POST the Binding kube-scheduler's DefaultBinder sends: metadata {namespace, name, uid}, target
-  // {kind: Node, name}. A non-empty uid is a precondition the API server checks (409 when it differs).
+  // {kind: Node, name}, and metadata.annotations when there are any. A non-empty uid is a precondition the
+  // API server checks (409 when it differs).
   absl::Status BindPod(const std::string& namespace_name, const std::string& name, const std::string& uid,
-                       const std::string& node) override;
+                       const std::string& node, const kube::StringMap& annotations) override;
   // GET the pod's PodGroup (scheduling.k8s.io/v1alpha2) or Workload (v1alpha1) and read its gang count.
   absl::StatusOr<std::optional<int>> WorkloadGangMinCount(const kube::Pod& pod) override;
 

@@ -5,12 +5,16 @@
 // backoff and jitter honouring Retry-After, and API errors turned into absl::Status codes carrying the
 // server's own Status.message.
 //
-// Thread-safe. cpp-httplib serialises the requests of one connection, so concurrent callers queue.
+// Thread-safe. cpp-httplib serialises the requests of one connection, so each request takes a kept-alive
+// connection of its own from a pool (a new one when none is idle): concurrent callers (the bind pool's
+// threads) run side by side instead of queueing behind one connection, and none pays a TCP and TLS
+// handshake while an idle connection waits.
 
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -43,6 +47,9 @@ struct RestOptions {
   double qps = 5;                              // client-go's defaults
   int burst = 10;
   int max_attempts = 5;  // including the first
+  // Connections kept open for reuse when no request needs them; more may be open at once, and those beyond
+  // this are closed after their request. client-go's HTTP/1.1 transport keeps 25 per host.
+  int max_idle_connections = 25;
   absl::Duration initial_backoff = absl::Milliseconds(200);
   absl::Duration max_backoff = absl::Seconds(10);
   absl::Duration max_retry_after = absl::Seconds(30);  // a longer Retry-After is cut to this
@@ -137,6 +144,11 @@ class RestClient {
   RestClient(const ClusterConfig& config, RestOptions options, std::string base_path);
   // A new connection to the API server with this client's TLS set-up and timeouts.
   absl::StatusOr<std::unique_ptr<httplib::ClientImpl>> Connect() const;
+  // An idle pooled connection, else a new one; given back with Release after one exchange.
+  absl::StatusOr<std::unique_ptr<httplib::ClientImpl>> Acquire();
+  // Keeps `client` for the next request unless `max_idle_connections` are idle already, or its exchange
+  // failed (`healthy` false: the connection may be half-closed).
+  void Release(std::unique_ptr<httplib::ClientImpl> client, bool healthy);
   void WaitForRateLimit();
   // A failed exchange (httplib::Error `error_code`) as Unavailable, naming a TLS verification failure.
   absl::Status TransportError(int error_code, httplib::ClientImpl& client) const;
@@ -155,8 +167,10 @@ class RestClient {
   bool https_ = true;
   std::string host_;
   int port_ = 0;
-  std::unique_ptr<Tls> tls_;     // declared before client_: the client's TLS callback points into it
-  std::unique_ptr<httplib::ClientImpl> client_;
+  std::unique_ptr<Tls> tls_;     // declared before idle_: the connections' TLS callback points into it
+
+  absl::Mutex pool_mu_;  // apart from mu_: the rate limit's lock is never held across a connect
+  std::vector<std::unique_ptr<httplib::ClientImpl>> idle_ ABSL_GUARDED_BY(pool_mu_);
 
   absl::Mutex mu_;
   TokenBucket bucket_ ABSL_GUARDED_BY(mu_);

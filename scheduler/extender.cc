@@ -425,13 +425,10 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
       drain_guard_ != nullptr && !repeat && !says_safe_to_evict && decision::KeepFromScaleDownDrain(demand, quality);
   const bool kept = guarded && drain_guard_->KeepsNow(demand, args.node);
   if (kept) annotations.emplace(kube::kSafeToEvictAnnotation, "false");
-  if (absl::Status annotated = repeat ? absl::OkStatus()
-                                      : kube_.AnnotatePod(args.pod_namespace, args.pod_name, annotations);
-      !annotated.ok()) {
-    if (claimed) state_.Forget(args.pod_uid);
-    return absl::StrCat("topofit: annotating ", pod.key(), ": ", annotated.message());
-  }
-  if (absl::Status bound = kube_.BindPod(args.pod_namespace, args.pod_name, args.pod_uid, args.node); !bound.ok()) {
+  // The annotations travel on the Binding: written with spec.nodeName in one call, or not at all.
+  if (absl::Status bound = kube_.BindPod(args.pod_namespace, args.pod_name, args.pod_uid, args.node,
+                                         repeat ? kube::StringMap() : annotations);
+      !bound.ok()) {
     if (claimed) state_.Forget(args.pod_uid);
     if (repeat) {
       std::string outcome = RepeatedBindOutcome(args, bound);

@@ -22,9 +22,11 @@ class KubeClient {
   virtual absl::Status RemovePodAnnotation(const std::string& namespace_name, const std::string& name,
                                            const std::string& key) = 0;
   // Creates the pod's Binding to `node` (POST .../pods/{name}/binding); `uid` guards against a pod that
-  // was deleted and recreated under the same name.
+  // was deleted and recreated under the same name. The API server's binding storage copies the Binding's
+  // `annotations` onto the pod in the same write as spec.nodeName: one call instead of a patch and a
+  // Binding, and no annotation left on a pod whose binding failed.
   virtual absl::Status BindPod(const std::string& namespace_name, const std::string& name, const std::string& uid,
-                               const std::string& node) = 0;
+                               const std::string& node, const kube::StringMap& annotations) = 0;
   // How many pods of a Workload API gang place together: gang.minCount of the PodGroup or Workload the pod
   // names (codec/workload_api_json.h); nullopt when its policy is basic. NotFound when the object (or the
   // Workload's group) does not exist.

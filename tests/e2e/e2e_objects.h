@@ -1,7 +1,7 @@
 #pragma once
 
-// What the end-to-end tests build alike: pending GPU pods as the API server holds them, the extender's
-// options for a process on loopback against the fake API server, and its verbs called over HTTP.
+// What the end-to-end tests build alike: pending GPU pods and 8-GPU nodes as the API server holds them, the
+// extender's options for a process on loopback against the fake API server, and its verbs called over HTTP.
 
 #include <map>
 #include <string>
@@ -29,6 +29,15 @@ inline nlohmann::json PendingGpuPod(const std::string& name, int gpus,
                {"image", "worker:1"},
                {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}},
           {"status", {{"phase", "Pending"}}}};
+}
+
+// An 8-GPU node as the API server lists it; the catalog gives it a p4d's topology.
+inline nlohmann::json P4dNode(const std::string& name) {
+  return {{"metadata",
+           {{"name", name},
+            {"creationTimestamp", "2026-11-01T00:00:00Z"},
+            {"labels", {{"kubernetes.io/hostname", name}, {"node.kubernetes.io/instance-type", "p4d.24xlarge"}}}}},
+          {"status", {{"capacity", {{"nvidia.com/gpu", "8"}}}, {"allocatable", {{"nvidia.com/gpu", "8"}}}}}};
 }
 
 // The extender on loopback (ephemeral ports), fed by watches of the API server at `api_url` (trusting the CA

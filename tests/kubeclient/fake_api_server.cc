@@ -466,6 +466,10 @@ bool FakeApiServer::HandleObject(const httplib::Request& req, httplib::Response&
     } else {
       nlohmann::json bound = object;
       bound["spec"]["nodeName"] = node;
+      // As the binding storage's setPodHostAndAnnotations: the Binding's annotations land on the pod too.
+      if (const nlohmann::json& annotations = binding["metadata"]["annotations"]; annotations.is_object()) {
+        for (const auto& [key, value] : annotations.items()) bound["metadata"]["annotations"][key] = value;
+      }
       UpsertLocked(resource, std::move(bound));
       reply(201, nlohmann::json{{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Success"}, {"code", 201}}.dump());
     }

@@ -162,10 +162,15 @@ TEST_CASE("BindPod: POST the Binding kube-scheduler's DefaultBinder sends", "[ku
   KubeApi api(*f.rest);
   // The API server answers a successful binding with 201 and a Status.
   f.server.Script(201, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201})");
-  REQUIRE_OK(api.BindPod("ml", "train-0", "6f1d2c3b-0000-4000-8000-000000000001", "gpu-node-7"));
+  REQUIRE_OK(api.BindPod("ml", "train-0", "6f1d2c3b-0000-4000-8000-000000000001", "gpu-node-7", {}));
+  // With annotations, the Binding carries them in its metadata (the binding storage copies them onto the pod).
+  f.server.Script(201, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201})");
+  REQUIRE_OK(api.BindPod("ml", "train-0", "6f1d2c3b-0000-4000-8000-000000000001", "gpu-node-7",
+                         {{"topofit.io/gpu-ids", "0,1"}}));
 
   const auto requests = f.server.requests();
-  REQUIRE(requests.size() == 1);
+  REQUIRE(requests.size() == 2);
+  CHECK(json::parse(requests[1].body)["metadata"]["annotations"] == json{{"topofit.io/gpu-ids", "0,1"}});
   CHECK(requests[0].method == "POST");
   CHECK(requests[0].target == "/api/v1/namespaces/ml/pods/train-0/binding");
   CHECK(requests[0].Header("Content-Type") == "application/json");
@@ -185,12 +190,12 @@ TEST_CASE("BindPod: conflicts carry the API server's message", "[kube_api]") {
     f.server.Script(409, StatusJson(409, "Conflict",
                                     "Operation cannot be fulfilled on pods/binding \"train-0\": pod train-0 is "
                                     "already assigned to node \"gpu-node-3\""));
-    CHECK_STATUS(api.BindPod("ml", "train-0", "uid-1", "gpu-node-7"), absl::StatusCode::kAborted,
+    CHECK_STATUS(api.BindPod("ml", "train-0", "uid-1", "gpu-node-7", {}), absl::StatusCode::kAborted,
                  "already assigned to node \"gpu-node-3\"");
   }
   SECTION("409 AlreadyExists -> AlreadyExists") {
     f.server.Script(409, StatusJson(409, "AlreadyExists", "bindings \"train-0\" already exists"));
-    CHECK_STATUS(api.BindPod("ml", "train-0", "uid-1", "gpu-node-7"), absl::StatusCode::kAlreadyExists,
+    CHECK_STATUS(api.BindPod("ml", "train-0", "uid-1", "gpu-node-7", {}), absl::StatusCode::kAlreadyExists,
                  "already exists");
   }
   CHECK(f.server.requests().size() == 1);  // conflicts are not retried
@@ -206,12 +211,17 @@ TEST_CASE("Pods in the fake API server's store: read, annotate, bind once", "[ku
   CHECK(annotated->metadata.annotations == kube::StringMap{{"topofit.io/min-link", "NV"},
                                                            {"topofit.io/gpu-ids", "0,1,2,3"}});
   const std::string uid = annotated->metadata.uid;
-  CHECK_STATUS(api.BindPod("ml", "train-0", "some-other-uid", "gpu-node-7"), absl::StatusCode::kAborted,
+  CHECK_STATUS(api.BindPod("ml", "train-0", "some-other-uid", "gpu-node-7", {}), absl::StatusCode::kAborted,
                "Precondition failed");
-  REQUIRE_OK(api.BindPod("ml", "train-0", uid, "gpu-node-7"));
-  CHECK(f.server.Object(testing::Resource::kPods, "ml", "train-0")["spec"]["nodeName"] == "gpu-node-7");
+  REQUIRE_OK(api.BindPod("ml", "train-0", uid, "gpu-node-7", {{"topofit.io/bound-at", "2026-12-01T09:00:00.000000Z"}}));
+  const json bound = f.server.Object(testing::Resource::kPods, "ml", "train-0");
+  CHECK(bound["spec"]["nodeName"] == "gpu-node-7");
+  // The Binding's annotations land on the pod beside those it had.
+  CHECK(bound["metadata"]["annotations"] == json{{"topofit.io/min-link", "NV"},
+                                                 {"topofit.io/gpu-ids", "0,1,2,3"},
+                                                 {"topofit.io/bound-at", "2026-12-01T09:00:00.000000Z"}});
   // A second binder loses: the pod keeps its node.
-  CHECK_STATUS(api.BindPod("ml", "train-0", uid, "gpu-node-8"), absl::StatusCode::kAborted,
+  CHECK_STATUS(api.BindPod("ml", "train-0", uid, "gpu-node-8", {}), absl::StatusCode::kAborted,
                "pod train-0 is already assigned to node \"gpu-node-7\"");
   CHECK(f.server.Object(testing::Resource::kPods, "ml", "train-0")["spec"]["nodeName"] == "gpu-node-7");
   CHECK_STATUS(api.GetPod("ml", "gone"), absl::StatusCode::kNotFound, "pods \"gone\" not found");

@@ -6,11 +6,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "kubeclient/token_bucket.h"
 #include "tests/codec/hostile_json.h"
 #include "tests/kube/status_matchers.h"
@@ -243,6 +246,35 @@ TEST_CASE("REST over TLS against the fake API server", "[rest]") {
                  "GET /api/v1/namespaces/ns/pods/p: response body: JSON nested deeper than 64 levels");
     CHECK(server.requests().size() == 1);  // not retried: the same reply would come back
   }
+}
+
+TEST_CASE("a request in flight does not hold up another: each takes a connection of its own", "[rest]") {
+  const auto certs = MakeCerts();
+  FakeApiServer server(*certs);
+  REQUIRE(server.valid());
+  FakeTime time;
+  auto rest = RestClient::Create(ConfigFor(server, *certs), time.Options());
+  REQUIRE_OK(rest);
+  const std::string second = "/api/v1/namespaces/ns/pods/second";
+  std::atomic<bool> first_arrived{false};
+  std::atomic<bool> second_answered_meanwhile{false};
+  // The first GET is held at the server until the second has been answered. On one shared connection
+  // the second could not be sent before the first's reply: the wait would end only at its 10 s limit.
+  server.BeforeNext("GET", [&] {
+    first_arrived = true;
+    const absl::Time give_up = absl::Now() + absl::Seconds(10);
+    while (absl::Now() < give_up && !second_answered_meanwhile) {
+      for (const testing::RecordedRequest& request : server.requests()) {
+        if (request.target == second) second_answered_meanwhile = true;
+      }
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+  });
+  std::thread first([&] { (void)(*rest)->Get("/api/v1/namespaces/ns/pods/first"); });
+  while (!first_arrived) absl::SleepFor(absl::Milliseconds(1));
+  (void)(*rest)->Get(second);
+  first.join();
+  CHECK(second_answered_meanwhile);
 }
 
 TEST_CASE("client certificates from memory (mutual TLS)", "[rest]") {

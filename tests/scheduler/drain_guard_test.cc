@@ -19,7 +19,8 @@ kube::Node Node(const std::string& name, const std::string& instance_type) {
   return MakeNode().name(name).label("node.kubernetes.io/instance-type", instance_type).gpus(8);
 }
 
-// The calls that touched CA's annotation, "annotate ns/name key=value" or "remove-annotation ns/name key".
+// The calls that touched CA's annotation, "annotate ns/name key=value", "remove-annotation ns/name key", or
+// "bind-annotation ns/name key=value" (set at bind, on the Binding).
 std::vector<std::string> SafeToEvictCalls(const testing::FakeKubeClient& kube) {
   std::vector<std::string> calls;
   for (const testing::FakeKubeClient::Call& call : kube.calls()) {
@@ -54,8 +55,8 @@ struct Bound : testing::ExtenderFixture {
 
 TEST_CASE("A pod no other node could give its topology is kept from CA's drains until one can", "[drain_guard]") {
   Bound f;
-  CHECK(SafeToEvictCalls(f.kube) == std::vector<std::string>{
-                                        "annotate default/trainer cluster-autoscaler.kubernetes.io/safe-to-evict=false"});
+  CHECK(SafeToEvictCalls(f.kube) ==
+        std::vector<std::string>{"bind-annotation default/trainer cluster-autoscaler.kubernetes.io/safe-to-evict=false"});
   CHECK(GuardedPods(f.registry) == std::pair(1, 0));
 
   // An empty p4d node is the next one CA removes: it gives the trainer nowhere to go.

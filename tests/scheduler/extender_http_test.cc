@@ -201,19 +201,19 @@ TEST_CASE("extender verbs over HTTP with the upstream fixtures", "[extender_http
       if (call.verb == "get-workload-api") ++workload_api_reads; else calls.push_back(call);
     }
     CHECK(workload_api_reads == 1);
-    // The pod read, one merge patch with its annotations (the fake lists them in key order), the Binding.
-    // The trainer requires NVLink and got it: CA's scale-down must not drain its node (it would refuse
-    // every node CA's simulation moves it to).
+    // The pod read, then the Binding carrying the annotations (the fake lists them in key order): two API
+    // calls. The trainer requires NVLink and got it: CA's scale-down must not drain its node (it would
+    // refuse every node CA's simulation moves it to).
     REQUIRE(calls.size() == 5);
     CHECK(calls[0].verb == "get");
-    CHECK(calls[1].verb == "annotate");
-    CHECK(calls[1].detail == "cluster-autoscaler.kubernetes.io/safe-to-evict=false");
-    CHECK(calls[2].verb == "annotate");
-    CHECK(calls[2].detail == "topofit.io/bound-at=2023-11-14T22:13:20.000250Z");  // the fake clock's start + 250 us
-    CHECK(calls[3].verb == "annotate");
-    CHECK(calls[3].detail == "topofit.io/gpu-ids=0,1,2,3");
-    CHECK(calls[4].verb == "bind");
-    CHECK(calls[4].detail == "p4d-1");
+    CHECK(calls[1].verb == "bind");
+    CHECK(calls[1].detail == "p4d-1");
+    CHECK(calls[2].verb == "bind-annotation");
+    CHECK(calls[2].detail == "cluster-autoscaler.kubernetes.io/safe-to-evict=false");
+    CHECK(calls[3].verb == "bind-annotation");
+    CHECK(calls[3].detail == "topofit.io/bound-at=2023-11-14T22:13:20.000250Z");  // the fake clock's start + 250 us
+    CHECK(calls[4].verb == "bind-annotation");
+    CHECK(calls[4].detail == "topofit.io/gpu-ids=0,1,2,3");
 
     const json big = GpuPod(*pod_fixture, "big", 8, false);
     h.kube.PutPod(*codec::PodFromJson(big));

@@ -17,9 +17,9 @@ namespace topofit::scheduler::testing {
 class FakeKubeClient final : public KubeClient {
  public:
   struct Call {
-    std::string verb;  // "get", "annotate", "remove-annotation", "bind"
+    std::string verb;  // "get", "annotate", "remove-annotation", "bind", "bind-annotation"
     std::string pod;   // namespace/name
-    std::string detail;  // "key=value" for annotate, the key for remove-annotation, the node for bind
+    std::string detail;  // "key=value" for (bind-)annotation, the key for remove-annotation, the node for bind
   };
 
   void PutPod(const kube::Pod& pod) {
@@ -66,11 +66,13 @@ class FakeKubeClient final : public KubeClient {
     annotate_error_ = std::move(status);
   }
   // As the API server: a pod already assigned to a node gets 409 Conflict (Aborted here, as RestClient
-  // maps it), and a pod it holds gets spec.nodeName.
-  absl::Status BindPod(const std::string& ns, const std::string& name, const std::string&,
-                       const std::string& node) override {
+  // maps it), and a pod it holds gets spec.nodeName and the Binding's annotations. The annotations are
+  // recorded as calls of their own ("bind-annotation", in key order) after the bind.
+  absl::Status BindPod(const std::string& ns, const std::string& name, const std::string&, const std::string& node,
+                       const kube::StringMap& annotations) override {
     std::unique_lock<std::mutex> lock(mu_);
     calls_.push_back({"bind", ns + "/" + name, node});
+    for (const auto& [key, value] : annotations) calls_.push_back({"bind-annotation", ns + "/" + name, key + "=" + value});
     if (!bind_error_.ok()) return bind_error_;
     const absl::Duration delay = bind_delay_;
     lock.unlock();
@@ -82,7 +84,10 @@ class FakeKubeClient final : public KubeClient {
       return absl::AbortedError("Operation cannot be fulfilled on pods/binding \"" + name + "\": pod " + name +
                                 " is already assigned to node \"" + assigned->second + "\"");
     }
-    if (auto pod = pods_.find(ns + "/" + name); pod != pods_.end()) pod->second.spec.node_name = node;
+    if (auto pod = pods_.find(ns + "/" + name); pod != pods_.end()) {
+      pod->second.spec.node_name = node;
+      for (const auto& [key, value] : annotations) pod->second.metadata.annotations[key] = value;
+    }
     return absl::OkStatus();
   }
   // A Workload API object, by "<resource>/<namespace>/<name>" (codec::WorkloadApiObjectOf), read as KubeApi
