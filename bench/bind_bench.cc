@@ -79,9 +79,7 @@ int Run(const Flags& flags) {
   for (int p = 0; p < flags.binds; ++p) api.Upsert(Resource::kPods, testing::PendingGpuPod(absl::StrCat("pod-", p), 1));
 
   cli::testing::ScratchDir scratch("topofit-bind-bench");
-  scratch.Write("kubeconfig", cli::testing::ScratchDir::Kubeconfig(absl::StrCat(
-                                  "server: \"", api.url(), "\", certificate-authority: \"", certs->ca_cert_file(), "\"")));
-  cli::ExtenderOptions options = testing::LoopbackExtenderOptions(scratch.path("kubeconfig"));
+  cli::ExtenderOptions options = testing::LoopbackExtenderOptions(scratch, api.url(), certs->ca_cert_file());
   options.kube_api_qps = flags.kube_api_qps;
   options.kube_api_burst = flags.kube_api_burst;
   spdlog::logger log("bind-bench", std::make_shared<spdlog::sinks::null_sink_mt>());
