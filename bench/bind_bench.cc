@@ -90,7 +90,8 @@ int Run(const Flags& flags) {
     return 1;
   }
   const int port = extender->api->Start().value();
-  if (!extender->node_watch->WaitForSync(absl::Seconds(30)) || !extender->pod_watch->WaitForSync(absl::Seconds(30))) {
+  if (!extender->node_watch->WaitForSync(absl::Seconds(30)) || !extender->pod_watch->WaitForSync(absl::Seconds(30)) ||
+      !extender->pending_pod_watch->WaitForSync(absl::Seconds(30))) {
     std::fprintf(stderr, "bind_bench: the watches did not sync\n");
     return 1;
   }

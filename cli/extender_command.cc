@@ -96,15 +96,15 @@ scheduler::GpuStateLimits FilterFedNodeLimits(server::MetricsRegistry& registry)
 // How many binds the extender takes at once (running on the bind pool's threads or waiting for one); more
 // get 503 at once, and kube-scheduler retries the pod. kube-scheduler binds each pod in a goroutine of its
 // own, with no cap, and gives the extender's bind its httpTimeout (5 s in manifests/, the upstream default)
-// before it gives up and retries. A bind makes 2 calls through the API client (GET the pod, POST the
-// Binding carrying its annotations), so within that time the client's rate limit lets at most
-// (burst + qps x 5 s) / 2 binds finish; a bind admitted beyond them would answer after kube-scheduler gave
-// up on it. At the defaults (100 + 50 x 5) / 2 = 175. Never fewer than the pool's threads, never more than
-// the connections the server keeps open (each waiting bind holds one).
-int BindsAdmitted(double kube_api_qps, int kube_api_burst, const server::HttpServerOptions& server) {
-  constexpr double kApiCallsPerBind = 2;
+// before it gives up and retries. A bind makes `api_calls_per_bind` calls through the API client (the
+// Binding carrying its annotations, after a GET of the pod unless the watch of pending pods holds it), so
+// within that time the client's rate limit lets at most (burst + qps x 5 s) / calls binds finish; a bind
+// admitted beyond them would answer after kube-scheduler gave up on it. At the defaults (100 + 50 x 5) / 1
+// = 350 with --live-state, 175 without. Never fewer than the pool's threads, never more than the
+// connections the server keeps open (each waiting bind holds one).
+int BindsAdmitted(double kube_api_qps, int kube_api_burst, int api_calls_per_bind, const server::HttpServerOptions& server) {
   constexpr double kSchedulerBindTimeoutSeconds = 5;
-  const double finishing = (kube_api_burst + kube_api_qps * kSchedulerBindTimeoutSeconds) / kApiCallsPerBind;
+  const double finishing = (kube_api_burst + kube_api_qps * kSchedulerBindTimeoutSeconds) / api_calls_per_bind;
   return static_cast<int>(std::clamp<double>(finishing, server.blocking_threads, server.max_connections));
 }
 
@@ -191,10 +191,16 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
     pod_options.field_selector = "spec.nodeName!=";  // only bound pods hold GPUs
     process.kube_observability.Observe(pod_options, "bound_pods");
     parts.pod_watch = kubeclient::ListWatcher::ForPods(*parts.rest, pod_options, parts.live_state->PodHandler());
+    parts.pending_pods = std::make_unique<kubeclient::PendingPodCache>();
+    kubeclient::ListWatchOptions pending_options;
+    pending_options.field_selector = kubeclient::PendingPodsSelector(options.scheduler_name);
+    process.kube_observability.Observe(pending_options, "scheduler_pending_pods");
+    parts.pending_pod_watch = kubeclient::ListWatcher::ForPods(*parts.rest, pending_options, parts.pending_pods->Handler());
     parts.node_watch->Start();
     parts.pod_watch->Start();
-    std::vector<std::pair<const kubeclient::ListWatcher*, std::string>> watches = {{parts.node_watch.get(), "nodes"},
-                                                                                   {parts.pod_watch.get(), "pods"}};
+    parts.pending_pod_watch->Start();
+    std::vector<std::pair<const kubeclient::ListWatcher*, std::string>> watches = {
+        {parts.node_watch.get(), "nodes"}, {parts.pod_watch.get(), "pods"}, {parts.pending_pod_watch.get(), "pending pods"}};
     if (!options.dra_version.empty()) {
       kubeclient::ListWatchOptions slice_options, claim_options;
       process.kube_observability.Observe(slice_options, "resourceslices");
@@ -235,6 +241,7 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   parts.extender = std::make_unique<scheduler::Extender>(*parts.state, *process.ledger, *parts.kube, *parts.metrics,
                                                          log, process.clock, parts.provisioner.get(), leadership,
                                                          options.scheduler_name);
+  parts.extender->ReadPendingPodsFrom(parts.pending_pods.get());
   absl::StatusOr<decision::CapacityWaitPolicy> wait =
       ParseCapacityWaitFlags(options.expected_node_boot, options.max_topology_wait);
   if (!wait.ok()) return wait.status();
@@ -267,7 +274,8 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   api_options.max_body_bytes = static_cast<size_t>(options.max_body_bytes);
   api_options.name = "extender";
   api_options.blocking_queue =
-      BindsAdmitted(options.kube_api_qps, options.kube_api_burst, api_options) - api_options.blocking_threads;
+      BindsAdmitted(options.kube_api_qps, options.kube_api_burst, options.live_state ? 1 : 2, api_options) -
+      api_options.blocking_threads;
   absl::StatusOr<std::unique_ptr<server::HttpServer>> api = server::HttpServer::Create(api_options, process.registry);
   if (!api.ok()) return Prefixed("extender server", api.status());
   parts.api = *std::move(api);

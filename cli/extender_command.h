@@ -16,6 +16,7 @@
 #include "kubeclient/kube_api.h"
 #include "kubeclient/leader_election.h"
 #include "kubeclient/list_watcher.h"
+#include "kubeclient/pending_pod_cache.h"
 #include "kubeclient/provisioner.h"
 #include "kubeclient/rest_client.h"
 #include "ledger/ledger.h"
@@ -56,8 +57,9 @@ struct ExtenderOptions {
   std::string log_level = "info";
   int64_t max_body_bytes = int64_t{64} << 20;
   std::string kubeconfig;       // empty: in-cluster service account
-  // The rate limit of the client that binds (three API calls a bind): kube-scheduler's own defaults, so
-  // that the extender keeps up with the binds its scheduler sends (client-go's 5/10 capped it near 2 a second).
+  // The rate limit of the client that binds (one API call a bind with live_state, two without):
+  // kube-scheduler's own defaults, so that the extender keeps up with the binds its scheduler sends
+  // (client-go's 5/10 capped it near 2 a second).
   double kube_api_qps = 50;
   int kube_api_burst = 100;
   bool live_state = false;      // feed the GPU state from watches of nodes and bound pods
@@ -114,6 +116,9 @@ struct ExtenderServers {
   std::unique_ptr<kubeclient::GpuStateSync> live_state;
   std::unique_ptr<kubeclient::ListWatcher> node_watch;
   std::unique_ptr<kubeclient::ListWatcher> pod_watch;
+  // The pods pending for --scheduler-name, which binds read instead of GETting them.
+  std::unique_ptr<kubeclient::PendingPodCache> pending_pods;
+  std::unique_ptr<kubeclient::ListWatcher> pending_pod_watch;
   // With --dra as well.
   std::unique_ptr<kubeclient::ListWatcher> slice_watch;
   std::unique_ptr<kubeclient::ListWatcher> claim_watch;

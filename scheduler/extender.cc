@@ -299,8 +299,7 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
   // The pod as the API server holds it decides what may be bound, never the request (whoever reaches the
   // extender can send one), nor what an earlier filter call was told about the pod.
   const bool node_known = state_.Snapshot(args.node) != nullptr;
-  absl::StatusOr<kube::Pod> stored = node_known ? kube_.GetPod(args.pod_namespace, args.pod_name)
-                                                : absl::NotFoundError("not read: unknown node");
+  absl::StatusOr<kube::Pod> stored = node_known ? PodToBind(args) : absl::NotFoundError("not read: unknown node");
   if (!stored.ok() && !absl::IsNotFound(stored.status())) {
     const std::string error = absl::StrCat("topofit: reading pod ", pod.key(), ": ", stored.status().message());
     metrics_.binds.Inc({"error"});
@@ -354,6 +353,19 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
                    {{"pod", pod.key()}, {"node", args.node}, {"gpus", gpu_ids}, {"result", error.empty() ? "ok" : error}},
                    error.empty() ? spdlog::level::info : spdlog::level::warn);
   return error;
+}
+
+absl::StatusOr<kube::Pod> Extender::PodToBind(const codec::ExtenderBindingArgs& args) {
+  if (pending_pods_ != nullptr) {
+    std::shared_ptr<const kube::Pod> watched = pending_pods_->Find(args.pod_namespace, args.pod_name);
+    // Another uid: the watch may lag a pod deleted and recreated under the name; the API server decides.
+    if (watched != nullptr && watched->metadata.uid == args.pod_uid) {
+      metrics_.bind_pod_reads.Inc({"watch"});
+      return *watched;
+    }
+  }
+  metrics_.bind_pod_reads.Inc({"api"});
+  return kube_.GetPod(args.pod_namespace, args.pod_name);
 }
 
 std::shared_ptr<std::mutex> Extender::PodBindLock(const std::string& pod_uid) {

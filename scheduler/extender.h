@@ -30,6 +30,7 @@
 #include "scheduler/gpu_state.h"
 #include "scheduler/kube_client.h"
 #include "scheduler/leadership.h"
+#include "scheduler/pending_pods.h"
 #include "server/clock.h"
 
 namespace topofit::scheduler {
@@ -80,6 +81,9 @@ class Extender {
   // drains by `guard` (not owned, outlives this; drain_guard.h). Unset, bind annotates no such pod. Set
   // before serving.
   void GuardFromDrains(DrainGuard* guard) { drain_guard_ = guard; }
+  // A bind reads its pod from `pods` (not owned, outlives this; pending_pods.h) when it holds the pod with the
+  // bind's uid, and GETs it otherwise. Unset, every bind GETs its pod. Set before serving.
+  void ReadPendingPodsFrom(const PendingPods* pods) { pending_pods_ = pods; }
   // How gangs are placed all or nothing (decision/gang_book.h) and which node labels name an NVLink
   // domain (decision/nvlink_domain.h); the defaults unless set. Set before serving.
   void PlaceGangs(decision::NvlinkDomainLabels domain_labels, decision::GangBookOptions book) {
@@ -156,6 +160,9 @@ class Extender {
   std::string BindOnce(const codec::ExtenderBindingArgs& args, const PodRef& pod, const decision::JudgedPod& judged,
                        const decision::GpuDemand& demand, bool asked_capacity, bool says_safe_to_evict,
                        const std::optional<topology::GpuSet>& reserved, std::string& gpu_ids);
+  // The pod a bind is for as the API server holds it: the pending pods' copy when it has the bind's uid
+  // (one API call less), else a GET.
+  absl::StatusOr<kube::Pod> PodToBind(const codec::ExtenderBindingArgs& args);
   // A repeated bind whose Binding the API server refused: success when the pod is bound to `node`
   // already (an earlier bind of ours landed), else the error.
   std::string RepeatedBindOutcome(const codec::ExtenderBindingArgs& args, const absl::Status& bound);
@@ -180,6 +187,7 @@ class Extender {
   const server::Clock& clock_;
   CapacityRequests* capacity_;
   DrainGuard* drain_guard_ = nullptr;
+  const PendingPods* pending_pods_ = nullptr;
   const Leadership& leadership_;
   history::DecisionRecorder* recorder_ = nullptr;
   history::RefusalAggregator refusals_;  // on clock_'s time

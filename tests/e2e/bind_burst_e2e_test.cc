@@ -1,7 +1,8 @@
 // Issue 38: binds at the rate kube-scheduler sends them. kube-scheduler runs each pod's binding cycle in a
 // goroutine of its own, so a batch of placed pods arrives as that many concurrent binds; the extender as
 // `topofit extender --live-state` builds it, at its default flags, against the fake API server answering
-// each call 5 ms late, must bind all of them (refusing none as busy) and give no GPU twice. No timing is
+// each call 5 ms late, must bind all of them (refusing none as busy), with one API call each, and give no
+// GPU twice. No timing is
 // asserted here: bench/bind_bench measures how fast.
 
 #include <atomic>
@@ -48,6 +49,7 @@ TEST_CASE("100 concurrent binds at the default flags are all bound, none refused
   const int port = extender->api->Start().value();
   REQUIRE(extender->node_watch->WaitForSync(kubeclient::testing::kPatience));
   REQUIRE(extender->pod_watch->WaitForSync(kubeclient::testing::kPatience));
+  REQUIRE(extender->pending_pod_watch->WaitForSync(kubeclient::testing::kPatience));
   api.DelayReplies(absl::Milliseconds(5));
 
   std::vector<int> status(kBinds);
@@ -73,9 +75,23 @@ TEST_CASE("100 concurrent binds at the default flags are all bound, none refused
     });
   }
   while (connected < kBinds) std::this_thread::yield();
+  const size_t calls_before = api.requests().size();
   go = true;
   for (std::thread& t : binds) t.join();
   extender->api->Stop();
+
+  // One API call a bind, the Binding: each pod is read from the watch of pending pods, never GET. (Events on
+  // the pods go through a client and a QPS budget of their own.)
+  int bindings = 0, other_calls = 0;
+  const std::vector<kubeclient::testing::RecordedRequest> requests = api.requests();
+  for (size_t r = calls_before; r < requests.size(); ++r) {
+    if (requests[r].IsWatch() || requests[r].target.starts_with("/apis/events.k8s.io/")) continue;
+    const bool binding = requests[r].method == "POST" && requests[r].target.ends_with("/binding");
+    (binding ? bindings : other_calls) += 1;
+    if (!binding) UNSCOPED_INFO("call besides a Binding: " << requests[r].method << " " << requests[r].target);
+  }
+  CHECK(bindings == kBinds);
+  CHECK(other_calls == 0);
 
   std::map<std::string, std::set<std::string>> ids_by_node;
   for (int i = 0; i < kBinds; ++i) {

@@ -1,4 +1,6 @@
 #include <future>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -6,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <spdlog/sinks/ostream_sink.h>
 
+#include "codec/kube_json.h"
 #include "kubeclient/kube_api.h"
 #include "server/logging.h"
 #include "tests/kube/builders.h"
@@ -193,6 +196,78 @@ TEST_CASE("Bind reads the pod from the API server even after a filter call descr
   CHECK_THAT(*f.extender.Bind({"victim", "kube-system", "uid-victim", "p4d-1"}),
              Catch::Contains("bind refused (foreign-scheduler)"));
   CHECK(f.bindings() == 0);
+}
+
+// The pending pods a watch holds (kubeclient/pending_pod_cache.h feeds the real one), by namespace/name.
+class WatchedPods final : public PendingPods {
+ public:
+  void Put(const nlohmann::json& pod) {
+    kube::Pod decoded = codec::PodFromJson(pod).value();
+    pods_[decoded.metadata.namespace_name + "/" + decoded.metadata.name] = std::make_shared<const kube::Pod>(decoded);
+  }
+  std::shared_ptr<const kube::Pod> Find(absl::string_view ns, absl::string_view name) const override {
+    auto it = pods_.find(absl::StrCat(ns, "/", name));
+    return it == pods_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::map<std::string, std::shared_ptr<const kube::Pod>> pods_;
+};
+
+// Issue 38: at kube-scheduler's client defaults (50 QPS, burst 100) two API calls a bind bound a burst of
+// 100 binds in 2 s; reading the pod from the watch of pending pods makes it one.
+TEST_CASE("A bind whose pod the pending-pod watch holds makes one API call, the Binding", "[extender][bind]") {
+  ApiBackedExtender f;
+  REQUIRE(f.api.valid());
+  REQUIRE(f.state->UpsertNode(P4d("p4d-1")).ok());
+  WatchedPods watched;
+  f.extender.ReadPendingPodsFrom(&watched);
+  const nlohmann::json trainer = StoredPod("ml", "trainer", "topofit");
+  f.api.Upsert(kubeclient::testing::Resource::kPods, trainer);
+  const auto calls_after = [&f](size_t before) {
+    std::vector<std::string> calls;
+    const auto requests = f.api.requests();
+    for (size_t i = before; i < requests.size(); ++i) calls.push_back(requests[i].method + " " + requests[i].target);
+    return calls;
+  };
+  const size_t before = f.api.requests().size();
+
+  SECTION("the watch holds the pod: no GET") {
+    watched.Put(trainer);
+    REQUIRE(*f.extender.Bind({"trainer", "ml", "uid-trainer", "p4d-1"}) == "");
+    const std::vector<std::string> calls = calls_after(before);
+    REQUIRE(calls.size() == 1);
+    CHECK_THAT(calls[0], Catch::StartsWith("POST /api/v1/namespaces/ml/pods/trainer/binding"));
+    CHECK(f.metrics.bind_pod_reads.Value({"watch"}) == 1);
+    CHECK(f.metrics.bind_pod_reads.Value({"api"}) == 0);
+    CHECK(f.api.Object(kubeclient::testing::Resource::kPods, "ml", "trainer")["spec"]["nodeName"] == "p4d-1");
+  }
+  SECTION("the watch's copy has another uid (it lags a recreation): the API server's pod decides") {
+    nlohmann::json old = trainer;
+    old["metadata"]["uid"] = "uid-old";
+    watched.Put(old);
+    REQUIRE(*f.extender.Bind({"trainer", "ml", "uid-trainer", "p4d-1"}) == "");
+    const std::vector<std::string> calls = calls_after(before);
+    REQUIRE(calls.size() == 2);
+    CHECK_THAT(calls[0], Catch::StartsWith("GET /api/v1/namespaces/ml/pods/trainer"));
+    CHECK(f.metrics.bind_pod_reads.Value({"api"}) == 1);
+  }
+  SECTION("the pod was recreated after the watch saw it: the Binding's uid precondition refuses the old one") {
+    watched.Put(trainer);
+    nlohmann::json recreated = trainer;
+    recreated["metadata"]["uid"] = "uid-recreated";
+    f.api.Upsert(kubeclient::testing::Resource::kPods, recreated);
+    const std::string error = *f.extender.Bind({"trainer", "ml", "uid-trainer", "p4d-1"});
+    CHECK_THAT(error, Catch::Contains("Precondition failed"));
+    CHECK_FALSE(f.api.Object(kubeclient::testing::Resource::kPods, "ml", "trainer")["spec"].contains("nodeName"));
+    CHECK(f.state->Snapshot("p4d-1")->free().size() == 8);  // what the bind claimed is released
+  }
+  SECTION("the watch's copy is judged as a GET's would be: another scheduler's pod is refused") {
+    watched.Put(StoredPod("ml", "trainer", "default-scheduler"));
+    CHECK_THAT(*f.extender.Bind({"trainer", "ml", "uid-trainer", "p4d-1"}),
+               Catch::Contains("bind refused (foreign-scheduler)"));
+    CHECK(f.bindings() == 0);
+  }
 }
 
 TEST_CASE("An API server that cannot be read fails the bind as an error, not a refusal", "[extender][bind]") {
