@@ -9,6 +9,8 @@
 #include <atomic>
 #include <future>
 #include <optional>
+#include <set>
+#include <string>
 
 #include <catch2/catch.hpp>
 #include <httplib.h>
@@ -229,21 +231,20 @@ TEST_CASE("extender --live-state keeps the GPU state from the API's nodes and po
 
   REQUIRE(servers->node_watch->WaitForSync(kubeclient::testing::kPatience));
   REQUIRE(servers->pod_watch->WaitForSync(kubeclient::testing::kPatience));
+  REQUIRE(servers->pending_pod_watch->WaitForSync(kubeclient::testing::kPatience));
   CHECK(kubeclient::testing::Eventually([&] { return servers->state->AssignmentOf("uid-train-0").has_value(); }));
   CHECK(servers->state->AssignmentOf("uid-train-0")->second.ToString() == "6");
   httplib::Client ops("127.0.0.1", *ops_port);
   auto ready = ops.Get("/readyz");
   REQUIRE(ready);
   CHECK(ready->status == 200);
-  // Only bound pods are listed and watched.
-  bool pods_selected = false;
+  // Pods are listed and watched twice, narrowed: the bound ones (they hold GPUs), and those pending for
+  // topofit's scheduler (a bind reads its pod there); never all of them.
+  std::set<std::string> pod_selectors;
   for (const auto& request : api.requests()) {
-    if (request.target.starts_with("/api/v1/pods")) {
-      pods_selected = request.Param("fieldSelector") == "spec.nodeName!=";
-      break;
-    }
+    if (request.target.starts_with("/api/v1/pods")) pod_selectors.insert(request.Param("fieldSelector"));
   }
-  CHECK(pods_selected);
+  CHECK(pod_selectors == std::set<std::string>{"spec.nodeName!=", "spec.schedulerName=topofit,spec.nodeName="});
   servers->ops->Stop();
 }
 
