@@ -19,16 +19,19 @@ int RunExplain(const ExplainOptions& options, std::ostream& out, std::ostream& e
     err << "topofit explain: " << source.status().message() << "\n";
     return 1;
   }
-  const history::Subject subject = options.subject == "pod"     ? history::Subject::kPod
-                                   : options.subject == "idle"  ? history::Subject::kIdle
-                                                                : history::Subject::kGroup;
+  const history::Subject subject = options.subject == "pod"       ? history::Subject::kPod
+                                   : options.subject == "idle"    ? history::Subject::kIdle
+                                   : options.subject == "restart" ? history::Subject::kRestart
+                                                                  : history::Subject::kGroup;
   absl::StatusOr<history::Explanation> told = history::Explain(subject, options.name, options.limit, source->pages);
   if (!told.ok()) {
     err << "topofit explain: " << told.status().message() << "\n";
     return 1;
   }
   if (told->records.empty()) {
-    if (subject == history::Subject::kIdle) {
+    if (subject == history::Subject::kRestart) {
+      err << "topofit explain: no restart recorded of pod " << options.name << "\n";
+    } else if (subject == history::Subject::kIdle) {
       err << "topofit explain: no idle GPUs recorded" << (options.name.empty() ? "" : " on node ") << options.name << "\n";
     } else {
       err << "topofit explain: no decision recorded about " << options.subject << " " << options.name << "\n";
@@ -46,7 +49,8 @@ int RunExplain(const ExplainOptions& options, std::ostream& out, std::ostream& e
 void AddExplainCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ExplainOptions>();
   CLI::App* explain = app.add_subcommand(
-      "explain", "Tell why a pod waited or where it went, why a node group grew or did not, and why GPUs are idle, "
+      "explain", "Tell why a pod waited or where it went, why a node group grew or did not, why GPUs are idle, and "
+                 "why a pod restarted, "
                  "from the decision history (newest first)");
   explain->require_subcommand(1);
   AddDecisionSourceFlags(*explain, options->server, options->token_file, options->db);
@@ -60,7 +64,11 @@ void AddExplainCommand(CLI::App& app, int& exit_code) {
       "idle", "free GPUs by why they are idle (fragmented, held for an intent, awaiting scale-down, no demand): each "
               "node's latest, or one node's over time");
   idle->add_option("node", options->name, "a node: its idle GPUs over time");
-  for (CLI::App* sub : {pod, group, idle}) {
+  CLI::App* restart = explain->add_subcommand(
+      "restart", "why a pod's containers restarted (GPU fault, out of memory, eviction, image or configuration, "
+                 "the application), what each restart left behind, and where topofit placed the pod");
+  restart->add_option("name", options->name, "NAMESPACE/NAME")->required();
+  for (CLI::App* sub : {pod, group, idle, restart}) {
     sub->callback([options, sub, &exit_code] {
       options->subject = sub->get_name();
       exit_code = RunExplain(*options, std::cout, std::cerr);

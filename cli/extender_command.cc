@@ -137,6 +137,36 @@ absl::Status UsePodEvents(const std::string& kubeconfig, ProcessState& process, 
   return absl::OkStatus();
 }
 
+namespace {
+
+// The restart collector on a client of its own, fed by a watch of bound pods (a container restarts only on
+// a node), recording into the process's decision history.
+absl::Status CollectRestarts(const ExtenderOptions& options, ProcessState& process, spdlog::logger& log,
+                             ExtenderServers& parts) {
+  if (process.recorder() == nullptr) return absl::FailedPreconditionError("--collect-restarts: no decision history");
+  kubeclient::RestOptions rest_options;
+  process.kube_observability.Observe(rest_options, "restarts");
+  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(options.kubeconfig, rest_options);
+  if (!rest.ok()) return Prefixed("--collect-restarts", rest.status());
+  parts.restart_rest = *std::move(rest);
+  parts.restart_kube = std::make_unique<kubeclient::KubeApi>(*parts.restart_rest);
+  kubeclient::RestartCollectorOptions collector;
+  collector.namespaces = options.restart_namespaces;
+  collector.ignored_namespaces = options.restart_ignored_namespaces;
+  collector.ignored_name_prefixes = options.restart_ignored_prefixes;
+  parts.restart_collector = std::make_unique<kubeclient::RestartCollector>(
+      *parts.restart_kube, *process.recorder(), process.clock, log, process.registry, collector);
+  kubeclient::ListWatchOptions watch;
+  watch.field_selector = "spec.nodeName!=";
+  process.kube_observability.Observe(watch, "restart_pods");
+  parts.restart_watch = std::make_unique<kubeclient::ListWatcher>(*parts.restart_rest, "/api/v1/pods", watch,
+                                                                  parts.restart_collector->Sink());
+  parts.restart_watch->Start();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& format, const std::string& level) {
   absl::StatusOr<server::LogFormat> parsed_format = server::ParseLogFormat(format);
   if (!parsed_format.ok()) return Prefixed("--log-format", parsed_format.status());
@@ -160,6 +190,9 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   absl::StatusOr<std::string> admin_token = ReadAdminToken(options.admin_token_file);
   if (!admin_token.ok()) return Prefixed("--admin-token-file", admin_token.status());
 
+  if (options.collect_restarts && !options.live_state) {
+    return absl::InvalidArgumentError("--collect-restarts: needs --live-state (its records become Events on the pods)");
+  }
   if (!options.dra_version.empty()) {
     if (!options.live_state) return absl::InvalidArgumentError("--dra: needs --live-state (the claims feed the watched state)");
     if (options.dra_version != "v1" && options.dra_version != "v1beta2" && options.dra_version != "v1beta1") {
@@ -294,6 +327,9 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   if (options.live_state) {
     if (absl::Status events = UsePodEvents(options.kubeconfig, process, log); !events.ok()) return events;
   }
+  if (options.collect_restarts) {
+    if (absl::Status collecting = CollectRestarts(options, process, log, parts); !collecting.ok()) return collecting;
+  }
   parts.extender->RecordDecisionsTo(process.recorder());
   parts.idle_gpus = std::make_unique<scheduler::IdleGpusGauge>(process.registry, *parts.state, *process.ledger);
   parts.idle_gpus->RecordChangesTo(process.decisions.recorder.get(), &process.clock);
@@ -393,6 +429,20 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
                  "with --live-state: also watch resource.k8s.io ResourceSlices and ResourceClaims at this version "
                  "(v1; v1beta2 or v1beta1 where the cluster serves only those), so GPUs allocated through Dynamic "
                  "Resource Allocation are taken (docs/dra.md)");
+  cmd.add_flag("--collect-restarts", options.collect_restarts,
+               "with --live-state: record every container restart of a bound pod in the decision history, diagnosed "
+               "(GPU fault, out of memory, eviction, image or configuration, liveness probe, the application) with "
+               "its termination, Warning events and log tail, and as a Warning Event on the pod; `topofit explain "
+               "restart NS/NAME` tells it (docs/restarts.md)");
+  cmd.add_option("--restart-namespaces", options.restart_namespaces,
+                 "with --collect-restarts: only these namespaces (default: all)")
+      ->delimiter(',');
+  cmd.add_option("--restart-ignore-namespaces", options.restart_ignored_namespaces,
+                 "with --collect-restarts: leave these namespaces out")
+      ->delimiter(',');
+  cmd.add_option("--restart-ignore-prefixes", options.restart_ignored_prefixes,
+                 "with --collect-restarts: leave out pods whose names start with one of these")
+      ->delimiter(',');
   cmd.add_flag("--provisioning-requests", options.provisioning_requests,
                "for a GPU pod every offered node refused, create a ProvisioningRequest (best-effort-atomic) "
                "excluding those nodes, so cluster-autoscaler scales up for it; for a gang no NVLink domain holds, one "

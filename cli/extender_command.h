@@ -17,6 +17,7 @@
 #include "kubeclient/leader_election.h"
 #include "kubeclient/list_watcher.h"
 #include "kubeclient/pending_pod_cache.h"
+#include "kubeclient/restart_collector.h"
 #include "kubeclient/provisioner.h"
 #include "kubeclient/rest_client.h"
 #include "ledger/ledger.h"
@@ -66,6 +67,13 @@ struct ExtenderOptions {
   // With live_state: the resource.k8s.io version whose ResourceSlices and ResourceClaims also feed it
   // ("v1", "v1beta2", "v1beta1"); empty: none (a cluster without Dynamic Resource Allocation).
   std::string dra_version;
+  // With live_state: every container restart of a bound pod, diagnosed, into the decision history and as an
+  // Event on the pod (kubeclient/restart_collector.h), for these namespaces (empty: all) but the ignored
+  // ones and pods whose names start with an ignored prefix.
+  bool collect_restarts = false;
+  std::vector<std::string> restart_namespaces;
+  std::vector<std::string> restart_ignored_namespaces;
+  std::vector<std::string> restart_ignored_prefixes;
   bool provisioning_requests = false;  // ask CA for capacity for pods refused for topology
   bool drain_guard = true;             // keep CA's scale-down from stranding pods (scheduler/drain_guard.h)
   // Of several replicas only the holder of a coordination.k8s.io Lease binds; the others report not ready.
@@ -119,6 +127,12 @@ struct ExtenderServers {
   // The pods pending for --scheduler-name, which binds read instead of GETting them.
   std::unique_ptr<kubeclient::PendingPodCache> pending_pods;
   std::unique_ptr<kubeclient::ListWatcher> pending_pod_watch;
+  // With --collect-restarts: its own client (its reads never queue ahead of a Binding), the collector, and
+  // the watch feeding it (declared after the collector, so stopped first).
+  std::unique_ptr<kubeclient::RestClient> restart_rest;
+  std::unique_ptr<kubeclient::KubeApi> restart_kube;
+  std::unique_ptr<kubeclient::RestartCollector> restart_collector;
+  std::unique_ptr<kubeclient::ListWatcher> restart_watch;
   // With --dra as well.
   std::unique_ptr<kubeclient::ListWatcher> slice_watch;
   std::unique_ptr<kubeclient::ListWatcher> claim_watch;

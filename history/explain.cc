@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "history/record_json.h"
 
 namespace topofit::history {
@@ -149,6 +150,14 @@ std::string Gang(const Record& r) {
   }
 }
 
+// A restart record in one line: which container, how many times, and the cause in words.
+std::string Restart(const Record& r) {
+  if (!r.restart) return absl::StrCat("a container restarted: ", ReasonName(r.reason));
+  const RestartDetail& d = *r.restart;
+  return absl::StrCat("container ", d.container, " restarted (restart ", d.restart_count, ") on ", NodeName(r), ": ",
+                      d.diagnosis.empty() ? ReasonName(r.reason) : absl::string_view(d.diagnosis));
+}
+
 std::string Timeline(const std::vector<Record>& records, RecordClock clock) {
   const absl::Time first = records.back().time;
   std::string out;
@@ -203,6 +212,8 @@ std::string DescribeRecord(const Record& r, RecordClock clock) {
       if (r.reason == Reason::kOtherDevices) return absl::StrCat(given, ", not GPUs ", ids(1), " the extender chose");
       return absl::StrCat(given, " to a pod topofit did not bind");
     }
+    case Kind::kRestart:
+      return Restart(r);
     case Kind::kBind:
       if (r.reason == Reason::kBindFailed) return absl::StrCat("bind to ", r.node, " failed");
       return absl::StrCat("bound to ", r.node,
@@ -253,6 +264,47 @@ std::string ExplainGroup(absl::string_view group, const std::vector<Record>& rec
                                  rankings.size() - chosen, "\n");
   if (!rankings.empty()) absl::StrAppend(&out, "rankings, newest first:\n", Timeline(rankings, clock));
   if (!others.empty()) absl::StrAppend(&out, "other decisions about it, newest first:\n", Timeline(others, clock));
+  return out;
+}
+
+std::string ExplainRestarts(absl::string_view pod, const std::vector<Record>& restarts, const Record* placed,
+                            RecordClock clock) {
+  if (restarts.empty()) return "";
+  const Record& newest = restarts.front();
+  std::string out = absl::StrCat(pod, ": ", restarts.size(), " restart(s) recorded; the newest, at ",
+                                 FormatRecordTime(newest.time, clock), ", is ", ReasonName(newest.reason), "\n");
+  if (newest.restart) {
+    const RestartDetail& d = *newest.restart;
+    absl::StrAppend(&out, "  why: ", d.diagnosis, "\n");
+    absl::StrAppend(&out, "  container ", d.container, ": restart ", d.restart_count, ", last ended with exit code ",
+                    d.exit_code, d.signal != 0 ? absl::StrCat(", signal ", d.signal) : "",
+                    d.termination_reason.empty() ? "" : absl::StrCat(" (", d.termination_reason, ")"),
+                    d.waiting_reason.empty() ? "" : absl::StrCat("; now ", d.waiting_reason), "\n");
+    if (!d.termination_message.empty()) absl::StrAppend(&out, "  termination message: ", d.termination_message, "\n");
+    absl::StrAppend(&out, "  GPUs: ", d.gpu_ids.empty() ? "none recorded" : d.gpu_ids, " on ", NodeName(newest));
+    if (!d.unhealthy_gpus.empty()) absl::StrAppend(&out, "; unhealthy: ", absl::StrJoin(d.unhealthy_gpus, ","));
+    if (!d.xids.empty()) absl::StrAppend(&out, "; Xid ", absl::StrJoin(d.xids, ","));
+    absl::StrAppend(&out, "\n");
+    for (const std::string& warning : d.warnings) absl::StrAppend(&out, "  warning event: ", warning, "\n");
+    if (!d.log_tail.empty()) {
+      absl::StrAppend(&out, "  previous container's log, last lines:\n");
+      for (absl::string_view line : absl::StrSplit(d.log_tail, '\n', absl::SkipEmpty())) {
+        absl::StrAppend(&out, "    | ", line, "\n");
+      }
+    }
+  }
+  if (placed != nullptr) {
+    absl::StrAppend(&out, "  placed by topofit: ", DescribeRecord(*placed, clock), " at ", FormatRecordTime(placed->time, clock),
+                    "\n");
+  } else {
+    absl::StrAppend(&out, "  placed by topofit: no bind recorded\n");
+  }
+  if (restarts.size() > 1) {
+    absl::StrAppend(&out, "earlier restarts, newest first:\n");
+    for (size_t i = 1; i < restarts.size(); ++i) {
+      absl::StrAppend(&out, "  ", FormatRecordTime(restarts[i].time, clock), "  ", Restart(restarts[i]), "\n");
+    }
+  }
   return out;
 }
 

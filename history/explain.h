@@ -28,6 +28,11 @@ std::string ExplainGroup(absl::string_view group, const std::vector<Record>& rec
 // free GPUs, with the totals by reason; else that node's records, its idle GPUs over time. Empty when none.
 std::string ExplainIdle(absl::string_view node, const std::vector<Record>& records,
                         RecordClock clock = RecordClock::kWall);
+// A pod's restarts (restart records, newest first) and, when `placed` is not null, the bind that put it
+// where it runs: the newest restart in full (cause, termination, Warning events, GPUs, the previous
+// container's log tail), the older ones a line each. Empty when there is no restart record.
+std::string ExplainRestarts(absl::string_view pod, const std::vector<Record>& restarts, const Record* placed,
+                            RecordClock clock = RecordClock::kWall);
 // The records ExplainIdle tells: for no `node`, each node's newest idle record if it has free GPUs; else
 // the node's idle records. Newest first.
 std::vector<Record> IdleRecordsTold(absl::string_view node, const std::vector<Record>& records);

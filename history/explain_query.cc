@@ -13,6 +13,7 @@ absl::string_view SubjectName(Subject subject) {
     case Subject::kPod: return "pod";
     case Subject::kGroup: return "group";
     case Subject::kIdle: return "idle";
+    case Subject::kRestart: return "restart";
   }
   return "";
 }
@@ -55,6 +56,9 @@ absl::StatusOr<Explanation> Explain(Subject subject, const std::string& name, in
       if (pod.key == name) query.pod_uid = pod.uid;
     }
     query.pod.clear();
+  } else if (subject == Subject::kRestart) {
+    query.kind = Kind::kRestart;
+    query.pod = name;
   } else if (subject == Subject::kIdle) {
     query.kind = Kind::kIdle;
     query.node = name;
@@ -79,6 +83,23 @@ absl::StatusOr<Explanation> Explain(Subject subject, const std::string& name, in
         }
       }
       break;
+    case Subject::kRestart: {
+      out.records = std::move(records);
+      if (out.records.empty()) break;
+      out.correlation_id = out.records.front().correlation_id;
+      // Where topofit placed the pod the newest restart is of: its bind.
+      DecisionQuery bind;
+      bind.kind = Kind::kBind;
+      bind.pod_uid = out.correlation_id;
+      bind.limit = 1;
+      absl::StatusOr<DecisionPage> bound = source(bind);
+      if (!bound.ok()) return bound.status();
+      const bool placed = !bound->records.empty();
+      if (placed) out.records.push_back(std::move(bound->records.front()));
+      const std::vector<Record> restarts(out.records.begin(), out.records.end() - (placed ? 1 : 0));
+      out.text = ExplainRestarts(name, restarts, placed ? &out.records.back() : nullptr, clock);
+      break;
+    }
     case Subject::kIdle:
       out.records = IdleRecordsTold(name, records);
       out.text = ExplainIdle(name, out.records, clock);

@@ -21,8 +21,9 @@ enum class Subject : uint8_t {
   kPod,    // NS/NAME: its chain (records of its newest correlation id)
   kGroup,  // a node group: the rankings that weighed it, its intents
   kIdle,   // a node's idle GPUs over time, or (no name) each node's latest
+  kRestart,  // NS/NAME: its restarts, and the bind that placed it
 };
-absl::string_view SubjectName(Subject subject);  // "pod", "group", "idle"
+absl::string_view SubjectName(Subject subject);  // "pod", "group", "idle", "restart"
 
 struct Explanation {
   std::vector<Record> records;  // the records told, newest first by time (by id on a tie); empty: nothing recorded

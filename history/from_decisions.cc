@@ -303,4 +303,15 @@ std::vector<Record> ScaleUpRecords(absl::Time time, const decision::RankInput& i
   return records;
 }
 
+Record RestartRecord(absl::Time time, PodSubject pod, std::string node, int gpus, decision::RestartCause cause,
+                     RestartDetail detail) {
+  Record r = Started(time, Component::kRestarts, Kind::kRestart, ReasonOfRestart(cause));
+  r.correlation_id = pod.uid;
+  r.pods = {std::move(pod)};
+  r.node = std::move(node);
+  r.gpus = gpus;
+  r.restart = std::move(detail);
+  return r;
+}
+
 }  // namespace topofit::history

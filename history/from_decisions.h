@@ -98,4 +98,9 @@ std::vector<Record> ScaleUpRecords(absl::Time time, const decision::RankInput& i
 Record PreferredAllocationRecord(absl::Time time, std::string node, const PodSubject* pod, std::string preferred);
 Record AllocationRecord(absl::Time time, std::string node, const PodSubject* pod, std::string chosen, std::string given);
 
+// A container of `pod` on `node` restarted (the restart collector): the cause DiagnoseRestart gave, the pod's
+// GPU request, and what the restart left behind.
+Record RestartRecord(absl::Time time, PodSubject pod, std::string node, int gpus, decision::RestartCause cause,
+                     RestartDetail detail);
+
 }  // namespace topofit::history

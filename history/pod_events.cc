@@ -12,9 +12,10 @@
 namespace topofit::history {
 namespace {
 
-constexpr std::array<absl::string_view, 4> kReasons = {"RefusedForTopology", "CapacityRequested", "CapacityHeld",
-                                                        "GpusAssigned"};
-constexpr std::array<absl::string_view, 4> kActions = {"Filter", "RequestCapacity", "HoldCapacity", "Bind"};
+constexpr std::array<absl::string_view, 5> kReasons = {"RefusedForTopology", "CapacityRequested", "CapacityHeld",
+                                                        "GpusAssigned", "RestartDiagnosed"};
+constexpr std::array<absl::string_view, 5> kActions = {"Filter", "RequestCapacity", "HoldCapacity", "Bind",
+                                                       "DiagnoseRestart"};
 
 bool RefusedForTopology(const Candidate& c) {
   return c.reason == Reason::kMinLink || c.reason == Reason::kMinBandwidth;
@@ -34,6 +35,8 @@ std::optional<PodEventKind> EventKindOf(const Record& r) {
     case Kind::kBind:
       if (r.reason != Reason::kBound) return std::nullopt;
       return PodEventKind::kGpusAssigned;
+    case Kind::kRestart:
+      return PodEventKind::kRestartDiagnosed;
     default:
       return std::nullopt;
   }
@@ -43,7 +46,9 @@ std::optional<PodEventKind> EventKindOf(const Record& r) {
 
 absl::string_view PodEventReason(PodEventKind kind) { return kReasons[static_cast<size_t>(kind)]; }
 absl::string_view PodEventAction(PodEventKind kind) { return kActions[static_cast<size_t>(kind)]; }
-bool IsWarning(PodEventKind kind) { return kind == PodEventKind::kRefusedForTopology; }
+bool IsWarning(PodEventKind kind) {
+  return kind == PodEventKind::kRefusedForTopology || kind == PodEventKind::kRestartDiagnosed;
+}
 
 std::string TruncateUtf8(std::string text, size_t max_bytes) {
   if (text.size() <= max_bytes) return text;

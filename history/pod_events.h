@@ -16,10 +16,11 @@ enum class PodEventKind : uint8_t {
   kCapacityRequested,   // a ProvisioningRequest was asked for the pod
   kCapacityHeld,        // a node group grows for the pod; the new node's GPUs are held for it
   kGpusAssigned,        // bound, with the GPU ids it holds
+  kRestartDiagnosed,    // Warning: a container restarted, and why (GPU fault, out of memory, ...)
 };
 
 // The events.k8s.io/v1 fields: `reason` ("RefusedForTopology", ...), `action` ("Filter", "RequestCapacity",
-// "HoldCapacity", "Bind"), and whether the type is Warning (else Normal).
+// "HoldCapacity", "Bind", "DiagnoseRestart"), and whether the type is Warning (else Normal).
 absl::string_view PodEventReason(PodEventKind kind);
 absl::string_view PodEventAction(PodEventKind kind);
 bool IsWarning(PodEventKind kind);

@@ -8,10 +8,11 @@
 namespace topofit::history {
 namespace {
 
-constexpr std::array<absl::string_view, 4> kComponentNames = {"extender", "expander", "provisioner", "agent"};
-constexpr std::array<absl::string_view, 11> kKindNames = {
+constexpr std::array<absl::string_view, 5> kComponentNames = {"extender", "expander", "provisioner", "agent",
+                                                              "restarts"};
+constexpr std::array<absl::string_view, 12> kKindNames = {
     "filter",          "bind", "preference", "ranking", "intent", "capacity-requested", "capacity-withdrawn",
-    "gang", "idle", "preferred-allocation", "allocation"};
+    "gang", "idle", "preferred-allocation", "allocation", "restart"};
 // Past the refusals (named by decision::RefusalCode), in enum order from kTopologyUnknown.
 constexpr std::array<absl::string_view, 20> kOutcomeNames = {
     "topology-unknown", "node-unknown", "invalid-pod", "no-node-fits", "bound", "bind-failed", "chosen",
@@ -24,6 +25,10 @@ static_assert(kFirstOutcome + kOutcomeNames.size() == static_cast<size_t>(kLastO
 constexpr int kFirstIdle = static_cast<int>(Reason::kIdleBooting);
 static_assert(kFirstIdle == static_cast<int>(kLastOutcome) + 1);
 static_assert(kFirstIdle + kIdleReasons == static_cast<size_t>(Reason::kIdleNoDemand) + 1);
+constexpr int kFirstRestart = static_cast<int>(Reason::kRestartGpuFault);
+static_assert(kFirstRestart == static_cast<int>(Reason::kIdleNoDemand) + 1);
+static_assert(kFirstRestart + static_cast<int>(decision::RestartCause::kUnknown) == static_cast<int>(Reason::kRestartUnknown));
+constexpr Reason kLastReason = Reason::kRestartUnknown;
 
 template <typename Enum, size_t N>
 absl::StatusOr<Enum> ParseName(absl::string_view name, const std::array<absl::string_view, N>& names,
@@ -50,6 +55,9 @@ std::optional<decision::Refusal> RefusalOf(Reason reason) {
 }
 
 Reason ReasonOfIdle(IdleReason reason) { return static_cast<Reason>(kFirstIdle + static_cast<int>(reason)); }
+Reason ReasonOfRestart(decision::RestartCause cause) {
+  return static_cast<Reason>(kFirstRestart + static_cast<int>(cause));
+}
 
 absl::string_view ComponentName(Component component) { return kComponentNames[static_cast<size_t>(component)]; }
 absl::string_view KindName(Kind kind) { return kKindNames[static_cast<size_t>(kind)]; }
@@ -58,6 +66,7 @@ absl::string_view ReasonName(Reason reason) {
   const int i = static_cast<int>(reason);
   if (reason == Reason::kFits) return "fits";
   if (i < kFirstOutcome) return decision::RefusalCode(static_cast<decision::Refusal>(i));
+  if (i >= kFirstRestart) return decision::RestartCauseName(static_cast<decision::RestartCause>(i - kFirstRestart));
   if (i >= kFirstIdle) return IdleReasonName(static_cast<IdleReason>(i - kFirstIdle));
   return kOutcomeNames[i - kFirstOutcome];
 }
@@ -68,7 +77,7 @@ absl::StatusOr<Component> ParseComponent(absl::string_view name) {
 absl::StatusOr<Kind> ParseKind(absl::string_view name) { return ParseName<Kind>(name, kKindNames, "decision kind"); }
 
 absl::StatusOr<Reason> ParseReason(absl::string_view name) {
-  for (int i = 0; i <= static_cast<int>(Reason::kIdleNoDemand); ++i) {
+  for (int i = 0; i <= static_cast<int>(kLastReason); ++i) {
     if (ReasonName(static_cast<Reason>(i)) == name) return static_cast<Reason>(i);
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown reason code '", name, "'"));

@@ -11,13 +11,14 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "decision/filter.h"
+#include "decision/restart_diagnosis.h"
 #include "history/idle_gpus.h"
 #include "topology/allocator.h"
 
 namespace topofit::history {
 
 // Which front end decided.
-enum class Component : uint8_t { kExtender, kExpander, kProvisioner, kAgent };
+enum class Component : uint8_t { kExtender, kExpander, kProvisioner, kAgent, kRestarts };
 
 // What was decided.
 enum class Kind : uint8_t {
@@ -32,6 +33,7 @@ enum class Kind : uint8_t {
   kIdle,               // a node's free GPUs by why they are idle, recorded when that changes
   kPreferredAllocation,  // the node agent answered the kubelet's GetPreferredAllocation
   kAllocation,           // the kubelet's Allocate: the devices a container of the pod got
+  kRestart,              // a container of a pod restarted (the restart collector): why, and what it left
 };
 
 // Why: a closed set. Past kFits come decision::Refusal's, from its one list (TOPOFIT_NODE_REFUSALS), so a
@@ -66,13 +68,24 @@ enum class Reason : uint8_t {
   kIdleAwaitingScaleDown,
   kIdleFragmented,
   kIdleNoDemand,
+  // restart: decision::RestartCause one for one (ReasonOfRestart), named by RestartCauseName.
+  kRestartGpuFault,
+  kRestartOutOfMemory,
+  kRestartGpuOutOfMemory,
+  kRestartEviction,
+  kRestartImageOrConfig,
+  kRestartLivenessProbe,
+  kRestartApplicationError,
+  kRestartCompleted,
+  kRestartUnknown,
 };
 
 // The reason a filter refusal gives, and back: the refusal a reason is, if it is one.
 Reason ReasonOf(decision::Refusal refusal);
 std::optional<decision::Refusal> RefusalOf(Reason reason);
-// The reason an idle GPU's class gives (history/idle_gpus.h).
+// The reason an idle GPU's class gives (history/idle_gpus.h), and a restart's cause.
 Reason ReasonOfIdle(IdleReason reason);
+Reason ReasonOfRestart(decision::RestartCause cause);
 // Stable names: decision::RefusalCode for the refusals ("min-link", ...; "fits" for kFits), kebab-case for
 // the rest. They are what the database, /decisions and explain --json carry.
 absl::string_view ComponentName(Component component);
@@ -136,6 +149,26 @@ struct Candidate {
   }
 };
 
+// What a restart left behind (Kind::kRestart), as the restart collector read it: the reference collector's
+// fields (the last termination, the pod's Warning events, the previous container's log tail) and what only
+// topofit knows (the pod's GPU ids and their health, the Xid codes). Text is size-capped by the collector.
+struct RestartDetail {
+  std::string container{};
+  int restart_count = 0;
+  int exit_code = 0;
+  int signal = 0;
+  std::string termination_reason{};  // "OOMKilled", "Error", ...
+  std::string termination_message{};
+  std::string waiting_reason{};       // "CrashLoopBackOff", "ImagePullBackOff", ...
+  std::string diagnosis{};            // decision::DiagnoseRestart's reason
+  std::vector<std::string> warnings{};  // the pod's Warning events, "Reason: message"
+  std::string log_tail{};             // the previous container's last lines
+  std::string gpu_ids{};              // topofit.io/gpu-ids of the pod, "" when none
+  std::vector<int> unhealthy_gpus{};
+  std::vector<int> xids{};
+  friend bool operator==(const RestartDetail&, const RestartDetail&) = default;
+};
+
 // A pod a decision concerns; its ledger uid is its correlation id.
 struct PodSubject {
   std::string uid{};
@@ -164,6 +197,7 @@ struct Record {
   // recorded, before this one (RefusalAggregator).
   int64_t repeats = 0;
   std::string gang{};  // the gang a gang record is about: decision::GangIdOf, "<source>:<key>"
+  std::optional<RestartDetail> restart{};  // a restart record's
   friend bool operator==(const Record&, const Record&) = default;
 };
 

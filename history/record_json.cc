@@ -211,6 +211,40 @@ absl::StatusOr<std::vector<Candidate>> CandidatesFromJson(const json& in) {
   return out;
 }
 
+json RestartDetailToJson(const RestartDetail& d) {
+  json out = {{"container", d.container}, {"restartCount", d.restart_count}, {"exitCode", d.exit_code}};
+  SetIfNonZero(out, "signal", d.signal);
+  SetIfNonZero(out, "terminationReason", d.termination_reason);
+  SetIfNonZero(out, "terminationMessage", d.termination_message);
+  SetIfNonZero(out, "waitingReason", d.waiting_reason);
+  SetIfNonZero(out, "diagnosis", d.diagnosis);
+  SetIfNonZero(out, "warnings", d.warnings);
+  SetIfNonZero(out, "logTail", d.log_tail);
+  SetIfNonZero(out, "gpuIds", d.gpu_ids);
+  SetIfNonZero(out, "unhealthyGpus", d.unhealthy_gpus);
+  SetIfNonZero(out, "xids", d.xids);
+  return out;
+}
+
+absl::StatusOr<RestartDetail> RestartDetailFromJson(const json& in) {
+  if (!in.is_object()) return absl::InvalidArgumentError("a restart's detail is not an object");
+  RestartDetail d;
+  HISTORY_READ(in, "container", d.container);
+  HISTORY_READ(in, "restartCount", d.restart_count);
+  HISTORY_READ(in, "exitCode", d.exit_code);
+  HISTORY_READ(in, "signal", d.signal);
+  HISTORY_READ(in, "terminationReason", d.termination_reason);
+  HISTORY_READ(in, "terminationMessage", d.termination_message);
+  HISTORY_READ(in, "waitingReason", d.waiting_reason);
+  HISTORY_READ(in, "diagnosis", d.diagnosis);
+  HISTORY_READ(in, "warnings", d.warnings);
+  HISTORY_READ(in, "logTail", d.log_tail);
+  HISTORY_READ(in, "gpuIds", d.gpu_ids);
+  HISTORY_READ(in, "unhealthyGpus", d.unhealthy_gpus);
+  HISTORY_READ(in, "xids", d.xids);
+  return d;
+}
+
 json RecordToJson(const Record& r) {
   json out = {{"id", r.id},
               {"time", FormatRecordTime(r.time)},
@@ -230,6 +264,7 @@ json RecordToJson(const Record& r) {
   if (!r.candidates.empty()) out["candidates"] = CandidatesDom(r.candidates);
   SetIfNonZero(out, "repeats", r.repeats);
   SetIfNonZero(out, "gang", r.gang);
+  if (r.restart) out["restart"] = RestartDetailToJson(*r.restart);
   return out;
 }
 
@@ -274,6 +309,11 @@ absl::StatusOr<Record> RecordFromJson(const json& in) {
     absl::StatusOr<std::vector<Candidate>> parsed = CandidatesFromJson(*candidates);
     if (!parsed.ok()) return parsed.status();
     r.candidates = *std::move(parsed);
+  }
+  if (auto restart = in.find("restart"); restart != in.end()) {
+    absl::StatusOr<RestartDetail> parsed = RestartDetailFromJson(*restart);
+    if (!parsed.ok()) return parsed.status();
+    r.restart = *std::move(parsed);
   }
   return r;
 }

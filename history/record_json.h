@@ -20,6 +20,10 @@ absl::StatusOr<Record> RecordFromJson(const nlohmann::json& json);
 std::string CandidatesJson(const std::vector<Candidate>& candidates);
 absl::StatusOr<std::vector<Candidate>> CandidatesFromJson(const nlohmann::json& json);
 
+// The database's detail column of a restart record: a JSON object (restarts are rare, a DOM is fine).
+nlohmann::json RestartDetailToJson(const RestartDetail& detail);
+absl::StatusOr<RestartDetail> RestartDetailFromJson(const nlohmann::json& json);
+
 std::string FormatRecordTime(absl::Time time);
 // How a text for people dates a record: a cluster's history by the wall clock (FormatRecordTime); a
 // replay's, whose clock starts at the Unix epoch, by the time since the replay began ("replay +5h38m20s").

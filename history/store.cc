@@ -52,6 +52,8 @@ constexpr const char* kMigrations[] = {
     "CREATE TABLE store_info(key TEXT PRIMARY KEY, value TEXT NOT NULL);",
     // 4 -> 5: the gang a gang record is about.
     "ALTER TABLE decisions ADD COLUMN gang TEXT NOT NULL DEFAULT '';",
+    // 5 -> 6: what a restart record holds beyond the common columns (RestartDetailToJson), '' for the rest.
+    "ALTER TABLE decisions ADD COLUMN detail TEXT NOT NULL DEFAULT '';",
 };
 static_assert(std::size(kMigrations) == DecisionStore::kSchemaVersion);
 
@@ -173,6 +175,12 @@ Record RowToRecord(const Statement& row) {
                                  : std::vector<Candidate>{};
   r.repeats = row.Int(11);
   r.gang = row.Text(12);
+  if (r.kind == Kind::kRestart) {
+    const absl::StatusOr<nlohmann::json> detail = codec::ParseBoundedJson(row.Text(13), codec::kObjectJsonLimits, "detail");
+    if (detail.ok()) {
+      if (absl::StatusOr<RestartDetail> restart = RestartDetailFromJson(*detail); restart.ok()) r.restart = *std::move(restart);
+    }
+  }
   return r;
 }
 
@@ -277,7 +285,7 @@ absl::Status DecisionStore::Append(const std::vector<Record>& records) {
   if (absl::Status begun = Exec("BEGIN IMMEDIATE"); !begun.ok()) return begun;
   Statement decision(db_,
                      "INSERT INTO decisions(time_us, component, kind, reason, correlation_id, node, node_group, "
-                     "provisioning_request, gpus, candidates, repeats, gang) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+                     "provisioning_request, gpus, candidates, repeats, gang, detail) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
   Statement pod(db_, "INSERT INTO decision_pods(decision_id, uid, pod) VALUES (?,?,?)");
   Statement group(db_, "INSERT INTO decision_groups(decision_id, node_group) VALUES (?,?)");
   absl::Status status = !decision.status().ok() ? decision.status() : !pod.status().ok() ? pod.status() : group.status();
@@ -295,6 +303,7 @@ absl::Status DecisionStore::Append(const std::vector<Record>& records) {
     decision.Bind(10, CandidatesJson(r.candidates));
     decision.Bind(11, r.repeats);
     decision.Bind(12, r.gang);
+    decision.Bind(13, r.restart ? RestartDetailToJson(*r.restart).dump() : std::string());
     if (const int code = decision.Step(); code != SQLITE_DONE) {
       status = SqliteError(db_, code, "writing a decision");
       break;
@@ -437,7 +446,7 @@ absl::StatusOr<DecisionPage> DecisionStore::Query(const DecisionQuery& query) co
   if (query.before_id < 0) return absl::InvalidArgumentError("the cursor is negative");
   std::string sql =
       "SELECT d.id, d.time_us, d.component, d.kind, d.reason, d.correlation_id, d.node, d.node_group, "
-      "d.provisioning_request, d.gpus, d.candidates, d.repeats, d.gang FROM decisions d WHERE 1";
+      "d.provisioning_request, d.gpus, d.candidates, d.repeats, d.gang, d.detail FROM decisions d WHERE 1";
   std::vector<std::string> texts;
   std::vector<int64_t> ints;
   std::vector<std::pair<bool, size_t>> binds;  // (text?, index)

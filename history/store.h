@@ -74,7 +74,7 @@ struct Evictions {
 class DecisionStore {
  public:
   // The schema this build writes.
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
 
   // `path` empty: in memory. A file that is not a database, is locked by another writer or holds a newer
   // schema is an error naming it (the caller runs without history).

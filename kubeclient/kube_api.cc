@@ -135,6 +135,33 @@ absl::StatusOr<kube::Pod> KubeApi::GetPod(const std::string& namespace_name, con
   return codec::PodFromJson(*json);
 }
 
+absl::StatusOr<std::vector<std::string>> KubeApi::PodWarnings(const std::string& namespace_name,
+                                                              const std::string& uid, int limit) {
+  absl::StatusOr<nlohmann::json> list = rest_.Get(absl::StrCat(
+      "/api/v1/namespaces/", EscapePathSegment(namespace_name), "/events?fieldSelector=",
+      EscapePathSegment(absl::StrCat("involvedObject.uid=", uid, ",type=Warning")), "&limit=", limit));
+  if (!list.ok()) return list.status();
+  std::vector<std::string> warnings;
+  const nlohmann::json* items = list->is_object() && list->contains("items") ? &(*list)["items"] : nullptr;
+  if (items == nullptr || !items->is_array()) return warnings;
+  for (const nlohmann::json& event : *items) {
+    if (static_cast<int>(warnings.size()) >= limit) break;
+    if (!event.is_object()) continue;
+    const auto text = [&event](const char* key) {
+      const auto it = event.find(key);
+      return it != event.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    warnings.push_back(absl::StrCat(text("reason"), ": ", text("message")));
+  }
+  return warnings;
+}
+
+absl::StatusOr<std::string> KubeApi::PreviousLogTail(const std::string& namespace_name, const std::string& name,
+                                                     const std::string& container, int lines, int64_t bytes) {
+  return rest_.GetText(absl::StrCat(PodPath(namespace_name, name), "/log?container=", EscapePathSegment(container),
+                                    "&previous=true&tailLines=", lines, "&limitBytes=", bytes));
+}
+
 absl::Status KubeApi::AnnotatePod(const std::string& namespace_name, const std::string& name,
                                   const std::string& key, const std::string& value) {
   return MergePodAnnotations(namespace_name, name, {{key, value}}).status();

@@ -3,6 +3,7 @@
 // The extender's view of the Kubernetes API (scheduler::KubeClient) over the REST client.
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -40,6 +41,15 @@ class KubeApi final : public scheduler::KubeClient {
                        const std::string& node, const kube::StringMap& annotations) override;
   // GET the pod's PodGroup (scheduling.k8s.io/v1alpha2) or Workload (v1alpha1) and read its gang count.
   absl::StatusOr<std::optional<int>> WorkloadGangMinCount(const kube::Pod& pod) override;
+
+  // What the restart collector reads about a restarted container (restart_collector.h):
+  // the pod's Warning events (core/v1, by involvedObject.uid), "Reason: message", at most `limit`, as listed;
+  absl::StatusOr<std::vector<std::string>> PodWarnings(const std::string& namespace_name, const std::string& uid,
+                                                       int limit);
+  // the last `lines` lines, at most `bytes`, of the log of the container's previous instance
+  // (GET .../pods/{name}/log?previous=true&tailLines=N&limitBytes=B).
+  absl::StatusOr<std::string> PreviousLogTail(const std::string& namespace_name, const std::string& name,
+                                              const std::string& container, int lines, int64_t bytes);
 
   // ProvisioningRequests (kubeclient/provisioning.h builds the objects). Creating is idempotent: 409
   // AlreadyExists counts as done (the name is derived from the pod, so the object is ours). Deleting is

@@ -370,6 +370,10 @@ absl::StatusOr<nlohmann::json> RestClient::Get(absl::string_view path) {
 
 absl::StatusOr<nlohmann::json> RestClient::GetOnce(absl::string_view path) { return Do("GET", path, "", "", 1); }
 
+absl::StatusOr<std::string> RestClient::GetText(absl::string_view path) {
+  return DoText("GET", path, "", "", options_.max_attempts);
+}
+
 absl::StatusOr<nlohmann::json> RestClient::Post(absl::string_view path, const nlohmann::json& body) {
   return Do("POST", path, body.dump(), "application/json", options_.max_attempts);
 }
@@ -462,6 +466,19 @@ void RestClient::WaitForRateLimit() {
 
 absl::StatusOr<nlohmann::json> RestClient::Do(const char* method, absl::string_view path, const std::string& body,
                                               absl::string_view content_type, int max_attempts) {
+  absl::StatusOr<std::string> text = DoText(method, path, body, content_type, max_attempts);
+  if (!text.ok()) return text.status();
+  if (absl::StripAsciiWhitespace(*text).empty()) return nlohmann::json::object();
+  // A LIST may be 5,000 nodes in one page: bounded, not small (codec/json_limits.h).
+  absl::StatusOr<nlohmann::json> json = codec::ParseBoundedJson(*text, codec::kReplyJsonLimits, "response body");
+  if (!json.ok()) {
+    return absl::DataLossError(absl::StrCat(method, " ", base_path_, path, ": ", json.status().message()));
+  }
+  return json;
+}
+
+absl::StatusOr<std::string> RestClient::DoText(const char* method, absl::string_view path, const std::string& body,
+                                               absl::string_view content_type, int max_attempts) {
   const std::string full_path = absl::StrCat(base_path_, path);
   max_attempts = std::max(1, max_attempts);
   absl::Status last;
@@ -478,12 +495,7 @@ absl::StatusOr<nlohmann::json> RestClient::Do(const char* method, absl::string_v
       last = StatusFromHttp(reply->status, reply->body);
       if (last.ok()) {
         if (options_.on_attempt) options_.on_attempt(ApiAttempt{method, reply->status, last, false, absl::ZeroDuration()});
-        if (absl::StripAsciiWhitespace(reply->body).empty()) return nlohmann::json::object();
-        // A LIST may be 5,000 nodes in one page: bounded, not small (codec/json_limits.h).
-        absl::StatusOr<nlohmann::json> json =
-            codec::ParseBoundedJson(reply->body, codec::kReplyJsonLimits, "response body");
-        if (!json.ok()) return absl::DataLossError(absl::StrCat(method, " ", full_path, ": ", json.status().message()));
-        return json;
+        return std::move(reply->body);
       }
       retry_after = reply->retry_after;
       SetRetryAfter(last, retry_after);

@@ -121,6 +121,9 @@ class RestClient {
                                        absl::string_view content_type);
   absl::StatusOr<nlohmann::json> Delete(absl::string_view path);
 
+  // A GET whose reply is text, not JSON (a pod's log), as the API server sent it; retried like Get.
+  absl::StatusOr<std::string> GetText(absl::string_view path);
+
   // One GET attempt, under the QPS limit but never retried: for callers that retry with their own policy.
   absl::StatusOr<nlohmann::json> GetOnce(absl::string_view path);
 
@@ -154,6 +157,9 @@ class RestClient {
   absl::Status TransportError(int error_code, httplib::ClientImpl& client) const;
   absl::StatusOr<nlohmann::json> Do(const char* method, absl::string_view path, const std::string& body,
                                     absl::string_view content_type, int max_attempts);
+  // Do without the JSON: the body of the 2xx reply.
+  absl::StatusOr<std::string> DoText(const char* method, absl::string_view path, const std::string& body,
+                                     absl::string_view content_type, int max_attempts);
   absl::StatusOr<Reply> SendOnce(const char* method, const std::string& full_path, const std::string& body,
                                  absl::string_view content_type, bool* retriable);
   absl::Duration RetryDelay(int attempt, absl::string_view retry_after);

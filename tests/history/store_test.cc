@@ -415,8 +415,8 @@ TEST_CASE("a version-1 database is migrated step by step to the current version 
 
   auto store = DecisionStore::Open(path);
   REQUIRE_OK(store);
-  CHECK((*store)->schema_version() == 5);
-  CHECK(SqlInt(path, "PRAGMA user_version") == 5);
+  CHECK((*store)->schema_version() == DecisionStore::kSchemaVersion);
+  CHECK(SqlInt(path, "PRAGMA user_version") == DecisionStore::kSchemaVersion);
   CHECK((*store)->clock() == RecordClock::kWall);
   CHECK(SqlInt(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'decision%'") == 7);
   auto page = (*store)->Query({.pod = "ml/train-7"});
@@ -480,7 +480,7 @@ TEST_CASE("a reader refuses a database of another schema version without migrati
   SqlExec(db, "CREATE TABLE t(x); PRAGMA user_version = 1");
   sqlite3_close(db);
   CHECK_STATUS(DecisionStore::OpenForReading(path), absl::StatusCode::kFailedPrecondition,
-               "schema version 1 is older than this build's 5");
+               "schema version 1 is older than this build's 6");
   CHECK(SqlInt(path, "PRAGMA user_version") == 1);
 }
 

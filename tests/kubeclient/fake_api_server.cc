@@ -304,6 +304,7 @@ const std::vector<StoredCollection>& StoredCollections() {
       {{"apis", "autoscaling.x-k8s.io", "v1"}, "provisioningrequests", "provisioningrequests.autoscaling.x-k8s.io"},
       {{"apis", "coordination.k8s.io", "v1"}, "leases", "leases.coordination.k8s.io"},
       {{"apis", "events.k8s.io", "v1"}, "events", "events.events.k8s.io"},
+      {{"api", "v1"}, "events", "events"},  // the core/v1 view the kubelet writes and the restart collector reads
   };
   return collections;
 }
@@ -336,6 +337,17 @@ bool FakeApiServer::HandleStoredObject(const httplib::Request& req, httplib::Res
     res.set_content(body, "application/json");
   };
   const bool to_collection = parts.size() == collection_size;
+  if (to_collection && req.method == "GET") {  // a LIST in one page, the fieldSelector applied
+    nlohmann::json items = nlohmann::json::array();
+    const std::string selector = req.get_param_value("fieldSelector");
+    const std::string prefix = absl::StrCat(collection_path, "/");
+    for (auto it = stored_.lower_bound(prefix); it != stored_.end() && it->first.starts_with(prefix); ++it) {
+      if (FieldsMatch(it->second, selector)) items.push_back(it->second);
+    }
+    reply(200, nlohmann::json{{"kind", "List"}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", absl::StrCat(revision_)}}},
+                              {"items", std::move(items)}}.dump());
+    return true;
+  }
   if (to_collection != (req.method == "POST")) return false;
 
   nlohmann::json object;
@@ -414,10 +426,12 @@ bool FakeApiServer::HandleObject(const httplib::Request& req, httplib::Response&
   const std::optional<StorePath> store_path = ParseStorePath(req.path);
   if (!store_path.has_value() || store_path->name.empty()) return false;
   const Resource resource = store_path->served->resource;
-  // A namespaced object is addressed in its namespace; a pod's only subresource here is its binding.
+  // A namespaced object is addressed in its namespace; a pod's subresources here are its binding and log.
   if (store_path->served->namespaced == store_path->namespace_name.empty()) return false;
   const std::string& subresource = store_path->subresource;
-  if (!subresource.empty() && !(resource == Resource::kPods && subresource == "binding")) return false;
+  if (!subresource.empty() && !(resource == Resource::kPods && (subresource == "binding" || subresource == "log"))) {
+    return false;
+  }
   const std::string& name = store_path->name;
   const std::string key = absl::StrCat(store_path->namespace_name, "/", name);
   const auto reply = [&res](int status, const std::string& body) {
@@ -432,6 +446,30 @@ bool FakeApiServer::HandleObject(const httplib::Request& req, httplib::Response&
   }
   if (subresource.empty() && req.method == "GET") {
     reply(200, it->second.dump());
+  } else if (subresource == "log" && req.method == "GET") {
+    // The previous instance's log as SetPreviousLog gave it, its last tailLines lines (a container with no
+    // previous instance: 400, as the kubelet answers).
+    const auto log = previous_logs_.find(absl::StrCat(key, "/", req.get_param_value("container")));
+    if (req.get_param_value("previous") != "true" || log == previous_logs_.end()) {
+      reply(400, StatusJson(400, "BadRequest", absl::StrCat("previous terminated container \"",
+                                                            req.get_param_value("container"), "\" in pod \"", name,
+                                                            "\" not found")));
+      return true;
+    }
+    std::vector<absl::string_view> lines = absl::StrSplit(log->second, '\n', absl::SkipEmpty());
+    int64_t tail = static_cast<int64_t>(lines.size());
+    if (req.has_param("tailLines")) absl::SimpleAtoi(req.get_param_value("tailLines"), &tail);
+    std::string text;
+    for (size_t i = lines.size() - std::min<size_t>(lines.size(), std::max<int64_t>(0, tail)); i < lines.size(); ++i) {
+      absl::StrAppend(&text, lines[i], "\n");
+    }
+    int64_t limit = 0;
+    if (req.has_param("limitBytes") && absl::SimpleAtoi(req.get_param_value("limitBytes"), &limit) && limit >= 0 &&
+        static_cast<size_t>(limit) < text.size()) {
+      text.resize(static_cast<size_t>(limit));
+    }
+    res.status = 200;
+    res.set_content(text, "text/plain");
   } else if (subresource.empty() && req.method == "PATCH") {
     if (req.get_header_value("Content-Type") != "application/merge-patch+json") {
       reply(415, StatusJson(415, "UnsupportedMediaType", "the fake serves JSON merge patches only"));
@@ -502,6 +540,12 @@ std::vector<nlohmann::json> FakeApiServer::StoredObjects(const std::string& coll
     objects.push_back(it->second);
   }
   return objects;
+}
+
+void FakeApiServer::SetPreviousLog(const std::string& namespace_name, const std::string& name,
+                                   const std::string& container, std::string log) {
+  absl::MutexLock lock(&mu_);
+  previous_logs_[absl::StrCat(namespace_name, "/", name, "/", container)] = std::move(log);
 }
 
 void FakeApiServer::PutStoredObject(const std::string& object_path, nlohmann::json object) {

@@ -137,7 +137,13 @@ class FakeApiServer {
   // The stored objects of a collection ("/apis/events.k8s.io/v1/namespaces/ml/events"), by name.
   std::vector<nlohmann::json> StoredObjects(const std::string& collection_path) const;
   // Replaces a stored object (e.g. to give a ProvisioningRequest a status), as a controller would.
+  // A GET of such a collection lists it in one page, its fieldSelector applied (core/v1 events by
+  // involvedObject.uid and type, as the restart collector reads them).
   void PutStoredObject(const std::string& object_path, nlohmann::json object);
+  // What GET .../pods/{name}/log?container=C&previous=true serves (its last tailLines lines, cut to
+  // limitBytes); without one, or without previous=true, 400 as the kubelet answers.
+  void SetPreviousLog(const std::string& namespace_name, const std::string& name, const std::string& container,
+                      std::string log);
 
  private:
   struct Watch;
@@ -180,6 +186,7 @@ class FakeApiServer {
   std::vector<Change> history_ ABSL_GUARDED_BY(mu_);
   std::list<std::shared_ptr<Watch>> watches_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, nlohmann::json> stored_ ABSL_GUARDED_BY(mu_);  // by object path
+  std::map<std::string, std::string> previous_logs_ ABSL_GUARDED_BY(mu_);  // by namespace/name/container
 };
 
 // The CA bundle a client needs to trust the fake server, plus a bearer token.

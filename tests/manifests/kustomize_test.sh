@@ -539,43 +539,54 @@ else
   cat "$tmp/err"
   fail "kubectl kustomize with components/node-agent failed"
 fi
-# The dra component on the base: --dra=v1 on the extender container (and only there), and RBAC to list and
-# watch ResourceSlices and ResourceClaims bound to the scheduler's ServiceAccount.
-dra=$tmp/dra-overlay
-mkdir -p "$dra"
-cat >"$dra/kustomization.yaml" <<'YAML'
+# An extender component on the base: its flag on the extender container (and only there, beside
+# --live-state, which it needs), and a ClusterRole with exactly the rules given (Python literal, sorted
+# (apiGroups, resources, verbs) tuples) bound to the scheduler's ServiceAccount.
+#   check_extender_component <component> <flag> <ClusterRole> <rules> <what it grants, for the ok line>
+check_extender_component() {
+  local component=$1 flag=$2 role=$3 rules=$4 grants=$5
+  local overlay=$tmp/$component-overlay
+  mkdir -p "$overlay"
+  cat >"$overlay/kustomization.yaml" <<YAML
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources: [../manifests/base]
-components: [../manifests/components/dra]
+components: [../manifests/components/$component]
 YAML
-if ! kubectl kustomize "$dra" >"$tmp/dra.yaml" 2>"$tmp/err"; then
-  cat "$tmp/err"
-  fail "kubectl kustomize with components/dra failed"
-elif command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/null; then
-  if python3 - "$tmp/dra.yaml" <<'PY'
-import sys, yaml
-docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+  if ! kubectl kustomize "$overlay" >"$tmp/$component.yaml" 2>"$tmp/err"; then
+    cat "$tmp/err"
+    fail "kubectl kustomize with components/$component failed"
+  elif command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/null; then
+    if python3 - "$tmp/$component.yaml" "$flag" "$role" "$rules" <<'PY'
+import ast, sys, yaml
+path, flag, role_name, want = sys.argv[1], sys.argv[2], sys.argv[3], ast.literal_eval(sys.argv[4])
+docs = [d for d in yaml.safe_load_all(open(path)) if d]
 deployment = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "topofit-scheduler")
 containers = {c["name"]: c for c in deployment["spec"]["template"]["spec"]["containers"]}
 extender_args = containers["topofit-extender"]["args"]
-if extender_args.count("--dra=v1") != 1 or "--live-state" not in extender_args:
+if extender_args.count(flag) != 1 or "--live-state" not in extender_args:
     sys.exit(f"extender args {extender_args}")
-if any("--dra" in a for c in containers.values() if c["name"] != "topofit-extender" for a in c.get("args", []) + c.get("command", [])):
-    sys.exit("--dra on another container")
-role = next(d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "topofit-extender-dra")
+name = flag.split("=")[0]
+if any(name in a for c in containers.values() if c["name"] != "topofit-extender" for a in c.get("args", []) + c.get("command", [])):
+    sys.exit(f"{name} on another container")
+role = next(d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] == role_name)
 rules = sorted((tuple(r["apiGroups"]), tuple(sorted(r["resources"])), tuple(sorted(r["verbs"]))) for r in role["rules"])
-want = [(("resource.k8s.io",), ("resourceclaims", "resourceslices"), ("list", "watch"))]
 if rules != want:
-    sys.exit(f"DRA RBAC is {rules}, want {want}")
-binding = next(d for d in docs if d["kind"] == "ClusterRoleBinding" and d["metadata"]["name"] == "topofit-extender-dra")
+    sys.exit(f"{role_name} rules are {rules}, want {want}")
+binding = next(d for d in docs if d["kind"] == "ClusterRoleBinding" and d["metadata"]["name"] == role_name)
 sa = next(d for d in docs if d["kind"] == "ServiceAccount" and d["metadata"]["name"] == deployment["spec"]["template"]["spec"]["serviceAccountName"])
 if binding["subjects"] != [{"kind": "ServiceAccount", "name": sa["metadata"]["name"], "namespace": sa["metadata"]["namespace"]}]:
     sys.exit(f"binding subjects {binding['subjects']}")
 PY
-  then ok "components/dra: --dra=v1 on the extender only, resourceslices/resourceclaims list/watch for its ServiceAccount"
-  else fail "components/dra"; fi
-fi
+    then ok "components/$component: $flag on the extender only, $grants for its ServiceAccount"
+    else fail "components/$component"; fi
+  fi
+}
+check_extender_component dra --dra=v1 topofit-extender-dra \
+  '[(("resource.k8s.io",), ("resourceclaims", "resourceslices"), ("list", "watch"))]' \
+  "resourceslices/resourceclaims list/watch"
+check_extender_component restarts --collect-restarts topofit-extender-restarts \
+  '[(("",), ("events",), ("list",)), (("",), ("pods/log",), ("get",))]' "events list and pods/log get"
 # The pod-monitor component, on the base with the node agent: a PodMonitor for each topofit workload, whose
 # selector picks that workload's pods and whose port is one they name.
 pm=$tmp/pod-monitor-overlay

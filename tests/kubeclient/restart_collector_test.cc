@@ -1,0 +1,178 @@
+#include "kubeclient/restart_collector.h"
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+
+#include <spdlog/sinks/null_sink.h>
+
+#include "absl/strings/str_cat.h"
+#include "tests/history/memory_recorder.h"
+#include "tests/kubeclient/eventually.h"
+#include "tests/kubeclient/fake_api_server.h"
+#include "tests/server/fake_clock.h"
+
+namespace topofit::kubeclient {
+namespace {
+
+using testing::Eventually;
+using testing::FakeApiServer;
+using testing::Resource;
+
+// A bound GPU pod whose container `train` has restarted `restarts` times, the last run ended as `ended`.
+nlohmann::json RestartedPod(const std::string& ns, const std::string& name, int restarts,
+                            const nlohmann::json& ended = nullptr) {
+  nlohmann::json pod = testing::PodJson(ns, name, "gpu-1", "topofit");
+  pod["metadata"]["uid"] = "uid-" + name;
+  pod["metadata"]["annotations"] = {{"topofit.io/gpu-ids", "0,1"}};
+  pod["spec"]["containers"][0]["name"] = "train";
+  pod["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", "2"}}}};
+  nlohmann::json status = {{"name", "train"}, {"restartCount", restarts}};
+  if (!ended.is_null()) {
+    status["lastState"] = {{"terminated", ended}};
+    status["state"] = {{"waiting", {{"reason", "CrashLoopBackOff"}}}};
+  }
+  pod["status"]["containerStatuses"] = nlohmann::json::array({status});
+  return pod;
+}
+
+const nlohmann::json kOomKilled = {{"exitCode", 137}, {"signal", 9}, {"reason", "OOMKilled"}};
+
+struct Collector {
+  explicit Collector(RestartCollectorOptions options = {}) : options(std::move(options)) {}
+  void Start() {
+    collector = std::make_unique<RestartCollector>(kube, recorder, clock, log, registry, options);
+    ListWatchOptions watch_options;
+    watch_options.field_selector = "spec.nodeName!=";
+    watch = std::make_unique<ListWatcher>(*rest, "/api/v1/pods", watch_options, collector->Sink());
+    watch->Start();
+    REQUIRE(watch->WaitForSync(testing::kPatience));
+  }
+  std::vector<history::Record> Settled() {
+    REQUIRE(collector->WaitIdle(testing::kPatience));
+    return recorder.records();
+  }
+  std::unique_ptr<topofit::testing::TestCerts> certs = topofit::testing::TestCerts::Create().value();
+  FakeApiServer api{*certs};
+  std::unique_ptr<RestClient> rest = testing::DirectClientFor(api, *certs);
+  KubeApi kube{*rest};
+  history::testing::MemoryRecorder recorder;
+  server::FakeClock clock;
+  server::MetricsRegistry registry;
+  spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
+  RestartCollectorOptions options;
+  std::unique_ptr<RestartCollector> collector;
+  std::unique_ptr<ListWatcher> watch;
+};
+
+TEST_CASE("RestartCollector: a restart is recorded with its cause, termination, Warning events, log tail and GPUs",
+          "[restarts]") {
+  Collector c;
+  c.api.Upsert(Resource::kPods, RestartedPod("ml", "trainer", 0));
+  c.Start();
+  c.api.PutStoredObject("/api/v1/namespaces/ml/events/trainer.1",
+                        {{"metadata", {{"name", "trainer.1"}, {"namespace", "ml"}}},
+                         {"involvedObject", {{"kind", "Pod"}, {"uid", "uid-trainer"}, {"name", "trainer"}}},
+                         {"type", "Warning"}, {"reason", "BackOff"},
+                         {"message", "Back-off restarting failed container train"}});
+  c.api.PutStoredObject("/api/v1/namespaces/ml/events/other.1",
+                        {{"metadata", {{"name", "other.1"}, {"namespace", "ml"}}},
+                         {"involvedObject", {{"kind", "Pod"}, {"uid", "uid-other"}}}, {"type", "Warning"},
+                         {"reason", "BackOff"}, {"message", "not this pod's"}});
+  std::string log;
+  for (int i = 1; i <= 80; ++i) absl::StrAppend(&log, "step ", i, "\n");
+  c.api.SetPreviousLog("ml", "trainer", "train", log);
+
+  c.api.Upsert(Resource::kPods, RestartedPod("ml", "trainer", 1, kOomKilled));
+  REQUIRE(Eventually([&] { return !c.recorder.records().empty(); }));
+  const std::vector<history::Record> records = c.Settled();
+  REQUIRE(records.size() == 1);
+  const history::Record& r = records.front();
+  CHECK(r.kind == history::Kind::kRestart);
+  CHECK(r.component == history::Component::kRestarts);
+  CHECK(history::ReasonName(r.reason) == "oom");
+  CHECK(r.correlation_id == "uid-trainer");
+  REQUIRE(r.pods.size() == 1);
+  CHECK(r.pods[0].key == "ml/trainer");
+  CHECK(r.node == "gpu-1");
+  CHECK(r.gpus == 2);
+  REQUIRE(r.restart.has_value());
+  CHECK(r.restart->container == "train");
+  CHECK(r.restart->restart_count == 1);
+  CHECK(r.restart->exit_code == 137);
+  CHECK(r.restart->signal == 9);
+  CHECK(r.restart->termination_reason == "OOMKilled");
+  CHECK(r.restart->waiting_reason == "CrashLoopBackOff");
+  CHECK(r.restart->gpu_ids == "0,1");
+  CHECK(r.restart->warnings == std::vector<std::string>{"BackOff: Back-off restarting failed container train"});
+  CHECK_THAT(r.restart->diagnosis, Catch::Contains("exceeded its memory limit"));
+  // The reference's 50 lines: steps 31 to 80.
+  CHECK(r.restart->log_tail.rfind("step 31\n", 0) == 0);
+  CHECK_THAT(r.restart->log_tail, Catch::EndsWith("step 80\n"));
+  CHECK_THAT(c.registry.Render(), Catch::Contains("topofit_restarts_total{cause=\"oom\"} 1"));
+
+  SECTION("the same counts again record nothing more; the next restart does") {
+    c.api.Upsert(Resource::kPods, RestartedPod("ml", "trainer", 1, kOomKilled));
+    c.api.Upsert(Resource::kPods, RestartedPod("ml", "trainer", 2, {{"exitCode", 1}, {"reason", "Error"}}));
+    REQUIRE(Eventually([&] { return c.recorder.records().size() == 2; }));
+    CHECK(history::ReasonName(c.Settled().back().reason) == "application-error");
+  }
+}
+
+TEST_CASE("RestartCollector: pods first seen with restarts set the baseline, ignored namespaces and prefixes are left out",
+          "[restarts]") {
+  RestartCollectorOptions options;
+  options.ignored_namespaces = {"kube-system"};
+  options.ignored_name_prefixes = {"canary-"};
+  Collector c(options);
+  c.api.Upsert(Resource::kPods, RestartedPod("ml", "veteran", 7, kOomKilled));
+  c.api.Upsert(Resource::kPods, RestartedPod("kube-system", "dns", 0));
+  c.api.Upsert(Resource::kPods, RestartedPod("ml", "canary-1", 0));
+  c.Start();
+  c.api.Upsert(Resource::kPods, RestartedPod("kube-system", "dns", 1, kOomKilled));
+  c.api.Upsert(Resource::kPods, RestartedPod("ml", "canary-1", 1, kOomKilled));
+  c.api.Upsert(Resource::kPods, RestartedPod("ml", "late", 3, kOomKilled));  // first seen now: a baseline
+  c.api.Upsert(Resource::kPods, RestartedPod("ml", "veteran", 8, kOomKilled));
+  REQUIRE(Eventually([&] { return !c.recorder.records().empty(); }));
+  const std::vector<history::Record> records = c.Settled();
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].pods[0].key == "ml/veteran");
+  CHECK(records[0].restart->restart_count == 8);
+}
+
+TEST_CASE("RestartCollector: a restart while the watch was down is recorded after the relist", "[restarts]") {
+  Collector c;
+  RestartCollector collector(c.kube, c.recorder, c.clock, c.log, c.registry);
+  ListWatcher::Sink sink = collector.Sink();
+  CHECK(sink.on_sync({RestartedPod("ml", "trainer", 2, kOomKilled), RestartedPod("ml", "gone", 0)}) == 0);
+  CHECK(sink.on_sync({RestartedPod("ml", "trainer", 3, kOomKilled)}) == 0);  // relisted after a 410
+  REQUIRE(collector.WaitIdle(testing::kPatience));
+  REQUIRE(c.recorder.records().size() == 1);
+  CHECK(c.recorder.records()[0].restart->restart_count == 3);
+  // Unreadable events or logs (the fake has none for this pod) do not keep the restart from the history.
+  CHECK(c.recorder.records()[0].restart->log_tail.empty());
+  CHECK(sink.on_sync({nlohmann::json::array()}) == 1);  // not a pod: counted undecodable
+}
+
+TEST_CASE("RestartCollector: in a restart storm every restart is recorded, those past the queue without API reads",
+          "[restarts]") {
+  Collector c;
+  RestartCollectorOptions options;
+  options.queue_capacity = 1;
+  RestartCollector collector(c.kube, c.recorder, c.clock, c.log, c.registry, options);
+  ListWatcher::Sink sink = collector.Sink();
+  std::vector<nlohmann::json> pods;
+  for (int p = 0; p < 20; ++p) pods.push_back(RestartedPod("ml", absl::StrCat("worker-", p), 0));
+  sink.on_sync(pods);
+  c.api.DelayReplies(absl::Milliseconds(20));  // the worker falls behind
+  for (int p = 0; p < 20; ++p) {
+    CHECK(sink.on_event(WatchEventType::kModified, RestartedPod("ml", absl::StrCat("worker-", p), 1, kOomKilled)));
+  }
+  REQUIRE(collector.WaitIdle(testing::kPatience));
+  CHECK(c.recorder.records().size() == 20);
+  CHECK_THAT(c.registry.Render(), Catch::Contains("topofit_restarts_unread_total{reason=\"queue-full\"}"));
+}
+
+}  // namespace
+}  // namespace topofit::kubeclient
