@@ -1,11 +1,12 @@
 // One MCP message (JSON-RPC 2.0: initialize, tools/list, tools/call with any tool's arguments, resources,
-// prompts) as a client sends it over stdio or POST /mcp, through McpServer::Handle, the entry both
-// transports call: once as /mcp of an extender has it (a decision history and the live GPU state and
-// ledger) and once as `topofit mcp --db` has it (the history alone). The history is the one the MCP SDK
-// tests read (tests/mcp/seed_records.h) and the live state the one they feed their extender, so the
-// seeds, recorded from the SDK client (tests/data/fuzz/mcp), ask about what is there. Beyond not crashing:
-// a request is answered with its own id and exactly one of result and error, and a notification or a
-// response is not answered.
+// prompts; revision 2025-11-25's, or 2026-07-28's with its _meta envelope and server/discover) as a client
+// sends it over stdio or POST /mcp, through McpServer::Handle, the entry both transports call: once as /mcp
+// of an extender has it (a decision history and the live GPU state and ledger) and once as `topofit mcp
+// --db` has it (the history alone). The history is the one the MCP SDK tests read
+// (tests/mcp/seed_records.h) and the live state the one they feed their extender, so the seeds, recorded
+// from the SDK's clients of both revisions (tests/data/fuzz/mcp), ask about what is there. Beyond not
+// crashing: a request is answered with its own id and exactly one of result and error, and a notification
+// or a response is not answered.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

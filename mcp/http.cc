@@ -1,5 +1,7 @@
 #include "mcp/http.h"
 
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -8,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "mcp/json_rpc.h"
+#include "mcp/request_meta.h"
 #include "server/bearer_token.h"
 
 namespace topofit::mcp {
@@ -16,6 +19,20 @@ namespace {
 // A JSON-RPC error with no id, as the HTTP status's body.
 server::HttpResponse HttpError(int status, int code, absl::string_view message) {
   return server::JsonResponse(status, Error(nullptr, code, message));
+}
+
+std::optional<std::string> HeaderIfAny(const server::HttpRequest& request, const char* name) {
+  if (!request.HasHeader(name)) return std::nullopt;
+  return std::string(absl::StripAsciiWhitespace(request.Header(name)));
+}
+
+// Revision 2026-07-28's statuses (streamable-http): a request refused before its method ran (its _meta,
+// headers or revision) 400, a method this server does not have 404 (its -32601 body tells it from a 404 of
+// a server without /mcp), every other reply 200 with its JSON-RPC error, if any, inside.
+int ModernStatus(const Answer& answer) {
+  if (answer.refused) return 400;
+  const auto error = answer.reply->find("error");
+  return error != answer.reply->end() && (*error)["code"] == kMethodNotFound ? 404 : 200;
 }
 
 }  // namespace
@@ -52,8 +69,11 @@ void RegisterMcpRoute(server::HttpServer& server, const McpServer& mcp, McpRoute
         }
         if (token.empty()) return HttpError(403, kInvalidRequest, "Forbidden: /mcp is disabled: start with --admin-token-file");
         if (!server::HasBearerToken(request, token)) return HttpError(401, kInvalidRequest, "Unauthorized: missing or wrong bearer token");
-        if (request.HasHeader("MCP-Protocol-Version") &&
-            !IsSupportedProtocolVersion(request.Header("MCP-Protocol-Version"))) {
+        // A 2025 revision this server does not speak. A 2026 one, or any under a body naming its revision
+        // in _meta, is the message's to check (mcp/server.h): 2026-07-28 has its own error for it.
+        const std::optional<std::string> version = HeaderIfAny(request, "MCP-Protocol-Version");
+        if (version && !IsLegacyProtocolVersion(*version) && !NamesModernEra(*version) &&
+            !ClaimsRequestMeta(ParseMessage(request.body).params)) {
           return HttpError(400, kInvalidRequest,
                            absl::StrCat("Bad Request: unsupported MCP-Protocol-Version ",
                                         request.Header("MCP-Protocol-Version")));
@@ -62,11 +82,15 @@ void RegisterMcpRoute(server::HttpServer& server, const McpServer& mcp, McpRoute
             !type.empty() && !absl::StartsWith(type, "application/json")) {
           return HttpError(415, kInvalidRequest, "Unsupported Media Type: the body must be application/json");
         }
-        std::optional<nlohmann::json> reply = mcp.Handle(request.body);
-        if (!reply) return server::HttpResponse(202, "application/json", "");
+        const Answer answer = mcp.Serve(
+            request.body, MirroredHeaders{version, HeaderIfAny(request, "Mcp-Method"), HeaderIfAny(request, "Mcp-Name")});
+        if (!answer.reply) return server::HttpResponse(202, "application/json", "");
+        if (answer.modern) return server::JsonResponse(ModernStatus(answer), *answer.reply);
         // A message that is not a request gets its error without an id, as the HTTP error.
-        if (reply->contains("error") && (*reply)["id"].is_null()) return server::JsonResponse(400, *reply);
-        return server::JsonResponse(200, *reply);
+        if (answer.reply->contains("error") && (*answer.reply)["id"].is_null()) {
+          return server::JsonResponse(400, *answer.reply);
+        }
+        return server::JsonResponse(200, *answer.reply);
       },
       server::RouteOptions{.blocking = true});
 }

@@ -20,11 +20,16 @@ struct McpRouteOptions {
 };
 
 // The Streamable HTTP transport at /mcp (POST; GET and DELETE answer 405: no server-initiated stream, no
-// sessions), in this order: a peer beyond loopback 403 (unless options.beyond_loopback), a foreign Origin
-// 403 (DNS-rebinding protection), then the admin token (403 when none is configured, 401 when missing or
-// wrong), an MCP-Protocol-Version header this server does not speak 400, a body that is not JSON 415; then
-// the message: a request's reply 200 (application/json; JSON-RPC errors inside), a notification or
-// response 202, a message that is not JSON-RPC 400 with the error. `mcp` outlives the server.
+// sessions, in either revision), in this order: a peer beyond loopback 403 (unless
+// options.beyond_loopback), a foreign Origin 403 (DNS-rebinding protection), then the admin token (403 when
+// none is configured, 401 when missing or wrong), an MCP-Protocol-Version header naming a 2025 revision this
+// server does not speak 400 (unless the body names its revision in _meta: then it is that 2026 request's
+// header mismatch), a body that is not JSON 415; then the message (McpServer::Serve). A 2025-11-25
+// one: a request's reply 200 (application/json; JSON-RPC errors inside), a notification or response 202, a
+// message that is not JSON-RPC 400 with the error. A 2026-07-28 one (its _meta or its header names a 2026
+// revision): its Mcp-Method, Mcp-Name and MCP-Protocol-Version headers checked against the body, and a
+// request refused for its _meta, headers or revision 400, an unknown method 404, any other reply 200.
+// `mcp` outlives the server.
 void RegisterMcpRoute(server::HttpServer& server, const McpServer& mcp, McpRouteOptions options);
 
 }  // namespace topofit::mcp

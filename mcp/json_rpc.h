@@ -12,13 +12,17 @@
 
 namespace topofit::mcp {
 
-// The JSON-RPC error codes, and MCP's for a resource it does not have.
+// The JSON-RPC error codes, and MCP's: a resource it does not have (2025-11-25 and before; 2026-07-28 says
+// invalid params instead), and 2026-07-28's for HTTP headers that do not fit the body and a protocol
+// revision the server does not speak.
 inline constexpr int kParseError = -32700;
 inline constexpr int kInvalidRequest = -32600;
 inline constexpr int kMethodNotFound = -32601;
 inline constexpr int kInvalidParams = -32602;
 inline constexpr int kInternalError = -32603;
 inline constexpr int kResourceNotFound = -32002;
+inline constexpr int kHeaderMismatch = -32020;
+inline constexpr int kUnsupportedProtocolVersion = -32022;
 
 // A message as it arrived, sorted by what it is. A response (to a request this server sent, which it never
 // does) is ignored like a notification.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <utility>
@@ -12,7 +13,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "mcp/json_rpc.h"
+#include "mcp/modern_result.h"
+#include "mcp/request_meta.h"
 #include "mcp/tools.h"
 
 namespace topofit::mcp {
@@ -107,12 +109,12 @@ json Prompts() {
                                                    {"required", true}}})}}});
 }
 
-}  // namespace
-
-bool IsSupportedProtocolVersion(absl::string_view version) {
-  return std::any_of(std::begin(kProtocolVersions), std::end(kProtocolVersions),
-                     [&](const char* v) { return version == v; });
+// What server/discover and UnsupportedProtocolVersionError list.
+json ModernVersions() {
+  return json(std::vector<std::string>(std::begin(kModernProtocolVersions), std::end(kModernProtocolVersions)));
 }
+
+}  // namespace
 
 McpServer::McpServer(history::PageSource pages, std::string version, std::string unavailable,
                      std::optional<LiveState> live)
@@ -126,22 +128,70 @@ McpServer::McpServer(history::PageSource pages, std::string version, std::string
   }
 }
 
-std::optional<json> McpServer::Handle(absl::string_view text) const {
+Answer McpServer::Serve(absl::string_view text, const std::optional<MirroredHeaders>& headers) const {
   const Message message = ParseMessage(text);
   switch (message.type) {
     case Message::Type::kInvalid:
-      return Error(message.id, message.error_code, message.error);
+      return {Error(message.id, message.error_code, message.error)};
     case Message::Type::kNotification:
     case Message::Type::kResponse:
-      return std::nullopt;  // notifications/initialized, cancelled: nothing to do or answer
+      return {};  // notifications/initialized, cancelled: nothing to do or answer
     case Message::Type::kRequest:
       break;
   }
-  try {
-    return Dispatch(message.id, message.method, message.params);
-  } catch (const std::exception& e) {
-    return Error(message.id, kInternalError, absl::StrCat("Internal error: ", e.what()));
+  // The era is the request's own (basic/versioning: a request carrying the per-request _meta is served
+  // statelessly, one without by the 2025 rules), so both eras are served side by side on one process or
+  // endpoint. On HTTP a 2026 MCP-Protocol-Version header makes it a 2026 request even without the _meta,
+  // whose absence is then the error.
+  if (ClaimsRequestMeta(message.params) ||
+      (headers && headers->protocol_version && NamesModernEra(*headers->protocol_version))) {
+    return ServeModern(message, headers);
   }
+  try {
+    return {Dispatch(message.id, message.method, message.params)};
+  } catch (const std::exception& e) {
+    return {Error(message.id, kInternalError, absl::StrCat("Internal error: ", e.what()))};
+  }
+}
+
+// Revision 2026-07-28 in the order its checks are listed: the envelope (versioning, schema.ts), the HTTP
+// headers against it (streamable-http, Server Validation), the revision (versioning: an unsupported one is
+// UnsupportedProtocolVersionError naming the supported); then the method, without the removed lifecycle.
+Answer McpServer::ServeModern(const Message& message, const std::optional<MirroredHeaders>& headers) const {
+  const auto refuse = [&](int code, absl::string_view why, std::optional<json> data = std::nullopt) {
+    return Answer{Error(message.id, code, why, std::move(data)), /*modern=*/true, /*refused=*/true};
+  };
+  const absl::StatusOr<std::string> version = RequestMetaVersion(message.params);
+  if (!version.ok()) return refuse(kInvalidParams, version.status().message());
+  if (headers) {
+    if (std::optional<std::string> why = HeaderMismatch(*headers, *version, message.method, message.params)) {
+      return refuse(kHeaderMismatch, *why);
+    }
+  }
+  if (!IsModernProtocolVersion(*version)) {
+    return refuse(kUnsupportedProtocolVersion, "Unsupported protocol version",
+                  json{{"supported", ModernVersions()}, {"requested", *version}});
+  }
+  json reply;
+  try {
+    if (message.method == "server/discover") {
+      reply = Discover(message.id);
+    } else if (message.method == "initialize" || message.method == "ping") {
+      // Removed by 2026-07-28 (changelog): say where to go rather than only that it is unknown.
+      reply = Error(message.id, kMethodNotFound,
+                    absl::StrCat("Method not found: ", message.method, " is not part of revision 2026-07-28 (",
+                                 message.method == "initialize"
+                                     ? "server/discover tells what this server speaks; 2025-11-25's initialize "
+                                       "carries no _meta"
+                                     : "server/discover shows the server answering",
+                                 ")"));
+    } else {
+      reply = Dispatch(message.id, message.method, message.params);
+    }
+  } catch (const std::exception& e) {
+    reply = Error(message.id, kInternalError, absl::StrCat("Internal error: ", e.what()));
+  }
+  return {ModernReply(std::move(reply), message.method, ServerInfo()), /*modern=*/true};
 }
 
 json McpServer::Dispatch(const json& id, const std::string& method, const json& params) const {
@@ -169,16 +219,36 @@ json McpServer::Initialize(const json& id, const json& params) const {
   absl::StatusOr<std::string> asked = StringParam(params, "protocolVersion");
   if (!asked.ok()) return Error(id, kInvalidParams, asked.status().message());
   // Version negotiation: the client's revision when this server speaks it, else the newest it does (the
-  // client then decides whether to go on).
-  const std::string version = IsSupportedProtocolVersion(*asked) ? *asked : kProtocolVersions[0];
+  // client then decides whether to go on). A 2025 handshake cannot lead to 2026-07-28, which has none: a
+  // client asking for it here gets 2025-11-25 too, as the official SDK's server answers.
+  const std::string version = IsLegacyProtocolVersion(*asked) ? *asked : kLegacyProtocolVersions[0];
   return Result(id, {{"protocolVersion", version},
-                     {"capabilities",
-                      {{"tools", {{"listChanged", false}}},
-                       {"resources", {{"subscribe", false}, {"listChanged", false}}},
-                       {"prompts", {{"listChanged", false}}}}},
-                     {"serverInfo", {{"name", "topofit"}, {"title", "topofit decisions (read-only)"}, {"version", version_}}},
-                     {"instructions", absl::StrCat(kInstructions, live_ ? kLiveInstructions : "")}});
+                     {"capabilities", Capabilities()},
+                     {"serverInfo", ServerInfo()},
+                     {"instructions", Instructions()}});
 }
+
+// server/discover (2026-07-28): what initialize told, without negotiating. supportedVersions are the
+// revisions a request's _meta may name; 2025-11-25 is reached by initialize, not by naming it there, so it
+// is not listed (as the official SDK's server does).
+json McpServer::Discover(const json& id) const {
+  return Result(id, {{"supportedVersions", ModernVersions()},
+                     {"capabilities", Capabilities()},
+                     {"instructions", Instructions()}});
+}
+
+// Nothing changes while the server runs (no list_changed notifications) and nothing is subscribed to.
+json McpServer::Capabilities() const {
+  return {{"tools", {{"listChanged", false}}},
+          {"resources", {{"subscribe", false}, {"listChanged", false}}},
+          {"prompts", {{"listChanged", false}}}};
+}
+
+json McpServer::ServerInfo() const {
+  return {{"name", "topofit"}, {"title", "topofit decisions (read-only)"}, {"version", version_}};
+}
+
+std::string McpServer::Instructions() const { return absl::StrCat(kInstructions, live_ ? kLiveInstructions : ""); }
 
 json McpServer::CallTool(const json& id, const json& params) const {
   absl::StatusOr<std::string> name = StringParam(params, "name");

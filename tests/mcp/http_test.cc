@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "mcp/json_rpc.h"
+#include "mcp/request_meta.h"
 #include "server/metrics.h"
 #include "tests/server/non_loopback_address.h"
 
@@ -104,6 +105,115 @@ TEST_CASE("POST /mcp: origin, token, protocol version and media type first, then
   }
   // Still serving after all of it.
   CHECK(route.Post(Auth())->status == 200);
+}
+
+// A 2026-07-28 request as its client sends it: the envelope in the body, its mirror in the headers.
+struct ModernPost {
+  std::string method;
+  nlohmann::json params = nlohmann::json::object();
+  std::string version = "2026-07-28";
+  std::string body() const {
+    nlohmann::json with_meta = params;
+    with_meta["_meta"] = {{kProtocolVersionKey, version}, {kClientCapabilitiesKey, nlohmann::json::object()}};
+    return nlohmann::json{{"jsonrpc", "2.0"}, {"id", 21}, {"method", method}, {"params", with_meta}}.dump();
+  }
+  httplib::Headers headers() const {
+    httplib::Headers h = Auth({{"MCP-Protocol-Version", version}, {"Mcp-Method", method}});
+    if (params.contains("name")) h.emplace("Mcp-Name", params["name"].get<std::string>());
+    if (params.contains("uri")) h.emplace("Mcp-Name", params["uri"].get<std::string>());
+    return h;
+  }
+};
+
+TEST_CASE("POST /mcp serves revision 2026-07-28 beside 2025-11-25, with its statuses", "[mcp][http]") {
+  Route route;
+  SECTION("server/discover, a tool, the prompt") {
+    for (const ModernPost& post : {ModernPost{"server/discover"}, ModernPost{"tools/list"},
+                                   ModernPost{"tools/call", {{"name", "list_decisions"}, {"arguments", {{"limit", 1}}}}},
+                                   ModernPost{"prompts/get", {{"name", "diagnose-pending-gpu-pod"},
+                                                              {"arguments", {{"pod", "ml/a"}}}}}}) {
+      CAPTURE(post.method);
+      httplib::Result r = route.Post(post.headers(), post.body());
+      REQUIRE(r);
+      CHECK(r->status == 200);
+      const nlohmann::json reply = nlohmann::json::parse(r->body);
+      CHECK(reply["id"] == 21);
+      CHECK(reply["result"]["resultType"] == "complete");
+    }
+  }
+  SECTION("the MCP-Protocol-Version header of 2026-07-28 is no longer a 400 by itself") {
+    const ModernPost discover{"server/discover"};
+    const nlohmann::json reply = nlohmann::json::parse(route.Post(discover.headers(), discover.body())->body);
+    CHECK(reply["result"]["supportedVersions"] == nlohmann::json::array({"2026-07-28"}));
+  }
+  struct Row {
+    const char* name;
+    httplib::Headers headers;
+    std::string body;
+    int status;
+    int code;
+  };
+  const ModernPost call{"tools/call", {{"name", "list_decisions"}}};
+  const ModernPost future{"tools/list", nlohmann::json::object(), "2027-01-01"};
+  const ModernPost old{"tools/list", nlohmann::json::object(), "1900-01-01"};
+  httplib::Headers no_method = call.headers();
+  no_method.erase("Mcp-Method");
+  httplib::Headers other_name = call.headers();
+  other_name.erase("Mcp-Name");
+  other_name.emplace("Mcp-Name", "get_decision");
+  httplib::Headers no_version = call.headers();
+  no_version.erase("MCP-Protocol-Version");
+  httplib::Headers base64_name = call.headers();
+  base64_name.erase("Mcp-Name");
+  base64_name.emplace("Mcp-Name", "=?base64?bGlzdF9kZWNpc2lvbnM=?=");
+  const Row rows[] = {
+      {"Mcp-Name in the Base64 sentinel", base64_name, call.body(), 200, 0},
+      {"an unknown method: 404 with its -32601", ModernPost{"tools/delete"}.headers(), ModernPost{"tools/delete"}.body(),
+       404, kMethodNotFound},
+      {"the removed initialize: 404", ModernPost{"initialize"}.headers(), ModernPost{"initialize"}.body(), 404,
+       kMethodNotFound},
+      {"the removed ping: 404", ModernPost{"ping"}.headers(), ModernPost{"ping"}.body(), 404, kMethodNotFound},
+      {"a later revision: 400 with the supported ones", future.headers(), future.body(), 400, kUnsupportedProtocolVersion},
+      {"an earlier one named in _meta: 400 with the supported ones", old.headers(), old.body(), 400,
+       kUnsupportedProtocolVersion},
+      {"no Mcp-Method", no_method, call.body(), 400, kHeaderMismatch},
+      {"another tool in Mcp-Name", other_name, call.body(), 400, kHeaderMismatch},
+      {"the envelope without the MCP-Protocol-Version header", no_version, call.body(), 400, kHeaderMismatch},
+      {"the 2026 header without the envelope", Auth({{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "ping"}}),
+       kPing, 400, kInvalidParams},
+      {"an unknown tool: the error in a 200", ModernPost{"tools/call", {{"name", "nope"}}}.headers(),
+       ModernPost{"tools/call", {{"name", "nope"}}}.body(), 200, kInvalidParams},
+      {"a resource that does not exist: invalid params in a 200",
+       ModernPost{"resources/read", {{"uri", "topofit://nothing"}}}.headers(),
+       ModernPost{"resources/read", {{"uri", "topofit://nothing"}}}.body(), 200, kInvalidParams},
+  };
+  for (const Row& row : rows) {
+    SECTION(row.name) {
+      httplib::Result r = route.Post(row.headers, row.body);
+      REQUIRE(r);
+      CHECK(r->status == row.status);
+      const nlohmann::json reply = nlohmann::json::parse(r->body);
+      CHECK(reply["id"] == (row.body == kPing ? 1 : 21));  // every error names its request
+      if (row.code == 0) {
+        CHECK(reply.contains("result"));
+      } else {
+        CHECK(JsonRpcCode(r) == row.code);
+      }
+    }
+  }
+  SECTION("a 2026 notification is accepted") {
+    const nlohmann::json note = {{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
+                                 {"params", {{"requestId", 1}, {"_meta", {{kProtocolVersionKey, "2026-07-28"}}}}}};
+    CHECK(route.Post(Auth({{"MCP-Protocol-Version", "2026-07-28"}}), note.dump())->status == 202);
+  }
+  SECTION("2025-11-25 clients beside it, answered as before") {
+    httplib::Result r = route.Post(Auth({{"MCP-Protocol-Version", "2025-11-25"}}));
+    REQUIRE(r);
+    CHECK(r->status == 200);
+    CHECK(nlohmann::json::parse(r->body) == nlohmann::json::parse(R"({"jsonrpc":"2.0","id":1,"result":{}})"));
+    httplib::Result unknown = route.Post(Auth(), R"({"jsonrpc":"2.0","id":2,"method":"x"})");
+    CHECK(unknown->status == 200);  // not 2026's 404
+  }
 }
 
 TEST_CASE("/mcp is disabled without an admin token", "[mcp][http]") {

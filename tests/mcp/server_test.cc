@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "history/store.h"
 #include "mcp/json_rpc.h"
+#include "mcp/modern_result.h"
+#include "mcp/request_meta.h"
 #include "mcp/tools.h"
 #include "tests/kube/status_matchers.h"
 
@@ -47,6 +49,19 @@ struct Fixture {
 
 int ErrorCode(const json& reply) { return reply.contains("error") ? reply["error"]["code"].get<int>() : 0; }
 
+// A 2026-07-28 client's per-request envelope, naming `version`.
+json Envelope(const std::string& version = "2026-07-28") {
+  return {{kProtocolVersionKey, version},
+          {kClientCapabilitiesKey, json::object()},
+          {kClientInfoKey, {{"name", "test-client"}, {"version", "1.0"}}}};
+}
+
+// `params` with the envelope added, as a 2026-07-28 client sends every request.
+json Modern(json params = json::object(), const std::string& version = "2026-07-28") {
+  params["_meta"] = Envelope(version);
+  return params;
+}
+
 TEST_CASE("initialize negotiates the protocol revision", "[mcp]") {
   Fixture f;
   CHECK(f.Request("initialize", {{"protocolVersion", "2025-06-18"}})["result"]["protocolVersion"] == "2025-06-18");
@@ -60,6 +75,137 @@ TEST_CASE("initialize negotiates the protocol revision", "[mcp]") {
   CHECK(init["result"]["capabilities"].contains("prompts"));
   CHECK(ErrorCode(f.Request("initialize")) == kInvalidParams);
   CHECK(ErrorCode(f.Request("initialize", {{"protocolVersion", 20251125}})) == kInvalidParams);
+}
+
+TEST_CASE("a 2025 client is answered by the 2025 rules, word for word", "[mcp]") {
+  Fixture f;
+  // The same answers as before revision 2026-07-28 was served: no resultType, no _meta, no cache hints.
+  CHECK(f.Request("tools/list")["result"].size() == 1);
+  CHECK(f.Request("resources/read", {{"uri", "topofit://decisions/99"}}) ==
+        json::parse(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"Resource not found",)"
+                    R"("data":{"uri":"topofit://decisions/99"}}})"));
+  CHECK(ErrorCode(f.Request("server/discover")) == kMethodNotFound);  // not a 2025 method
+  // _meta without the protocol version is a 2025 client's own business (a progress token, say).
+  CHECK_FALSE(f.Request("tools/list", {{"_meta", {{"progressToken", 1}}}})["result"].contains("resultType"));
+  // An initialize asking for 2026-07-28 is a 2025 handshake: it cannot lead to the stateless revision.
+  CHECK(f.Request("initialize", {{"protocolVersion", "2026-07-28"}})["result"]["protocolVersion"] == "2025-11-25");
+  const Answer answer = f.server.Serve(f.Request("ping").dump());
+  CHECK_FALSE(answer.modern);
+}
+
+TEST_CASE("a 2026 client discovers the server and names the revision on every request", "[mcp]") {
+  Fixture f;
+  const json discover = f.Request("server/discover", Modern());
+  REQUIRE(ErrorCode(discover) == 0);
+  const json& found = discover["result"];
+  CHECK(found["supportedVersions"] == json::array({"2026-07-28"}));
+  // What initialize tells a 2025 client, without the negotiation.
+  const json init = f.Request("initialize", {{"protocolVersion", "2025-11-25"}})["result"];
+  CHECK(found["capabilities"] == init["capabilities"]);
+  CHECK(found["instructions"] == init["instructions"]);
+  CHECK(found["_meta"][kServerInfoKey] == init["serverInfo"]);
+  CHECK(found["resultType"] == "complete");
+  CHECK(found["ttlMs"] == kListTtlMs);
+  CHECK(found["cacheScope"] == "private");
+
+  const json tools = f.Request("tools/list", Modern())["result"];
+  CHECK(tools["tools"] == f.Request("tools/list")["result"]["tools"]);
+  CHECK(tools["resultType"] == "complete");
+  CHECK(tools["ttlMs"] == kListTtlMs);
+  const json call = f.Request("tools/call", Modern({{"name", "list_decisions"}, {"arguments", {{"limit", 1}}}}))["result"];
+  CHECK(call["structuredContent"]["decisions"][0]["id"] == 3);
+  CHECK(call["resultType"] == "complete");
+  CHECK(call["_meta"][kServerInfoKey]["name"] == "topofit");
+  CHECK_FALSE(call.contains("ttlMs"));
+  const json read = f.Request("resources/read", Modern({{"uri", "topofit://decisions/2"}}))["result"];
+  CHECK(read["ttlMs"] == 0);
+  // 2026-07-28 has no -32002: a resource that does not exist is invalid params, the uri in its data.
+  const json missing = f.Request("resources/read", Modern({{"uri", "topofit://decisions/99"}}));
+  CHECK(ErrorCode(missing) == kInvalidParams);
+  CHECK(missing["error"]["data"]["uri"] == "topofit://decisions/99");
+  CHECK(ErrorCode(f.Request("tools/call", Modern({{"name", "delete_everything"}}))) == kInvalidParams);
+
+  const Answer answer = f.server.Serve(f.Request("ping").dump());  // the era is each request's own
+  CHECK_FALSE(answer.modern);
+  const Answer modern = f.server.Serve(
+      json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}, {"params", Modern()}}.dump());
+  CHECK(modern.modern);
+  CHECK_FALSE(modern.refused);
+}
+
+TEST_CASE("a 2026 request for the removed handshake or ping, or an unknown method, is method not found", "[mcp]") {
+  Fixture f;
+  for (const char* method : {"initialize", "ping", "logging/setLevel", "resources/subscribe", "unknown/method"}) {
+    CAPTURE(method);
+    const json reply = f.Call({{"jsonrpc", "2.0"}, {"id", "r"}, {"method", method},
+                               {"params", Modern({{"protocolVersion", "2025-11-25"}, {"uri", "topofit://decisions"}})}});
+    CHECK(ErrorCode(reply) == kMethodNotFound);
+    CHECK(reply["id"] == "r");
+  }
+}
+
+TEST_CASE("a 2026 request naming a revision this server does not speak gets the versions it does", "[mcp]") {
+  Fixture f;
+  // The spec's example asks for 1900-01-01 (basic/versioning); a later one, or 2025-11-25 named per request
+  // (2025 is reached through initialize), is unsupported the same way.
+  for (const char* version : {"1900-01-01", "2025-11-25", "2027-01-01", "v999.0.0"}) {
+    CAPTURE(version);
+    const json request = {{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/list"}, {"params", Modern({}, version)}};
+    const Answer answer = f.server.Serve(request.dump());
+    CHECK(answer.modern);
+    CHECK(answer.refused);
+    CHECK(*answer.reply == json::parse(absl::StrCat(
+                               R"({"jsonrpc":"2.0","id":7,"error":{"code":-32022,"message":"Unsupported protocol version",)",
+                               R"("data":{"supported":["2026-07-28"],"requested":")", version, R"("}}})")));
+  }
+}
+
+TEST_CASE("a 2026 request whose envelope is not whole is invalid params, refused before its method", "[mcp]") {
+  Fixture f;
+  json no_capabilities = Modern();
+  no_capabilities["_meta"].erase(kClientCapabilitiesKey);
+  const Answer answer = f.server.Serve(
+      json{{"jsonrpc", "2.0"}, {"id", 8}, {"method", "server/discover"}, {"params", no_capabilities}}.dump());
+  CHECK(answer.refused);
+  CHECK(ErrorCode(*answer.reply) == kInvalidParams);
+  CHECK(answer.reply->at("id") == 8);
+  CHECK_THAT((*answer.reply)["error"]["message"].get<std::string>(), Catch::Contains(kClientCapabilitiesKey));
+  // clientInfo is a SHOULD: a request without it is served.
+  json no_info = Modern();
+  no_info["_meta"].erase(kClientInfoKey);
+  CHECK(ErrorCode(f.Request("server/discover", no_info)) == 0);
+  // A notification needs no answer in either era.
+  CHECK_FALSE(f.server.Serve(json{{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
+                                  {"params", Modern({{"requestId", 1}})}}.dump()).reply);
+}
+
+TEST_CASE("over HTTP a 2026 request's headers must fit its body", "[mcp]") {
+  Fixture f;
+  const json call = {{"jsonrpc", "2.0"},
+                     {"id", 9},
+                     {"method", "tools/call"},
+                     {"params", Modern({{"name", "list_decisions"}, {"arguments", json::object()}})}};
+  const Answer fits = f.server.Serve(call.dump(), MirroredHeaders{"2026-07-28", "tools/call", "list_decisions"});
+  CHECK_FALSE(fits.refused);
+  CHECK(ErrorCode(*fits.reply) == 0);
+  const Answer other = f.server.Serve(call.dump(), MirroredHeaders{"2026-07-28", "tools/call", "get_decision"});
+  CHECK(other.refused);
+  CHECK(ErrorCode(*other.reply) == kHeaderMismatch);
+  CHECK(other.reply->at("id") == 9);
+  // The header names 2026, the body names nothing: the missing envelope is the error, not a 2025 request.
+  const json bare = {{"jsonrpc", "2.0"}, {"id", 10}, {"method", "tools/list"}};
+  const Answer headed = f.server.Serve(bare.dump(), MirroredHeaders{"2026-07-28", "tools/list", std::nullopt});
+  CHECK(headed.refused);
+  CHECK(ErrorCode(*headed.reply) == kInvalidParams);
+  // A 2025 header (or none) keeps a request without the envelope a 2025 one.
+  CHECK_FALSE(f.server.Serve(bare.dump(), MirroredHeaders{"2025-11-25", std::nullopt, std::nullopt}).modern);
+  CHECK_FALSE(f.server.Serve(bare.dump(), MirroredHeaders{}).modern);
+  // Header and body disagree on the revision: a mismatch before the revision is looked at.
+  const json unsupported = {{"jsonrpc", "2.0"}, {"id", 11}, {"method", "server/discover"}, {"params", Modern({}, "v999.0.0")}};
+  CHECK(ErrorCode(*f.server.Serve(unsupported.dump(), MirroredHeaders{"2026-07-28", "server/discover", std::nullopt}).reply) ==
+        kHeaderMismatch);
+  CHECK(ErrorCode(*f.server.Serve(unsupported.dump(), MirroredHeaders{"v999.0.0", "server/discover", std::nullopt}).reply) ==
+        kUnsupportedProtocolVersion);
 }
 
 TEST_CASE("the lifecycle's small messages", "[mcp]") {
