@@ -88,8 +88,11 @@ absl::StatusOr<Extender::RequestNodes> Extender::NodesOf(const codec::ExtenderAr
       out.raw.push_back(arg.raw);
     }
   } else if (args.node_names) {
-    for (const std::string& name : *args.node_names) {
-      std::shared_ptr<const NodeGpuSnapshot> snapshot = state_.Snapshot(name);
+    std::vector<std::shared_ptr<const NodeGpuSnapshot>> snapshots = state_.SnapshotsOf(*args.node_names);
+    out.snapshots.reserve(snapshots.size());
+    for (size_t i = 0; i < snapshots.size(); ++i) {
+      const std::string& name = (*args.node_names)[i];
+      std::shared_ptr<const NodeGpuSnapshot>& snapshot = snapshots[i];
       if (snapshot == nullptr) {
         // Retried by kube-scheduler: the node watch brings the node within moments.
         out.unknown[name] = "topofit: unknown node (not yet seen by topofit's node watch)";
