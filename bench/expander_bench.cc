@@ -19,7 +19,10 @@
 // Besides the RPC, an in-process split of one call's server-side work: codec::DecodeBestOptions vs
 // RankOptions, timed on the same request.
 //
-//   expander_bench [--quick] [--iterations=N] [--groups=10,100,500]
+//   expander_bench [--quick] [--iterations=N] [--groups=10,100,500] [--dump=PATH]
+//
+// --dump writes every shape's reply and every verdict of its ranking to PATH as text: two builds given the
+// same flags must write the same file (how a speed-up shows it changed no decision).
 
 #include <algorithm>
 #include <chrono>
@@ -148,6 +151,35 @@ double Percentile(std::vector<double> v, double p) {  // nearest rank
   return v[rank - 1];
 }
 
+// One line per option of the reply, then one per verdict, every field: what --dump compares across builds.
+void DumpReply(std::ostream& out, int groups, const ::grpcplugin::BestOptionsResponse& response) {
+  out << groups << " groups: reply of " << response.options_size() << " options\n";
+  for (const ::grpcplugin::Option& option : response.options()) {
+    out << "  option " << option.nodegroupid() << " nodeCount " << option.nodecount() << " debug " << option.debug()
+        << " pods " << option.podbytes_size() + option.pod_size() << "\n";
+  }
+}
+
+void DumpRanking(std::ostream& out, int groups, const topofit::decision::Ranking& ranking) {
+  out << groups << " groups: chosen";
+  for (const std::string& id : ranking.chosen) out << " " << id;
+  out << "; veto " << ranking.veto << " by_price " << ranking.by_price << "\n";
+  char useful[64], price[64], worth[64];
+  for (const topofit::decision::OptionVerdict& v : ranking.verdicts) {
+    std::snprintf(useful, sizeof useful, "%.17g", v.useful_gpus);
+    std::snprintf(price, sizeof price, "%.17g", v.price);
+    std::snprintf(worth, sizeof worth, "%.17g", v.pods_worth);
+    out << "  " << v.node_group_id << " needs_gpus " << v.needs_gpus << " strands " << v.strands << " reason \""
+        << v.reason << "\" preferences " << v.preferences_satisfied << " quality " << v.quality_per_mille
+        << " provisioned " << v.provisioned_gpus << " idle " << v.idle_gpus << " useful " << useful << " placed "
+        << v.placed_pods << " price " << price << " worth " << worth << " unplaced";
+    for (const std::string& pod : v.unplaced_pods) out << " " << pod;
+    out << " met";
+    for (const std::string& uid : v.topology_met) out << " " << uid;
+    out << "\n";
+  }
+}
+
 double Ms(std::chrono::steady_clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 }  // namespace
@@ -156,10 +188,13 @@ int main(int argc, char** argv) {
   int iterations = 50;
   std::vector<int> group_counts = {10, 100, 500};
   std::string decision_db;  // record decisions here (":memory:": in memory); empty: not recorded
+  std::string dump_path;    // replies and verdicts written here; empty: not written
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     if (arg.rfind("--decision-db=", 0) == 0 && arg.size() > 14) {
       decision_db = arg.substr(14);
+    } else if (arg.rfind("--dump=", 0) == 0 && arg.size() > 7) {
+      dump_path = arg.substr(7);
     } else if (arg == "--quick") {
       iterations = 10;
     } else if (arg.rfind("--iterations=", 0) == 0) {
@@ -172,7 +207,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: expander_bench [--quick] [--iterations=N] [--groups=10,100,500] "
-                   "[--decision-db=PATH|:memory:]\n");
+                   "[--decision-db=PATH|:memory:] [--dump=PATH]\n");
       return 2;
     }
   }
@@ -234,6 +269,8 @@ int main(int argc, char** argv) {
               (*server)->port(), iterations);
   std::printf("%7s %8s %10s %10s %9s %9s %9s %9s %11s %11s %8s\n", "groups", "pods/opt", "pod entries",
               "req bytes", "p50 ms", "p99 ms", "max ms", "mean ms", "decode ms", "rank ms", "reply");
+  std::ofstream dump;
+  if (!dump_path.empty()) dump.open(dump_path);
   bool failed = false;
   for (int groups : group_counts) {
     if (groups <= 0) continue;
@@ -254,6 +291,7 @@ int main(int argc, char** argv) {
         break;
       }
       reply_options = response.options_size();
+      if (it == 0 && dump.is_open()) DumpReply(dump, groups, response);
       if (it >= 2) rpc_ms.push_back(Ms(stop - start));
     }
     if (rpc_ms.empty()) continue;
@@ -281,6 +319,7 @@ int main(int argc, char** argv) {
       decode_ms.push_back(Ms(t1 - t0));
       rank_ms.push_back(Ms(t3 - t2));
       if (ranking.verdicts.size() != static_cast<size_t>(groups)) failed = true;
+      if (it == 0 && dump.is_open()) DumpRanking(dump, groups, ranking);
     }
 
     double sum = 0;

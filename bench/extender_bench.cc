@@ -23,8 +23,12 @@
 //   extender_bench [--quick] [--iterations=N] [--duration=S] [--sizes=100,1000,5000] [--client-threads=4]
 //                  [--server-threads=4] [--in-use=0.45] [--seed=1] [--max-body-mb=256] [--images=50] [--no-breakdown]
 //                  [--no-throughput] [--no-cycles] [--decision-db=PATH|:memory:] [--modes=nodes,names]
+//                  [--dump=PATH]
 //
 // --modes chooses the request shapes: `nodes` (full Node objects) and/or `names` (NodeNames); both by default.
+//
+// --dump=PATH writes every scheduling cycle's /filter and /prioritize reply bodies to PATH: two builds given
+// the same flags must write the same file (how a speed-up shows it changed no decision).
 //
 // --decision-db records every decision to a decision history (history/), as `topofit extender` does:
 // run with and without it to see what recording costs a request.
@@ -97,6 +101,7 @@ struct Flags {
   bool cycles = true;
   std::vector<bool> modes = {false, true};  // NodeNames (nodeCacheCapable) off, then on
   std::string decision_db;   // record decisions here (":memory:": in memory); empty: not recorded
+  std::string dump_path;     // the cycles' reply bodies written here; empty: not written
 };
 
 bool ParseFlags(int argc, char** argv, Flags& flags) {
@@ -142,6 +147,9 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
     } else if (auto v = value("--decision-db")) {
       flags.decision_db = std::string(*v);
       ok = !flags.decision_db.empty();
+    } else if (auto v = value("--dump")) {
+      flags.dump_path = std::string(*v);
+      ok = !flags.dump_path.empty();
     } else if (auto v = value("--modes")) {
       flags.modes.clear();
       for (absl::string_view m : absl::StrSplit(*v, ',')) {
@@ -689,7 +697,7 @@ struct CycleRow {
   double pair_server_cpu_p50 = 0;  // ms of CPU the server used for the pair (user + system)
 };
 
-CycleRow RunCycles(Server& server, const Fleet& fleet, int nodes, bool cache, int cycles) {
+CycleRow RunCycles(Server& server, const Fleet& fleet, int nodes, bool cache, int cycles, std::ostream* dump) {
   KeepAliveClient client(server.port);
   std::vector<size_t> candidates(static_cast<size_t>(nodes));
   for (size_t i = 0; i < candidates.size(); ++i) candidates[i] = i;
@@ -709,12 +717,14 @@ CycleRow RunCycles(Server& server, const Fleet& fleet, int nodes, bool cache, in
     const Clock::time_point t1 = Clock::now();
     const double filter_server_cpu = filter_cpu.OthersMs();
     const size_t filter_reply_size = filter_reply.size();
+    if (dump != nullptr) *dump << nodes << (cache ? " NodeNames" : " Nodes") << " cycle " << c << " filter " << filter_reply << "\n";
     const std::vector<size_t> passed = Passing(filter_reply, fleet.names, candidates);
     const std::string prio_body = args(pod, passed);
     const CpuMark prio_cpu;
     const Clock::time_point t2 = Clock::now();
-    MustPost(client, "/prioritize", prio_body);
+    const absl::string_view prio_reply = MustPost(client, "/prioritize", prio_body);
     const Clock::time_point t3 = Clock::now();
+    if (dump != nullptr) *dump << nodes << (cache ? " NodeNames" : " Nodes") << " cycle " << c << " prioritize " << prio_reply << "\n";
     const double prio_server_cpu = prio_cpu.OthersMs();
     if (c < 0) continue;
     server_cpu_ms.push_back(filter_server_cpu + prio_server_cpu);
@@ -917,6 +927,8 @@ int Main(int argc, char** argv) {
   Server server(flags);
   Prepare(server, fleet);
 
+  std::ofstream dump;
+  if (!flags.dump_path.empty()) dump.open(flags.dump_path);
   if (flags.cycles) {
     std::printf("\n### Scheduling cycles: one /filter then one /prioritize (ms per HTTP call, client-measured)\n\n");
     std::printf("| nodes | mode | cycles | filter req | passed | filter reply | prioritize req | filter p50 | filter p99 | "
@@ -924,7 +936,8 @@ int Main(int argc, char** argv) {
                 "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int nodes : flags.sizes) {
       for (bool cache : flags.modes) {
-        const CycleRow r = RunCycles(server, fleet, nodes, cache, CyclesFor(flags, nodes));
+        const CycleRow r = RunCycles(server, fleet, nodes, cache, CyclesFor(flags, nodes),
+                                     dump.is_open() ? &dump : nullptr);
         std::printf("| %d | %s | %d | %s | %.0f | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r.nodes,
                     r.cache ? "NodeNames" : "Nodes", r.cycles, Bytes(r.filter_bytes).c_str(), r.passed,
                     Bytes(r.filter_reply_bytes).c_str(), Bytes(r.prioritize_bytes).c_str(), r.filter_p50, r.filter_p99,

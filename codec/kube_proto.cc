@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -46,31 +47,45 @@ kube::StringMap ReadStringMap(const google::protobuf::Map<std::string, std::stri
   return out;
 }
 
+// Where an object being read is, made only for an error message: paths built for every pod and node
+// read cost more than the quantities they name.
+using LazyPath = absl::FunctionRef<std::string()>;
+
 // A Quantity without its string is Go's zero Quantity; a present string must parse, as
 // resource.ParseQuantity demands of the protobuf form.
-absl::Status ReadResourceList(const google::protobuf::Map<std::string, resource::Quantity>& in,
-                              const std::string& path, kube::ResourceList* out) {
-  for (const auto* entry : Sorted(in)) {
-    const resource::Quantity& quantity = entry->second;
+absl::Status ReadResourceList(const google::protobuf::Map<std::string, resource::Quantity>& in, LazyPath path,
+                              kube::ResourceList* out) {
+  bool bad = false;
+  for (const auto& [name, quantity] : in) {
     if (!quantity.has_string()) {
-      (*out)[entry->first] = 0;
+      (*out)[name] = 0;
       continue;
     }
     absl::StatusOr<int64_t> milli = kube::ParseQuantityMilli(quantity.string());
+    if (!milli.ok()) {
+      bad = true;
+      break;
+    }
+    (*out)[name] = *milli;
+  }
+  if (!bad) return absl::OkStatus();
+  // Only now in key order, so that the error reported is the first bad key's whatever the map's order.
+  for (const auto* entry : Sorted(in)) {
+    if (!entry->second.has_string()) continue;
+    absl::StatusOr<int64_t> milli = kube::ParseQuantityMilli(entry->second.string());
     // The parser's message says what is wrong; the path says where. Always InvalidArgument, as in JSON:
     // a quantity too large is bad input too.
     if (!milli.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(MapKey(path, entry->first), ": ", milli.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat(MapKey(path(), entry->first), ": ", milli.status().message()));
     }
-    (*out)[entry->first] = *milli;
   }
-  return absl::OkStatus();
+  return absl::InternalError("a quantity failed to parse once and parsed the second time");
 }
 
-absl::Status ReadResourceRequirements(const corev1::ResourceRequirements& in, const std::string& path,
+absl::Status ReadResourceRequirements(const corev1::ResourceRequirements& in, LazyPath path,
                                       kube::ResourceRequirements* out) {
-  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(in.requests(), Field(path, "requests"), &out->requests));
-  return ReadResourceList(in.limits(), Field(path, "limits"), &out->limits);
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(in.requests(), [&] { return Field(path(), "requests"); }, &out->requests));
+  return ReadResourceList(in.limits(), [&] { return Field(path(), "limits"); }, &out->limits);
 }
 
 kube::ObjectMeta ReadObjectMeta(const metav1::ObjectMeta& in) {
@@ -91,14 +106,14 @@ kube::ObjectMeta ReadObjectMeta(const metav1::ObjectMeta& in) {
   return out;
 }
 
-absl::Status ReadContainers(const Repeated<corev1::Container>& in, const std::string& path,
+absl::Status ReadContainers(const Repeated<corev1::Container>& in, absl::string_view path,
                             std::vector<kube::Container>* out) {
   out->reserve(in.size());
   for (int i = 0; i < in.size(); ++i) {
     kube::Container& container = out->emplace_back();
     container.name = in[i].name();
-    TOPOFIT_RETURN_IF_ERROR(
-        ReadResourceRequirements(in[i].resources(), Field(Index(path, i), "resources"), &container.resources));
+    TOPOFIT_RETURN_IF_ERROR(ReadResourceRequirements(
+        in[i].resources(), [&] { return Field(Index(std::string(path), i), "resources"); }, &container.resources));
     container.restart_policy = kube::ParseContainerRestartPolicy(in[i].restartpolicy());
   }
   return absl::OkStatus();
@@ -158,8 +173,8 @@ std::vector<kube::Condition> ReadConditions(const Repeated<ConditionProto>& in) 
 absl::Status ReadPodSpec(const corev1::PodSpec& in, kube::PodSpec* out) {
   TOPOFIT_RETURN_IF_ERROR(ReadContainers(in.containers(), "spec.containers", &out->containers));
   TOPOFIT_RETURN_IF_ERROR(ReadContainers(in.initcontainers(), "spec.initContainers", &out->init_containers));
-  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(in.overhead(), "spec.overhead", &out->overhead));
-  TOPOFIT_RETURN_IF_ERROR(ReadResourceRequirements(in.resources(), "spec.resources", &out->resources));
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(in.overhead(), [] { return std::string("spec.overhead"); }, &out->overhead));
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceRequirements(in.resources(), [] { return std::string("spec.resources"); }, &out->resources));
   out->node_selector = ReadStringMap(in.nodeselector());
   ReadNodeAffinity(in.affinity().nodeaffinity(), out);
   for (const corev1::Toleration& toleration : in.tolerations()) out->tolerations.push_back(ReadToleration(toleration));
@@ -179,8 +194,8 @@ absl::Status ReadPodSpec(const corev1::PodSpec& in, kube::PodSpec* out) {
 }
 
 absl::Status ReadNodeStatus(const corev1::NodeStatus& in, kube::NodeStatus* out) {
-  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(in.capacity(), "status.capacity", &out->capacity));
-  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(in.allocatable(), "status.allocatable", &out->allocatable));
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(in.capacity(), [] { return std::string("status.capacity"); }, &out->capacity));
+  TOPOFIT_RETURN_IF_ERROR(ReadResourceList(in.allocatable(), [] { return std::string("status.allocatable"); }, &out->allocatable));
   out->conditions = ReadConditions(in.conditions());
   return absl::OkStatus();
 }

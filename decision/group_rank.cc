@@ -6,10 +6,10 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <set>
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -95,16 +95,24 @@ class CallMemo {
     if (judged) verdict->second = GangNeverFitsGroup(*gang->second, demand, template_node, topology, labels);
     return verdict->second;
   }
+  // "namespace/name": made once per pod object, not once per option that carries it.
+  const std::string& KeyOf(const kube::Pod& pod) {
+    auto [it, inserted] = keys_.try_emplace(&pod);
+    if (inserted) it->second = absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name);
+    return it->second;
+  }
   // Pods (namespace/name) some option's new nodes take.
   void MarkPlaced(const std::string& pod) { placed_.insert(pod); }
-  bool PlacedSomewhere(const std::string& pod) const { return placed_.count(pod) > 0; }
+  bool PlacedSomewhere(const std::string& pod) const { return placed_.contains(pod); }
 
  private:
   absl::node_hash_map<const kube::Pod*, absl::StatusOr<GpuDemand>> demands_;  // input pods outlive the call
   absl::node_hash_map<const kube::Pod*, std::optional<RequiredGang>> gangs_;
   std::map<std::pair<std::string, std::string>, std::optional<std::string>> gang_fits_;  // (gang, group)
   FilterMemo filter_;
-  std::set<std::string> placed_;
+  absl::node_hash_map<const kube::Pod*, std::string> keys_;
+  // Hashed: every placed pod entry of every option is looked up, thousands a call (membership only).
+  absl::flat_hash_set<std::string> placed_;
 };
 
 // RankOptions' `stop`, asked between options and, within one, every kJudgementsPerAsk placements tried: an
@@ -179,7 +187,7 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
         ++verdict.preferences_satisfied;
       }
     }
-    const std::string key = absl::StrCat(pod.pod->metadata.namespace_name, "/", pod.pod->metadata.name);
+    const std::string& key = memo.KeyOf(*pod.pod);
     if (placed) {
       ++verdict.placed_pods;
       memo.MarkPlaced(key);

@@ -237,7 +237,7 @@ std::shared_ptr<const std::vector<decision::Intent>> ApiLedger::IntentsView() co
   });
 }
 
-void ApiLedger::RecordNodeGroups(const std::map<std::string, kube::Node>& templates, bool trusted) {
+void ApiLedger::RecordNodeGroups(std::map<std::string, kube::Node> templates, bool trusted) {
   node_groups_->Record(templates, trusted);
 }
 

@@ -113,7 +113,7 @@ class ApiLedger final : public ledger::Ledger {
   std::vector<decision::Preference> PreferencesOf(const std::vector<std::string>& pod_uids) const override;
   size_t PreferenceCount() const override;
   // Kept in a ConfigMap rather than on pods: node_groups() (its reader is started by its Start()).
-  void RecordNodeGroups(const std::map<std::string, kube::Node>& templates, bool trusted) override;
+  void RecordNodeGroups(std::map<std::string, kube::Node> templates, bool trusted) override;
   std::map<std::string, ledger::NodeGroupTemplate> NodeGroups() const override;
   NodeGroupsConfigMap& node_groups() { return *node_groups_; }
 

@@ -114,11 +114,11 @@ class InMemoryLedger final : public Ledger {
     intents_view_.Invalidate();
   }
 
-  void RecordNodeGroups(const std::map<std::string, kube::Node>& templates, bool trusted) override {
+  void RecordNodeGroups(std::map<std::string, kube::Node> templates, bool trusted) override {
     std::lock_guard<std::mutex> lock(mu_);
     const absl::Time now = clock_.Now();
     PruneExpired(now);
-    for (const auto& [group, template_node] : templates) node_groups_.Record(group, template_node, now, trusted);
+    for (auto& [group, template_node] : templates) node_groups_.Record(group, std::move(template_node), now, trusted);
   }
 
   std::map<std::string, NodeGroupTemplate> NodeGroups() const override {

@@ -46,7 +46,8 @@ class Ledger {
   // extender asks for capacity only of a shape it knows: decision/capacity_ask.h). A group's later
   // template replaces its earlier one, unless it is untrusted and the earlier one trusted
   // (NodeGroupTemplate says who is trusted).
-  virtual void RecordNodeGroups(const std::map<std::string, kube::Node>& templates, bool trusted) = 0;
+  // Taken by value: the expander builds the map for this call only, so its templates move in.
+  virtual void RecordNodeGroups(std::map<std::string, kube::Node> templates, bool trusted) = 0;
   // The templates recorded within LedgerLimits::node_group_ttl, by group id, each with its trust.
   virtual std::map<std::string, NodeGroupTemplate> NodeGroups() const = 0;
 };

@@ -1,5 +1,7 @@
 #include "ledger/node_group_templates.h"
 
+#include <utility>
+
 namespace topofit::ledger {
 
 std::map<std::string, kube::Node> TemplatesOf(const std::map<std::string, NodeGroupTemplate>& groups, TemplateTrust trust) {
@@ -10,7 +12,7 @@ std::map<std::string, kube::Node> TemplatesOf(const std::map<std::string, NodeGr
   return templates;
 }
 
-bool NodeGroupTemplates::Record(const std::string& group, const kube::Node& template_node, absl::Time seen,
+bool NodeGroupTemplates::Record(const std::string& group, kube::Node template_node, absl::Time seen,
                                 bool trusted) {
   auto it = entries_.find(group);
   if (it != entries_.end()) {
@@ -26,7 +28,7 @@ bool NodeGroupTemplates::Record(const std::string& group, const kube::Node& temp
     }
     it = entries_.emplace(group, Entry{}).first;
   }
-  it->second = {template_node, seen, trusted};
+  it->second = {std::move(template_node), seen, trusted};
   by_seen_.emplace(seen, group);
   if (!trusted) untrusted_by_seen_.emplace(seen, group);
   return true;

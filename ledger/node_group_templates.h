@@ -48,7 +48,7 @@ class NodeGroupTemplates {
 
   // The group was offered with this template at `seen`. An entry seen later is kept instead (one read
   // back from the API may be older than this process's own). Returns whether it was recorded.
-  bool Record(const std::string& group, const kube::Node& template_node, absl::Time seen, bool trusted);
+  bool Record(const std::string& group, kube::Node template_node, absl::Time seen, bool trusted);
   // Drops what was last offered more than the TTL before `now`.
   void Prune(absl::Time now);
   // Unexpired templates at `now`, by group id.

@@ -8,6 +8,7 @@
 #include "decision/capacity_shapes.h"
 #include "decision/filter.h"
 #include "decision/filter_memo.h"
+#include "decision/judged_reasons.h"
 #include "decision/preempt.h"
 #include "decision/preference.h"
 #include "decision/pod_uid.h"
@@ -88,8 +89,11 @@ absl::StatusOr<Extender::RequestNodes> Extender::NodesOf(const codec::ExtenderAr
       out.raw.push_back(arg.raw);
     }
   } else if (args.node_names) {
-    for (const std::string& name : *args.node_names) {
-      std::shared_ptr<const NodeGpuSnapshot> snapshot = state_.Snapshot(name);
+    std::vector<std::shared_ptr<const NodeGpuSnapshot>> snapshots = state_.SnapshotsOf(*args.node_names);
+    out.snapshots.reserve(snapshots.size());
+    for (size_t i = 0; i < snapshots.size(); ++i) {
+      const std::string& name = (*args.node_names)[i];
+      std::shared_ptr<const NodeGpuSnapshot>& snapshot = snapshots[i];
       if (snapshot == nullptr) {
         // Retried by kube-scheduler: the node watch brings the node within moments.
         out.unknown[name] = "topofit: unknown node (not yet seen by topofit's node watch)";
@@ -139,6 +143,10 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
       decision::FilterPod(*demand, judged, offered, holds, memo, ask ? &*ask : nullptr);
   const bool recording = recorder_ != nullptr && demand->wants_gpus();
   history::FilterCandidates candidates(recording ? offered.size() + nodes->unresolved.size() : 0);
+  decision::JudgedReasons reasons(judged, holds, ask ? &*ask : nullptr);
+  // Counted here and added to the metric once per refusal after the loop: per node, the family's lock and
+  // a label vector cost more than the verdict for a request refused on thousands of nodes.
+  std::map<decision::Refusal, int> refused;
   for (size_t i = 0; i < offered.size(); ++i) {
     const NodeGpuSnapshot& node = *offered[i];
     const NodeVerdict& verdict = outcome.verdicts[i];
@@ -147,8 +155,8 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
       continue;
     }
-    std::string reason = decision::JudgedReasonText(verdict, judged, node, holds, ask ? &*ask : nullptr);
-    metrics_.nodes_refused.Inc({std::string(decision::RefusalCode(verdict.refusal))});
+    std::string reason = reasons.For(verdict, node);
+    ++refused[verdict.refusal];
     // Checked here too: building the fields costs more than the check, for every refused node.
     if (log_.should_log(spdlog::level::debug)) {
       server::LogEvent(log_, "filter_node",
@@ -157,6 +165,9 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
                        spdlog::level::debug);
     }
     (verdict.unresolvable ? result.failed_and_unresolvable_nodes : result.failed_nodes)[node.node] = std::move(reason);
+  }
+  for (const auto& [refusal, count] : refused) {
+    metrics_.nodes_refused.Inc({std::string(decision::RefusalCode(refusal))}, static_cast<double>(count));
   }
   metrics_.nodes_refused.Inc({"unknown-topology"}, static_cast<double>(nodes->unresolved.size()));
   metrics_.nodes_refused.Inc({"unknown-node"}, static_cast<double>(nodes->unknown.size()));

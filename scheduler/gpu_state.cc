@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "codec/node_topology.h"
 #include "topology/occupancy.h"
@@ -44,11 +45,11 @@ class InMemoryGpuState final : public GpuState {
     const std::string& name = node.metadata.name;
     {
       std::shared_lock<std::shared_mutex> read(mu_);
-      auto it = nodes_.find(name);
-      if (it != nodes_.end() && !node.metadata.resource_version.empty() &&
-          it->second.resource_version == node.metadata.resource_version &&
-          (it->second.watched || source == NodeSource::kRequest)) {
-        Seen(it->second);
+      const NodeRecord* known = Find(name);
+      if (known != nullptr && !node.metadata.resource_version.empty() &&
+          known->resource_version == node.metadata.resource_version &&
+          (known->watched || source == NodeSource::kRequest)) {
+        Seen(*known);
         return absl::OkStatus();
       }
     }
@@ -59,6 +60,7 @@ class InMemoryGpuState final : public GpuState {
       if (absl::Status room = MakeRoom(); !room.ok()) return room;
     }
     NodeRecord& record = nodes_[name];
+    by_name_.try_emplace(name, &record);
     Seen(record);
     record.watched = record.watched || source == NodeSource::kWatch;
     record.resource_version = node.metadata.resource_version;
@@ -74,8 +76,8 @@ class InMemoryGpuState final : public GpuState {
   bool IsCurrent(absl::string_view node, absl::string_view resource_version) const override {
     if (resource_version.empty()) return false;
     std::shared_lock<std::shared_mutex> read(mu_);
-    auto it = nodes_.find(node);
-    return it != nodes_.end() && it->second.resource_version == resource_version;
+    const NodeRecord* known = Find(node);
+    return known != nullptr && known->resource_version == resource_version;
   }
 
   void RemoveNode(absl::string_view node) override {
@@ -83,15 +85,33 @@ class InMemoryGpuState final : public GpuState {
     auto it = nodes_.find(node);
     if (it == nodes_.end()) return;
     for (const auto& [uid, holding] : it->second.pods) pod_node_.erase(uid);
+    by_name_.erase(it->first);
     nodes_.erase(it);
   }
 
   std::shared_ptr<const decision::NodeGpuSnapshot> Snapshot(absl::string_view node) const override {
     std::shared_lock<std::shared_mutex> read(mu_);
-    auto it = nodes_.find(node);
-    if (it == nodes_.end()) return nullptr;
-    Seen(it->second);
-    return it->second.snapshot;
+    const NodeRecord* known = Find(node);
+    if (known == nullptr) return nullptr;
+    Seen(*known);
+    return known->snapshot;
+  }
+
+  std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> SnapshotsOf(
+      const std::vector<std::string>& nodes) const override {
+    std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> out;
+    out.reserve(nodes.size());
+    std::shared_lock<std::shared_mutex> read(mu_);
+    for (const std::string& node : nodes) {
+      const NodeRecord* known = Find(node);
+      if (known == nullptr) {
+        out.push_back(nullptr);
+        continue;
+      }
+      Seen(*known);
+      out.push_back(known->snapshot);
+    }
+    return out;
   }
 
   std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> Snapshots() const override {
@@ -177,6 +197,12 @@ class InMemoryGpuState final : public GpuState {
   }
 
  private:
+  // The node's record, through the hashed index. Called with a lock held.
+  const NodeRecord* Find(absl::string_view node) const {
+    auto it = by_name_.find(node);
+    return it == by_name_.end() ? nullptr : it->second;
+  }
+
   void Seen(const NodeRecord& record) const {
     if (clock_ != nullptr) record.last_seen_nanos.store(absl::ToUnixNanos(clock_->Now()), std::memory_order_relaxed);
   }
@@ -195,6 +221,7 @@ class InMemoryGpuState final : public GpuState {
         for (auto it = nodes_.begin(); it != nodes_.end();) {
           if (it->second.pods.empty() && it->second.last_seen_nanos.load(std::memory_order_relaxed) < cutoff) {
             if (limits_.on_forgotten) limits_.on_forgotten(it->first);
+            by_name_.erase(it->first);
             it = nodes_.erase(it);
           } else {
             ++it;
@@ -224,6 +251,7 @@ class InMemoryGpuState final : public GpuState {
     evicted.reserve(count);
     for (size_t i = 0; i < count; ++i) evicted.emplace_back(evictable[i].second);
     for (const std::string& name : evicted) {
+      by_name_.erase(name);
       nodes_.erase(name);
       if (limits_.on_evicted) limits_.on_evicted(name);
     }
@@ -261,6 +289,10 @@ class InMemoryGpuState final : public GpuState {
 
   mutable std::shared_mutex mu_;
   std::map<std::string, NodeRecord, std::less<>> nodes_;
+  // The same records by name, hashed: a NodeNames request looks up thousands of names, and a walk down the
+  // tree of 5,000 records costs a dozen cache misses each (most of a 5,000-node filter's time before).
+  // std::map never moves its records. Kept in step with nodes_ wherever a record is added or erased.
+  absl::flat_hash_map<std::string, NodeRecord*> by_name_;
   std::map<std::string, std::string, std::less<>> pod_node_;  // pod uid -> node
   codec::TopologyResolver resolver_;
   const server::Clock* clock_;  // null: nothing is forgotten

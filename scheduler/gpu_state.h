@@ -46,6 +46,9 @@ class GpuState {
 
   // nullptr for a node never seen (or forgotten). Naming a node here or to UpsertNode counts as seeing it.
   virtual std::shared_ptr<const decision::NodeGpuSnapshot> Snapshot(absl::string_view node) const = 0;
+  // Snapshot() of each of `nodes`, in their order, under one lock: a NodeNames request names thousands.
+  virtual std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> SnapshotsOf(
+      const std::vector<std::string>& nodes) const = 0;
   // Every node's snapshot, in no particular order.
   virtual std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> Snapshots() const = 0;
 

@@ -39,6 +39,21 @@ TEST_CASE("gpu state assumes, refuses overlaps, and forgets", "[gpu_state]") {
   CHECK(state->Snapshot("n")->free() == GpuSet::FromMask(0xff));
 }
 
+TEST_CASE("SnapshotsOf answers as Snapshot does, name by name, in the order named", "[gpu_state]") {
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  REQUIRE(state->UpsertNode(MakeNode().name("a").label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8)).ok());
+  REQUIRE(state->UpsertNode(MakeNode().name("b").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8)).ok());
+  REQUIRE(state->Assume(Pod("x"), "b", GpuSet::FromMask(0b1)).ok());
+  const auto snapshots = state->SnapshotsOf({"b", "unknown", "a", "b"});
+  REQUIRE(snapshots.size() == 4);
+  CHECK(snapshots[0] == state->Snapshot("b"));
+  CHECK(snapshots[1] == nullptr);
+  CHECK(snapshots[2] == state->Snapshot("a"));
+  CHECK(snapshots[3] == state->Snapshot("b"));
+  CHECK(snapshots[0]->free() == GpuSet::FromMask(0xfe));
+  CHECK(state->SnapshotsOf({}).empty());
+}
+
 TEST_CASE("GPUs topofit did not place are placed pessimistically", "[gpu_state]") {
   std::unique_ptr<GpuState> state = NewInMemoryGpuState();
   // g5.48xlarge with 7 allocatable: one GPU is not offered, and which one is unknown.
