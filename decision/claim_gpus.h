@@ -9,10 +9,12 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "kube/dra_objects.h"
 
@@ -27,16 +29,18 @@ struct DeviceGpu {
   bool operator==(const DeviceGpu&) const = default;
 };
 
-// The GPU each device of the known ResourceSlices of a driver stands for.
+// The GPU each device of the known ResourceSlices of a driver stands for. Find is called for every device
+// of every claim on every slice event, so it is a hash lookup, not a walk over the slices.
 class DeviceGpuIndex {
  public:
   explicit DeviceGpuIndex(std::string driver = kNvidiaGpuDriver) : driver_(std::move(driver)) {}
 
   // Learns a slice, replacing what the slice of that name said before; slices of other drivers and of no
-  // single node are ignored.
-  void Upsert(const kube::ResourceSlice& slice);
-  void Remove(absl::string_view slice_name);
-  void Clear() { slices_.clear(); }
+  // single node are ignored. Both return the pools whose devices may have changed (the slice's pool before
+  // and after): only claims on those pools can resolve differently.
+  std::set<std::string> Upsert(const kube::ResourceSlice& slice);
+  std::set<std::string> Remove(absl::string_view slice_name);
+  void Clear();
 
   const std::string& driver() const { return driver_; }
   // nullopt when no known slice has the device, or it is not a GPU nor a part of one.
@@ -45,10 +49,18 @@ class DeviceGpuIndex {
  private:
   struct Slice {
     std::string pool;
-    std::map<std::string, DeviceGpu, std::less<>> gpus;  // by device name
+    std::vector<std::string> devices;  // the names of the devices it identifies
   };
+  // What the slices say of one (pool, device), by slice name: two slices of a pool may name the same device
+  // while the driver republishes the pool, and the first by name is the one that counts.
+  using SlicesOfDevice = std::map<std::string, DeviceGpu, std::less<>>;
+
+  // Forgets what the slice of that name identified; its pool, or nullopt when it was not known.
+  std::optional<std::string> Drop(absl::string_view slice_name);
+
   std::string driver_;
   std::map<std::string, Slice, std::less<>> slices_;  // by slice name
+  absl::flat_hash_map<std::pair<std::string, std::string>, SlicesOfDevice> devices_;  // by (pool, device name)
 };
 
 // The GPUs an allocated claim holds on one node.

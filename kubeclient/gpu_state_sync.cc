@@ -87,12 +87,8 @@ void GpuStateSync::SyncSlices(const std::vector<kube::ResourceSlice>& slices) {
 
 void GpuStateSync::SliceChanged(WatchEventType type, const kube::ResourceSlice& slice) {
   absl::MutexLock lock(&mu_);
-  if (type == WatchEventType::kDeleted) {
-    devices_.Remove(slice.metadata.name);
-  } else {
-    devices_.Upsert(slice);
-  }
-  ResolveClaimsLocked();
+  ResolveClaimsOfPoolsLocked(type == WatchEventType::kDeleted ? devices_.Remove(slice.metadata.name)
+                                                               : devices_.Upsert(slice));
 }
 
 void GpuStateSync::SyncClaims(const std::vector<kube::ResourceClaim>& claims) {
@@ -182,11 +178,37 @@ void GpuStateSync::ResolveClaimLocked(const kube::ResourceClaim& claim) {
     return;
   }
   // Kept while allocated, even holding no GPU the slices known now identify: a slice may come later.
-  ApplyClaimLocked(claims_.insert_or_assign(uid, claim).first->second);
+  if (auto known = claims_.find(uid); known != claims_.end()) IndexClaimPoolsLocked(known->second, /*tracked=*/false);
+  const kube::ResourceClaim& tracked = claims_.insert_or_assign(uid, claim).first->second;
+  IndexClaimPoolsLocked(tracked, /*tracked=*/true);
+  ApplyClaimLocked(tracked);
 }
 
 void GpuStateSync::ResolveClaimsLocked() {
   for (const auto& [uid, claim] : claims_) ApplyClaimLocked(claim);
+}
+
+void GpuStateSync::ResolveClaimsOfPoolsLocked(const std::set<std::string>& pools) {
+  std::set<std::string> uids;
+  for (const std::string& pool : pools) {
+    if (auto it = claims_by_pool_.find(pool); it != claims_by_pool_.end()) uids.insert(it->second.begin(), it->second.end());
+  }
+  for (const std::string& uid : uids) {
+    if (auto it = claims_.find(uid); it != claims_.end()) ApplyClaimLocked(it->second);
+  }
+}
+
+void GpuStateSync::IndexClaimPoolsLocked(const kube::ResourceClaim& claim, bool tracked) {
+  const std::string& uid = claim.metadata.uid;
+  for (const kube::AllocatedDevice& device : claim.devices) {
+    if (device.driver != devices_.driver()) continue;
+    if (tracked) {
+      claims_by_pool_[device.pool].insert(uid);
+    } else if (auto it = claims_by_pool_.find(device.pool); it != claims_by_pool_.end()) {
+      it->second.erase(uid);
+      if (it->second.empty()) claims_by_pool_.erase(it);
+    }
+  }
 }
 
 void GpuStateSync::ApplyClaimLocked(const kube::ResourceClaim& claim) {
@@ -216,7 +238,10 @@ void GpuStateSync::ApplyClaimLocked(const kube::ResourceClaim& claim) {
 }
 
 void GpuStateSync::ForgetClaimLocked(const std::string& claim_uid) {
-  claims_.erase(claim_uid);
+  if (auto known = claims_.find(claim_uid); known != claims_.end()) {
+    IndexClaimPoolsLocked(known->second, /*tracked=*/false);
+    claims_.erase(known);
+  }
   if (auto it = claim_holdings_.find(claim_uid); it != claim_holdings_.end()) {
     if (state_.Forget(it->second.pod.uid)) ++stats_.pods_forgotten;
     claim_holdings_.erase(it);

@@ -117,11 +117,17 @@ class GpuStateSync {
   void Apply(Holding& holding) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tracks an allocated claim (forgets one that is not) and applies its holding.
   void ResolveClaimLocked(const kube::ResourceClaim& claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Applies every tracked claim's holding again: the slices changed.
+  // Applies every tracked claim's holding again: the slices were relisted.
   void ResolveClaimsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies again the holding of the claims with devices in `pools`: a claim resolves from the slices of
+  // its devices' pools alone, so a slice event leaves every other claim as it was.
+  void ResolveClaimsOfPoolsLocked(const std::set<std::string>& pools) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The claim's holding from the slices known now, applied when it changed; released when it holds none.
   void ApplyClaimLocked(const kube::ResourceClaim& claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ForgetClaimLocked(const std::string& claim_uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps claims_by_pool_ in step with claims_: a claim is indexed under its pools when tracked, and
+  // taken out of them before it is replaced or dropped.
+  void IndexClaimPoolsLocked(const kube::ResourceClaim& claim, bool tracked) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   scheduler::GpuState& state_;
   spdlog::logger& log_;
@@ -130,6 +136,8 @@ class GpuStateSync {
   std::map<std::string, Holding, std::less<>> pods_ ABSL_GUARDED_BY(mu_);  // by uid
   decision::DeviceGpuIndex devices_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, kube::ResourceClaim, std::less<>> claims_ ABSL_GUARDED_BY(mu_);  // allocated, by uid
+  // The uids of the claims in claims_ with a device of the driver in each pool.
+  std::map<std::string, std::set<std::string>, std::less<>> claims_by_pool_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Holding, std::less<>> claim_holdings_ ABSL_GUARDED_BY(mu_);    // by claim uid
   GpuStateSyncStats stats_ ABSL_GUARDED_BY(mu_);
 };

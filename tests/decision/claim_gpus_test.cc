@@ -125,5 +125,34 @@ TEST_CASE("A slice replaced under its name forgets the devices it no longer list
   CHECK_FALSE(index.Find("other.example.com", "node-a", "gpu-1"));
 }
 
+TEST_CASE("A slice change names the pools whose devices it may have changed, before and after", "[claim_gpus]") {
+  DeviceGpuIndex index;
+  CHECK(index.Upsert(NodeSlice("node-a", 8)) == std::set<std::string>{"node-a"});
+  // The same slice republished under another pool: claims on either pool may resolve differently now.
+  kube::ResourceSlice moved = NodeSlice("node-a", 8);
+  moved.pool = "node-a-v2";
+  CHECK(index.Upsert(moved) == std::set<std::string>{"node-a", "node-a-v2"});
+  CHECK_FALSE(index.Find(kNvidiaGpuDriver, "node-a", "gpu-1"));
+  CHECK(index.Find(kNvidiaGpuDriver, "node-a-v2", "gpu-1") == DeviceGpu{"node-a", 1});
+  CHECK(index.Remove("node-a-gpu.nvidia.com") == std::set<std::string>{"node-a-v2"});
+  CHECK(index.Remove("node-a-gpu.nvidia.com").empty());
+  // A slice of another driver changes no GPU pool, unless its name held one before.
+  CHECK(index.Upsert(NodeSlice("nic-node", 2, "sriov.example.com")).empty());
+}
+
+TEST_CASE("Two slices of one pool naming a device: the first by name counts, the other once it is gone", "[claim_gpus]") {
+  DeviceGpuIndex index;
+  kube::ResourceSlice old_slice = NodeSlice("node-a", 4);
+  old_slice.metadata.name = "b-old";
+  kube::ResourceSlice new_slice = NodeSlice("node-a", 4);
+  new_slice.metadata.name = "a-new";
+  new_slice.devices[1].attributes["index"] = Int(3);  // the republished pool says gpu-1 is GPU 3
+  index.Upsert(old_slice);
+  index.Upsert(new_slice);
+  CHECK(index.Find(kNvidiaGpuDriver, "node-a", "gpu-1") == DeviceGpu{"node-a", 3});
+  index.Remove("a-new");
+  CHECK(index.Find(kNvidiaGpuDriver, "node-a", "gpu-1") == DeviceGpu{"node-a", 1});
+}
+
 }  // namespace
 }  // namespace topofit::decision

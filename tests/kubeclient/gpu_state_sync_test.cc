@@ -305,5 +305,32 @@ TEST_CASE("GpuStateSync with DRA: a claim before its slice is counted, then plac
   CHECK(d.state->Snapshot(node)->free().size() == 6);
 }
 
+TEST_CASE("GpuStateSync with DRA: a slice event re-resolves the claims of the pools it changed, old and new",
+          "[live-state][dra]") {
+  Direct d;
+  const std::string node = "a100-node-1";
+  d.sync.SyncNodes({Node(node)});
+  d.sync.SyncSlices({Slice()});
+  d.sync.SyncClaims({Claim()});
+  const std::string holder = ClaimHolderUid(Claim().metadata.uid);
+  REQUIRE(d.state->AssignmentOf(holder) == std::make_optional(std::make_pair(node, Ids("2,3"))));
+  // The driver republishes the slice under a new pool: the claim's pool has no devices any more, so the
+  // claim is counted by its count again, not left on ids no slice vouches for.
+  kube::ResourceSlice moved = Slice();
+  moved.pool = "a100-node-1-v2";
+  d.sync.SliceChanged(WatchEventType::kModified, moved);
+  CHECK_FALSE(d.state->AssignmentOf(holder).has_value());
+  CHECK(d.state->Snapshot(node)->free().size() == 6);
+  // A slice of another pool leaves it as it is.
+  kube::ResourceSlice other = Slice();
+  other.metadata.name = "other-slice";
+  other.pool = "other-pool";
+  d.sync.SliceChanged(WatchEventType::kAdded, other);
+  CHECK(d.state->Snapshot(node)->free().size() == 6);
+  // The pool back: placed again.
+  d.sync.SliceChanged(WatchEventType::kModified, Slice());
+  CHECK(d.state->AssignmentOf(holder) == std::make_optional(std::make_pair(node, Ids("2,3"))));
+}
+
 }  // namespace
 }  // namespace topofit::kubeclient
