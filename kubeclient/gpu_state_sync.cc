@@ -14,6 +14,25 @@ namespace {
 
 bool Finished(const kube::Pod& pod) { return pod.status.phase == "Succeeded" || pod.status.phase == "Failed"; }
 
+const std::string& KeyOf(const std::string& key) { return key; }
+template <typename Value>
+const std::string& KeyOf(const std::pair<const std::string, Value>& entry) {
+  return entry.first;
+}
+
+// The keys of what this feed tracks (a set of names, or a map by name or uid) that a relist no longer has:
+// they vanished while the watch was down. Collected first, since forgetting them changes `tracked`.
+template <typename Tracked, typename Object, typename ListedKey>
+std::vector<std::string> VanishedFrom(const Tracked& tracked, const std::vector<Object>& listed, ListedKey listed_key) {
+  std::set<std::string, std::less<>> keys;
+  for (const Object& object : listed) keys.insert(listed_key(object));
+  std::vector<std::string> vanished;
+  for (const auto& entry : tracked) {
+    if (!keys.contains(KeyOf(entry))) vanished.push_back(KeyOf(entry));
+  }
+  return vanished;
+}
+
 }  // namespace
 
 std::string ClaimHolderUid(absl::string_view claim_uid) { return absl::StrCat("resourceclaim:", claim_uid); }
@@ -29,13 +48,9 @@ WatchHandler<kube::Pod> GpuStateSync::PodHandler() {
 void GpuStateSync::SyncNodes(const std::vector<kube::Node>& nodes) {
   absl::MutexLock lock(&mu_);
   ++stats_.node_syncs;
-  std::set<std::string, std::less<>> listed;
-  for (const kube::Node& node : nodes) listed.insert(node.metadata.name);
-  std::vector<std::string> vanished;
-  for (const std::string& name : nodes_) {
-    if (!listed.contains(name)) vanished.push_back(name);
+  for (const std::string& name : VanishedFrom(nodes_, nodes, [](const kube::Node& node) { return node.metadata.name; })) {
+    RemoveNodeLocked(name);
   }
-  for (const std::string& name : vanished) RemoveNodeLocked(name);
   for (const kube::Node& node : nodes) UpsertNodeLocked(node);
 }
 
@@ -51,13 +66,9 @@ void GpuStateSync::NodeChanged(WatchEventType type, const kube::Node& node) {
 void GpuStateSync::SyncPods(const std::vector<kube::Pod>& pods) {
   absl::MutexLock lock(&mu_);
   ++stats_.pod_syncs;
-  std::set<std::string, std::less<>> listed;
-  for (const kube::Pod& pod : pods) listed.insert(pod.metadata.uid);
-  std::vector<std::string> vanished;
-  for (const auto& [uid, holding] : pods_) {
-    if (!listed.contains(uid)) vanished.push_back(uid);
+  for (const std::string& uid : VanishedFrom(pods_, pods, [](const kube::Pod& pod) { return pod.metadata.uid; })) {
+    ForgetPodLocked(uid);
   }
-  for (const std::string& uid : vanished) ForgetPodLocked(uid);
   for (const kube::Pod& pod : pods) UpdatePodLocked(pod);
 }
 
@@ -93,13 +104,10 @@ void GpuStateSync::SliceChanged(WatchEventType type, const kube::ResourceSlice& 
 
 void GpuStateSync::SyncClaims(const std::vector<kube::ResourceClaim>& claims) {
   absl::MutexLock lock(&mu_);
-  std::set<std::string, std::less<>> listed;
-  for (const kube::ResourceClaim& claim : claims) listed.insert(claim.metadata.uid);
-  std::vector<std::string> vanished;
-  for (const auto& [uid, claim] : claims_) {
-    if (!listed.contains(uid)) vanished.push_back(uid);
+  for (const std::string& uid :
+       VanishedFrom(claims_, claims, [](const kube::ResourceClaim& claim) { return claim.metadata.uid; })) {
+    ForgetClaimLocked(uid);
   }
-  for (const std::string& uid : vanished) ForgetClaimLocked(uid);
   for (const kube::ResourceClaim& claim : claims) ResolveClaimLocked(claim);
 }
 
