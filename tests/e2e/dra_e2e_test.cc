@@ -4,27 +4,22 @@
 // never offered to a pod that asks through the device plugin: refused while the claim holds them, whether it
 // was listed at start-up or arrived by a watch event later, and offered again once it is deleted.
 
-#include <memory>
 #include <string>
 
 #include <catch2/catch.hpp>
-#include <spdlog/sinks/null_sink.h>
 
 #include "absl/strings/str_cat.h"
 #include "cli/extender_command.h"
-#include "tests/cli/scratch_dir.h"
+#include "tests/e2e/e2e_cluster.h"
 #include "tests/e2e/e2e_objects.h"
 #include "tests/kube/dra_fixtures.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
-#include "tests/server/test_certs.h"
 
 namespace topofit {
 namespace {
 
 using kubeclient::testing::Eventually;
-using kubeclient::testing::FakeApiServer;
-using kubeclient::testing::kPatience;
 using kubeclient::testing::Resource;
 using nlohmann::json;
 
@@ -60,34 +55,23 @@ std::string NameOf(const json& object) { return object["metadata"]["name"].get<s
 
 // The node and its slice in the fake API server; the extender started once the test has put in what should
 // be there at start-up.
-struct DraCluster {
-  DraCluster() : certs(testing::TestCerts::Create().value()), api(*certs) {
+struct DraCluster : testing::E2eCluster {
+  DraCluster() : E2eCluster("topofit-dra-e2e-test") {
     api.Upsert(Resource::kNodes, A100Node());
     api.Upsert(Resource::kResourceSlices, testing::DraFixture("resourceslice-v1.json"));
   }
-  ~DraCluster() {
-    if (extender.api != nullptr) extender.api->Stop();
-  }
 
   void StartExtender() {
-    cli::ExtenderOptions options = testing::LoopbackExtenderOptions(scratch, api.url(), certs->ca_cert_file());
+    cli::ExtenderOptions options = ExtenderOptions();
     options.scheduler_name = "topofit";
     options.dra_version = "v1";
-    absl::StatusOr<cli::ExtenderServers> built = cli::BuildExtender(options, process, log, {});
-    REQUIRE(built.ok());
-    extender = *std::move(built);
-    port = extender.api->Start().value();
-    for (const kubeclient::ListWatcher* watch : {extender.node_watch.get(), extender.pod_watch.get(),
-                                                  extender.slice_watch.get(), extender.claim_watch.get()}) {
-      REQUIRE(watch->WaitForSync(kPatience));
-    }
+    E2eCluster::StartExtender(options);
   }
 
   // kube-scheduler's filter call for the pending pod (NodeNames, the extender's deployed mode): whether the
   // extender passes the node.
   bool Passes(const std::string& pod) {
-    const json filtered = testing::PostToExtender(
-        port, "/filter", {{"Pod", api.Object(Resource::kPods, "ml", pod)}, {"NodeNames", {kNode}}});
+    const json filtered = Post("/filter", {{"Pod", api.Object(Resource::kPods, "ml", pod)}, {"NodeNames", {kNode}}});
     INFO(filtered.dump());
     REQUIRE(filtered.value("Error", "").empty());
     return filtered["NodeNames"].size() == 1;
@@ -96,19 +80,11 @@ struct DraCluster {
   // Binds the pod to the node; the GPUs the extender gave it (its `topofit.io/gpu-ids`).
   std::string Bind(const std::string& pod) {
     const json args = {{"PodName", pod}, {"PodNamespace", "ml"}, {"PodUID", absl::StrCat("uid-", pod)}, {"Node", kNode}};
-    const json bound = testing::PostToExtender(port, "/bind", args);
+    const json bound = Post("/bind", args);
     REQUIRE(bound.value("Error", "x").empty());
     const json annotations = api.Object(Resource::kPods, "ml", pod)["metadata"]["annotations"];
     return annotations.value("topofit.io/gpu-ids", "");
   }
-
-  std::unique_ptr<testing::TestCerts> certs;
-  FakeApiServer api;
-  cli::testing::ScratchDir scratch{"topofit-dra-e2e-test"};
-  spdlog::logger log{"e2e", std::make_shared<spdlog::sinks::null_sink_mt>()};
-  cli::ProcessState process;
-  cli::ExtenderServers extender;
-  int port = 0;
 };
 
 TEST_CASE("DRA end to end: a claim's GPUs are never offered to a device-plugin pod, and are once it is deleted",
