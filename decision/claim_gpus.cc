@@ -30,12 +30,14 @@ std::set<std::string> DeviceGpuIndex::Upsert(const kube::ResourceSlice& slice) {
   // Whole GPUs first, by index; then their parts (MIG devices), by their parent's uuid.
   std::map<std::string, DeviceGpu, std::less<>> gpus;  // by device name
   std::map<std::string, int, std::less<>> index_of_uuid;
+  std::vector<SliceGpu> whole;
   for (const kube::SliceDevice& device : slice.devices) {
     const kube::DeviceAttribute* index = AttributeOf(device, driver_, "index");
     const std::optional<std::string> type = StringAttribute(device, driver_, "type");
     if (index == nullptr || !index->int_value || *index->int_value < 0 || (type && *type != "gpu")) continue;
     const int gpu = static_cast<int>(std::min<int64_t>(*index->int_value, 1 << 20));
     gpus[device.name] = DeviceGpu{slice.node_name, gpu};
+    whole.push_back(SliceGpu{.index = gpu, .device = device});
     if (std::optional<std::string> uuid = StringAttribute(device, driver_, "uuid")) index_of_uuid[*uuid] = gpu;
   }
   for (const kube::SliceDevice& device : slice.devices) {
@@ -47,6 +49,8 @@ std::set<std::string> DeviceGpuIndex::Upsert(const kube::ResourceSlice& slice) {
   }
   Slice& known = slices_[slice.metadata.name];
   known.pool = slice.pool;
+  known.node = slice.node_name;
+  if (!whole.empty()) node_gpus_[slice.node_name][slice.metadata.name] = std::move(whole);
   for (auto& [name, gpu] : gpus) {
     devices_[{slice.pool, name}].insert_or_assign(slice.metadata.name, std::move(gpu));
     known.devices.push_back(name);
@@ -64,12 +68,17 @@ std::set<std::string> DeviceGpuIndex::Remove(absl::string_view slice_name) {
 void DeviceGpuIndex::Clear() {
   slices_.clear();
   devices_.clear();
+  node_gpus_.clear();
 }
 
 std::optional<std::string> DeviceGpuIndex::Drop(absl::string_view slice_name) {
   auto it = slices_.find(slice_name);
   if (it == slices_.end()) return std::nullopt;
   std::string pool = std::move(it->second.pool);
+  if (auto node = node_gpus_.find(it->second.node); node != node_gpus_.end()) {
+    if (auto of_slice = node->second.find(slice_name); of_slice != node->second.end()) node->second.erase(of_slice);
+    if (node->second.empty()) node_gpus_.erase(node);
+  }
   for (std::string& device : it->second.devices) {
     auto of_device = devices_.find(std::pair{pool, std::move(device)});
     if (of_device == devices_.end()) continue;
@@ -88,6 +97,20 @@ std::optional<DeviceGpu> DeviceGpuIndex::Find(absl::string_view driver, absl::st
   auto it = devices_.find(std::pair{std::string(pool), std::string(device)});
   if (it == devices_.end() || it->second.empty()) return std::nullopt;
   return it->second.begin()->second;
+}
+
+std::vector<SliceGpu> DeviceGpuIndex::GpusOfNode(absl::string_view node) const {
+  std::vector<SliceGpu> gpus;
+  auto it = node_gpus_.find(node);
+  if (it == node_gpus_.end()) return gpus;
+  std::set<int> seen;
+  for (const auto& [slice, of_slice] : it->second) {
+    for (const SliceGpu& gpu : of_slice) {
+      if (seen.insert(gpu.index).second) gpus.push_back(gpu);
+    }
+  }
+  std::sort(gpus.begin(), gpus.end(), [](const SliceGpu& a, const SliceGpu& b) { return a.index < b.index; });
+  return gpus;
 }
 
 std::optional<ClaimGpus> GpusOfClaim(const kube::ResourceClaim& claim, const DeviceGpuIndex& index) {

@@ -23,6 +23,12 @@ namespace topofit::decision {
 // NVIDIA's DRA driver for GPUs.
 inline constexpr char kNvidiaGpuDriver[] = "gpu.nvidia.com";
 
+// A whole GPU of a node as its ResourceSlice publishes it.
+struct SliceGpu {
+  int index = 0;  // its index on the node: the `index` attribute
+  kube::SliceDevice device;
+};
+
 struct DeviceGpu {
   std::string node;
   int index = 0;
@@ -45,10 +51,14 @@ class DeviceGpuIndex {
   const std::string& driver() const { return driver_; }
   // nullopt when no known slice has the device, or it is not a GPU nor a part of one.
   std::optional<DeviceGpu> Find(absl::string_view driver, absl::string_view pool, absl::string_view device) const;
+  // The node's whole GPUs as its slices publish them, by index (a GPU two slices list: the first by slice
+  // name); empty when no slice of the node is known.
+  std::vector<SliceGpu> GpusOfNode(absl::string_view node) const;
 
  private:
   struct Slice {
     std::string pool;
+    std::string node;
     std::vector<std::string> devices;  // the names of the devices it identifies
   };
   // What the slices say of one (pool, device), by slice name: two slices of a pool may name the same device
@@ -61,6 +71,8 @@ class DeviceGpuIndex {
   std::string driver_;
   std::map<std::string, Slice, std::less<>> slices_;  // by slice name
   absl::flat_hash_map<std::pair<std::string, std::string>, SlicesOfDevice> devices_;  // by (pool, device name)
+  // Each node's whole GPUs, by slice name.
+  std::map<std::string, std::map<std::string, std::vector<SliceGpu>, std::less<>>, std::less<>> node_gpus_;
 };
 
 // The GPUs an allocated claim holds on one node.
