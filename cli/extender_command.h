@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -64,6 +65,8 @@ struct ExtenderOptions {
   // With live_state: the resource.k8s.io version whose ResourceSlices and ResourceClaims also feed it
   // ("v1", "v1beta2", "v1beta1"); empty: none (a cluster without Dynamic Resource Allocation).
   std::string dra_version;
+  // With dra_version: the DeviceClasses whose requests ask for whole GPUs (decision::DraGpuClasses).
+  std::vector<std::string> dra_gpu_classes = {"gpu.nvidia.com"};
   bool provisioning_requests = false;  // ask CA for capacity for pods refused for topology
   bool drain_guard = true;             // keep CA's scale-down from stranding pods (scheduler/drain_guard.h)
   // Of several replicas only the holder of a coordination.k8s.io Lease binds; the others report not ready.

@@ -12,6 +12,10 @@
 namespace topofit::kubeclient {
 namespace {
 
+std::string ClaimKey(absl::string_view namespace_name, absl::string_view name) {
+  return absl::StrCat(namespace_name, "/", name);
+}
+
 bool Finished(const kube::Pod& pod) { return pod.status.phase == "Succeeded" || pod.status.phase == "Failed"; }
 
 const std::string& KeyOf(const std::string& key) { return key; }
@@ -108,14 +112,23 @@ void GpuStateSync::SyncClaims(const std::vector<kube::ResourceClaim>& claims) {
        VanishedFrom(claims_, claims, [](const kube::ResourceClaim& claim) { return claim.metadata.uid; })) {
     ForgetClaimLocked(uid);
   }
-  for (const kube::ResourceClaim& claim : claims) ResolveClaimLocked(claim);
+  every_claim_.clear();
+  for (const kube::ResourceClaim& claim : claims) {
+    every_claim_.insert_or_assign(ClaimKey(claim.metadata.namespace_name, claim.metadata.name), claim);
+    ResolveClaimLocked(claim);
+  }
 }
 
 void GpuStateSync::ClaimChanged(WatchEventType type, const kube::ResourceClaim& claim) {
   absl::MutexLock lock(&mu_);
+  const std::string key = ClaimKey(claim.metadata.namespace_name, claim.metadata.name);
   if (type == WatchEventType::kDeleted) {
+    if (auto it = every_claim_.find(key); it != every_claim_.end() && it->second.metadata.uid == claim.metadata.uid) {
+      every_claim_.erase(it);
+    }
     ForgetClaimLocked(claim.metadata.uid);
   } else {
+    every_claim_.insert_or_assign(key, claim);
     ResolveClaimLocked(claim);
   }
 }
@@ -125,6 +138,18 @@ GpuStateSyncStats GpuStateSync::stats() const {
   GpuStateSyncStats stats = stats_;
   stats.claims_holding_gpus = static_cast<int64_t>(claim_holdings_.size());
   return stats;
+}
+
+std::optional<kube::ResourceClaim> GpuStateSync::Claim(absl::string_view namespace_name, absl::string_view name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = every_claim_.find(ClaimKey(namespace_name, name));
+  if (it == every_claim_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<decision::SliceGpu> GpuStateSync::NodeGpus(absl::string_view node) const {
+  absl::MutexLock lock(&mu_);
+  return devices_.GpusOfNode(node);
 }
 
 std::optional<GpuStateSync::Holding> GpuStateSync::HoldingOf(const kube::Pod& pod) {

@@ -26,6 +26,9 @@
 //   ResourceClaim allocated       -> GpuState::ObservePod("resourceclaim:<uid>", node, count, ids)
 //   ResourceClaim deallocated, DELETED, or missing from a claim sync -> GpuState::Forget of the same
 //
+// Every claim the watch sees, allocated or not, is kept too, with each node's GPUs as its slices publish them:
+// the extender reads a pending pod's claims through them (scheduler::DraView, docs/dra.md).
+//
 // A claim holds its GPUs for every pod it is reserved for, so it is observed once, as a holder of its own:
 // a pod whose GPUs come from a claim requests no `nvidia.com/gpu` and is not observed itself. A claim whose
 // devices no known slice identifies yet is observed by count (placed pessimistically) and placed once its
@@ -47,6 +50,7 @@
 #include "kube/dra_objects.h"
 #include "kube/objects.h"
 #include "kubeclient/list_watcher.h"
+#include "scheduler/dra_view.h"
 #include "scheduler/gpu_state.h"
 
 namespace topofit::kubeclient {
@@ -66,10 +70,12 @@ struct GpuStateSyncStats {
 // The GpuState key of what a ResourceClaim holds: never a pod's uid.
 std::string ClaimHolderUid(absl::string_view claim_uid);
 
-class GpuStateSync {
+class GpuStateSync : public scheduler::DraView {
  public:
-  // `state` and `log` must outlive this object and the watchers its handlers are given to.
-  GpuStateSync(scheduler::GpuState& state, spdlog::logger& log) : state_(state), log_(log) {}
+  // `state` and `log` must outlive this object and the watchers its handlers are given to. `gpu_classes`:
+  // which driver's slices are GPUs, and which claim requests ask for them.
+  GpuStateSync(scheduler::GpuState& state, spdlog::logger& log, decision::DraGpuClasses gpu_classes = {})
+      : state_(state), log_(log), gpu_classes_(std::move(gpu_classes)), devices_(gpu_classes_.driver) {}
   GpuStateSync(const GpuStateSync&) = delete;
   GpuStateSync& operator=(const GpuStateSync&) = delete;
 
@@ -93,6 +99,11 @@ class GpuStateSync {
   void ClaimChanged(WatchEventType type, const kube::ResourceClaim& claim);
 
   GpuStateSyncStats stats() const;
+
+  // scheduler::DraView.
+  std::optional<kube::ResourceClaim> Claim(absl::string_view namespace_name, absl::string_view name) const override;
+  std::vector<decision::SliceGpu> NodeGpus(absl::string_view node) const override;
+  const decision::DraGpuClasses& gpu_classes() const override { return gpu_classes_; }
 
  private:
   // What a pod holds according to the API.
@@ -131,11 +142,13 @@ class GpuStateSync {
 
   scheduler::GpuState& state_;
   spdlog::logger& log_;
+  const decision::DraGpuClasses gpu_classes_;
   mutable absl::Mutex mu_;
   std::set<std::string, std::less<>> nodes_ ABSL_GUARDED_BY(mu_);         // learned from the node watch
   std::map<std::string, Holding, std::less<>> pods_ ABSL_GUARDED_BY(mu_);  // by uid
   decision::DeviceGpuIndex devices_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, kube::ResourceClaim, std::less<>> claims_ ABSL_GUARDED_BY(mu_);  // allocated, by uid
+  std::map<std::string, kube::ResourceClaim, std::less<>> every_claim_ ABSL_GUARDED_BY(mu_);  // by "namespace/name"
   // The uids of the claims in claims_ with a device of the driver in each pool.
   std::map<std::string, std::set<std::string>, std::less<>> claims_by_pool_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Holding, std::less<>> claim_holdings_ ABSL_GUARDED_BY(mu_);    // by claim uid
