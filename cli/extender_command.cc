@@ -216,7 +216,9 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   parts.state = scheduler::NewInMemoryGpuState(
       process.clock, options.live_state ? NodeLimits(process.registry) : FilterFedNodeLimits(process.registry));
   if (options.live_state) {
-    parts.live_state = std::make_unique<kubeclient::GpuStateSync>(*parts.state, log);
+    decision::DraGpuClasses gpu_classes;
+    gpu_classes.device_classes = options.dra_gpu_classes;
+    parts.live_state = std::make_unique<kubeclient::GpuStateSync>(*parts.state, log, std::move(gpu_classes));
     kubeclient::ListWatchOptions node_options;
     process.kube_observability.Observe(node_options, "nodes");
     parts.node_watch = kubeclient::ListWatcher::ForNodes(*parts.rest, node_options, parts.live_state->NodeHandler());
@@ -275,6 +277,8 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
                                                          log, process.clock, parts.provisioner.get(), leadership,
                                                          options.scheduler_name);
   parts.extender->ReadPendingPodsFrom(parts.pending_pods.get());
+  // Pods whose GPUs come from ResourceClaims are judged by what the claims ask (docs/dra.md).
+  if (parts.slice_watch != nullptr) parts.extender->JudgeClaimsWith(parts.live_state.get());
   absl::StatusOr<decision::CapacityWaitPolicy> wait =
       ParseCapacityWaitFlags(options.expected_node_boot, options.max_topology_wait);
   if (!wait.ok()) return wait.status();
@@ -428,7 +432,11 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   cmd.add_option("--dra", options.dra_version,
                  "with --live-state: also watch resource.k8s.io ResourceSlices and ResourceClaims at this version "
                  "(v1; v1beta2 or v1beta1 where the cluster serves only those), so GPUs allocated through Dynamic "
-                 "Resource Allocation are taken (docs/dra.md)");
+                 "Resource Allocation are taken and pods whose GPUs come from ResourceClaims are judged (docs/dra.md)");
+  cmd.add_option("--dra-gpu-class", options.dra_gpu_classes,
+                 "with --dra: a DeviceClass whose claim requests ask for whole GPUs (repeatable; requests whose "
+                 "CEL selector names the driver gpu.nvidia.com count too)")
+      ->capture_default_str();
   cmd.add_flag("--collect-restarts", options.collect_restarts,
                "with --live-state: record every container restart of a bound pod in the decision history, diagnosed "
                "(GPU fault, out of memory, eviction, image or configuration, liveness probe, the application) with "

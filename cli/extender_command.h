@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -67,6 +68,8 @@ struct ExtenderOptions {
   // With live_state: the resource.k8s.io version whose ResourceSlices and ResourceClaims also feed it
   // ("v1", "v1beta2", "v1beta1"); empty: none (a cluster without Dynamic Resource Allocation).
   std::string dra_version;
+  // With dra_version: the DeviceClasses whose requests ask for whole GPUs (decision::DraGpuClasses).
+  std::vector<std::string> dra_gpu_classes = {"gpu.nvidia.com"};
   // With live_state: every container restart of a bound pod, diagnosed, into the decision history and as an
   // Event on the pod (kubeclient/restart_collector.h), for these namespaces (empty: all) but the ignored
   // ones and pods whose names start with an ignored prefix.

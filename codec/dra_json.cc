@@ -66,6 +66,44 @@ absl::Status ReadConsumer(const Json& json, const std::string& path, kube::Claim
   return ReadString(json, "uid", path, &out->uid);
 }
 
+// The fields ExactDeviceRequest (v1, v1beta2) and v1beta1's DeviceRequest share.
+absl::Status ReadExactRequest(const Json& json, const std::string& path, kube::DeviceRequest* out) {
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "deviceClassName", path, &out->device_class_name));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "allocationMode", path, &out->allocation_mode));
+  TOPOFIT_RETURN_IF_ERROR(ReadInt(json, "count", path, std::numeric_limits<int64_t>::min(),
+                                  std::numeric_limits<int64_t>::max(), &out->count));
+  TOPOFIT_RETURN_IF_ERROR(ReadBool(json, "adminAccess", path, &out->admin_access));
+  return ReadArray(json, "selectors", path, &out->selectors,
+                   [out](const Json& selector, const std::string& selector_path, std::string* expression) {
+                     TOPOFIT_RETURN_IF_ERROR(ExpectObject(selector, selector_path));
+                     if (Member(selector, "cel") == nullptr) {
+                       out->other_selector = true;
+                       return absl::OkStatus();
+                     }
+                     return ReadObject(selector, "cel", selector_path, [&](const Json& cel, const std::string& cel_path) {
+                       return ReadString(cel, "expression", cel_path, expression);
+                     });
+                   });
+}
+
+absl::Status ReadDeviceRequest(const Json& json, const std::string& path, kube::DeviceRequest* out) {
+  TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, path));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "name", path, &out->name));
+  out->first_available = Member(json, "firstAvailable") != nullptr;
+  TOPOFIT_RETURN_IF_ERROR(ReadExactRequest(json, path, out));  // v1beta1
+  return ReadObject(json, "exactly", path, [&](const Json& exactly, const std::string& exactly_path) {
+    return ReadExactRequest(exactly, exactly_path, out);
+  });
+}
+
+absl::Status ReadDeviceConstraint(const Json& json, const std::string& path, kube::DeviceConstraint* out) {
+  TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, path));
+  TOPOFIT_RETURN_IF_ERROR(ReadStrings(json, "requests", path, &out->requests));
+  TOPOFIT_RETURN_IF_ERROR(ReadOptionalString(json, "matchAttribute", path, &out->match_attribute));
+  out->other = !out->match_attribute.has_value();
+  return absl::OkStatus();
+}
+
 // The node of `metadata.name In [node]` in the allocation's node selector (kube-scheduler's form for
 // node-local devices); other selectors leave it empty.
 absl::Status ReadAllocatedNode(const Json& allocation, const std::string& path, std::string* node) {
@@ -120,6 +158,12 @@ absl::StatusOr<kube::ResourceClaim> ResourceClaimFromJson(const nlohmann::json& 
   TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, ""));
   TOPOFIT_RETURN_IF_ERROR(ReadObject(json, "metadata", "", [&](const Json& meta, const std::string& path) {
     return ReadObjectMeta(meta, path, &claim.metadata);
+  }));
+  TOPOFIT_RETURN_IF_ERROR(ReadObject(json, "spec", "", [&](const Json& spec, const std::string& path) {
+    return ReadObject(spec, "devices", path, [&](const Json& devices, const std::string& devices_path) {
+      TOPOFIT_RETURN_IF_ERROR(ReadArray(devices, "requests", devices_path, &claim.requests, ReadDeviceRequest));
+      return ReadArray(devices, "constraints", devices_path, &claim.constraints, ReadDeviceConstraint);
+    });
   }));
   TOPOFIT_RETURN_IF_ERROR(ReadObject(json, "status", "", [&](const Json& status, const std::string& path) {
     TOPOFIT_RETURN_IF_ERROR(ReadArray(status, "reservedFor", path, &claim.reserved_for, ReadConsumer));

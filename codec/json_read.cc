@@ -34,6 +34,12 @@ absl::Status ReadString(const Json& parent, absl::string_view key, const std::st
   return value == nullptr ? absl::OkStatus() : ReadString(*value, Field(path, key), out);
 }
 
+absl::Status ReadOptionalString(const Json& parent, absl::string_view key, const std::string& path,
+                                std::optional<std::string>* out) {
+  const Json* value = Member(parent, key);
+  return value == nullptr ? absl::OkStatus() : ReadString(*value, Field(path, key), &out->emplace());
+}
+
 absl::Status ReadBool(const Json& parent, absl::string_view key, const std::string& path, bool* out) {
   const Json* value = Member(parent, key);
   if (value == nullptr) return absl::OkStatus();

@@ -58,6 +58,10 @@ absl::Status ReadString(const Json& value, const std::string& path, std::string*
 
 absl::Status ReadString(const Json& parent, absl::string_view key, const std::string& path, std::string* out);
 
+// A pointer field of Go's (*string): nullopt when absent or null, not "".
+absl::Status ReadOptionalString(const Json& parent, absl::string_view key, const std::string& path,
+                                std::optional<std::string>* out);
+
 absl::Status ReadBool(const Json& parent, absl::string_view key, const std::string& path, bool* out);
 
 absl::Status ReadInt(const Json& parent, absl::string_view key, const std::string& path, int64_t min, int64_t max,

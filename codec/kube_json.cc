@@ -145,6 +145,19 @@ absl::Status ReadCondition(const Json& json, const std::string& path, kube::Cond
   return ReadString(json, "reason", path, &out->reason);
 }
 
+absl::Status ReadPodResourceClaim(const Json& json, const std::string& path, kube::PodResourceClaim* out) {
+  TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, path));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "name", path, &out->name));
+  TOPOFIT_RETURN_IF_ERROR(ReadOptionalString(json, "resourceClaimName", path, &out->resource_claim_name));
+  return ReadOptionalString(json, "resourceClaimTemplateName", path, &out->resource_claim_template_name);
+}
+
+absl::Status ReadPodResourceClaimStatus(const Json& json, const std::string& path, kube::PodResourceClaimStatus* out) {
+  TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, path));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "name", path, &out->name));
+  return ReadOptionalString(json, "resourceClaimName", path, &out->resource_claim_name);
+}
+
 absl::Status ReadPodSpec(const Json& json, const std::string& path, kube::PodSpec* out) {
   TOPOFIT_RETURN_IF_ERROR(ReadArray(json, "containers", path, &out->containers, ReadContainer));
   TOPOFIT_RETURN_IF_ERROR(ReadArray(json, "initContainers", path, &out->init_containers, ReadContainer));
@@ -172,15 +185,17 @@ absl::Status ReadPodSpec(const Json& json, const std::string& path, kube::PodSpe
     TOPOFIT_RETURN_IF_ERROR(ReadString(ref, "podGroup", p, &workload.pod_group));
     return ReadString(ref, "podGroupReplicaKey", p, &workload.pod_group_replica_key);
   }));
-  return ReadObject(json, "schedulingGroup", path, [&](const Json& group, const std::string& p) {
+  TOPOFIT_RETURN_IF_ERROR(ReadObject(json, "schedulingGroup", path, [&](const Json& group, const std::string& p) {
     return ReadString(group, "podGroupName", p, &out->scheduling_group.emplace().pod_group_name);
-  });
+  }));
+  return ReadArray(json, "resourceClaims", path, &out->resource_claims, ReadPodResourceClaim);
 }
 
 absl::Status ReadPodStatus(const Json& json, const std::string& path, kube::PodStatus* out) {
   TOPOFIT_RETURN_IF_ERROR(ReadString(json, "phase", path, &out->phase));
   TOPOFIT_RETURN_IF_ERROR(ReadString(json, "nominatedNodeName", path, &out->nominated_node_name));
-  return ReadArray(json, "conditions", path, &out->conditions, ReadCondition);
+  TOPOFIT_RETURN_IF_ERROR(ReadArray(json, "conditions", path, &out->conditions, ReadCondition));
+  return ReadArray(json, "resourceClaimStatuses", path, &out->resource_claim_statuses, ReadPodResourceClaimStatus);
 }
 
 absl::Status ReadNodeSpec(const Json& json, const std::string& path, kube::NodeSpec* out) {

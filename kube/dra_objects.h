@@ -61,8 +61,34 @@ struct ClaimConsumer {
   bool operator==(const ClaimConsumer&) const = default;
 };
 
+// spec.devices.requests[]: what a claim asks for, in v1's `exactly` (ExactDeviceRequest) or v1beta1's flat
+// fields, which carry the same names.
+struct DeviceRequest {
+  std::string name;
+  std::string device_class_name;
+  std::string allocation_mode;   // "ExactCount" (the default when empty), "All", or one a newer API adds
+  std::optional<int64_t> count;  // ExactCount's number of devices; 1 when unset
+  std::vector<std::string> selectors;  // selectors[].cel.expression, each of which a device must meet
+  bool admin_access = false;
+  // Alternatives (firstAvailable), or a selector of a kind other than CEL: a request topofit cannot judge.
+  bool first_available = false;
+  bool other_selector = false;
+  bool operator==(const DeviceRequest&) const = default;
+};
+
+// spec.devices.constraints[]: the devices of `requests` (all of the claim's when empty) share the value of
+// `match_attribute`, a qualified attribute name such as "resource.kubernetes.io/pcieRoot".
+struct DeviceConstraint {
+  std::vector<std::string> requests;
+  std::optional<std::string> match_attribute;
+  bool other = false;  // a kind of constraint other than matchAttribute (distinctAttribute...)
+  bool operator==(const DeviceConstraint&) const = default;
+};
+
 struct ResourceClaim {
   ObjectMeta metadata;
+  std::vector<DeviceRequest> requests;
+  std::vector<DeviceConstraint> constraints;
   bool allocated = false;  // status.allocation is set
   std::vector<AllocatedDevice> devices;
   // The node the allocation is bound to: the value of the allocation's node selector term

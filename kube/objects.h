@@ -131,6 +131,22 @@ struct PodSchedulingGroup {
   bool operator==(const PodSchedulingGroup&) const = default;
 };
 
+// spec.resourceClaims[]: a ResourceClaim the pod uses (Dynamic Resource Allocation), named directly or made
+// for the pod from a ResourceClaimTemplate (its generated name then in status.resourceClaimStatuses).
+struct PodResourceClaim {
+  std::string name;  // the pod's own name for it
+  std::optional<std::string> resource_claim_name;
+  std::optional<std::string> resource_claim_template_name;
+  bool operator==(const PodResourceClaim&) const = default;
+};
+
+// status.resourceClaimStatuses[]: the claim generated for a template entry of spec.resourceClaims.
+struct PodResourceClaimStatus {
+  std::string name;  // the spec.resourceClaims entry
+  std::optional<std::string> resource_claim_name;  // unset: no claim was needed
+  bool operator==(const PodResourceClaimStatus&) const = default;
+};
+
 struct PodSpec {
   std::vector<Container> containers;
   std::vector<Container> init_containers;
@@ -150,6 +166,7 @@ struct PodSpec {
   // Gang membership through the Workload API (decision/gang.h); absent on pods of other releases.
   std::optional<WorkloadReference> workload_ref;
   std::optional<PodSchedulingGroup> scheduling_group;
+  std::vector<PodResourceClaim> resource_claims;
 };
 
 // PodCondition and NodeCondition, reduced to what decisions read.
@@ -164,6 +181,7 @@ struct PodStatus {
   std::string phase;  // "Pending", "Running", "Succeeded", "Failed", "Unknown"; kept as the API string
   std::string nominated_node_name;
   std::vector<Condition> conditions;
+  std::vector<PodResourceClaimStatus> resource_claim_statuses;
 };
 
 struct Pod {

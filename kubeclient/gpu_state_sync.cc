@@ -12,7 +12,30 @@
 namespace topofit::kubeclient {
 namespace {
 
+std::string ClaimKey(absl::string_view namespace_name, absl::string_view name) {
+  return absl::StrCat(namespace_name, "/", name);
+}
+
 bool Finished(const kube::Pod& pod) { return pod.status.phase == "Succeeded" || pod.status.phase == "Failed"; }
+
+const std::string& KeyOf(const std::string& key) { return key; }
+template <typename Value>
+const std::string& KeyOf(const std::pair<const std::string, Value>& entry) {
+  return entry.first;
+}
+
+// The keys of what this feed tracks (a set of names, or a map by name or uid) that a relist no longer has:
+// they vanished while the watch was down. Collected first, since forgetting them changes `tracked`.
+template <typename Tracked, typename Object, typename ListedKey>
+std::vector<std::string> VanishedFrom(const Tracked& tracked, const std::vector<Object>& listed, ListedKey listed_key) {
+  std::set<std::string, std::less<>> keys;
+  for (const Object& object : listed) keys.insert(listed_key(object));
+  std::vector<std::string> vanished;
+  for (const auto& entry : tracked) {
+    if (!keys.contains(KeyOf(entry))) vanished.push_back(KeyOf(entry));
+  }
+  return vanished;
+}
 
 }  // namespace
 
@@ -29,13 +52,9 @@ WatchHandler<kube::Pod> GpuStateSync::PodHandler() {
 void GpuStateSync::SyncNodes(const std::vector<kube::Node>& nodes) {
   absl::MutexLock lock(&mu_);
   ++stats_.node_syncs;
-  std::set<std::string, std::less<>> listed;
-  for (const kube::Node& node : nodes) listed.insert(node.metadata.name);
-  std::vector<std::string> vanished;
-  for (const std::string& name : nodes_) {
-    if (!listed.contains(name)) vanished.push_back(name);
+  for (const std::string& name : VanishedFrom(nodes_, nodes, [](const kube::Node& node) { return node.metadata.name; })) {
+    RemoveNodeLocked(name);
   }
-  for (const std::string& name : vanished) RemoveNodeLocked(name);
   for (const kube::Node& node : nodes) UpsertNodeLocked(node);
 }
 
@@ -51,13 +70,9 @@ void GpuStateSync::NodeChanged(WatchEventType type, const kube::Node& node) {
 void GpuStateSync::SyncPods(const std::vector<kube::Pod>& pods) {
   absl::MutexLock lock(&mu_);
   ++stats_.pod_syncs;
-  std::set<std::string, std::less<>> listed;
-  for (const kube::Pod& pod : pods) listed.insert(pod.metadata.uid);
-  std::vector<std::string> vanished;
-  for (const auto& [uid, holding] : pods_) {
-    if (!listed.contains(uid)) vanished.push_back(uid);
+  for (const std::string& uid : VanishedFrom(pods_, pods, [](const kube::Pod& pod) { return pod.metadata.uid; })) {
+    ForgetPodLocked(uid);
   }
-  for (const std::string& uid : vanished) ForgetPodLocked(uid);
   for (const kube::Pod& pod : pods) UpdatePodLocked(pod);
 }
 
@@ -87,31 +102,33 @@ void GpuStateSync::SyncSlices(const std::vector<kube::ResourceSlice>& slices) {
 
 void GpuStateSync::SliceChanged(WatchEventType type, const kube::ResourceSlice& slice) {
   absl::MutexLock lock(&mu_);
-  if (type == WatchEventType::kDeleted) {
-    devices_.Remove(slice.metadata.name);
-  } else {
-    devices_.Upsert(slice);
-  }
-  ResolveClaimsLocked();
+  ResolveClaimsOfPoolsLocked(type == WatchEventType::kDeleted ? devices_.Remove(slice.metadata.name)
+                                                               : devices_.Upsert(slice));
 }
 
 void GpuStateSync::SyncClaims(const std::vector<kube::ResourceClaim>& claims) {
   absl::MutexLock lock(&mu_);
-  std::set<std::string, std::less<>> listed;
-  for (const kube::ResourceClaim& claim : claims) listed.insert(claim.metadata.uid);
-  std::vector<std::string> vanished;
-  for (const auto& [uid, claim] : claims_) {
-    if (!listed.contains(uid)) vanished.push_back(uid);
+  for (const std::string& uid :
+       VanishedFrom(claims_, claims, [](const kube::ResourceClaim& claim) { return claim.metadata.uid; })) {
+    ForgetClaimLocked(uid);
   }
-  for (const std::string& uid : vanished) ForgetClaimLocked(uid);
-  for (const kube::ResourceClaim& claim : claims) ResolveClaimLocked(claim);
+  every_claim_.clear();
+  for (const kube::ResourceClaim& claim : claims) {
+    every_claim_.insert_or_assign(ClaimKey(claim.metadata.namespace_name, claim.metadata.name), claim);
+    ResolveClaimLocked(claim);
+  }
 }
 
 void GpuStateSync::ClaimChanged(WatchEventType type, const kube::ResourceClaim& claim) {
   absl::MutexLock lock(&mu_);
+  const std::string key = ClaimKey(claim.metadata.namespace_name, claim.metadata.name);
   if (type == WatchEventType::kDeleted) {
+    if (auto it = every_claim_.find(key); it != every_claim_.end() && it->second.metadata.uid == claim.metadata.uid) {
+      every_claim_.erase(it);
+    }
     ForgetClaimLocked(claim.metadata.uid);
   } else {
+    every_claim_.insert_or_assign(key, claim);
     ResolveClaimLocked(claim);
   }
 }
@@ -121,6 +138,18 @@ GpuStateSyncStats GpuStateSync::stats() const {
   GpuStateSyncStats stats = stats_;
   stats.claims_holding_gpus = static_cast<int64_t>(claim_holdings_.size());
   return stats;
+}
+
+std::optional<kube::ResourceClaim> GpuStateSync::Claim(absl::string_view namespace_name, absl::string_view name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = every_claim_.find(ClaimKey(namespace_name, name));
+  if (it == every_claim_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<decision::SliceGpu> GpuStateSync::NodeGpus(absl::string_view node) const {
+  absl::MutexLock lock(&mu_);
+  return devices_.GpusOfNode(node);
 }
 
 std::optional<GpuStateSync::Holding> GpuStateSync::HoldingOf(const kube::Pod& pod) {
@@ -182,11 +211,37 @@ void GpuStateSync::ResolveClaimLocked(const kube::ResourceClaim& claim) {
     return;
   }
   // Kept while allocated, even holding no GPU the slices known now identify: a slice may come later.
-  ApplyClaimLocked(claims_.insert_or_assign(uid, claim).first->second);
+  if (auto known = claims_.find(uid); known != claims_.end()) IndexClaimPoolsLocked(known->second, /*tracked=*/false);
+  const kube::ResourceClaim& tracked = claims_.insert_or_assign(uid, claim).first->second;
+  IndexClaimPoolsLocked(tracked, /*tracked=*/true);
+  ApplyClaimLocked(tracked);
 }
 
 void GpuStateSync::ResolveClaimsLocked() {
   for (const auto& [uid, claim] : claims_) ApplyClaimLocked(claim);
+}
+
+void GpuStateSync::ResolveClaimsOfPoolsLocked(const std::set<std::string>& pools) {
+  std::set<std::string> uids;
+  for (const std::string& pool : pools) {
+    if (auto it = claims_by_pool_.find(pool); it != claims_by_pool_.end()) uids.insert(it->second.begin(), it->second.end());
+  }
+  for (const std::string& uid : uids) {
+    if (auto it = claims_.find(uid); it != claims_.end()) ApplyClaimLocked(it->second);
+  }
+}
+
+void GpuStateSync::IndexClaimPoolsLocked(const kube::ResourceClaim& claim, bool tracked) {
+  const std::string& uid = claim.metadata.uid;
+  for (const kube::AllocatedDevice& device : claim.devices) {
+    if (device.driver != devices_.driver()) continue;
+    if (tracked) {
+      claims_by_pool_[device.pool].insert(uid);
+    } else if (auto it = claims_by_pool_.find(device.pool); it != claims_by_pool_.end()) {
+      it->second.erase(uid);
+      if (it->second.empty()) claims_by_pool_.erase(it);
+    }
+  }
 }
 
 void GpuStateSync::ApplyClaimLocked(const kube::ResourceClaim& claim) {
@@ -216,7 +271,10 @@ void GpuStateSync::ApplyClaimLocked(const kube::ResourceClaim& claim) {
 }
 
 void GpuStateSync::ForgetClaimLocked(const std::string& claim_uid) {
-  claims_.erase(claim_uid);
+  if (auto known = claims_.find(claim_uid); known != claims_.end()) {
+    IndexClaimPoolsLocked(known->second, /*tracked=*/false);
+    claims_.erase(known);
+  }
   if (auto it = claim_holdings_.find(claim_uid); it != claim_holdings_.end()) {
     if (state_.Forget(it->second.pod.uid)) ++stats_.pods_forgotten;
     claim_holdings_.erase(it);

@@ -26,6 +26,9 @@
 //   ResourceClaim allocated       -> GpuState::ObservePod("resourceclaim:<uid>", node, count, ids)
 //   ResourceClaim deallocated, DELETED, or missing from a claim sync -> GpuState::Forget of the same
 //
+// Every claim the watch sees, allocated or not, is kept too, with each node's GPUs as its slices publish them:
+// the extender reads a pending pod's claims through them (scheduler::DraView, docs/dra.md).
+//
 // A claim holds its GPUs for every pod it is reserved for, so it is observed once, as a holder of its own:
 // a pod whose GPUs come from a claim requests no `nvidia.com/gpu` and is not observed itself. A claim whose
 // devices no known slice identifies yet is observed by count (placed pessimistically) and placed once its
@@ -47,6 +50,7 @@
 #include "kube/dra_objects.h"
 #include "kube/objects.h"
 #include "kubeclient/list_watcher.h"
+#include "scheduler/dra_view.h"
 #include "scheduler/gpu_state.h"
 
 namespace topofit::kubeclient {
@@ -66,10 +70,12 @@ struct GpuStateSyncStats {
 // The GpuState key of what a ResourceClaim holds: never a pod's uid.
 std::string ClaimHolderUid(absl::string_view claim_uid);
 
-class GpuStateSync {
+class GpuStateSync : public scheduler::DraView {
  public:
-  // `state` and `log` must outlive this object and the watchers its handlers are given to.
-  GpuStateSync(scheduler::GpuState& state, spdlog::logger& log) : state_(state), log_(log) {}
+  // `state` and `log` must outlive this object and the watchers its handlers are given to. `gpu_classes`:
+  // which driver's slices are GPUs, and which claim requests ask for them.
+  GpuStateSync(scheduler::GpuState& state, spdlog::logger& log, decision::DraGpuClasses gpu_classes = {})
+      : state_(state), log_(log), gpu_classes_(std::move(gpu_classes)), devices_(gpu_classes_.driver) {}
   GpuStateSync(const GpuStateSync&) = delete;
   GpuStateSync& operator=(const GpuStateSync&) = delete;
 
@@ -94,6 +100,11 @@ class GpuStateSync {
 
   GpuStateSyncStats stats() const;
 
+  // scheduler::DraView.
+  std::optional<kube::ResourceClaim> Claim(absl::string_view namespace_name, absl::string_view name) const override;
+  std::vector<decision::SliceGpu> NodeGpus(absl::string_view node) const override;
+  const decision::DraGpuClasses& gpu_classes() const override { return gpu_classes_; }
+
  private:
   // What a pod holds according to the API.
   struct Holding {
@@ -117,19 +128,29 @@ class GpuStateSync {
   void Apply(Holding& holding) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tracks an allocated claim (forgets one that is not) and applies its holding.
   void ResolveClaimLocked(const kube::ResourceClaim& claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Applies every tracked claim's holding again: the slices changed.
+  // Applies every tracked claim's holding again: the slices were relisted.
   void ResolveClaimsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies again the holding of the claims with devices in `pools`: a claim resolves from the slices of
+  // its devices' pools alone, so a slice event leaves every other claim as it was.
+  void ResolveClaimsOfPoolsLocked(const std::set<std::string>& pools) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The claim's holding from the slices known now, applied when it changed; released when it holds none.
   void ApplyClaimLocked(const kube::ResourceClaim& claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ForgetClaimLocked(const std::string& claim_uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps claims_by_pool_ in step with claims_: a claim is indexed under its pools when tracked, and
+  // taken out of them before it is replaced or dropped.
+  void IndexClaimPoolsLocked(const kube::ResourceClaim& claim, bool tracked) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   scheduler::GpuState& state_;
   spdlog::logger& log_;
+  const decision::DraGpuClasses gpu_classes_;
   mutable absl::Mutex mu_;
   std::set<std::string, std::less<>> nodes_ ABSL_GUARDED_BY(mu_);         // learned from the node watch
   std::map<std::string, Holding, std::less<>> pods_ ABSL_GUARDED_BY(mu_);  // by uid
   decision::DeviceGpuIndex devices_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, kube::ResourceClaim, std::less<>> claims_ ABSL_GUARDED_BY(mu_);  // allocated, by uid
+  std::map<std::string, kube::ResourceClaim, std::less<>> every_claim_ ABSL_GUARDED_BY(mu_);  // by "namespace/name"
+  // The uids of the claims in claims_ with a device of the driver in each pool.
+  std::map<std::string, std::set<std::string>, std::less<>> claims_by_pool_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Holding, std::less<>> claim_holdings_ ABSL_GUARDED_BY(mu_);    // by claim uid
   GpuStateSyncStats stats_ ABSL_GUARDED_BY(mu_);
 };

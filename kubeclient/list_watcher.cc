@@ -50,6 +50,20 @@ ListWatcher::Sink TypedSink(absl::StatusOr<T> (*decode)(const nlohmann::json&), 
   return sink;
 }
 
+// A watcher of `collection_path` that hands `handler` the objects `decode` makes of what the server sends.
+template <typename T>
+std::unique_ptr<ListWatcher> TypedListWatcher(RestClient& rest, std::string collection_path, ListWatchOptions options,
+                                              absl::StatusOr<T> (*decode)(const nlohmann::json&),
+                                              WatchHandler<T> handler) {
+  return std::make_unique<ListWatcher>(rest, std::move(collection_path), std::move(options),
+                                       TypedSink<T>(decode, std::move(handler)));
+}
+
+// resource.k8s.io's collection of `resource` at `version`, in all namespaces.
+std::string ResourceCollection(absl::string_view version, absl::string_view resource) {
+  return absl::StrCat("/apis/resource.k8s.io/", version, "/", resource);
+}
+
 }  // namespace
 
 absl::string_view WatchEventTypeName(WatchEventType type) {
@@ -66,30 +80,26 @@ absl::string_view WatchEventTypeName(WatchEventType type) {
 
 std::unique_ptr<ListWatcher> ListWatcher::ForPods(RestClient& rest, ListWatchOptions options,
                                                   WatchHandler<kube::Pod> handler) {
-  return std::make_unique<ListWatcher>(rest, "/api/v1/pods", std::move(options),
-                                       TypedSink<kube::Pod>(&codec::PodFromJson, std::move(handler)));
+  return TypedListWatcher(rest, "/api/v1/pods", std::move(options), &codec::PodFromJson, std::move(handler));
 }
 
 std::unique_ptr<ListWatcher> ListWatcher::ForNodes(RestClient& rest, ListWatchOptions options,
                                                    WatchHandler<kube::Node> handler) {
-  return std::make_unique<ListWatcher>(rest, "/api/v1/nodes", std::move(options),
-                                       TypedSink<kube::Node>(&codec::NodeFromJson, std::move(handler)));
+  return TypedListWatcher(rest, "/api/v1/nodes", std::move(options), &codec::NodeFromJson, std::move(handler));
 }
 
 std::unique_ptr<ListWatcher> ListWatcher::ForResourceSlices(RestClient& rest, absl::string_view version,
                                                             ListWatchOptions options,
                                                             WatchHandler<kube::ResourceSlice> handler) {
-  return std::make_unique<ListWatcher>(rest, absl::StrCat("/apis/resource.k8s.io/", version, "/resourceslices"),
-                                       std::move(options),
-                                       TypedSink<kube::ResourceSlice>(&codec::ResourceSliceFromJson, std::move(handler)));
+  return TypedListWatcher(rest, ResourceCollection(version, "resourceslices"), std::move(options),
+                          &codec::ResourceSliceFromJson, std::move(handler));
 }
 
 std::unique_ptr<ListWatcher> ListWatcher::ForResourceClaims(RestClient& rest, absl::string_view version,
                                                             ListWatchOptions options,
                                                             WatchHandler<kube::ResourceClaim> handler) {
-  return std::make_unique<ListWatcher>(rest, absl::StrCat("/apis/resource.k8s.io/", version, "/resourceclaims"),
-                                       std::move(options),
-                                       TypedSink<kube::ResourceClaim>(&codec::ResourceClaimFromJson, std::move(handler)));
+  return TypedListWatcher(rest, ResourceCollection(version, "resourceclaims"), std::move(options),
+                          &codec::ResourceClaimFromJson, std::move(handler));
 }
 
 ListWatcher::ListWatcher(RestClient& rest, std::string collection_path, ListWatchOptions options, Sink sink)

@@ -110,6 +110,13 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   absl::StatusOr<GpuDemand> demand = decision::DemandOf(args.pod);
   const std::string pod_key = absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name);
   if (!demand.ok()) return InvalidPod(args.pod, pod_key, demand.status().message());
+  absl::StatusOr<std::optional<decision::ClaimGpuDemand>> claims = ClaimDemandOf(args.pod, *demand);
+  if (!claims.ok()) return InvalidPod(args.pod, pod_key, claims.status().message());
+  if (*claims) {
+    absl::StatusOr<RequestNodes> nodes = NodesOf(args);
+    if (!nodes.ok()) return nodes.status();
+    return FilterClaimPod(args, *demand, **claims, *std::move(nodes));
+  }
   std::optional<decision::Gang> gang;  // of known size: placed all or nothing
   if (demand->wants_gpus()) {
     absl::StatusOr<std::optional<decision::Gang>> member_of = CountedGangOf(args.pod);
@@ -277,9 +284,19 @@ absl::StatusOr<std::vector<codec::HostPriority>> Extender::Prioritize(const code
   absl::StatusOr<GpuDemand> demand = decision::DemandOf(args.pod);
   FilterMemo memo;
   std::vector<codec::HostPriority> priorities;
+  // A pod whose GPUs come from claims is scored by what they ask (extender_claims.cc).
+  absl::StatusOr<std::optional<decision::ClaimGpuDemand>> claims = std::nullopt;
+  if (demand.ok()) claims = ClaimDemandOf(args.pod, *demand);
   for (const auto& snapshot : nodes->snapshots) {
     // A pod topofit cannot read was refused by filter; scoring stays neutral (prioritize errors are ignored).
-    priorities.push_back({snapshot->node, demand.ok() ? memo.FilterAndScore(*demand, *snapshot).score : decision::kMinExtenderScore});
+    int64_t score = decision::kMinExtenderScore;
+    if (demand.ok() && claims.ok() && *claims) {
+      const decision::ClaimNodeVerdict judged = JudgeClaims(**claims, *demand, *snapshot);
+      score = decision::PrioritizeScore(judged.demand, judged.verdict, *snapshot->topology);
+    } else if (demand.ok() && claims.ok()) {
+      score = memo.FilterAndScore(*demand, *snapshot).score;
+    }
+    priorities.push_back({snapshot->node, score});
   }
   for (const auto* others : {&nodes->unresolved, &nodes->unknown}) {
     for (const auto& [name, reason] : *others) priorities.push_back({name, decision::kMinExtenderScore});

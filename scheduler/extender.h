@@ -15,6 +15,8 @@
 #include "codec/node_topology.h"
 #include "decision/capacity_ask.h"
 #include "decision/capacity_hold.h"
+#include "decision/claim_demand.h"
+#include "decision/claim_fit.h"
 #include "decision/gang.h"
 #include "decision/gang_book.h"
 #include "decision/gang_capacity_target.h"
@@ -25,6 +27,7 @@
 #include "ledger/ledger.h"
 #include "scheduler/bind_authorization.h"
 #include "scheduler/capacity_requests.h"
+#include "scheduler/dra_view.h"
 #include "scheduler/drain_guard.h"
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
@@ -90,6 +93,10 @@ class Extender {
     domain_labels_ = std::move(domain_labels);
     gangs_ = decision::GangBook(book);
   }
+  // Pods whose GPUs come from ResourceClaims are filtered and prioritized by what their claims ask of the
+  // GPUs `dra` publishes (not owned, outlives this; docs/dra.md). Unset, such pods ask no GPU of topofit.
+  // Set before serving.
+  void JudgeClaimsWith(const DraView* dra) { dra_ = dra; }
 
  private:
   // The snapshots of the nodes a request names, learning nodes sent in full. Names topofit does not know
@@ -102,6 +109,15 @@ class Extender {
     std::map<std::string, std::string> unknown;
   };
   absl::StatusOr<RequestNodes> NodesOf(const codec::ExtenderArgs& args);
+  // What the pod asks of GPUs through its ResourceClaims (decision::ClaimGpuDemandOf); nullopt when nothing,
+  // or no DraView is set. `demand`: its device-plugin demand, which must then ask no GPU.
+  absl::StatusOr<std::optional<decision::ClaimGpuDemand>> ClaimDemandOf(const kube::Pod& pod,
+                                                                       const decision::GpuDemand& demand) const;
+  decision::ClaimNodeVerdict JudgeClaims(const decision::ClaimGpuDemand& claims, const decision::GpuDemand& demand,
+                                         const decision::NodeGpuSnapshot& node) const;
+  // Filter for a pod whose GPUs come from claims (extender_claims.cc): each node judged by JudgeClaims.
+  codec::ExtenderFilterResult FilterClaimPod(const codec::ExtenderArgs& args, const decision::GpuDemand& demand,
+                                             const decision::ClaimGpuDemand& claims, RequestNodes nodes);
   // The reply to a pod whose own fields are wrong (every node would fail alike): said once, as the error.
   codec::ExtenderFilterResult InvalidPod(const kube::Pod& pod, const std::string& pod_key, absl::string_view message);
   // The snapshots with the GPUs reserved for gangs other than `gang` (an id, GangIdOf; empty: every gang)
@@ -190,6 +206,7 @@ class Extender {
   const PendingPods* pending_pods_ = nullptr;
   const Leadership& leadership_;
   history::DecisionRecorder* recorder_ = nullptr;
+  const DraView* dra_ = nullptr;
   history::RefusalAggregator refusals_;  // on clock_'s time
   decision::CapacityWaitPolicy capacity_wait_;
   mutable codec::TopologyResolver group_topologies_;  // of the node group templates the ledger holds (AskNow)

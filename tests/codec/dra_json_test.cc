@@ -55,6 +55,36 @@ TEST_CASE("An allocated ResourceClaim: its devices, its node and the pods it is 
   CHECK(pending->devices.empty());
 }
 
+TEST_CASE("A ResourceClaim's requests and constraints, in v1's exactly and v1beta1's flat fields alike", "[dra]") {
+  const absl::StatusOr<kube::ResourceClaim> v1 = ResourceClaimFromJson(DraFixture("resourceclaim-v1-allocated.json"));
+  REQUIRE(v1.ok());
+  REQUIRE(v1->requests.size() == 1);
+  CHECK(v1->requests[0] == kube::DeviceRequest{.name = "gpus", .device_class_name = "gpu.nvidia.com",
+                                               .allocation_mode = "ExactCount", .count = 2, .selectors = {},
+                                               .admin_access = false, .first_available = false, .other_selector = false});
+  REQUIRE(v1->constraints.size() == 1);
+  CHECK(v1->constraints[0] == kube::DeviceConstraint{.requests = {"gpus"},
+                                                     .match_attribute = "resource.kubernetes.io/pcieRoot", .other = false});
+
+  const absl::StatusOr<kube::ResourceClaim> v1beta1 = ResourceClaimFromJson(nlohmann::json::parse(R"({
+      "apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaim",
+      "metadata": {"name": "c", "namespace": "ml", "uid": "u"},
+      "spec": {"devices": {
+        "requests": [{"name": "gpus", "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 4,
+                      "selectors": [{"cel": {"expression": "device.driver == \"gpu.nvidia.com\""}}]},
+                     {"name": "any", "firstAvailable": [{"name": "big", "deviceClassName": "gpu.nvidia.com"}]}],
+        "constraints": [{"matchAttribute": "gpu.nvidia.com/productName"}, {"distinctAttribute": "gpu.nvidia.com/uuid"}]}}})"));
+  REQUIRE(v1beta1.ok());
+  REQUIRE(v1beta1->requests.size() == 2);
+  CHECK(v1beta1->requests[0].count == 4);
+  CHECK(v1beta1->requests[0].selectors == std::vector<std::string>{"device.driver == \"gpu.nvidia.com\""});
+  CHECK(v1beta1->requests[1].first_available);
+  REQUIRE(v1beta1->constraints.size() == 2);
+  CHECK(v1beta1->constraints[0].requests.empty());
+  CHECK(v1beta1->constraints[0].match_attribute == "gpu.nvidia.com/productName");
+  CHECK(v1beta1->constraints[1].other);
+}
+
 TEST_CASE("DRA objects whose read fields have the wrong type are refused with the field's path", "[dra]") {
   nlohmann::json slice = DraFixture("resourceslice-v1.json");
   slice["spec"]["devices"][2]["attributes"]["index"] = {{"int", "two"}};

@@ -184,6 +184,28 @@ TEST_CASE("PodFromJson reads the Workload API's gang membership", "[kube_json]")
   }
 }
 
+TEST_CASE("PodFromJson reads the pod's ResourceClaims and the names of those made from templates", "[kube_json][dra]") {
+  const kube::Pod pod = RequirePod(Json::parse(R"({"metadata": {"name": "trainer-0", "namespace": "ml"},
+      "spec": {"resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "two-gpus-one-root"},
+                                  {"name": "shared", "resourceClaimName": "team-gpus"}],
+               "containers": [{"name": "main", "resources": {"claims": [{"name": "gpus"}]}}]},
+      "status": {"resourceClaimStatuses": [{"name": "gpus", "resourceClaimName": "trainer-0-gpus-7hq2d"},
+                                           {"name": "unneeded", "resourceClaimName": null}]}})"));
+  REQUIRE(pod.spec.resource_claims.size() == 2);
+  CHECK(pod.spec.resource_claims[0] == kube::PodResourceClaim{.name = "gpus", .resource_claim_name = std::nullopt,
+                                                              .resource_claim_template_name = "two-gpus-one-root"});
+  CHECK(pod.spec.resource_claims[1] == kube::PodResourceClaim{.name = "shared", .resource_claim_name = "team-gpus",
+                                                              .resource_claim_template_name = std::nullopt});
+  REQUIRE(pod.status.resource_claim_statuses.size() == 2);
+  CHECK(pod.status.resource_claim_statuses[0] ==
+        kube::PodResourceClaimStatus{.name = "gpus", .resource_claim_name = "trainer-0-gpus-7hq2d"});
+  CHECK_FALSE(pod.status.resource_claim_statuses[1].resource_claim_name.has_value());
+  CHECK_THAT(std::string(PodFromJson(Json::parse(R"({"spec": {"resourceClaims": [{"name": "g", "resourceClaimName": 7}]}})"))
+                             .status()
+                             .message()),
+             Catch::Contains("spec.resourceClaims[0].resourceClaimName"));
+}
+
 TEST_CASE("NodeFromJson reads what the extender needs", "[kube_json]") {
   const kube::Node node = RequireNode(Json::parse(kGpuNode));
   CHECK(node.metadata.name == "gpu-7");

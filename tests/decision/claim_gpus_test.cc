@@ -1,5 +1,7 @@
 #include "decision/claim_gpus.h"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 namespace topofit::decision {
@@ -34,6 +36,15 @@ kube::ResourceSlice NodeSlice(const std::string& node, int gpus, const std::stri
   return slice;
 }
 
+// A MIG device of the GPU whose uuid is `parent`.
+kube::SliceDevice Mig(const std::string& name, const std::string& parent) {
+  kube::SliceDevice mig;
+  mig.name = name;
+  mig.attributes["type"] = String("mig");
+  mig.attributes["parentUUID"] = String(parent);
+  return mig;
+}
+
 kube::ResourceClaim Claim(const std::string& pool, std::vector<std::string> devices, const std::string& node = "") {
   kube::ResourceClaim claim;
   claim.metadata.uid = "claim-uid";
@@ -58,11 +69,7 @@ TEST_CASE("A claim's devices are the GPUs their slice's index attributes name, o
 
 TEST_CASE("A MIG device takes its parent GPU, named by uuid", "[claim_gpus]") {
   kube::ResourceSlice slice = NodeSlice("node-a", 8);
-  kube::SliceDevice mig;
-  mig.name = "gpu-7-mig-1g10gb-0";
-  mig.attributes["type"] = String("mig");
-  mig.attributes["parentUUID"] = String("GPU-node-a-7");
-  slice.devices.push_back(mig);
+  slice.devices.push_back(Mig("gpu-7-mig-1g10gb-0", "GPU-node-a-7"));
   DeviceGpuIndex index;
   index.Upsert(slice);
   // Two parts of one GPU hold it once.
@@ -123,6 +130,53 @@ TEST_CASE("A slice replaced under its name forgets the devices it no longer list
   index.Upsert(NodeSlice("node-a", 4));
   CHECK_FALSE(index.Find(kNvidiaGpuDriver, "node-a", "gpu-6"));
   CHECK_FALSE(index.Find("other.example.com", "node-a", "gpu-1"));
+}
+
+TEST_CASE("A slice change names the pools whose devices it may have changed, before and after", "[claim_gpus]") {
+  DeviceGpuIndex index;
+  CHECK(index.Upsert(NodeSlice("node-a", 8)) == std::set<std::string>{"node-a"});
+  // The same slice republished under another pool: claims on either pool may resolve differently now.
+  kube::ResourceSlice moved = NodeSlice("node-a", 8);
+  moved.pool = "node-a-v2";
+  CHECK(index.Upsert(moved) == std::set<std::string>{"node-a", "node-a-v2"});
+  CHECK_FALSE(index.Find(kNvidiaGpuDriver, "node-a", "gpu-1"));
+  CHECK(index.Find(kNvidiaGpuDriver, "node-a-v2", "gpu-1") == DeviceGpu{"node-a", 1});
+  CHECK(index.Remove("node-a-gpu.nvidia.com") == std::set<std::string>{"node-a-v2"});
+  CHECK(index.Remove("node-a-gpu.nvidia.com").empty());
+  // A slice of another driver changes no GPU pool, unless its name held one before.
+  CHECK(index.Upsert(NodeSlice("nic-node", 2, "sriov.example.com")).empty());
+}
+
+TEST_CASE("Two slices of one pool naming a device: the first by name counts, the other once it is gone", "[claim_gpus]") {
+  DeviceGpuIndex index;
+  kube::ResourceSlice old_slice = NodeSlice("node-a", 4);
+  old_slice.metadata.name = "b-old";
+  kube::ResourceSlice new_slice = NodeSlice("node-a", 4);
+  new_slice.metadata.name = "a-new";
+  new_slice.devices[1].attributes["index"] = Int(3);  // the republished pool says gpu-1 is GPU 3
+  index.Upsert(old_slice);
+  index.Upsert(new_slice);
+  CHECK(index.Find(kNvidiaGpuDriver, "node-a", "gpu-1") == DeviceGpu{"node-a", 3});
+  index.Remove("a-new");
+  CHECK(index.Find(kNvidiaGpuDriver, "node-a", "gpu-1") == DeviceGpu{"node-a", 1});
+}
+
+TEST_CASE("A node's whole GPUs as its slices publish them, by index, with their attributes", "[claim_gpus]") {
+  DeviceGpuIndex index;
+  kube::ResourceSlice slice = NodeSlice("node-a", 4);
+  slice.devices.push_back(Mig("gpu-3-mig-1g10gb-0", "GPU-node-a-3"));
+  std::reverse(slice.devices.begin(), slice.devices.end());
+  index.Upsert(slice);
+  const std::vector<SliceGpu> gpus = index.GpusOfNode("node-a");
+  REQUIRE(gpus.size() == 4);  // the MIG device is a part, not a GPU
+  for (int i = 0; i < 4; ++i) {
+    CHECK(gpus[i].index == i);
+    CHECK(gpus[i].device.name == "gpu-" + std::to_string(i));
+    CHECK(gpus[i].device.attributes.at("uuid").string_value == "GPU-node-a-" + std::to_string(i));
+  }
+  CHECK(index.GpusOfNode("node-b").empty());
+  index.Remove(slice.metadata.name);
+  CHECK(index.GpusOfNode("node-a").empty());
 }
 
 }  // namespace

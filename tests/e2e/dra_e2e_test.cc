@@ -4,27 +4,24 @@
 // never offered to a pod that asks through the device plugin: refused while the claim holds them, whether it
 // was listed at start-up or arrived by a watch event later, and offered again once it is deleted.
 
-#include <memory>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
-#include <spdlog/sinks/null_sink.h>
 
 #include "absl/strings/str_cat.h"
 #include "cli/extender_command.h"
-#include "tests/cli/scratch_dir.h"
+#include "tests/e2e/e2e_cluster.h"
 #include "tests/e2e/e2e_objects.h"
 #include "tests/kube/dra_fixtures.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
-#include "tests/server/test_certs.h"
 
 namespace topofit {
 namespace {
 
 using kubeclient::testing::Eventually;
-using kubeclient::testing::FakeApiServer;
-using kubeclient::testing::kPatience;
 using kubeclient::testing::Resource;
 using nlohmann::json;
 
@@ -56,59 +53,99 @@ json ClaimHolding(int first, int last) {
   return claim;
 }
 
+// The fixture's slice of kNode, published for `node` instead (its own pool).
+json SliceOf(const std::string& node) {
+  json slice = testing::DraFixture("resourceslice-v1.json");
+  slice["metadata"]["name"] = node + "-gpu.nvidia.com";
+  slice["metadata"].erase("uid");
+  slice["spec"]["nodeName"] = node;
+  slice["spec"]["pool"]["name"] = node;
+  return slice;
+}
+
+json NodeNamed(const std::string& node) {
+  json object = A100Node();
+  object["metadata"]["name"] = node;
+  object["metadata"]["labels"]["kubernetes.io/hostname"] = node;
+  return object;
+}
+
+// A claim (namespace ml) allocated `gpus` of `node` ("gpu-<i>" of the node's pool).
+json ClaimAllocated(const std::string& name, const std::string& node, const std::vector<int>& gpus) {
+  json claim = testing::DraFixture("resourceclaim-v1-allocated.json");
+  claim["metadata"]["name"] = name;
+  claim["metadata"]["uid"] = "uid-claim-" + name;
+  claim["spec"]["devices"]["requests"][0]["exactly"]["count"] = gpus.size();
+  claim["spec"]["devices"].erase("constraints");
+  json results = json::array();
+  for (int gpu : gpus) {
+    results.push_back({{"request", "gpus"}, {"driver", "gpu.nvidia.com"}, {"pool", node}, {"device", absl::StrCat("gpu-", gpu)}});
+  }
+  claim["status"]["allocation"]["devices"]["results"] = std::move(results);
+  claim["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] = json::array({node});
+  return claim;
+}
+
+// What the resource claim controller makes of the template of a pod asking 2 GPUs under one PCIe root: the
+// fixture's claim before kube-scheduler's DRA plugin allocated it.
+json PendingTwoGpusOneRoot(const std::string& name) {
+  json claim = testing::DraFixture("resourceclaim-v1-allocated.json");
+  claim["metadata"]["name"] = name;
+  claim["metadata"]["uid"] = "uid-claim-" + name;
+  claim["metadata"].erase("ownerReferences");
+  claim["status"] = json::object();
+  return claim;
+}
+
+// A pending pod of the "topofit" profile whose GPUs come from the claim made for it from a template, named in
+// its status as the resource claim controller writes it; it requests no nvidia.com/gpu.
+json PendingClaimPod(const std::string& name, const std::string& claim) {
+  json pod = testing::PendingGpuPod(name, 0);
+  pod["spec"]["containers"][0]["resources"] = {{"claims", {{{"name", "gpus"}}}}};
+  pod["spec"]["resourceClaims"] = {{{"name", "gpus"}, {"resourceClaimTemplateName", "two-gpus-one-root"}}};
+  pod["status"]["resourceClaimStatuses"] = {{{"name", "gpus"}, {"resourceClaimName", claim}}};
+  return pod;
+}
+
 std::string NameOf(const json& object) { return object["metadata"]["name"].get<std::string>(); }
 
 // The node and its slice in the fake API server; the extender started once the test has put in what should
 // be there at start-up.
-struct DraCluster {
-  DraCluster() : certs(testing::TestCerts::Create().value()), api(*certs) {
+struct DraCluster : testing::E2eCluster {
+  DraCluster() : E2eCluster("topofit-dra-e2e-test") {
     api.Upsert(Resource::kNodes, A100Node());
     api.Upsert(Resource::kResourceSlices, testing::DraFixture("resourceslice-v1.json"));
   }
-  ~DraCluster() {
-    if (extender.api != nullptr) extender.api->Stop();
-  }
 
   void StartExtender() {
-    cli::ExtenderOptions options = testing::LoopbackExtenderOptions(scratch, api.url(), certs->ca_cert_file());
+    cli::ExtenderOptions options = ExtenderOptions();
     options.scheduler_name = "topofit";
     options.dra_version = "v1";
-    absl::StatusOr<cli::ExtenderServers> built = cli::BuildExtender(options, process, log, {});
-    REQUIRE(built.ok());
-    extender = *std::move(built);
-    port = extender.api->Start().value();
-    for (const kubeclient::ListWatcher* watch : {extender.node_watch.get(), extender.pod_watch.get(),
-                                                  extender.slice_watch.get(), extender.claim_watch.get()}) {
-      REQUIRE(watch->WaitForSync(kPatience));
-    }
+    E2eCluster::StartExtender(options);
   }
 
   // kube-scheduler's filter call for the pending pod (NodeNames, the extender's deployed mode): whether the
   // extender passes the node.
   bool Passes(const std::string& pod) {
-    const json filtered = testing::PostToExtender(
-        port, "/filter", {{"Pod", api.Object(Resource::kPods, "ml", pod)}, {"NodeNames", {kNode}}});
+    const json filtered = Post("/filter", {{"Pod", api.Object(Resource::kPods, "ml", pod)}, {"NodeNames", {kNode}}});
     INFO(filtered.dump());
     REQUIRE(filtered.value("Error", "").empty());
     return filtered["NodeNames"].size() == 1;
   }
 
+  // kube-scheduler's filter call for the pod over `nodes`.
+  json Filter(const std::string& pod, const std::vector<std::string>& nodes) {
+    return Post("/filter", {{"Pod", api.Object(Resource::kPods, "ml", pod)}, {"NodeNames", nodes}});
+  }
+
   // Binds the pod to the node; the GPUs the extender gave it (its `topofit.io/gpu-ids`).
   std::string Bind(const std::string& pod) {
     const json args = {{"PodName", pod}, {"PodNamespace", "ml"}, {"PodUID", absl::StrCat("uid-", pod)}, {"Node", kNode}};
-    const json bound = testing::PostToExtender(port, "/bind", args);
+    const json bound = Post("/bind", args);
     REQUIRE(bound.value("Error", "x").empty());
     const json annotations = api.Object(Resource::kPods, "ml", pod)["metadata"]["annotations"];
     return annotations.value("topofit.io/gpu-ids", "");
   }
-
-  std::unique_ptr<testing::TestCerts> certs;
-  FakeApiServer api;
-  cli::testing::ScratchDir scratch{"topofit-dra-e2e-test"};
-  spdlog::logger log{"e2e", std::make_shared<spdlog::sinks::null_sink_mt>()};
-  cli::ProcessState process;
-  cli::ExtenderServers extender;
-  int port = 0;
 };
 
 TEST_CASE("DRA end to end: a claim's GPUs are never offered to a device-plugin pod, and are once it is deleted",
@@ -147,6 +184,56 @@ TEST_CASE("DRA end to end: a claim allocated after start-up arrives by the watch
   CHECK(Eventually([&] { return !c.Passes("train"); }));
   REQUIRE(c.Passes("infer"));
   CHECK(c.Bind("infer") == "0,1");
+}
+
+TEST_CASE("DRA end to end: a claim asking 2 GPUs under one pcieRoot passes the node that has them, not the one "
+          "whose free GPUs are each under a root of their own",
+          "[e2e][dra]") {
+  DraCluster c;
+  const std::string scattered = "a100-node-2";
+  c.api.Upsert(Resource::kNodes, NodeNamed(scattered));
+  c.api.Upsert(Resource::kResourceSlices, SliceOf(scattered));
+  // Another claim pod holds one GPU of each root pair on node 2: 4 GPUs free there, no two under one root.
+  c.api.Upsert(Resource::kResourceClaims, ClaimAllocated("others", scattered, {0, 2, 4, 6}));
+  c.api.Upsert(Resource::kResourceClaims, PendingTwoGpusOneRoot("trainer-0-gpus-7hq2d"));
+  c.api.Upsert(Resource::kPods, PendingClaimPod("trainer-0", "trainer-0-gpus-7hq2d"));
+  c.StartExtender();
+
+  const json filtered = c.Filter("trainer-0", {kNode, scattered});
+  INFO(filtered.dump());
+  REQUIRE(filtered.value("Error", "").empty());
+  CHECK(filtered["NodeNames"] == json::array({kNode}));
+  REQUIRE(filtered["FailedNodes"].contains(scattered));  // preemption could free a root's pair
+  CHECK_THAT(filtered["FailedNodes"][scattered].get<std::string>(),
+             Catch::Contains("matchAttribute resource.kubernetes.io/pcieRoot needs 2 GPUs sharing one value; at most 1 free"));
+
+  // Prioritize scores the node that can serve it above the one that cannot.
+  const json scores = c.Post("/prioritize", {{"Pod", c.api.Object(Resource::kPods, "ml", "trainer-0")},
+                                             {"NodeNames", {kNode, scattered}}});
+  INFO(scores.dump());
+  std::map<std::string, int> by_node;
+  for (const json& score : scores) by_node[score["Host"].get<std::string>()] = score["Score"].get<int>();
+  CHECK(by_node.at(kNode) > by_node.at(scattered));
+
+  // The scattered node's other claim is deleted: its GPUs come back, and the pod passes it too.
+  c.api.Delete(Resource::kResourceClaims, "ml", "others");
+  CHECK(Eventually([&] { return c.Filter("trainer-0", {scattered})["NodeNames"].size() == 1; }));
+}
+
+TEST_CASE("DRA end to end: a claim whose CEL selector topofit cannot judge is refused by the filter's error, "
+          "never passed",
+          "[e2e][dra]") {
+  DraCluster c;
+  json claim = PendingTwoGpusOneRoot("trainer-0-gpus-7hq2d");
+  claim["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = {
+      {{"cel", {{"expression", "device.attributes[\"gpu.nvidia.com\"].productName.matches(\"A100.*\")"}}}}};
+  c.api.Upsert(Resource::kResourceClaims, claim);
+  c.api.Upsert(Resource::kPods, PendingClaimPod("trainer-0", "trainer-0-gpus-7hq2d"));
+  c.StartExtender();
+  const json filtered = c.Filter("trainer-0", {kNode});
+  INFO(filtered.dump());
+  CHECK_THAT(filtered.value("Error", ""), Catch::Contains("outside what topofit judges"));
+  CHECK(filtered.value("NodeNames", json::array()).empty());
 }
 
 }  // namespace

@@ -15,25 +15,21 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
-#include <httplib.h>
-#include <spdlog/sinks/null_sink.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cli/extender_command.h"
 #include "cli/ledger_flags.h"
 #include "kubeclient/provisioning.h"
-#include "tests/kube/builders.h"
-#include "tests/cli/scratch_dir.h"
+#include "tests/e2e/e2e_cluster.h"
 #include "tests/e2e/e2e_objects.h"
+#include "tests/kube/builders.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
-#include "tests/server/test_certs.h"
 
 namespace topofit {
 namespace {
 
-using kubeclient::testing::FakeApiServer;
 using kubeclient::testing::Resource;
 using nlohmann::json;
 
@@ -60,27 +56,18 @@ struct TrayList {
   }
 };
 
-struct GangCluster {
-  explicit GangCluster(const TrayList& trays, bool provisioning_requests = false)
-      : certs(testing::TestCerts::Create().value()), api(*certs) {
+struct GangCluster : testing::E2eCluster {
+  explicit GangCluster(const TrayList& trays, bool provisioning_requests = false) : E2eCluster("topofit-gang-e2e-test") {
     for (const auto& [name, clique, pool] : trays.trays) {
       api.Upsert(Resource::kNodes, Tray(name, clique, pool));
       nodes.push_back(name);
     }
-    cli::ExtenderOptions options = testing::LoopbackExtenderOptions(scratch, api.url(), certs->ca_cert_file());
+    cli::ExtenderOptions options = ExtenderOptions();
     options.scheduler_name = "topofit";
     options.provisioning_requests = provisioning_requests;
     REQUIRE(cli::UseLedger(options.ledger, options.kubeconfig, process, log).ok());
-    absl::StatusOr<cli::ExtenderServers> built = cli::BuildExtender(options, process, log, {});
-    REQUIRE(built.ok());
-    extender = *std::move(built);
-    port = extender.api->Start().value();
-    REQUIRE(extender.node_watch->WaitForSync(kubeclient::testing::kPatience));
-    REQUIRE(extender.pod_watch->WaitForSync(kubeclient::testing::kPatience));
+    StartExtender(options);
   }
-  ~GangCluster() { extender.api->Stop(); }
-
-  json Post(const std::string& path, const json& args) { return testing::PostToExtender(port, path, args); }
 
   // One kube-scheduler cycle for the pod (NodeNames, the extender's deployed mode): the first node the
   // extender passes, bound; the bind's error otherwise ("unschedulable" when no node passed).
@@ -94,13 +81,6 @@ struct GangCluster {
     return bound.value("Error", "");
   }
 
-  std::unique_ptr<testing::TestCerts> certs;
-  FakeApiServer api;
-  cli::testing::ScratchDir scratch{"topofit-gang-e2e-test"};
-  spdlog::logger log{"e2e", std::make_shared<spdlog::sinks::null_sink_mt>()};
-  cli::ProcessState process;
-  cli::ExtenderServers extender;
-  int port = 0;
   std::vector<std::string> nodes;
 };
 

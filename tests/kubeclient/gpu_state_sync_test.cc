@@ -305,5 +305,58 @@ TEST_CASE("GpuStateSync with DRA: a claim before its slice is counted, then plac
   CHECK(d.state->Snapshot(node)->free().size() == 6);
 }
 
+TEST_CASE("GpuStateSync with DRA: a slice event re-resolves the claims of the pools it changed, old and new",
+          "[live-state][dra]") {
+  Direct d;
+  const std::string node = "a100-node-1";
+  d.sync.SyncNodes({Node(node)});
+  d.sync.SyncSlices({Slice()});
+  d.sync.SyncClaims({Claim()});
+  const std::string holder = ClaimHolderUid(Claim().metadata.uid);
+  REQUIRE(d.state->AssignmentOf(holder) == std::make_optional(std::make_pair(node, Ids("2,3"))));
+  // The driver republishes the slice under a new pool: the claim's pool has no devices any more, so the
+  // claim is counted by its count again, not left on ids no slice vouches for.
+  kube::ResourceSlice moved = Slice();
+  moved.pool = "a100-node-1-v2";
+  d.sync.SliceChanged(WatchEventType::kModified, moved);
+  CHECK_FALSE(d.state->AssignmentOf(holder).has_value());
+  CHECK(d.state->Snapshot(node)->free().size() == 6);
+  // A slice of another pool leaves it as it is.
+  kube::ResourceSlice other = Slice();
+  other.metadata.name = "other-slice";
+  other.pool = "other-pool";
+  d.sync.SliceChanged(WatchEventType::kAdded, other);
+  CHECK(d.state->Snapshot(node)->free().size() == 6);
+  // The pool back: placed again.
+  d.sync.SliceChanged(WatchEventType::kModified, Slice());
+  CHECK(d.state->AssignmentOf(holder) == std::make_optional(std::make_pair(node, Ids("2,3"))));
+}
+
+TEST_CASE("GpuStateSync with DRA: every claim, allocated or not, and each node's GPUs are there to read",
+          "[live-state][dra]") {
+  Direct d;
+  const kube::ResourceClaim pending =
+      codec::ResourceClaimFromJson(DraFixture("resourceclaim-v1-pending.json")).value();
+  d.sync.SyncSlices({Slice()});
+  d.sync.SyncClaims({pending});
+  // A pending pod's claim is not allocated: it holds nothing, but the extender reads what it asks.
+  CHECK(d.sync.stats().claims_holding_gpus == 0);
+  REQUIRE(d.sync.Claim("ml", "infer-1-gpus-p2x8w").has_value());
+  CHECK(d.sync.Claim("ml", "infer-1-gpus-p2x8w")->requests.size() == 1);
+  CHECK_FALSE(d.sync.Claim("other", "infer-1-gpus-p2x8w").has_value());
+  d.sync.ClaimChanged(WatchEventType::kAdded, Claim());
+  CHECK(d.sync.Claim("ml", "trainer-0-gpus-7hq2d").has_value());
+  d.sync.ClaimChanged(WatchEventType::kDeleted, pending);
+  CHECK_FALSE(d.sync.Claim("ml", "infer-1-gpus-p2x8w").has_value());
+  d.sync.SyncClaims({});
+  CHECK_FALSE(d.sync.Claim("ml", "trainer-0-gpus-7hq2d").has_value());
+
+  const std::vector<decision::SliceGpu> gpus = d.sync.NodeGpus("a100-node-1");
+  REQUIRE(gpus.size() == 8);
+  CHECK(gpus[3].device.attributes.at("resource.kubernetes.io/pcieRoot").string_value == "pci0000:10");
+  CHECK(d.sync.NodeGpus("elsewhere").empty());
+  CHECK(d.sync.gpu_classes().device_classes == std::vector<std::string>{"gpu.nvidia.com"});
+}
+
 }  // namespace
 }  // namespace topofit::kubeclient

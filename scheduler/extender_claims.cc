@@ -1,0 +1,74 @@
+// The extender's filter and prioritize for pods whose GPUs come from ResourceClaims (docs/dra.md): the
+// claims' demand (decision/claim_demand.h) judged on each node's GPUs as its slices publish them
+// (decision/claim_fit.h). kube-scheduler's DRA plugin allocates the devices and the claim watch then
+// counts them, so bind takes no GPU for such a pod. The rest of the verbs are in extender.cc.
+
+#include "absl/strings/str_cat.h"
+#include "decision/prioritize.h"
+#include "scheduler/extender.h"
+#include "server/logging.h"
+
+namespace topofit::scheduler {
+
+using decision::GpuDemand;
+using decision::NodeGpuSnapshot;
+
+absl::StatusOr<std::optional<decision::ClaimGpuDemand>> Extender::ClaimDemandOf(const kube::Pod& pod,
+                                                                               const GpuDemand& demand) const {
+  if (dra_ == nullptr || pod.spec.resource_claims.empty()) return std::nullopt;
+  absl::StatusOr<std::optional<decision::ClaimGpuDemand>> claims = decision::ClaimGpuDemandOf(
+      pod, [this](absl::string_view ns, absl::string_view name) { return dra_->Claim(ns, name); }, dra_->gpu_classes());
+  if (!claims.ok() || !*claims) return claims;
+  if (demand.wants_gpus()) {
+    return absl::InvalidArgumentError("asks for GPUs both through nvidia.com/gpu and through ResourceClaims");
+  }
+  return claims;
+}
+
+decision::ClaimNodeVerdict Extender::JudgeClaims(const decision::ClaimGpuDemand& claims, const GpuDemand& demand,
+                                                 const NodeGpuSnapshot& node) const {
+  return decision::JudgeClaimsOnNode(claims, demand, dra_->NodeGpus(node.node), node, dra_->gpu_classes().driver);
+}
+
+codec::ExtenderFilterResult Extender::FilterClaimPod(const codec::ExtenderArgs& args, const GpuDemand& demand,
+                                                     const decision::ClaimGpuDemand& claims, RequestNodes nodes) {
+  const std::string pod_key = absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name);
+  {
+    std::lock_guard<std::mutex> lock(gangs_mu_);
+    ExpireGangs();
+    nodes.snapshots = WithoutReserved(std::move(nodes.snapshots), {});
+  }
+  codec::ExtenderFilterResult result;
+  if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
+  result.failed_and_unresolvable_nodes.insert(nodes.unresolved.begin(), nodes.unresolved.end());
+  result.failed_nodes.insert(nodes.unknown.begin(), nodes.unknown.end());
+  for (size_t i = 0; i < nodes.snapshots.size(); ++i) {
+    const NodeGpuSnapshot& node = *nodes.snapshots[i];
+    decision::ClaimNodeVerdict judged = JudgeClaims(claims, demand, node);
+    if (judged.verdict.fits) {
+      if (result.nodes) result.nodes->push_back(nodes.raw[i]); else result.node_names->push_back(node.node);
+      continue;
+    }
+    metrics_.nodes_refused.Inc({std::string(decision::RefusalCode(judged.verdict.refusal))});
+    if (log_.should_log(spdlog::level::debug)) {
+      server::LogEvent(log_, "filter_node",
+                       {{"pod", pod_key}, {"node", node.node},
+                        {"verdict", judged.verdict.unresolvable ? "unresolvable" : "fail"}, {"reason", judged.reason}},
+                       spdlog::level::debug);
+    }
+    (judged.verdict.unresolvable ? result.failed_and_unresolvable_nodes : result.failed_nodes)[node.node] =
+        std::move(judged.reason);
+  }
+  metrics_.nodes_refused.Inc({"unknown-topology"}, static_cast<double>(nodes.unresolved.size()));
+  metrics_.nodes_refused.Inc({"unknown-node"}, static_cast<double>(nodes.unknown.size()));
+  const size_t passed = result.nodes ? result.nodes->size() : result.node_names->size();
+  server::LogEvent(log_, "filter",
+                   {{"pod", pod_key},
+                    {"claim_gpus", claims.all ? std::string("all") : absl::StrCat(claims.gpus)},
+                    {"passed", passed},
+                    {"failed", result.failed_nodes.size()},
+                    {"unresolvable", result.failed_and_unresolvable_nodes.size()}});
+  return result;
+}
+
+}  // namespace topofit::scheduler

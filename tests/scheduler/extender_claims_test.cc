@@ -1,0 +1,123 @@
+// The extender's filter and prioritize for pods whose GPUs come from ResourceClaims, over a DraView of two
+// A100 nodes whose GPUs pair up under four PCIe roots.
+
+#include <map>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "decision/prioritize.h"
+#include "tests/kube/builders.h"
+#include "tests/scheduler/extender_fixture.h"
+
+namespace topofit::scheduler {
+namespace {
+
+using kube::testing::MakeNode;
+using kube::testing::MakePod;
+
+// Claims by name (namespace ml), and every node's slice: GPU i under root "pci<i/2>".
+class FakeDraView final : public DraView {
+ public:
+  std::optional<kube::ResourceClaim> Claim(absl::string_view namespace_name, absl::string_view name) const override {
+    auto it = claims.find(std::string(name));
+    if (namespace_name != "ml" || it == claims.end()) return std::nullopt;
+    return it->second;
+  }
+  std::vector<decision::SliceGpu> NodeGpus(absl::string_view node) const override {
+    std::vector<decision::SliceGpu> gpus;
+    for (int i = 0; i < 8; ++i) {
+      decision::SliceGpu gpu{.index = i, .device = {}};
+      gpu.device.name = absl::StrCat(node, "-gpu-", i);
+      gpu.device.attributes["index"].int_value = i;
+      gpu.device.attributes["resource.kubernetes.io/pcieRoot"].string_value = absl::StrCat("pci", i / 2);
+      gpus.push_back(std::move(gpu));
+    }
+    return gpus;
+  }
+  const decision::DraGpuClasses& gpu_classes() const override { return classes; }
+
+  std::map<std::string, kube::ResourceClaim> claims;
+  decision::DraGpuClasses classes;
+};
+
+// A pending claim asking `gpus` GPUs under one PCIe root.
+kube::ResourceClaim GpusUnderOneRoot(const std::string& name, int64_t gpus) {
+  kube::ResourceClaim claim;
+  claim.metadata.name = name;
+  claim.metadata.namespace_name = "ml";
+  claim.requests = {{.name = "gpus", .device_class_name = "gpu.nvidia.com", .allocation_mode = "ExactCount",
+                     .count = gpus, .selectors = {}, .admin_access = false, .first_available = false,
+                     .other_selector = false}};
+  claim.constraints = {{.requests = {}, .match_attribute = "resource.kubernetes.io/pcieRoot", .other = false}};
+  return claim;
+}
+
+kube::Pod PodWithClaim(const std::string& claim) {
+  kube::Pod pod = MakePod().name("trainer").namespaceName("ml");
+  pod.spec.resource_claims = {{.name = "gpus", .resource_claim_name = claim, .resource_claim_template_name = std::nullopt}};
+  return pod;
+}
+
+struct ClaimsFixture : testing::ExtenderFixture {
+  ClaimsFixture() {
+    for (const char* node : {"free", "scattered"}) {
+      REQUIRE(state->UpsertNode(MakeNode().name(node).label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8)).ok());
+    }
+    // One GPU of each root taken on "scattered".
+    REQUIRE(state->Assume(PodRef{"holder", "ml", "holder"}, "scattered", topology::GpuSet::FromMask(0b01010101)).ok());
+    dra.claims["two"] = GpusUnderOneRoot("two", 2);
+    extender.JudgeClaimsWith(&dra);
+  }
+  codec::ExtenderFilterResult Filter(const kube::Pod& pod) {
+    absl::StatusOr<codec::ExtenderFilterResult> result =
+        extender.Filter(codec::ExtenderArgs{pod, std::nullopt, std::vector<std::string>{"free", "scattered"}});
+    REQUIRE(result.ok());
+    return *std::move(result);
+  }
+  FakeDraView dra;
+};
+
+TEST_CASE("A claim pod passes the node with two free GPUs under one root, not the scattered one", "[extender][dra]") {
+  ClaimsFixture f;
+  const codec::ExtenderFilterResult result = f.Filter(PodWithClaim("two"));
+  CHECK(result.error.empty());
+  CHECK(*result.node_names == std::vector<std::string>{"free"});
+  REQUIRE(result.failed_nodes.count("scattered") == 1);
+  CHECK_THAT(result.failed_nodes.at("scattered"), Catch::Contains("matchAttribute resource.kubernetes.io/pcieRoot"));
+
+  absl::StatusOr<std::vector<codec::HostPriority>> scores =
+      f.extender.Prioritize(codec::ExtenderArgs{PodWithClaim("two"), std::nullopt, std::vector<std::string>{"free", "scattered"}});
+  REQUIRE(scores.ok());
+  std::map<std::string, int64_t> by_node;
+  for (const codec::HostPriority& p : *scores) by_node[p.host] = p.score;
+  CHECK(by_node.at("free") > decision::kMinExtenderScore);
+  CHECK(by_node.at("scattered") == decision::kMinExtenderScore);
+}
+
+TEST_CASE("A claim pod the extender cannot judge gets the filter's error, never a pass", "[extender][dra]") {
+  ClaimsFixture f;
+  SECTION("a claim not seen yet") {
+    CHECK_THAT(f.Filter(PodWithClaim("missing")).error, Catch::Contains("ResourceClaim ml/missing is not known yet"));
+  }
+  SECTION("GPUs asked both through nvidia.com/gpu and a claim") {
+    kube::Pod pod = MakePod().name("trainer").namespaceName("ml").gpus(1);
+    pod.spec.resource_claims = PodWithClaim("two").spec.resource_claims;
+    CHECK_THAT(f.Filter(pod).error, Catch::Contains("both through nvidia.com/gpu and through ResourceClaims"));
+  }
+  SECTION("a selector outside the subset") {
+    f.dra.claims["two"].requests[0].selectors = {"device.attributes[\"gpu.nvidia.com\"].productName != \"T4\""};
+    CHECK_THAT(f.Filter(PodWithClaim("two")).error, Catch::Contains("outside what topofit judges"));
+  }
+}
+
+TEST_CASE("Without a DraView, a claim pod asks no GPU of topofit, as before", "[extender][dra]") {
+  ClaimsFixture f;
+  f.extender.JudgeClaimsWith(nullptr);
+  const codec::ExtenderFilterResult result = f.Filter(PodWithClaim("two"));
+  CHECK(result.node_names->size() == 2);
+}
+
+}  // namespace
+}  // namespace topofit::scheduler
