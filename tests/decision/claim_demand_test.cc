@@ -72,7 +72,7 @@ TEST_CASE("A claim made from a template: its GPU count and its matchAttribute", 
                                    .match_attributes = {"resource.kubernetes.io/pcieRoot"}});
 }
 
-TEST_CASE("GPU requests of several claims add up; other devices and monitoring access take no GPU", "[claim_demand]") {
+TEST_CASE("GPU requests of several claims add up, other devices and monitoring access take no GPU", "[claim_demand]") {
   kube::DeviceRequest nic = Gpus("nic", 1);
   nic.device_class_name = "sriov-nic.example.com";
   kube::DeviceRequest monitor = Gpus("monitor", 1);

@@ -93,7 +93,7 @@ TEST_CASE("Claims with matchAttribute pcieRoot: a set under one root, or a refus
   }
 }
 
-TEST_CASE("Claims' selectors restrict the GPUs; All takes every matching one; no slice, no GPUs", "[claim_fit]") {
+TEST_CASE("Claims' selectors restrict the GPUs, All takes every matching one, no slice no GPUs", "[claim_fit]") {
   std::unique_ptr<GpuState> state = NewInMemoryGpuState();
   const auto node = Node(*state, "p4d.24xlarge", Ids("7"));
   const DeviceSelector h100{.driver = std::nullopt,
