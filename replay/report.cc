@@ -832,7 +832,7 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
   legends.emplace_back("pending pNN, <pods>",
                        "time from a pod's creation to its first start, nearest-rank percentile over those pods");
   for (const auto& [name, member] : kPercentiles) {
-    add(absl::StrCat("pending ", name, ", all pods"), "", [&](const PolicySummary& s) { return s.pending.*member; },
+    add(absl::StrCat("pending ", name, ", all pods"), "", [field = member](const PolicySummary& s) { return s.pending.*field; },
         FormatWait);
   }
   add("pending p95, multi-GPU pods", "", MultiGpuP95, FormatWait, "-");
@@ -855,7 +855,7 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
         [](const PolicySummary& s) { return s.split_gangs; }, FormatCount);
     legends.emplace_back("gang start pNN", "a gang's creation to its last member's start (never started: to T)");
     for (const auto& [name, member] : kPercentiles) {
-      add(absl::StrCat("gang start ", name), "", [&](const PolicySummary& s) { return s.gang_pending.*member; },
+      add(absl::StrCat("gang start ", name), "", [field = member](const PolicySummary& s) { return s.gang_pending.*field; },
           FormatWait);
     }
     add("partial gang GPU-hours", "GPU-hours members held while their gang waited for the rest (all idle)",

@@ -1,24 +1,19 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses (fuzz/: clang, ASan + UBSan) and runs each for SECONDS (default 300).
+# Builds the libFuzzer harnesses (fuzz/, in the instrumented build: scripts/build-instrumented.sh) and runs each for SECONDS (default 300).
 #   scripts/fuzz.sh [SECONDS]
 # Seeds: the real fixtures in shared/fixtures, read in place (TOPOFIT_SHARED_DIR, default ../shared beside
-# the repository), and the project's own tests/data. New inputs go to build-fuzz/corpus/<harness>, kept
-# between runs; a crash leaves its input in build-fuzz/artifacts/<harness>/. Prints one line per harness
+# the repository), and the project's own tests/data. New inputs go to build-asan/corpus/<harness>, kept
+# between runs; a crash leaves its input in build-asan/artifacts/<harness>/. Prints one line per harness
 # (executions, crashes) and exits 1 when any harness crashed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-300}
-build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
+build=${FUZZ_BUILD_DIR:-$root/build-asan}
 shared=${TOPOFIT_SHARED_DIR:-$root/../shared}
 fixtures=$shared/fixtures
 data=$root/tests/data
 
-"$root/scripts/deps.sh"
-# Only the harnesses and what they link; -O1 with line tables keeps the instrumented build short and the
-# reports readable. Warnings are the release build's job (GCC, -Werror).
-CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DTOPOFIT_FUZZ=ON -DTOPOFIT_WERROR=OFF -DTOPOFIT_BENCHMARKS=OFF \
-  -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" >/dev/null
-ninja -C "$build" fuzzers
+"$root/scripts/build-instrumented.sh" "$build" fuzzers
 
 # harness: seed folders (missing ones are skipped, and said)
 declare -A seeds=(
