@@ -122,7 +122,7 @@ int RunExpander(const ExpanderOptions& options, const std::function<void(int, in
   if (absl::Status ledger = UseLedger(options.ledger, options.kubeconfig, process, log); !ledger.ok()) {
     return Fail(kCommand, ledger);
   }
-  absl::StatusOr<std::string> admin_token = ReadAdminToken(options.admin_token_file);
+  absl::StatusOr<std::string> admin_token = ReadSecretFile(options.admin_token_file);
   if (!admin_token.ok()) return Fail(kCommand, absl::Status(admin_token.status().code(),
                                                             absl::StrCat("--admin-token-file: ", admin_token.status().message())));
   process.decisions = OpenDecisionHistory(options.decision_db, options.decision_db_max_bytes, process.registry, log);

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "cli/build_info.h"
 #include "cli/ledger_flags.h"
+#include "cli/restart_notify_flags.h"
 #include "history/decisions_http.h"
 #include "kubeclient/config.h"
 #include "kubeclient/kube_api.h"
@@ -118,7 +119,7 @@ absl::Status Prefixed(absl::string_view what, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
 }
 
-absl::StatusOr<std::string> ReadAdminToken(const std::string& path) {
+absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
   if (path.empty()) return std::string();
   absl::StatusOr<std::string> token = kubeclient::ReadFileToString(path);
   if (!token.ok()) return token.status();
@@ -151,9 +152,14 @@ absl::Status CollectRestarts(const ExtenderOptions& options, ProcessState& proce
   parts.restart_rest = *std::move(rest);
   parts.restart_kube = std::make_unique<kubeclient::KubeApi>(*parts.restart_rest);
   kubeclient::RestartCollectorOptions collector;
-  collector.namespaces = options.restart_namespaces;
-  collector.ignored_namespaces = options.restart_ignored_namespaces;
-  collector.ignored_name_prefixes = options.restart_ignored_prefixes;
+  collector.scope = {options.restart_namespaces, options.restart_ignored_namespaces, options.restart_ignored_prefixes};
+  absl::StatusOr<std::unique_ptr<notify::RestartNotifier>> notifier =
+      BuildRestartNotifier(options.restart_notify, process.clock, log, process.registry);
+  if (!notifier.ok()) return notifier.status();
+  parts.restart_notifier = *std::move(notifier);
+  if (notify::RestartNotifier* sink = parts.restart_notifier.get()) {
+    collector.on_restart = [sink](const kube::Pod& pod, const history::Record& record) { sink->Restarted(pod, record); };
+  }
   parts.restart_collector = std::make_unique<kubeclient::RestartCollector>(
       *parts.restart_kube, *process.recorder(), process.clock, log, process.registry, collector);
   kubeclient::ListWatchOptions watch;
@@ -187,11 +193,14 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
         "--address ", options.address, ": beyond loopback anyone who reaches the port could call bind; give "
         "--tls-client-ca (only holders of its certificates may call) or --insecure"));
   }
-  absl::StatusOr<std::string> admin_token = ReadAdminToken(options.admin_token_file);
+  absl::StatusOr<std::string> admin_token = ReadSecretFile(options.admin_token_file);
   if (!admin_token.ok()) return Prefixed("--admin-token-file", admin_token.status());
 
   if (options.collect_restarts && !options.live_state) {
     return absl::InvalidArgumentError("--collect-restarts: needs --live-state (its records become Events on the pods)");
+  }
+  if (options.restart_notify.any() && !options.collect_restarts) {
+    return absl::InvalidArgumentError("--restart-slack-webhook-file, --restart-webhook-file: need --collect-restarts");
   }
   if (!options.dra_version.empty()) {
     if (!options.live_state) return absl::InvalidArgumentError("--dra: needs --live-state (the claims feed the watched state)");
@@ -451,6 +460,7 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   cmd.add_option("--restart-ignore-prefixes", options.restart_ignored_prefixes,
                  "with --collect-restarts: leave out pods whose names start with one of these")
       ->delimiter(',');
+  AddRestartNotifyFlags(cmd, options.restart_notify);
   cmd.add_flag("--provisioning-requests", options.provisioning_requests,
                "for a GPU pod every offered node refused, create a ProvisioningRequest (best-effort-atomic) "
                "excluding those nodes, so cluster-autoscaler scales up for it; for a gang no NVLink domain holds, one "

@@ -13,12 +13,14 @@
 #include "cli/decision_history.h"
 #include "cli/kube_observability.h"
 #include "cli/pod_events.h"
+#include "cli/restart_notify_flags.h"
 #include "kubeclient/gpu_state_sync.h"
 #include "kubeclient/kube_api.h"
 #include "kubeclient/leader_election.h"
 #include "kubeclient/list_watcher.h"
 #include "kubeclient/pending_pod_cache.h"
 #include "kubeclient/restart_collector.h"
+#include "notify/restart_notifier.h"
 #include "kubeclient/provisioner.h"
 #include "kubeclient/rest_client.h"
 #include "ledger/ledger.h"
@@ -77,6 +79,7 @@ struct ExtenderOptions {
   std::vector<std::string> restart_namespaces;
   std::vector<std::string> restart_ignored_namespaces;
   std::vector<std::string> restart_ignored_prefixes;
+  RestartNotifyFlags restart_notify;  // with collect_restarts: webhooks each restart is posted to
   bool provisioning_requests = false;  // ask CA for capacity for pods refused for topology
   bool drain_guard = true;             // keep CA's scale-down from stranding pods (scheduler/drain_guard.h)
   // Of several replicas only the holder of a coordination.k8s.io Lease binds; the others report not ready.
@@ -104,8 +107,9 @@ inline constexpr absl::Duration kIdleGpusPeriod = absl::Seconds(15);
 // was unneeded for 10 minutes, so a guard a few scans late changes nothing.
 inline constexpr absl::Duration kDrainGuardPeriod = absl::Seconds(30);
 
-// The admin token in `path` (--admin-token-file), surrounding whitespace trimmed; "" for no path.
-absl::StatusOr<std::string> ReadAdminToken(const std::string& path);
+// A secret mounted as a file (--admin-token-file, a webhook URL), surrounding whitespace trimmed; "" for
+// no path.
+absl::StatusOr<std::string> ReadSecretFile(const std::string& path);
 // Turns on the Kubernetes Events on pods for `process` (cli/pod_events.h), after its decision history is
 // open; a second call does nothing.
 absl::Status UsePodEvents(const std::string& kubeconfig, ProcessState& process, spdlog::logger& log);
@@ -134,6 +138,7 @@ struct ExtenderServers {
   // the watch feeding it (declared after the collector, so stopped first).
   std::unique_ptr<kubeclient::RestClient> restart_rest;
   std::unique_ptr<kubeclient::KubeApi> restart_kube;
+  std::unique_ptr<notify::RestartNotifier> restart_notifier;  // before the collector, which calls it
   std::unique_ptr<kubeclient::RestartCollector> restart_collector;
   std::unique_ptr<kubeclient::ListWatcher> restart_watch;
   // With --dra as well.

@@ -14,57 +14,17 @@
 #include <random>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "codec/bounded_json.h"
+#include "codec/http_url.h"
 
 namespace topofit::kubeclient {
 namespace {
 
 // Token files are re-read this often, as client-go's cachingTokenSource does.
 constexpr absl::Duration kTokenRefresh = absl::Minutes(1);
-
-struct ServerUrl {
-  bool https = true;
-  std::string host;
-  int port = 443;
-  std::string base_path;  // without a trailing slash
-};
-
-absl::StatusOr<ServerUrl> ParseServerUrl(absl::string_view url) {
-  ServerUrl parsed;
-  if (absl::ConsumePrefix(&url, "http://")) {
-    parsed.https = false;
-    parsed.port = 80;
-  } else if (!absl::ConsumePrefix(&url, "https://") && absl::StrContains(url, "://")) {
-    return absl::InvalidArgumentError(absl::StrCat("unsupported URL scheme in server \"", url, "\""));
-  }
-  const size_t slash = url.find('/');
-  absl::string_view authority = url.substr(0, slash);
-  if (slash != absl::string_view::npos) {
-    parsed.base_path = std::string(absl::StripSuffix(url.substr(slash), "/"));
-  }
-  absl::string_view port;
-  if (absl::ConsumePrefix(&authority, "[")) {  // IPv6 literal
-    const size_t close = authority.find(']');
-    if (close == absl::string_view::npos) return absl::InvalidArgumentError("unterminated IPv6 address in server URL");
-    parsed.host = std::string(authority.substr(0, close));
-    absl::string_view rest = authority.substr(close + 1);
-    if (absl::ConsumePrefix(&rest, ":")) port = rest;
-  } else {
-    const size_t colon = authority.rfind(':');
-    parsed.host = std::string(authority.substr(0, colon));
-    if (colon != absl::string_view::npos) port = authority.substr(colon + 1);
-  }
-  if (parsed.host.empty()) return absl::InvalidArgumentError(absl::StrCat("no host in server URL \"", url, "\""));
-  if (!port.empty() && (!absl::SimpleAtoi(port, &parsed.port) || parsed.port <= 0 || parsed.port > 65535)) {
-    return absl::InvalidArgumentError(absl::StrCat("bad port in server URL: \"", port, "\""));
-  }
-  return parsed;
-}
 
 std::string OpenSslErrors() {
   std::string out;
@@ -260,9 +220,11 @@ struct RestClient::Tls {
 };
 
 absl::StatusOr<std::unique_ptr<RestClient>> RestClient::Create(const ClusterConfig& config, RestOptions options) {
-  absl::StatusOr<ServerUrl> url = ParseServerUrl(config.server);
-  if (!url.ok()) return url.status();
-  std::unique_ptr<RestClient> rest(new RestClient(config, std::move(options), url->base_path));
+  absl::StatusOr<codec::HttpUrl> url = codec::ParseHttpUrl(config.server);
+  if (!url.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(url.status().message(), ": server \"", config.server, "\""));
+  }
+  std::unique_ptr<RestClient> rest(new RestClient(config, std::move(options), url->path));
   rest->https_ = url->https;
   rest->host_ = url->host;
   rest->port_ = url->port;

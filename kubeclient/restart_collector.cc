@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "codec/container_status_json.h"
 #include "codec/kube_json.h"
@@ -80,7 +79,7 @@ ListWatcher::Sink RestartCollector::Sink() {
         ++undecodable;
         continue;
       }
-      if (!Watched(pod)) continue;
+      if (!options_.scope.Covers(pod.metadata.namespace_name, pod.metadata.name)) continue;
       // A pod seen before the relist keeps its counts: an increase while the watch was down is reported.
       if (auto it = before.find(pod.metadata.uid); it != before.end()) seen_[pod.metadata.uid] = std::move(it->second);
       std::vector<kube::ContainerStatus> restarted = Compare(pod, containers, listed_);
@@ -97,7 +96,7 @@ ListWatcher::Sink RestartCollector::Sink() {
       seen_.erase(pod.metadata.uid);
       return true;
     }
-    if (!Watched(pod)) return true;
+    if (!options_.scope.Covers(pod.metadata.namespace_name, pod.metadata.name)) return true;
     std::vector<kube::ContainerStatus> restarted = Compare(pod, containers, /*report=*/true);
     if (!restarted.empty()) Enqueue(Job{std::move(pod), std::move(restarted)});
     return true;
@@ -114,17 +113,6 @@ bool RestartCollector::Decode(const nlohmann::json& object, kube::Pod& pod,
   pod = *std::move(decoded);
   containers = *std::move(statuses);
   return true;
-}
-
-bool RestartCollector::Watched(const kube::Pod& pod) const {
-  const std::string& ns = pod.metadata.namespace_name;
-  const auto has = [](const std::vector<std::string>& list, const std::string& value) {
-    return std::find(list.begin(), list.end(), value) != list.end();
-  };
-  if (!options_.namespaces.empty() && !has(options_.namespaces, ns)) return false;
-  if (has(options_.ignored_namespaces, ns)) return false;
-  return std::none_of(options_.ignored_name_prefixes.begin(), options_.ignored_name_prefixes.end(),
-                      [&pod](const std::string& prefix) { return absl::StartsWith(pod.metadata.name, prefix); });
 }
 
 std::vector<kube::ContainerStatus> RestartCollector::Compare(const kube::Pod& pod,
@@ -236,8 +224,11 @@ void RestartCollector::RecordRestart(const Job& job, const std::vector<std::stri
   server::LogEvent(log_, "restart",
                    {{"pod", key}, {"container", container.name}, {"restarts", container.restart_count},
                     {"cause", std::string(decision::RestartCauseName(diagnosis.cause))}, {"reason", diagnosis.reason}});
-  recorder_.Record(history::RestartRecord(clock_.Now(), {pod.metadata.uid, key}, pod.spec.node_name,
-                                          demand.ok() ? demand->request.gpus : 0, diagnosis.cause, std::move(detail)));
+  history::Record record = history::RestartRecord(clock_.Now(), {pod.metadata.uid, key}, pod.spec.node_name,
+                                                  demand.ok() ? demand->request.gpus : 0, diagnosis.cause,
+                                                  std::move(detail));
+  if (options_.on_restart) options_.on_restart(pod, record);
+  recorder_.Record(std::move(record));
 }
 
 }  // namespace topofit::kubeclient

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -24,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/logger.h>
 
+#include "decision/pod_scope.h"
 #include "history/recorder.h"
 #include "kube/container_status.h"
 #include "kube/objects.h"
@@ -35,13 +37,14 @@
 namespace topofit::kubeclient {
 
 struct RestartCollectorOptions {
-  std::vector<std::string> namespaces;             // only these; empty: every namespace
-  std::vector<std::string> ignored_namespaces;
-  std::vector<std::string> ignored_name_prefixes;  // pods whose names start with one are left out
+  decision::PodScope scope;                        // the pods whose restarts are recorded
   int log_tail_lines = 50;                         // the reference's
   int64_t log_tail_bytes = 16 * 1024;
   int max_warnings = 20;
   size_t queue_capacity = 1000;
+  // Called with each restart record as it goes to the history, on the thread that records it (the
+  // notifications: notify/restart_notifier.h). Must not block.
+  std::function<void(const kube::Pod&, const history::Record&)> on_restart;
 };
 
 class RestartCollector {
@@ -72,7 +75,6 @@ class RestartCollector {
 
   // Decodes a pod; false when it cannot be read (counted by the watcher as undecodable).
   bool Decode(const nlohmann::json& object, kube::Pod& pod, std::vector<kube::ContainerStatus>& containers) const;
-  bool Watched(const kube::Pod& pod) const;
   // Compares with what was seen of the pod and remembers the new counts; the containers that restarted.
   std::vector<kube::ContainerStatus> Compare(const kube::Pod& pod, const std::vector<kube::ContainerStatus>& containers,
                                              bool report);

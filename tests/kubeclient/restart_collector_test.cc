@@ -123,8 +123,8 @@ TEST_CASE("RestartCollector: a restart is recorded with its cause, termination, 
 TEST_CASE("RestartCollector: pods first seen with restarts set the baseline, ignored namespaces and prefixes are left out",
           "[restarts]") {
   RestartCollectorOptions options;
-  options.ignored_namespaces = {"kube-system"};
-  options.ignored_name_prefixes = {"canary-"};
+  options.scope.ignored_namespaces = {"kube-system"};
+  options.scope.ignored_name_prefixes = {"canary-"};
   Collector c(options);
   c.api.Upsert(Resource::kPods, RestartedPod("ml", "veteran", 7, kOomKilled));
   c.api.Upsert(Resource::kPods, RestartedPod("kube-system", "dns", 0));
@@ -172,6 +172,30 @@ TEST_CASE("RestartCollector: in a restart storm every restart is recorded, those
   REQUIRE(collector.WaitIdle(testing::kPatience));
   CHECK(c.recorder.records().size() == 20);
   CHECK_THAT(c.registry.Render(), Catch::Contains("topofit_restarts_unread_total{reason=\"queue-full\"}"));
+}
+
+TEST_CASE("RestartCollector: each restart record goes to on_restart with its pod, as it goes to the history",
+          "[restarts]") {
+  Collector c;
+  RestartCollectorOptions options;
+  std::vector<std::pair<std::string, history::Record>> seen;  // the worker's thread alone writes it
+  options.on_restart = [&seen](const kube::Pod& pod, const history::Record& record) {
+    seen.emplace_back(pod.metadata.labels.at("team"), record);
+  };
+  RestartCollector collector(c.kube, c.recorder, c.clock, c.log, c.registry, options);
+  ListWatcher::Sink sink = collector.Sink();
+  nlohmann::json pod = RestartedPod("ml", "trainer", 0);
+  pod["metadata"]["labels"] = {{"team", "vision"}};
+  sink.on_sync({pod});
+  pod = RestartedPod("ml", "trainer", 1, kOomKilled);
+  pod["metadata"]["labels"] = {{"team", "vision"}};
+  CHECK(sink.on_event(WatchEventType::kModified, pod));
+  REQUIRE(collector.WaitIdle(testing::kPatience));
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0].first == "vision");
+  REQUIRE(c.recorder.records().size() == 1);
+  CHECK(seen[0].second.restart == c.recorder.records()[0].restart);
+  CHECK(history::ReasonName(seen[0].second.reason) == "oom");
 }
 
 }  // namespace

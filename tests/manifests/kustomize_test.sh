@@ -587,6 +587,40 @@ check_extender_component dra --dra=v1 topofit-extender-dra \
   "resourceslices/resourceclaims list/watch"
 check_extender_component restarts --collect-restarts topofit-extender-restarts \
   '[(("",), ("events",), ("list",)), (("",), ("pods/log",), ("get",))]' "events list and pods/log get"
+# restart-notifications on top of restarts: the Slack URL file flag on the extender, read from the Secret
+# mounted read-only at the path the flag names.
+rn=$tmp/restart-notifications-overlay
+mkdir -p "$rn"
+cat >"$rn/kustomization.yaml" <<'YAML'
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [../manifests/base]
+components: [../manifests/components/restarts, ../manifests/components/restart-notifications]
+YAML
+if ! kubectl kustomize "$rn" >"$tmp/rn.yaml" 2>"$tmp/err"; then
+  cat "$tmp/err"
+  fail "kubectl kustomize with components/restart-notifications failed"
+elif command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/null; then
+  if python3 - "$tmp/rn.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+deployment = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "topofit-scheduler")
+spec = deployment["spec"]["template"]["spec"]
+extender = next(c for c in spec["containers"] if c["name"] == "topofit-extender")
+flags = [a for a in extender["args"] if a.startswith("--restart-slack-webhook-file=")]
+if "--collect-restarts" not in extender["args"] or len(flags) != 1:
+    sys.exit(f"extender args {extender['args']}")
+path = flags[0].split("=", 1)[1]
+mount = next((m for m in extender["volumeMounts"] if path.startswith(m["mountPath"] + "/")), None)
+if mount is None or not mount.get("readOnly"):
+    sys.exit(f"no read-only mount holds {path}: {extender['volumeMounts']}")
+volume = next(v for v in spec["volumes"] if v["name"] == mount["name"])
+if volume.get("secret", {}).get("secretName") != "topofit-restart-webhooks":
+    sys.exit(f"volume {volume}")
+PY
+  then ok "components/restart-notifications: the Slack webhook URL read from the Secret topofit-restart-webhooks"
+  else fail "components/restart-notifications"; fi
+fi
 # The pod-monitor component, on the base with the node agent: a PodMonitor for each topofit workload, whose
 # selector picks that workload's pods and whose port is one they name.
 pm=$tmp/pod-monitor-overlay
