@@ -34,9 +34,11 @@ constexpr int kResourceDecisions = 50;
 constexpr absl::string_view kInstructions =
     "Read-only context from topofit, the GPU-topology-aware scheduler extender and cluster-autoscaler expander: "
     "why a GPU pod is pending (explain_pending_pod), why a node group grew or not (explain_scale_up), why GPUs "
-    "are idle (list_idle_gpus), and the raw decision records (list_decisions, get_decision). Reason codes are a "
-    "closed set: min-link/min-bandwidth (topology), gpu-count, node-size, held-for-scale-up, waiting-for-capacity, "
-    "asking-for-capacity, group-would-strand, fragmented, held-for-intent, awaiting-scale-down, no-demand.";
+    "are idle (list_idle_gpus), why a pod's containers restarted (explain_restart), and the raw decision records "
+    "(list_decisions, get_decision). Reason codes are a closed set: min-link/min-bandwidth (topology), gpu-count, "
+    "node-size, held-for-scale-up, waiting-for-capacity, asking-for-capacity, group-would-strand, fragmented, "
+    "held-for-intent, awaiting-scale-down, no-demand; a restart's cause: gpu-fault, oom, gpu-oom, eviction, "
+    "image-or-config, liveness-probe, application-error, completed, unknown.";
 constexpr absl::string_view kLiveInstructions =
     " This server also reads the extender's state now: a node's or node group's GPU topology and where it came "
     "from (get_topology), and the ledger's preferences, intents and held GPUs (get_ledger).";

@@ -21,7 +21,7 @@ constexpr int kDefaultListLimit = 20;
 json KindNames() {
   json names = json::array();
   for (int k = 0;; ++k) {
-    if (static_cast<history::Kind>(k) > history::Kind::kIdle) break;
+    if (static_cast<history::Kind>(k) > history::Kind::kRestart) break;
     names.push_back(std::string(history::KindName(static_cast<history::Kind>(k))));
   }
   return names;
@@ -97,7 +97,8 @@ absl::StatusOr<json> ExplainTool(history::Subject subject, const std::string& ar
   absl::StatusOr<std::string> name = a.String(argument, required);
   if (!name.ok()) return name.status();
   if (required && name->empty()) return absl::InvalidArgumentError(absl::StrCat("'", argument, "' must not be empty"));
-  if (subject == history::Subject::kPod && std::count(name->begin(), name->end(), '/') != 1) {
+  if ((subject == history::Subject::kPod || subject == history::Subject::kRestart) &&
+      std::count(name->begin(), name->end(), '/') != 1) {
     return absl::InvalidArgumentError(absl::StrCat("'pod' must be NAMESPACE/NAME, not '", *name, "'"));
   }
   absl::StatusOr<int64_t> limit = a.Integer("limit", 1, kMaxExplainLimit, kDefaultExplainLimit);
@@ -131,6 +132,14 @@ json ToolDefinitions() {
                          {"limit", explain_limit}},
                         json::array()),
            ExplanationSchema("idle")),
+      Tool("explain_restart", "Why did this pod's containers restart",
+           "A pod's container restarts, newest first, each with its diagnosed cause (gpu-fault, oom, gpu-oom, eviction, "
+           "image-or-config, liveness-probe, application-error, completed) and the evidence: exit code, signal, "
+           "termination reason and message, waiting reason, the pod's GPU ids, unhealthy GPUs and Xid codes, its "
+           "Warning events and the previous container's log tail; and where topofit placed the pod (its bind).",
+           ObjectSchema({{"pod", {{"type", "string"}, {"description", "NAMESPACE/NAME"}}}, {"limit", explain_limit}},
+                        json::array({"pod"})),
+           ExplanationSchema("restart")),
       Tool("list_decisions", "Query the decision history",
            "Decision records, newest first, narrowed by every filter given; page with `cursor` (the previous answer's "
            "nextCursor).",
@@ -187,6 +196,7 @@ json CallTool(const std::string& name, const json& arguments, const history::Pag
   if (name == "explain_pending_pod") out = ExplainTool(history::Subject::kPod, "pod", true, arguments, pages);
   if (name == "explain_scale_up") out = ExplainTool(history::Subject::kGroup, "group", true, arguments, pages);
   if (name == "list_idle_gpus") out = ExplainTool(history::Subject::kIdle, "node", false, arguments, pages);
+  if (name == "explain_restart") out = ExplainTool(history::Subject::kRestart, "pod", true, arguments, pages);
   if (name == "list_decisions") out = ListDecisions(arguments, pages);
   if (name == "get_decision") out = GetDecision(arguments, pages);
   if (!out.ok()) return ToolError(out.status().message());

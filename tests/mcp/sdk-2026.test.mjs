@@ -49,7 +49,7 @@ for (const [name, transport] of Object.entries(transports)) {
       assert.equal(client.getServerVersion()?.name, 'topofit');
 
       const { tools } = await client.listTools();
-      assert.equal(tools.length, name === 'http' ? 7 : 5);
+      assert.equal(tools.length, name === 'http' ? 8 : 6);
       const pod = await client.callTool({ name: 'explain_pending_pod', arguments: { pod: 'ml/train-7' } });
       assert.ok(!pod.isError, JSON.stringify(pod));
       assert.equal(pod.structuredContent.correlationId, 'uid-train-7');
@@ -58,7 +58,7 @@ for (const [name, transport] of Object.entries(transports)) {
       await assert.rejects(client.callTool({ name: 'delete_everything', arguments: {} }), (e) => e.code === -32602);
 
       const recent = await client.readResource({ uri: 'topofit://decisions' });
-      assert.equal(JSON.parse(recent.contents[0].text).decisions.length, 8);
+      assert.equal(JSON.parse(recent.contents[0].text).decisions.length, 9);
       // 2026-07-28 has no -32002: a resource that does not exist is invalid params.
       await assert.rejects(client.readResource({ uri: 'topofit://nothing' }),
         (e) => e.code === -32602 && e.data.uri === 'topofit://nothing');

@@ -14,7 +14,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TOKEN, filter, gpuNode, gpuPod, makeScratch, startExtender, topofitBin } from './topofit.mjs';
 
-const HISTORY_TOOLS = ['explain_pending_pod', 'explain_scale_up', 'list_idle_gpus', 'list_decisions', 'get_decision'];
+const HISTORY_TOOLS = ['explain_pending_pod', 'explain_scale_up', 'list_idle_gpus', 'explain_restart', 'list_decisions',
+  'get_decision'];
 // Only where the live state is: /mcp of a running extender.
 const LIVE_TOOLS = ['get_topology', 'get_ledger'];
 
@@ -101,17 +102,23 @@ for (const [name, transport] of Object.entries(transports)) {
       const oneNode = await client.callTool({ name: 'list_idle_gpus', arguments: { node: 'h100-3' } });
       assert.match(oneNode.structuredContent.text, /h100-3 \(p5-b\): 4 free GPUs \(1,2,5,6\): 4 fragmented/);
 
+      const restart = await client.callTool({ name: 'explain_restart', arguments: { pod: 'ml/infer-1' } });
+      assert.ok(!restart.isError, JSON.stringify(restart));
+      assert.deepEqual(restart.structuredContent.decisions.map((d) => [d.kind, d.reason]),
+        [['restart', 'gpu-fault'], ['bind', 'bound']]);
+      assert.match(restart.structuredContent.text, /Xid 79/);
+
       const first = await client.callTool({ name: 'list_decisions', arguments: { limit: 3 } });
       assert.equal(first.structuredContent.decisions.length, 3);
       assert.ok(first.structuredContent.nextCursor);
       const second = await client.callTool({
         name: 'list_decisions', arguments: { limit: 100, cursor: first.structuredContent.nextCursor },
       });
-      assert.equal(second.structuredContent.decisions.length, 5);  // 8 seeded
+      assert.equal(second.structuredContent.decisions.length, 6);  // 9 seeded
       assert.equal(second.structuredContent.nextCursor, undefined);
       const ids = [...first.structuredContent.decisions, ...second.structuredContent.decisions].map((d) => d.id);
       assert.deepEqual(ids, [...ids].sort((a, b) => b - a));
-      assert.equal(new Set(ids).size, 8);
+      assert.equal(new Set(ids).size, 9);
       const binds = await client.callTool({ name: 'list_decisions', arguments: { kind: 'bind', pod: 'ml/infer-1' } });
       assert.deepEqual(binds.structuredContent.decisions.map((d) => d.node), ['g5-1']);
 
@@ -129,7 +136,7 @@ for (const [name, transport] of Object.entries(transports)) {
       const { resources } = await client.listResources();
       assert.deepEqual(resources.map((r) => r.uri), ['topofit://decisions', 'topofit://idle-gpus']);
       const recent = await client.readResource({ uri: 'topofit://decisions' });
-      assert.equal(JSON.parse(recent.contents[0].text).decisions.length, 8);
+      assert.equal(JSON.parse(recent.contents[0].text).decisions.length, 9);
       const story = await client.readResource({ uri: 'topofit://pods/ml/train-7' });
       assert.equal(JSON.parse(story.contents[0].text).correlationId, 'uid-train-7');
       const { resourceTemplates } = await client.listResourceTemplates();

@@ -1,5 +1,6 @@
 #include "tests/mcp/seed_records.h"
 
+#include <utility>
 #include <vector>
 
 #include "history/from_decisions.h"
@@ -64,6 +65,17 @@ std::vector<Record> SeedRecords() {
   NodeIdleGpus g5{.node = "g5-2", .node_group = "g5-group", .free = topology::GpuSet::FromMask(0xff)};
   g5.counts[static_cast<size_t>(IdleReason::kAwaitingScaleDown)] = 8;
   records.push_back(IdleRecord(At(91), g5));
+
+  RestartDetail restart{.container = "serve", .restart_count = 2, .exit_code = 1, .termination_reason = "Error",
+                        .termination_message = "NVRM: Xid (PCI:0000:3b:00): 79, pid=311, GPU has fallen off the bus",
+                        .waiting_reason = "CrashLoopBackOff",
+                        .diagnosis = "Xid 79 (the GPU has fallen off the bus) on a GPU of the pod",
+                        .warnings = {"BackOff: Back-off restarting failed container serve"},
+                        .log_tail = "loading weights\nRuntimeError: CUDA error: unknown error\n",
+                        .gpu_ids = "0,1,2,3",
+                        .xids = {79}};
+  records.push_back(RestartRecord(At(95), {"uid-infer-1", "ml/infer-1"}, "g5-1", 4, decision::RestartCause::kGpuFault,
+                                  std::move(restart)));
   return records;
 }
 

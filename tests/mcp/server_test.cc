@@ -10,6 +10,7 @@
 #include "mcp/json_rpc.h"
 #include "mcp/modern_result.h"
 #include "mcp/request_meta.h"
+#include "tests/mcp/seed_records.h"
 #include "mcp/tools.h"
 #include "tests/kube/status_matchers.h"
 
@@ -223,7 +224,7 @@ TEST_CASE("tools answer with structured content, bad arguments are tool errors, 
           "[mcp]") {
   Fixture f;
   const json tools = f.Request("tools/list")["result"]["tools"];
-  CHECK(tools.size() == 5);
+  CHECK(tools.size() == 6);
   for (const json& tool : tools) CHECK(tool["annotations"]["readOnlyHint"] == true);
 
   const json page = f.Tool("list_decisions", {{"pod", "ml/a"}, {"limit", 1}})["result"];
@@ -286,6 +287,29 @@ TEST_CASE("explain_pending_pod tells the pod's chain", "[mcp]") {
   const json none = f.Tool("explain_pending_pod", {{"pod", "ml/zzz"}})["result"]["structuredContent"];
   CHECK(none["decisions"].empty());
   CHECK(none["text"] == "nothing recorded");
+}
+
+TEST_CASE("explain_restart tells a pod's restarts with their cause and evidence, and where it was bound", "[mcp]") {
+  Fixture f(history::SeedRecords());
+  const json told = f.Tool("explain_restart", {{"pod", "ml/infer-1"}})["result"];
+  REQUIRE_FALSE(told.contains("isError"));
+  const json& content = told["structuredContent"];
+  CHECK(content["restart"] == "ml/infer-1");
+  REQUIRE(content["decisions"].size() == 2);
+  CHECK(content["decisions"][0]["kind"] == "restart");
+  CHECK(content["decisions"][0]["reason"] == "gpu-fault");
+  CHECK(content["decisions"][0]["restart"]["xids"] == json::array({79}));
+  CHECK(content["decisions"][1]["kind"] == "bind");
+  const std::string text = content["text"];
+  CHECK_THAT(text, Catch::Contains("is gpu-fault"));
+  CHECK_THAT(text, Catch::Contains("RuntimeError: CUDA error: unknown error"));
+  CHECK(told["content"][0]["text"].get<std::string>().size() < 2048);  // an answer a model reads whole
+  CHECK(f.Tool("explain_restart", {{"pod", "infer-1"}})["result"]["isError"] == true);
+  CHECK(f.Tool("explain_restart", json::object())["result"]["isError"] == true);
+  CHECK(f.Tool("explain_restart", {{"pod", "ml/never-restarted"}})["result"]["structuredContent"]["text"] ==
+        "nothing recorded");
+  const json restarts = f.Tool("list_decisions", {{"kind", "restart"}})["result"]["structuredContent"];
+  CHECK(restarts["decisions"].size() == 1);
 }
 
 TEST_CASE("an answer is capped in bytes, and the cursor goes on from the last record kept", "[mcp]") {
