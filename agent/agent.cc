@@ -115,7 +115,7 @@ void Agent::GpuLoop() {
   const absl::Duration retry = std::min(kDiscoveryRetry, options_.health_interval);
   do {
     CheckGpus();
-    PublishTopology();
+    PublishNodeAnnotations();
   } while (!stop_.WaitForNotificationWithTimeout(devices_.Snapshot().version == 0 ? retry : options_.health_interval));
 }
 
@@ -162,35 +162,57 @@ void Agent::UpdateDeviceGauge() {
   metrics_.devices.Set(static_cast<double>(snapshot.devices.size()) - healthy, {kUnhealthy});
 }
 
-void Agent::PublishTopology() {
+// The annotations the agent keeps on its node: the topology descriptor, and the GPUs its last check found
+// unhealthy (absent while all are healthy: the restart collector reads it). One GET, and one merge patch of
+// what differs when the node carries something else.
+void Agent::PublishNodeAnnotations() {
   const DeviceSnapshot snapshot = devices_.Snapshot();
   if (!snapshot.topology) return;
   const std::string descriptor = codec::TopologyToJson(*snapshot.topology).dump();
+  topology::GpuSet unhealthy;
+  for (const DeviceInfo& device : snapshot.devices) {
+    if (!device.healthy) unhealthy = unhealthy.with(device.gpu);
+  }
+  const std::string unhealthy_ids = unhealthy.empty() ? std::string() : unhealthy.ToString();
+  const std::string wanted = absl::StrCat(descriptor, "\n", unhealthy_ids);
   {
     absl::MutexLock lock(&mu_);
-    if (published_ == descriptor) return;
+    if (published_ == wanted) return;
   }
   const std::string path = absl::StrCat("/api/v1/nodes/", kubeclient::EscapePathSegment(options_.node_name));
   absl::StatusOr<nlohmann::json> node = rest_.Get(path);
   absl::Status status = node.status();
   if (node.ok()) {
     const nlohmann::json annotations = (*node)["metadata"].value("annotations", nlohmann::json::object());
-    const bool same = annotations.value(std::string(kube::kGpuTopologyAnnotation), "") == descriptor;
-    if (!same) {
-      nlohmann::json patch = {{"metadata", {{"annotations", {{std::string(kube::kGpuTopologyAnnotation), descriptor}}}}}};
-      status = rest_.Patch(path, patch, "application/merge-patch+json").status();
-      metrics_.topology_published.Inc({status.ok() ? "ok" : "error"});
-      server::LogEvent(log_, "publish_topology",
-                       {{"node", options_.node_name}, {"result", status.ok() ? "ok" : std::string(status.message())}},
+    const auto carried = [&annotations](absl::string_view key) {
+      const auto it = annotations.find(std::string(key));
+      return it != annotations.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const bool topology_differs = carried(kube::kGpuTopologyAnnotation) != descriptor;
+    const bool health_differs = carried(kube::kUnhealthyGpusAnnotation) != unhealthy_ids;
+    if (topology_differs || health_differs) {
+      nlohmann::json changed = nlohmann::json::object();
+      if (topology_differs) changed[std::string(kube::kGpuTopologyAnnotation)] = descriptor;
+      if (health_differs) {
+        changed[std::string(kube::kUnhealthyGpusAnnotation)] =
+            unhealthy_ids.empty() ? nlohmann::json(nullptr) : nlohmann::json(unhealthy_ids);
+      }
+      status = rest_.Patch(path, {{"metadata", {{"annotations", changed}}}}, "application/merge-patch+json").status();
+      const std::string result = status.ok() ? "ok" : "error";
+      if (topology_differs) metrics_.topology_published.Inc({result});
+      if (health_differs) metrics_.health_published.Inc({result});
+      server::LogEvent(log_, "publish_node_annotations",
+                       {{"node", options_.node_name}, {"topology", topology_differs},
+                        {"unhealthy_gpus", unhealthy_ids}, {"result", status.ok() ? "ok" : std::string(status.message())}},
                        status.ok() ? spdlog::level::info : spdlog::level::warn);
     }
   } else {
-    server::LogEvent(log_, "publish_topology", {{"node", options_.node_name}, {"result", std::string(status.message())}},
-                     spdlog::level::warn);
+    server::LogEvent(log_, "publish_node_annotations",
+                     {{"node", options_.node_name}, {"result", std::string(status.message())}}, spdlog::level::warn);
   }
   if (status.ok()) {
     absl::MutexLock lock(&mu_);
-    published_ = descriptor;
+    published_ = wanted;
   }
 }
 

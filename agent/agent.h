@@ -2,7 +2,8 @@
 
 // `topofit agent`: the node agent, one per GPU node (a DaemonSet). It
 //   - discovers the node's GPUs with nvidia-smi and re-checks their health every health_interval;
-//   - publishes the node's topology (UUIDs, NUMA nodes) as `topofit.io/gpu-topology`, when it changed;
+//   - publishes the node's topology (UUIDs, NUMA nodes) as `topofit.io/gpu-topology`, and the GPUs it found
+//     unhealthy as `topofit.io/unhealthy-gpus`, when they changed;
 //   - is the kubelet's device plugin for resource_name: registers (again whenever the kubelet's socket is
 //     recreated), lists the GPUs by UUID with NUMA node and health, and gives each pod being admitted the
 //     GPUs the extender chose for it (pod_choice.h), else topofit's allocator's best set;
@@ -90,7 +91,7 @@ class Agent {
   void CorrectionLoop();
   // One discovery or health check; returns after updating the table and the metrics.
   void CheckGpus();
-  void PublishTopology();
+  void PublishNodeAnnotations();
   void CorrectOnce();
   void UpdateDeviceGauge();
   void SetReason(std::string* field, std::string reason);
@@ -112,7 +113,7 @@ class Agent {
   mutable absl::Mutex mu_;
   std::string discovery_error_ ABSL_GUARDED_BY(mu_) = "not run yet";
   std::string registration_error_ ABSL_GUARDED_BY(mu_) = "not registered yet";
-  std::string published_ ABSL_GUARDED_BY(mu_);  // the descriptor last seen on the node
+  std::string published_ ABSL_GUARDED_BY(mu_);  // the annotations last seen on the node (descriptor, unhealthy)
   std::vector<QueriedGpu> known_ ABSL_GUARDED_BY(mu_);
   bool pods_changed_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<GpuIdsCorrection> corrections_sent_;  // the correction thread's own

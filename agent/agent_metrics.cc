@@ -18,6 +18,10 @@ AgentMetrics AgentMetrics::Create(server::MetricsRegistry& registry) {
       registry.AddCounter("topofit_agent_registrations_total", "Registrations with the kubelet", {"result"}),
       registry.AddCounter("topofit_agent_topology_published_total",
                           "Patches of the node's topofit.io/gpu-topology annotation", {"result"}),
+      registry.AddCounter("topofit_agent_unhealthy_gpus_published_total",
+                          "Patches of the node's topofit.io/unhealthy-gpus annotation (GPUs the health check found "
+                          "unhealthy; removed once all are healthy again)",
+                          {"result"}),
       registry.AddCounter("topofit_agent_nvidia_smi_errors_total", "nvidia-smi runs that failed or did not parse"),
       registry.AddGauge("topofit_agent_list_and_watch_streams", "ListAndWatch streams open now"),
       registry.AddCounter("topofit_agent_list_and_watch_refused_total",

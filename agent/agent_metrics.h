@@ -14,6 +14,7 @@ struct AgentMetrics {
   server::Counter& mismatches_corrected;  // topofit_agent_gpu_ids_corrected_total
   server::Counter& registrations;         // topofit_agent_registrations_total{result}: ok, error
   server::Counter& topology_published;    // topofit_agent_topology_published_total{result}: ok, error
+  server::Counter& health_published;      // topofit_agent_unhealthy_gpus_published_total{result}: ok, error
   server::Counter& discovery_errors;      // topofit_agent_nvidia_smi_errors_total
   server::Gauge& streams;                 // topofit_agent_list_and_watch_streams
   server::Counter& streams_refused;       // topofit_agent_list_and_watch_refused_total

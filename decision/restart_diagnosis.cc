@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "topology/gpu_set.h"
 
 namespace topofit::decision {
 namespace {
@@ -184,6 +185,17 @@ RestartDiagnosis DiagnoseRestart(const RestartEvidence& evidence) {
     return out;
   }
   out.reason = absl::StrCat("unknown: nothing recorded says how ", container, " ended");
+  return out;
+}
+
+std::vector<int> PodGpusReportedUnhealthy(absl::string_view pod_gpu_ids, absl::string_view node_unhealthy_gpus) {
+  // A GpuSet holds up to 32 GPUs, more than any node has.
+  constexpr int kMaxGpus = 32;
+  const absl::StatusOr<topology::GpuSet> held = topology::GpuSet::Parse(pod_gpu_ids, kMaxGpus);
+  const absl::StatusOr<topology::GpuSet> unhealthy = topology::GpuSet::Parse(node_unhealthy_gpus, kMaxGpus);
+  std::vector<int> out;
+  if (!held.ok() || !unhealthy.ok()) return out;
+  for (const topology::GpuId id : (*held & *unhealthy).ids()) out.push_back(id.value);
   return out;
 }
 

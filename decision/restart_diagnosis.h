@@ -44,6 +44,11 @@ struct RestartDiagnosis {
 // The first rule that the evidence meets, in the order of RestartCause. Pure.
 RestartDiagnosis DiagnoseRestart(const RestartEvidence& evidence);
 
+// RestartEvidence::unhealthy_gpus: of the GPUs a pod holds (its topofit.io/gpu-ids), those its node's agent
+// reports unhealthy (topofit.io/unhealthy-gpus), ascending. Empty when either is absent or does not parse:
+// no evidence is not a GPU fault.
+std::vector<int> PodGpusReportedUnhealthy(absl::string_view pod_gpu_ids, absl::string_view node_unhealthy_gpus);
+
 // Xid codes written as the NVIDIA driver logs them ("NVRM: Xid (PCI:0000:3b:00): 79, pid=...") or as
 // "Xid 79", in order, each once.
 std::vector<int> XidsIn(absl::string_view text);

@@ -64,6 +64,10 @@ inline constexpr absl::string_view kNodesPerDomainAnnotation = "topofit.io/nodes
 
 // On a node: `nvidia-smi topo -m` output or a JSON descriptor, overriding the catalog.
 inline constexpr absl::string_view kGpuTopologyAnnotation = "topofit.io/gpu-topology";
+// On a node, written by the node agent: the GPUs its last health check found unhealthy (indices, the form of
+// topofit.io/gpu-ids); absent while every GPU is healthy. The restart collector reads it to tell a GPU
+// fault from an application's crash.
+inline constexpr absl::string_view kUnhealthyGpusAnnotation = "topofit.io/unhealthy-gpus";
 
 // Other projects' gang and topology keys that topofit reads on pods (decision/gang.h, docs/gangs.md).
 // Kueue's plain-pod groups: the group's name (a label) and its pod count.

@@ -156,6 +156,20 @@ absl::StatusOr<std::vector<std::string>> KubeApi::PodWarnings(const std::string&
   return warnings;
 }
 
+absl::StatusOr<kube::StringMap> KubeApi::NodeAnnotations(const std::string& node) {
+  absl::StatusOr<nlohmann::json> object = rest_.Get(absl::StrCat("/api/v1/nodes/", EscapePathSegment(node)));
+  if (!object.ok()) return object.status();
+  kube::StringMap annotations;
+  const nlohmann::json* metadata = object->is_object() && object->contains("metadata") ? &(*object)["metadata"] : nullptr;
+  if (metadata == nullptr || !metadata->is_object() || !metadata->contains("annotations")) return annotations;
+  const nlohmann::json& listed = (*metadata)["annotations"];
+  if (!listed.is_object()) return annotations;
+  for (const auto& [key, value] : listed.items()) {
+    if (value.is_string()) annotations.emplace(key, value.get<std::string>());
+  }
+  return annotations;
+}
+
 absl::StatusOr<std::string> KubeApi::PreviousLogTail(const std::string& namespace_name, const std::string& name,
                                                      const std::string& container, int lines, int64_t bytes) {
   return rest_.GetText(absl::StrCat(PodPath(namespace_name, name), "/log?container=", EscapePathSegment(container),

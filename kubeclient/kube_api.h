@@ -46,6 +46,8 @@ class KubeApi final : public scheduler::KubeClient {
   // the pod's Warning events (core/v1, by involvedObject.uid), "Reason: message", at most `limit`, as listed;
   absl::StatusOr<std::vector<std::string>> PodWarnings(const std::string& namespace_name, const std::string& uid,
                                                        int limit);
+  // the annotations of the node it ran on (the agent's topofit.io/unhealthy-gpus);
+  absl::StatusOr<kube::StringMap> NodeAnnotations(const std::string& node);
   // the last `lines` lines, at most `bytes`, of the log of the container's previous instance
   // (GET .../pods/{name}/log?previous=true&tailLines=N&limitBytes=B).
   absl::StatusOr<std::string> PreviousLogTail(const std::string& namespace_name, const std::string& name,

@@ -37,6 +37,20 @@ std::string DisruptionOf(const kube::Pod& pod) {
 
 }  // namespace
 
+std::vector<int> RestartCollector::UnhealthyGpusOf(const kube::Pod& pod) {
+  const auto ids = pod.metadata.annotations.find(std::string(kube::kGpuIdsAnnotation));
+  if (ids == pod.metadata.annotations.end() || pod.spec.node_name.empty()) return {};
+  absl::StatusOr<kube::StringMap> node = api_.NodeAnnotations(pod.spec.node_name);
+  if (!node.ok()) {
+    server::LogEvent(log_, "restart_node_unread",
+                     {{"node", pod.spec.node_name}, {"error", std::string(node.status().message())}},
+                     spdlog::level::warn);
+    return {};
+  }
+  const auto unhealthy = node->find(std::string(kube::kUnhealthyGpusAnnotation));
+  return unhealthy == node->end() ? std::vector<int>{} : decision::PodGpusReportedUnhealthy(ids->second, unhealthy->second);
+}
+
 RestartCollector::RestartCollector(KubeApi& api, history::DecisionRecorder& recorder, const server::Clock& clock,
                                    spdlog::logger& log, server::MetricsRegistry& registry,
                                    RestartCollectorOptions options)
@@ -145,7 +159,7 @@ void RestartCollector::Enqueue(Job job) {
   // A restart storm: recorded at once from what the watch carried, without the API reads, never lost.
   unread_.Inc({"queue-full"});
   for (const kube::ContainerStatus& container : job.restarted) {
-    RecordRestart(Job{job.pod, {container}}, {}, "");
+    RecordRestart(Job{job.pod, {container}}, {}, "", {});
   }
 }
 
@@ -175,12 +189,13 @@ void RestartCollector::Run() {
                         {"error", std::string(listed.status().message())}},
                        spdlog::level::warn);
     }
+    const std::vector<int> unhealthy = UnhealthyGpusOf(job.pod);
     for (const kube::ContainerStatus& container : job.restarted) {
       absl::StatusOr<std::string> tail =
           api_.PreviousLogTail(job.pod.metadata.namespace_name, job.pod.metadata.name, container.name,
                                options_.log_tail_lines, options_.log_tail_bytes);
       Job one{job.pod, {container}};
-      RecordRestart(one, warnings, tail.ok() ? *tail : std::string());
+      RecordRestart(one, warnings, tail.ok() ? *tail : std::string(), unhealthy);
     }
     lock.lock();
     busy_ = false;
@@ -191,13 +206,14 @@ void RestartCollector::Run() {
 }
 
 void RestartCollector::RecordRestart(const Job& job, const std::vector<std::string>& warnings,
-                                     const std::string& log_tail) {
+                                     const std::string& log_tail, const std::vector<int>& unhealthy_gpus) {
   const kube::Pod& pod = job.pod;
   const kube::ContainerStatus& container = job.restarted.front();
   decision::RestartEvidence evidence;
   evidence.container = container;
   for (const std::string& warning : warnings) evidence.warnings.push_back(history::TruncateUtf8(warning, kMaxWarningBytes));
   evidence.disruption = DisruptionOf(pod);
+  evidence.unhealthy_gpus = unhealthy_gpus;
   const decision::RestartDiagnosis diagnosis = decision::DiagnoseRestart(evidence);
 
   history::RestartDetail detail;

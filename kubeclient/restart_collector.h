@@ -3,7 +3,8 @@
 // The restart collector (issue 35): on every increase of a container's restartCount it records why, in the
 // decision history, with what the restart left behind: the fields k8s-pod-restart-info-collector gathers
 // (the last termination, the container's state, the pod's Warning events, the previous container's log
-// tail) and what only topofit knows (the pod's GPU ids, the Xid codes, a classification:
+// tail) and what only topofit knows (the pod's GPU ids, those of them the node agent reports unhealthy, the
+// Xid codes, a classification:
 // decision/restart_diagnosis.h). The record also becomes a Warning Event on the pod (history/pod_events.h)
 // through the process's recorder, and `topofit explain restart NS/NAME` tells it.
 //
@@ -79,9 +80,13 @@ class RestartCollector {
   std::vector<kube::ContainerStatus> Compare(const kube::Pod& pod, const std::vector<kube::ContainerStatus>& containers,
                                              bool report);
   void Enqueue(Job job);
+  // Of the pod's GPUs, those its node's agent reports unhealthy (one GET of the node; none when it fails).
+  std::vector<int> UnhealthyGpusOf(const kube::Pod& pod);
   void Run();
-  // Records a restart (the job's first container) from the pod, its Warning events and the log tail.
-  void RecordRestart(const Job& job, const std::vector<std::string>& warnings, const std::string& log_tail);
+  // Records a restart (the job's first container) from the pod, its Warning events, the log tail and the
+  // pod's GPUs its node reports unhealthy.
+  void RecordRestart(const Job& job, const std::vector<std::string>& warnings, const std::string& log_tail,
+                     const std::vector<int>& unhealthy_gpus);
 
   KubeApi& api_;
   history::DecisionRecorder& recorder_;

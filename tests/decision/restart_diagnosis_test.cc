@@ -88,5 +88,15 @@ TEST_CASE("XidsIn: the driver's log line, short forms, each code once, no number
   CHECK(XidsIn("").empty());
 }
 
+TEST_CASE("PodGpusReportedUnhealthy: the pod's GPUs its node reports unhealthy, nothing from nothing", "[restart]") {
+  CHECK(PodGpusReportedUnhealthy("0,1,2,3", "2,6") == std::vector<int>{2});
+  CHECK(PodGpusReportedUnhealthy("4,5", "2,6").empty());
+  CHECK(PodGpusReportedUnhealthy("3,1", "1,3") == std::vector<int>{1, 3});
+  CHECK(PodGpusReportedUnhealthy("", "1").empty());   // the pod holds no GPU topofit knows of
+  CHECK(PodGpusReportedUnhealthy("0,1", "").empty());  // every GPU of the node healthy
+  CHECK(PodGpusReportedUnhealthy("0,1", "one").empty());
+  CHECK(PodGpusReportedUnhealthy("0,0", "0").empty());
+}
+
 }  // namespace
 }  // namespace topofit::decision

@@ -174,6 +174,29 @@ TEST_CASE("RestartCollector: in a restart storm every restart is recorded, those
   CHECK_THAT(c.registry.Render(), Catch::Contains("topofit_restarts_unread_total{reason=\"queue-full\"}"));
 }
 
+TEST_CASE("RestartCollector: a GPU of the pod its node's agent reports unhealthy makes the restart a GPU fault",
+          "[restarts]") {
+  Collector c;
+  nlohmann::json node = testing::NodeJson("gpu-1", 8);
+  node["metadata"]["annotations"] = {{"topofit.io/unhealthy-gpus", "1,6"}};
+  c.api.Upsert(Resource::kNodes, node);
+  c.api.Upsert(Resource::kPods, RestartedPod("ml", "trainer", 0));  // holds GPUs 0,1
+  c.Start();
+  c.api.Upsert(Resource::kPods, RestartedPod("ml", "trainer", 1, {{"exitCode", 1}, {"reason", "Error"}}));
+  REQUIRE(Eventually([&] { return c.recorder.records().size() == 1; }));
+  const history::Record record = c.Settled().front();
+  CHECK(history::ReasonName(record.reason) == "gpu-fault");
+  CHECK(record.restart->unhealthy_gpus == std::vector<int>{1});
+  SECTION("the node healthy again: the next crash is the application's") {
+    node["metadata"]["annotations"] = nlohmann::json::object();
+    c.api.Upsert(Resource::kNodes, node);
+    c.api.Upsert(Resource::kPods, RestartedPod("ml", "trainer", 2, {{"exitCode", 1}, {"reason", "Error"}}));
+    REQUIRE(Eventually([&] { return c.recorder.records().size() == 2; }));
+    CHECK(history::ReasonName(c.Settled().back().reason) == "application-error");
+    CHECK(c.Settled().back().restart->unhealthy_gpus.empty());
+  }
+}
+
 TEST_CASE("RestartCollector: each restart record goes to on_restart with its pod, as it goes to the history",
           "[restarts]") {
   Collector c;
