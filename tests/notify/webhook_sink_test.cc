@@ -83,7 +83,7 @@ TEST_CASE("WebhookSink: a failing receiver is retried with backoff until it reco
   CHECK(s.registry.Render().find("topofit_restart_notification_retries_total{sink=\"webhook\"} 3") != std::string::npos);
 }
 
-TEST_CASE("WebhookSink: a receiver that refuses the message (4xx) is not retried; one that never recovers is given up",
+TEST_CASE("WebhookSink: a receiver that refuses the message (4xx) is not retried, one that never recovers is given up",
           "[notify]") {
   WebhookReceiver receiver;
   SECTION("404: the webhook is gone") {
@@ -116,7 +116,7 @@ TEST_CASE("WebhookSink: a receiver that refuses the message (4xx) is not retried
   }
 }
 
-TEST_CASE("WebhookSink: a slow receiver never blocks Offer; past the queue messages are dropped and counted",
+TEST_CASE("WebhookSink: a slow receiver never blocks Offer, past the queue messages are dropped and counted",
           "[notify]") {
   WebhookReceiver receiver;
   receiver.Hold();
