@@ -107,8 +107,7 @@ inline constexpr absl::Duration kIdleGpusPeriod = absl::Seconds(15);
 // was unneeded for 10 minutes, so a guard a few scans late changes nothing.
 inline constexpr absl::Duration kDrainGuardPeriod = absl::Seconds(30);
 
-// A secret mounted as a file (--admin-token-file, a webhook URL), surrounding whitespace trimmed; "" for
-// no path.
+// A secret mounted as a file (--admin-token-file), surrounding whitespace trimmed; "" for no path.
 absl::StatusOr<std::string> ReadSecretFile(const std::string& path);
 // Turns on the Kubernetes Events on pods for `process` (cli/pod_events.h), after its decision history is
 // open; a second call does nothing.

@@ -1,46 +1,20 @@
 #include "cli/restart_notify_flags.h"
 
-#include <algorithm>
 #include <utility>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "cli/extender_command.h"
-#include "codec/http_url.h"
+#include "notify/webhook_url.h"
 
 namespace topofit::cli {
-namespace {
-
-constexpr size_t kMaxWebhookUrlBytes = 2048;
-
-// The URL in `path`, checked; errors say what is wrong with it without repeating it.
-absl::StatusOr<codec::HttpUrl> ReadWebhookUrl(const std::string& flag, const std::string& path) {
-  absl::StatusOr<std::string> url = ReadSecretFile(path);
-  if (!url.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", url.status().message()));
-  if (url->size() > kMaxWebhookUrlBytes || std::any_of(url->begin(), url->end(), [](char c) {
-        return absl::ascii_isspace(static_cast<unsigned char>(c)) || absl::ascii_iscntrl(static_cast<unsigned char>(c));
-      })) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, " does not hold one URL"));
-  }
-  if (!absl::StartsWith(*url, "https://") && !absl::StartsWith(*url, "http://")) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, ": the URL in ", path, " must start with https:// or http://"));
-  }
-  absl::StatusOr<codec::HttpUrl> parsed = codec::ParseHttpUrl(*url);
-  if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, ": ", parsed.status().message()));
-  return parsed;
-}
-
-}  // namespace
 
 void AddRestartNotifyFlags(CLI::App& cmd, RestartNotifyFlags& flags) {
   cmd.add_option("--restart-slack-webhook-file", flags.slack_webhook_file,
                  "with --collect-restarts: post each restart to the Slack incoming webhook whose URL this file holds "
-                 "(mount it from a Secret)");
+                 "(mount it from a Secret; re-read when it changes)");
   cmd.add_option("--restart-webhook-file", flags.json_webhook_file,
                  "with --collect-restarts: post each restart as JSON (the decision record and a summary) to the URL "
-                 "this file holds");
+                 "this file holds (re-read when it changes)");
   cmd.add_option("--restart-webhook-ca-file", flags.ca_file,
                  "PEM certificate authorities for https webhooks (default: the system's)");
   cmd.add_option("--restart-notify-cluster", flags.cluster, "the cluster's name, shown in each message");
@@ -84,13 +58,14 @@ absl::StatusOr<std::unique_ptr<notify::RestartNotifier>> BuildRestartNotifier(co
   const auto add = [&](const std::string& flag, const std::string& path, const std::string& name,
                        notify::WebhookFormat format) -> absl::Status {
     if (path.empty()) return absl::OkStatus();
-    absl::StatusOr<codec::HttpUrl> url = ReadWebhookUrl(flag, path);
-    if (!url.ok()) return url.status();
+    absl::StatusOr<codec::HttpUrl> url = notify::ReadWebhookUrl(path);
+    if (!url.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", url.status().message()));
     notify::WebhookSinkOptions sink;
     sink.name = name;
     sink.format = format;
     sink.cluster = flags.cluster;
     sink.ca_file = flags.ca_file;
+    sink.url_file = path;
     sinks.push_back(std::make_unique<notify::WebhookSink>(*std::move(url), std::move(sink), log, registry));
     return absl::OkStatus();
   };

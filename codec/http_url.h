@@ -14,6 +14,7 @@ struct HttpUrl {
   std::string host;    // an IPv6 literal without its brackets
   int port = 443;      // the scheme's when the URL names none
   std::string path;    // from the first '/' on, without a trailing slash; may hold a query
+  friend bool operator==(const HttpUrl&, const HttpUrl&) = default;
 };
 
 // Errors say which part is wrong and never repeat the URL: a webhook's URL is a secret (its path is the

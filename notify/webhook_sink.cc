@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "notify/restart_message.h"
+#include "notify/webhook_url.h"
 #include "server/logging.h"
 
 namespace topofit::notify {
@@ -38,7 +39,13 @@ WebhookSink::WebhookSink(codec::HttpUrl url, WebhookSinkOptions options, spdlog:
       retries_(registry.AddCounter("topofit_restart_notification_retries_total",
                                    "Posts of restart messages retried after a failure that may pass, by sink.",
                                    {"sink"})),
-      worker_([this] { Run(); }) {}
+      worker_() {
+  if (!options_.url_file.empty()) {
+    std::error_code error;
+    url_file_time_ = std::filesystem::last_write_time(options_.url_file, error);
+  }
+  worker_ = std::thread([this] { Run(); });
+}
 
 WebhookSink::~WebhookSink() { Stop(); }
 
@@ -90,7 +97,7 @@ void WebhookSink::Run() {
     queue_.pop_front();
     busy_ = true;
     lock.unlock();
-    Deliver(*client, notice);
+    Deliver(client, notice);
     lock.lock();
     busy_ = false;
     if (queue_.empty()) idle_.notify_all();
@@ -99,14 +106,35 @@ void WebhookSink::Run() {
   idle_.notify_all();
 }
 
-void WebhookSink::Deliver(httplib::ClientImpl& client, const RestartNotice& notice) {
+void WebhookSink::ReloadUrl(std::unique_ptr<httplib::ClientImpl>& client) {
+  if (options_.url_file.empty()) return;
+  std::error_code error;
+  const std::filesystem::file_time_type modified = std::filesystem::last_write_time(options_.url_file, error);
+  if (error || modified == url_file_time_) return;
+  url_file_time_ = modified;
+  absl::StatusOr<codec::HttpUrl> fresh = ReadWebhookUrl(options_.url_file);
+  if (!fresh.ok()) {
+    server::LogEvent(log_, "restart_webhook_url_unread",
+                     {{"sink", options_.name}, {"error", std::string(fresh.status().message())}, {"kept_host", url_.host}},
+                     spdlog::level::warn);
+    return;
+  }
+  if (*fresh == url_) return;
+  const bool moved = fresh->https != url_.https || fresh->host != url_.host || fresh->port != url_.port;
+  url_ = *std::move(fresh);
+  if (moved) client = Connect();
+  server::LogEvent(log_, "restart_webhook_url_reloaded", {{"sink", options_.name}, {"host", url_.host}});
+}
+
+void WebhookSink::Deliver(std::unique_ptr<httplib::ClientImpl>& client, const RestartNotice& notice) {
+  ReloadUrl(client);
   const std::string body = (options_.format == WebhookFormat::kSlack ? SlackBody(notice, options_.cluster)
                                                                        : JsonBody(notice, options_.cluster))
                                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const std::string pod = notice.record.pods.empty() ? std::string() : notice.record.pods.front().key;
   absl::Duration backoff = options_.first_backoff;
   for (int attempt = 1;; ++attempt) {
-    const Attempt result = Post(client, body);
+    const Attempt result = Post(*client, body);
     if (result.outcome == Outcome::kSent) {
       messages_.Inc({options_.name, "sent"});
       return;

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,6 +40,9 @@ struct WebhookSinkOptions {
   WebhookFormat format = WebhookFormat::kJson;
   std::string cluster;           // named in each message; empty: not named
   std::string ca_file;           // PEM roots for an https receiver; empty: the system's
+  // The file the URL came from (webhook_url.h). Before a post the sink reads it again when it changed, so a
+  // rotated Secret takes effect without a restart; a file that stops holding a URL keeps the last good one.
+  std::string url_file;
   size_t queue_capacity = 100;
   int max_attempts = 5;          // the first post and its retries
   absl::Duration first_backoff = absl::Seconds(1);  // doubles after each failure
@@ -71,14 +75,17 @@ class WebhookSink {
   };
 
   void Run();
-  void Deliver(httplib::ClientImpl& client, const RestartNotice& notice);
+  void Deliver(std::unique_ptr<httplib::ClientImpl>& client, const RestartNotice& notice);
+  // Re-reads options_.url_file when its modification time changed; reconnects when the receiver moved.
+  void ReloadUrl(std::unique_ptr<httplib::ClientImpl>& client);
   // A connection to the receiver, kept alive between posts; only the posting thread uses it.
   std::unique_ptr<httplib::ClientImpl> Connect() const;
   Attempt Post(httplib::ClientImpl& client, const std::string& body) const;
   // Sleeps `delay` unless Stop comes first; false when stopping.
   bool Backoff(absl::Duration delay);
 
-  const codec::HttpUrl url_;
+  codec::HttpUrl url_;  // the posting thread's, after construction
+  std::filesystem::file_time_type url_file_time_{};
   const WebhookSinkOptions options_;
   spdlog::logger& log_;
   server::Counter& messages_;  // topofit_restart_notifications_total{sink, result}

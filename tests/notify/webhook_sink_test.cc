@@ -2,6 +2,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -149,6 +154,34 @@ TEST_CASE("WebhookSink: Stop gives up a retry waiting for its backoff and drops 
   s.sink.Stop();  // returns at once, not after the hour
   CHECK(s.Count("dropped") == 2);
   CHECK_FALSE(s.sink.Offer(Notice("p2")));
+}
+
+TEST_CASE("WebhookSink: a rotated URL file is read again before the next post, a broken one keeps the last URL",
+          "[notify]") {
+  WebhookReceiver before;
+  WebhookReceiver after;
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / absl::StrCat("topofit-webhook-url-", ::getpid());
+  const auto write = [&file](const std::string& text, int seconds) {
+    std::ofstream(file) << text;
+    // A distinct modification time, as the kubelet's swap of a Secret volume gives.
+    std::filesystem::last_write_time(file, std::filesystem::file_time_type::clock::now() + std::chrono::seconds(seconds));
+  };
+  write(before.url() + "\n", 0);
+  WebhookSinkOptions options = Fast();
+  options.url_file = file.string();
+  Sink s(before.url(), options);
+  REQUIRE(s.sink.Offer(Notice("one")));
+  REQUIRE(s.sink.WaitIdle(kPatience));
+  write(after.url("/rotated"), 1);
+  REQUIRE(s.sink.Offer(Notice("two")));
+  REQUIRE(s.sink.WaitIdle(kPatience));
+  write("not a url", 2);
+  REQUIRE(s.sink.Offer(Notice("three")));
+  REQUIRE(s.sink.WaitIdle(kPatience));
+  CHECK(before.accepted().size() == 1);
+  CHECK(after.paths() == std::vector<std::string>{"/rotated", "/rotated"});
+  std::filesystem::remove(file);
 }
 
 TEST_CASE("WebhookSink: https, verified against the CA it is given", "[notify]") {
