@@ -22,11 +22,13 @@
 #include "tests/kubeclient/fake_api_server.h"
 #include "tests/notify/webhook_receiver.h"
 #include "tests/server/fake_clock.h"
+#include "tests/server/rendered_metric.h"
 
 namespace topofit::notify {
 namespace {
 
 using kubeclient::testing::kPatience;
+using server::testing::RenderedValue;
 
 nlohmann::json CrashLoopingPod(int pod, int restarts) {
   nlohmann::json json = kubeclient::testing::PodJson("ml", absl::StrCat("worker-", pod), "gpu-1", "topofit");
@@ -39,12 +41,6 @@ nlohmann::json CrashLoopingPod(int pod, int restarts) {
   }
   json["status"]["containerStatuses"] = nlohmann::json::array({status});
   return json;
-}
-
-double Rendered(const server::MetricsRegistry& registry, const std::string& series) {
-  const std::string text = registry.Render();
-  const size_t at = text.find(series + " ");
-  return at == std::string::npos ? 0 : std::stod(text.substr(at + series.size() + 1));
 }
 
 TEST_CASE("A restart storm of 10,000 a minute: all in the history, one message a pod, queues at their bounds",
@@ -91,14 +87,14 @@ TEST_CASE("A restart storm of 10,000 a minute: all in the history, one message a
 
   // Nothing lost from the history, and what could not wait for the API is counted.
   CHECK(store->Count().value() == kPods * kRestartsEach);
-  CHECK(Rendered(registry, "topofit_restarts_total{cause=\"application-error\"}") == kPods * kRestartsEach);
-  CHECK(Rendered(registry, "topofit_restarts_unread_total{reason=\"queue-full\"}") > 0);
+  CHECK(RenderedValue(registry, "topofit_restarts_total{cause=\"application-error\"}") == kPods * kRestartsEach);
+  CHECK(RenderedValue(registry, "topofit_restarts_unread_total{reason=\"queue-full\"}") > 0);
   // One message a pod: the other 19 restarts of each are muted. What the webhook's queue could not hold while
   // the receiver answered is dropped, never waited for.
-  CHECK(Rendered(registry, "topofit_restart_notifications_skipped_total{reason=\"muted\"}") ==
+  CHECK(RenderedValue(registry, "topofit_restart_notifications_skipped_total{reason=\"muted\"}") ==
         kPods * (kRestartsEach - 1));
-  const double sent = Rendered(registry, "topofit_restart_notifications_total{sink=\"webhook\",result=\"sent\"}");
-  const double dropped = Rendered(registry, "topofit_restart_notifications_total{sink=\"webhook\",result=\"dropped\"}");
+  const double sent = RenderedValue(registry, "topofit_restart_notifications_total{sink=\"webhook\",result=\"sent\"}");
+  const double dropped = RenderedValue(registry, "topofit_restart_notifications_total{sink=\"webhook\",result=\"dropped\"}");
   CHECK(sent + dropped == kPods);
   CHECK(sent >= sink_options.queue_capacity);
   std::set<std::string> told;

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/notify/webhook_receiver.h"
+#include "tests/server/rendered_metric.h"
 
 namespace topofit::notify {
 namespace {
@@ -52,12 +53,9 @@ WebhookSinkOptions Fast(WebhookFormat format = WebhookFormat::kJson) {
 struct Sink {
   Sink(const std::string& url, WebhookSinkOptions options)
       : sink(codec::ParseHttpUrl(url).value(), std::move(options), log, registry) {}
-  double Count(const std::string& result) const { return registry_counter("topofit_restart_notifications_total", result); }
-  double registry_counter(const std::string& name, const std::string& result) const {
-    const std::string rendered = registry.Render();
-    const std::string series = absl::StrCat(name, "{sink=\"webhook\",result=\"", result, "\"} ");
-    const size_t at = rendered.find(series);
-    return at == std::string::npos ? 0 : std::stod(rendered.substr(at + series.size()));
+  double Count(const std::string& result) const {
+    return server::testing::RenderedValue(
+        registry, absl::StrCat("topofit_restart_notifications_total{sink=\"webhook\",result=\"", result, "\"}"));
   }
   server::MetricsRegistry registry;
   spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
