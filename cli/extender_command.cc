@@ -344,6 +344,7 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
     if (absl::Status collecting = CollectRestarts(options, process, log, parts); !collecting.ok()) return collecting;
   }
   parts.extender->RecordDecisionsTo(process.recorder());
+  if (parts.provisioner != nullptr) parts.provisioner->RecordDecisionsTo(process.recorder());
   parts.idle_gpus = std::make_unique<scheduler::IdleGpusGauge>(process.registry, *parts.state, *process.ledger);
   parts.idle_gpus->RecordChangesTo(process.decisions.recorder.get(), &process.clock);
   parts.idle_gpus->Start(kIdleGpusPeriod);

@@ -25,24 +25,6 @@ std::string SetText(const TopologyDetail& detail) {
   return out;
 }
 
-// Why a node refused, in the filter's words (decision::RefusalText) over the quantities recorded.
-std::string NodeReason(const Candidate& c, RecordClock clock) {
-  const std::optional<decision::Refusal> refusal = RefusalOf(c.reason);
-  std::string why = c.reason == Reason::kTopologyUnknown ? "its GPU topology could not be resolved"
-                    : refusal ? decision::RefusalText({.refusal = *refusal,
-                                                       .unresolvable = c.unresolvable,
-                                                       .requested = c.requested,
-                                                       .available = c.available,
-                                                       .held_gpus = c.held_gpus,
-                                                       .free_gpus = c.free_gpus,
-                                                       .held_until = c.held_until},
-                                                      [clock](absl::Time t) { return FormatRecordTime(t, clock); })
-                              : std::string(ReasonName(c.reason));
-  std::string out = absl::StrCat(c.name, ": ", why);
-  if (c.topology && c.reason != Reason::kHeldForScaleUp) absl::StrAppend(&out, " (best set: ", SetText(*c.topology), ")");
-  return out;
-}
-
 std::string GroupVerdict(const Candidate& c) {
   std::string scores = absl::StrFormat("%d preferences met, quality %d‰, %d idle GPUs, $%.2f/h",
                                        c.preferences_satisfied, c.quality_per_mille, c.idle_gpus, c.price);
@@ -82,7 +64,7 @@ std::string Filter(const Record& r, RecordClock clock) {
     return absl::StrCat(out, Repeats(r));
   }
   std::vector<std::string> named;
-  for (size_t i = 0; i < refused.size() && i < kNodesNamed; ++i) named.push_back(NodeReason(*refused[i], clock));
+  for (size_t i = 0; i < refused.size() && i < kNodesNamed; ++i) named.push_back(DescribeRefusal(*refused[i], clock));
   std::string out = absl::StrCat("filter: every one of ", refused.size(), " nodes refused ", r.gpus, " GPUs: ",
                                  absl::StrJoin(named, "; "));
   if (refused.size() > kNodesNamed) absl::StrAppend(&out, "; and ", refused.size() - kNodesNamed, " more");
@@ -150,6 +132,27 @@ std::string Gang(const Record& r) {
   }
 }
 
+// What cluster-autoscaler said of the capacity topofit asked for, and what it means for the pod.
+std::string CapacityStatus(const Record& r) {
+  const std::string request = r.provisioning_request.empty() ? "the ProvisioningRequest"
+                                                             : absl::StrCat("ProvisioningRequest ", r.provisioning_request);
+  switch (r.reason) {
+    case Reason::kCapacityNotFound:
+      return absl::StrCat("cluster-autoscaler found no capacity for ", request,
+                          " (Provisioned=False, CapacityIsNotFound): no node group it may grow can take the pod now "
+                          "(at its maximum size, out of quota, or none fits); it tries again later");
+    case Reason::kCapacityFailed:
+      return absl::StrCat("cluster-autoscaler gave up on ", request, " (Failed=True)");
+    case Reason::kCapacityBookingExpired:
+      return absl::StrCat("the capacity cluster-autoscaler brought for ", request,
+                          " expired unused (BookingExpired=True): the pod did not take the new nodes in time");
+    case Reason::kCapacityRevoked:
+      return absl::StrCat("the capacity booked for ", request, " was revoked (CapacityRevoked=True)");
+    default:
+      return absl::StrCat(request, ": ", ReasonName(r.reason));
+  }
+}
+
 // A restart record in one line: which container, how many times, and the cause in words.
 std::string Restart(const Record& r) {
   if (!r.restart) return absl::StrCat("a container restarted: ", ReasonName(r.reason));
@@ -170,6 +173,27 @@ std::string Timeline(const std::vector<Record>& records, RecordClock clock) {
 
 }  // namespace
 
+std::string DescribeRefusal(const Candidate& c, RecordClock clock) {
+  const std::optional<decision::Refusal> refusal = RefusalOf(c.reason);
+  std::string why = c.reason == Reason::kTopologyUnknown ? "its GPU topology could not be resolved"
+                    : refusal ? decision::RefusalText({.refusal = *refusal,
+                                                       .unresolvable = c.unresolvable,
+                                                       .requested = c.requested,
+                                                       .available = c.available,
+                                                       .held_gpus = c.held_gpus,
+                                                       .free_gpus = c.free_gpus,
+                                                       .held_until = c.held_until},
+                                                      [clock](absl::Time t) { return FormatRecordTime(t, clock); })
+                              : std::string(ReasonName(c.reason));
+  std::string out = absl::StrCat(c.name, ": ", why);
+  if (c.topology && c.reason != Reason::kHeldForScaleUp) absl::StrAppend(&out, " (best set: ", SetText(*c.topology), ")");
+  if (c.topology && c.topology->assumed) {
+    absl::StrAppend(&out, "; its topology is assumed PCIe-only: no instance type, GPU Feature Discovery label or "
+                          "topofit.io/topology annotation says what it is");
+  }
+  return out;
+}
+
 std::string DescribeRecord(const Record& r, RecordClock clock) {
   switch (r.kind) {
     case Kind::kFilter:
@@ -188,6 +212,8 @@ std::string DescribeRecord(const Record& r, RecordClock clock) {
                           r.provisioning_request.empty() ? "" : absl::StrCat(" ", r.provisioning_request), ")");
     case Kind::kCapacityWithdrawn:
       return "the ProvisioningRequest has served: withdrawn";
+    case Kind::kCapacityStatus:
+      return CapacityStatus(r);
     case Kind::kGang:
       return Gang(r);
     case Kind::kRanking:

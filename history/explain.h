@@ -13,6 +13,9 @@ namespace topofit::history {
 
 // One line for one record: what was decided and why, with the topology detail.
 std::string DescribeRecord(const Record& record, RecordClock clock = RecordClock::kWall);
+// Why a filter's candidate node refused, in the filter's words (decision::RefusalText) over the quantities
+// recorded: "g5-1: needs links of NV or better, ... (best set: GPUs 0,1, weakest link PHB)".
+std::string DescribeRefusal(const Candidate& candidate, RecordClock clock = RecordClock::kWall);
 
 // A pod's story, newest first: a headline (bound, or pending since its first refusal), its correlation id,
 // then a line per record of its chain, each timed from the chain's first record. `records` newest first,

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "decision/pod_demand.h"
 #include "decision/pod_uid.h"
+#include "topology/catalog.h"
 
 namespace topofit::history {
 namespace {
@@ -69,13 +70,16 @@ Candidate NodeCandidate(absl::string_view node, const decision::NodeVerdict& ver
   return c;
 }
 
-void FilterCandidates::Add(absl::string_view node, const decision::NodeVerdict& verdict) {
+void FilterCandidates::Add(const decision::NodeGpuSnapshot& node, const decision::NodeVerdict& verdict) {
   if (verdict.fits && first_fit_ < candidates_.size()) {
     ++candidates_[first_fit_].count;
     return;
   }
   if (verdict.fits) first_fit_ = candidates_.size();
-  candidates_.push_back(NodeCandidate(node, verdict));
+  candidates_.push_back(NodeCandidate(node.node, verdict));
+  if (candidates_.back().topology && node.topology->source() == topology::kFallbackSource) {
+    candidates_.back().topology->assumed = true;
+  }
 }
 
 void FilterCandidates::AddUnknownTopology(std::string node) {
@@ -301,6 +305,14 @@ std::vector<Record> ScaleUpRecords(absl::Time time, const decision::RankInput& i
   if (choice.judged_gpu_options()) records.push_back(RankingRecord(time, input, choice.ranking));
   if (choice.intent) records.push_back(IntentRecord(time, *choice.intent, PodKeys(input, choice.intent->node_group)));
   return records;
+}
+
+Record CapacityStatusRecord(absl::Time time, PodSubject pod, std::string provisioning_request, Reason reason) {
+  Record r = Started(time, Component::kProvisioner, Kind::kCapacityStatus, reason);
+  r.correlation_id = pod.uid;
+  r.pods = {std::move(pod)};
+  r.provisioning_request = std::move(provisioning_request);
+  return r;
 }
 
 Record RestartRecord(absl::Time time, PodSubject pod, std::string node, int gpus, decision::RestartCause cause,

@@ -34,7 +34,7 @@ Candidate NodeCandidate(absl::string_view node, const decision::NodeVerdict& ver
 class FilterCandidates {
  public:
   explicit FilterCandidates(size_t nodes) { candidates_.reserve(nodes); }
-  void Add(absl::string_view node, const decision::NodeVerdict& verdict);
+  void Add(const decision::NodeGpuSnapshot& node, const decision::NodeVerdict& verdict);
   // A node the filter could not judge (its topology unresolved).
   void AddUnknownTopology(std::string node);
   std::vector<Candidate> Take() && { return std::move(candidates_); }
@@ -102,5 +102,9 @@ Record AllocationRecord(absl::Time time, std::string node, const PodSubject* pod
 // GPU request, and what the restart left behind.
 Record RestartRecord(absl::Time time, PodSubject pod, std::string node, int gpus, decision::RestartCause cause,
                      RestartDetail detail);
+
+// What cluster-autoscaler said of the ProvisioningRequest `provisioning_request` (namespace/name) topofit
+// made for `pod`: one of the capacity-status reasons (kCapacityNotFound ... kCapacityRevoked).
+Record CapacityStatusRecord(absl::Time time, PodSubject pod, std::string provisioning_request, Reason reason);
 
 }  // namespace topofit::history

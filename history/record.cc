@@ -10,9 +10,10 @@ namespace {
 
 constexpr std::array<absl::string_view, 5> kComponentNames = {"extender", "expander", "provisioner", "agent",
                                                               "restarts"};
-constexpr std::array<absl::string_view, 12> kKindNames = {
+constexpr std::array<absl::string_view, 13> kKindNames = {
     "filter",          "bind", "preference", "ranking", "intent", "capacity-requested", "capacity-withdrawn",
-    "gang", "idle", "preferred-allocation", "allocation", "restart"};
+    "gang", "idle", "preferred-allocation", "allocation", "restart", "capacity-status"};
+static_assert(kKindNames.size() == static_cast<size_t>(Kind::kCapacityStatus) + 1);
 // Past the refusals (named by decision::RefusalCode), in enum order from kTopologyUnknown.
 constexpr std::array<absl::string_view, 20> kOutcomeNames = {
     "topology-unknown", "node-unknown", "invalid-pod", "no-node-fits", "bound", "bind-failed", "chosen",
@@ -28,7 +29,12 @@ static_assert(kFirstIdle + kIdleReasons == static_cast<size_t>(Reason::kIdleNoDe
 constexpr int kFirstRestart = static_cast<int>(Reason::kRestartGpuFault);
 static_assert(kFirstRestart == static_cast<int>(Reason::kIdleNoDemand) + 1);
 static_assert(kFirstRestart + static_cast<int>(decision::RestartCause::kUnknown) == static_cast<int>(Reason::kRestartUnknown));
-constexpr Reason kLastReason = Reason::kRestartUnknown;
+constexpr int kFirstCapacity = static_cast<int>(Reason::kCapacityNotFound);
+static_assert(kFirstCapacity == static_cast<int>(Reason::kRestartUnknown) + 1);
+constexpr std::array<absl::string_view, 4> kCapacityNames = {"capacity-not-found", "capacity-failed",
+                                                              "booking-expired", "capacity-revoked"};
+constexpr Reason kLastReason = Reason::kCapacityRevoked;
+static_assert(kFirstCapacity + kCapacityNames.size() == static_cast<size_t>(kLastReason) + 1);
 
 template <typename Enum, size_t N>
 absl::StatusOr<Enum> ParseName(absl::string_view name, const std::array<absl::string_view, N>& names,
@@ -66,6 +72,7 @@ absl::string_view ReasonName(Reason reason) {
   const int i = static_cast<int>(reason);
   if (reason == Reason::kFits) return "fits";
   if (i < kFirstOutcome) return decision::RefusalCode(static_cast<decision::Refusal>(i));
+  if (i >= kFirstCapacity) return kCapacityNames[i - kFirstCapacity];
   if (i >= kFirstRestart) return decision::RestartCauseName(static_cast<decision::RestartCause>(i - kFirstRestart));
   if (i >= kFirstIdle) return IdleReasonName(static_cast<IdleReason>(i - kFirstIdle));
   return kOutcomeNames[i - kFirstOutcome];

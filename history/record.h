@@ -34,6 +34,7 @@ enum class Kind : uint8_t {
   kPreferredAllocation,  // the node agent answered the kubelet's GetPreferredAllocation
   kAllocation,           // the kubelet's Allocate: the devices a container of the pod got
   kRestart,              // a container of a pod restarted (the restart collector): why, and what it left
+  kCapacityStatus,       // what cluster-autoscaler said of a ProvisioningRequest topofit made for a pod
 };
 
 // Why: a closed set. Past kFits come decision::Refusal's, from its one list (TOPOFIT_NODE_REFUSALS), so a
@@ -78,6 +79,11 @@ enum class Reason : uint8_t {
   kRestartApplicationError,
   kRestartCompleted,
   kRestartUnknown,
+  // capacity-status: the ProvisioningRequest's conditions as cluster-autoscaler set them.
+  kCapacityNotFound,        // Provisioned=False, CapacityIsNotFound: no group it may grow can take the pod now
+  kCapacityFailed,          // Failed=True: cluster-autoscaler gave up on the request
+  kCapacityBookingExpired,  // BookingExpired=True: the capacity came, and the pod did not take it in time
+  kCapacityRevoked,         // CapacityRevoked=True: the capacity booked for it is gone
 };
 
 // The reason a filter refusal gives, and back: the refusal a reason is, if it is one.
@@ -104,10 +110,13 @@ struct TopologyDetail {
   std::string gpu_ids{};       // "0,1,2,3"
   std::string weakest_link{};  // nvidia-smi terms: NV, PIX, ..., SYS
   int64_t bandwidth_mbps = 0;
+  // The node's topology was the PCIe-only fallback (topology/catalog.h): no instance type, GPU Feature
+  // Discovery label or topofit.io/topology annotation said what it is, so a topology refusal may be wrong.
+  bool assumed = false;
   friend bool operator==(const TopologyDetail&, const TopologyDetail&) = default;
   template <typename H>
   friend H AbslHashValue(H h, const TopologyDetail& d) {
-    return H::combine(std::move(h), d.gpu_ids, d.weakest_link, d.bandwidth_mbps);
+    return H::combine(std::move(h), d.gpu_ids, d.weakest_link, d.bandwidth_mbps, d.assumed);
   }
 };
 TopologyDetail DetailOf(const topology::Allocation& allocation);

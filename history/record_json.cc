@@ -61,6 +61,7 @@ absl::StatusOr<Candidate> CandidateFromJson(const json& in) {
   if (auto topology = in.find("topology"); topology != in.end()) {
     if (!topology->is_object()) return absl::InvalidArgumentError("'topology' is not an object");
     TopologyDetail& detail = c.topology.emplace();
+    HISTORY_READ(*topology, "assumed", detail.assumed);
     HISTORY_READ(*topology, "gpuIds", detail.gpu_ids);
     HISTORY_READ(*topology, "weakestLink", detail.weakest_link);
     HISTORY_READ(*topology, "bandwidthMBps", detail.bandwidth_mbps);
@@ -88,6 +89,7 @@ void WriteCandidate(const Candidate& c, Writer& out) {
   if (c.requested != 0) out.Field("requested", c.requested);
   if (c.topology) {
     out.Open("topology");
+    if (c.topology->assumed) out.Field("assumed", true);
     out.Field("bandwidthMBps", c.topology->bandwidth_mbps);
     out.Field("gpuIds", c.topology->gpu_ids);
     out.Field("weakestLink", c.topology->weakest_link);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "history/from_decisions.h"
 #include "kube/topofit_annotations.h"
 #include "kubeclient/provisioning.h"
 #include "server/logging.h"
@@ -16,14 +17,25 @@ Provisioner::~Provisioner() { Stop(); }
 
 void Provisioner::RequestFor(const scheduler::PodRef& pod, const scheduler::CapacityPlacement& where) {
   absl::MutexLock lock(&mu_);
-  if (stopping_ || !requested_.insert(pod.uid).second) return;
-  tasks_.push_back(Task{.action = Action::kCreate, .pod = pod, .where = where, .gang = {}});
+  if (stopping_) return;
+  const absl::Time now = clock_.Now();
+  if (requested_.insert(pod.uid).second) {
+    status_[pod.uid] = StatusSeen{now, history::Reason::kFits};
+    tasks_.push_back(Task{.action = Action::kCreate, .pod = pod, .where = where, .gang = {}});
+    return;
+  }
+  // Asked again while its request stands: the capacity has not come. What does cluster-autoscaler say?
+  StatusSeen& seen = status_[pod.uid];
+  if (recorder_ == nullptr || now - seen.checked < kStatusCheckInterval) return;
+  seen.checked = now;
+  tasks_.push_back(Task{.action = Action::kCheck, .pod = pod, .where = {}, .gang = {}});
 }
 
 void Provisioner::Withdraw(const scheduler::PodRef& pod) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
   requested_.erase(pod.uid);
+  status_.erase(pod.uid);
   tasks_.push_back(Task{.action = Action::kWithdraw, .pod = pod, .where = {}, .gang = {}});
 }
 
@@ -85,6 +97,7 @@ void Provisioner::Run() {
       case Action::kConsumeGang: JoinGang(task); break;
       case Action::kWithdrawGang: RemoveGang(task); break;
       case Action::kReplaceGang: RemoveGang(task); CreateForGang(task); break;
+      case Action::kCheck: Check(task); break;
     }
   }
 }
@@ -140,6 +153,7 @@ void Provisioner::Create(const Task& task) {
     if (!status.ok()) CountFailed(task.pod.key(), step, status);
     absl::MutexLock lock(&mu_);
     requested_.erase(task.pod.uid);
+    status_.erase(task.pod.uid);
   };
   const absl::StatusOr<std::optional<nlohmann::json>> pod = AskablePod(task.pod, task.pod.key());
   if (!pod.ok() || !*pod) return give_up("get pod", pod.status());
@@ -158,6 +172,34 @@ void Provisioner::Create(const Task& task) {
                     {"refused_nodes", task.where.refused_nodes.size()}, {"shapes", task.where.shapes.size()}});
   absl::MutexLock lock(&mu_);
   ++stats_.requested;
+}
+
+void Provisioner::Check(const Task& task) {
+  const std::string name = ProvisioningObjectName(task.pod.name);
+  const absl::StatusOr<ProvisioningState> state = api_.GetProvisioningState(task.pod.namespace_name, name);
+  if (!state.ok()) {
+    // Gone (withdrawn meanwhile, or collected with its pod) is nothing to say; the next ask reads it again.
+    if (!absl::IsNotFound(state.status())) CountFailed(task.pod.key(), "read status", state.status());
+    return;
+  }
+  // The most final first: revoked and failed end the request, an expired booking ends one attempt.
+  history::Reason said = history::Reason::kFits;
+  if (state->capacity_revoked) said = history::Reason::kCapacityRevoked;
+  else if (state->failed) said = history::Reason::kCapacityFailed;
+  else if (state->booking_expired) said = history::Reason::kCapacityBookingExpired;
+  else if (state->capacity_not_found && !state->provisioned) said = history::Reason::kCapacityNotFound;
+  {
+    absl::MutexLock lock(&mu_);
+    auto seen = status_.find(task.pod.uid);
+    if (seen == status_.end() || seen->second.recorded == said) return;  // withdrawn meanwhile, or nothing new
+    seen->second.recorded = said;
+  }
+  if (said == history::Reason::kFits) return;
+  server::LogEvent(log_, "provisioning_request",
+                   {{"pod", task.pod.key()}, {"name", name}, {"result", std::string(history::ReasonName(said))},
+                    {"message", state->message}});
+  recorder_->Record(history::CapacityStatusRecord(clock_.Now(), {task.pod.uid, task.pod.key()},
+                                                  absl::StrCat(task.pod.namespace_name, "/", name), said));
 }
 
 void Provisioner::CreateForGang(const Task& task) {

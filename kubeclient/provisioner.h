@@ -16,6 +16,10 @@
 //                               gang still waits, so what CA brought went elsewhere, or the garbage
 //                               collector took the request with the member that owned it.
 //   WithdrawGang(gang)       -> delete the gang's two objects.
+//   RequestFor(pod, ...) again, while its request stands, at most once per kStatusCheckInterval
+//                            -> on the worker: GET the request and, when what cluster-autoscaler says of it
+//                               changed (capacity not found, failed, booking expired, capacity revoked),
+//                               record it in the decision history (RecordDecisionsTo), on the pod's chain.
 //
 // Both objects are owned by the pod, so the garbage collector removes them if the pod goes while topofit is
 // not looking. Creation is idempotent (409 AlreadyExists is done: the names derive from the pod), so a
@@ -41,6 +45,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "history/recorder.h"
 #include "kubeclient/kube_api.h"
 #include "scheduler/capacity_requests.h"
 #include "server/clock.h"
@@ -59,6 +64,9 @@ struct ProvisionerStats {
 // CA books a provisioned request's capacity for 10 minutes; a gang still asking 15 minutes after its
 // request was made did not get it.
 inline constexpr absl::Duration kGangRequestLifetime = absl::Minutes(15);
+// How often a pod's standing request is read for what cluster-autoscaler said of it: its loop runs every
+// 10 s, kube-scheduler retries the pod more often than this.
+inline constexpr absl::Duration kStatusCheckInterval = absl::Minutes(1);
 
 class Provisioner final : public scheduler::CapacityRequests {
  public:
@@ -72,13 +80,16 @@ class Provisioner final : public scheduler::CapacityRequests {
   void Withdraw(const scheduler::PodRef& pod) override;
   void RequestForGang(const scheduler::GangCapacity& capacity) override;
   void WithdrawGang(const scheduler::GangRef& gang) override;
+  // Where what cluster-autoscaler says of a pod's request goes (Kind::kCapacityStatus). Set before the
+  // first RequestFor; the recorder must outlive this object and never block.
+  void RecordDecisionsTo(history::DecisionRecorder* recorder) { recorder_ = recorder; }
 
   // Finishes the task in hand, drops the rest, joins the worker. Idempotent.
   void Stop();
   ProvisionerStats stats() const;
 
  private:
-  enum class Action { kCreate, kWithdraw, kCreateForGang, kConsumeGang, kWithdrawGang, kReplaceGang };
+  enum class Action { kCreate, kWithdraw, kCreateForGang, kConsumeGang, kWithdrawGang, kReplaceGang, kCheck };
   struct Task {
     Action action = Action::kCreate;
     scheduler::PodRef pod;  // the pod, or the gang's member
@@ -94,6 +105,8 @@ class Provisioner final : public scheduler::CapacityRequests {
   void JoinGang(const Task& task);
   void ConsumeGang(const Task& task);
   void RemoveGang(const Task& task);
+  // Reads the pod's request and records what cluster-autoscaler says of it, when that changed.
+  void Check(const Task& task);
   // The pod as the API server has it, when a request may be made for it (`what` asks); nullopt, logged and
   // counted as skipped, when it is gone, replaced or bound. A failed GET is an error.
   absl::StatusOr<std::optional<nlohmann::json>> AskablePod(const scheduler::PodRef& pod, absl::string_view what);
@@ -108,6 +121,14 @@ class Provisioner final : public scheduler::CapacityRequests {
   mutable absl::Mutex mu_;
   std::deque<Task> tasks_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> requested_ ABSL_GUARDED_BY(mu_);  // pod uids asked for and not withdrawn
+  // Of those, when their request was last read and the capacity-status reason last recorded for it
+  // (kFits: none, or cluster-autoscaler no longer says anything against it).
+  struct StatusSeen {
+    absl::Time checked;
+    history::Reason recorded = history::Reason::kFits;
+  };
+  std::map<std::string, StatusSeen, std::less<>> status_ ABSL_GUARDED_BY(mu_);
+  history::DecisionRecorder* recorder_ = nullptr;
   // Gangs asked for and not withdrawn, by id: when, and the members annotated to consume the request.
   struct GangAsked {
     absl::Time asked;

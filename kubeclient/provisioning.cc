@@ -245,8 +245,12 @@ ProvisioningState ProvisioningStateOf(const nlohmann::json& provisioning_request
   if (!status.is_object() || !status.contains("conditions") || !status["conditions"].is_array()) return state;
   std::string failed_message;
   for (const nlohmann::json& condition : status["conditions"]) {
-    if (StringAt(condition, "status") != "True") continue;
     const std::string type = StringAt(condition, "type");
+    if (type == "Provisioned" && StringAt(condition, "status") == "False" &&
+        StringAt(condition, "reason") == "CapacityIsNotFound") {
+      state.capacity_not_found = true;
+    }
+    if (StringAt(condition, "status") != "True") continue;
     if (type == "Provisioned") {
       state.provisioned = true;
       state.message = StringAt(condition, "message");

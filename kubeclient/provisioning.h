@@ -66,6 +66,9 @@ struct ProvisioningState {
   bool failed = false;
   bool booking_expired = false;
   bool capacity_revoked = false;
+  // Provisioned=False with reason CapacityIsNotFound: cluster-autoscaler found no group it may grow that
+  // takes the pods now (at its maximum size, out of quota, none fits), and tries again later.
+  bool capacity_not_found = false;
   std::string message;  // the Provisioned condition's message, else the Failed one's
 };
 ProvisioningState ProvisioningStateOf(const nlohmann::json& provisioning_request);

@@ -33,6 +33,7 @@ constexpr int kResourceDecisions = 50;
 
 constexpr absl::string_view kInstructions =
     "Read-only context from topofit, the GPU-topology-aware scheduler extender and cluster-autoscaler expander: "
+    "a GPU pod's first cause in one short answer (diagnose_pod), "
     "why a GPU pod is pending (explain_pending_pod), why a node group grew or not (explain_scale_up), why GPUs "
     "are idle (list_idle_gpus), why a pod's containers restarted (explain_restart), and the raw decision records "
     "(list_decisions, get_decision). Reason codes are a closed set: min-link/min-bandwidth (topology), gpu-count, "
@@ -324,6 +325,7 @@ json McpServer::GetPrompt(const json& id, const json& params) const {
   const std::string pod_name = pod->get<std::string>();
   // get_topology only where it is served (the live state): a history-only server does not list it.
   std::vector<std::string> steps = {
+      absl::StrCat("Call diagnose_pod with pod \"", pod_name, "\": its state and first cause, with evidence."),
       absl::StrCat("Call explain_pending_pod with pod \"", pod_name, "\" and read its chain, newest first."),
       "For each filter refusal, say which nodes refused and why in topology terms (weakest link, bandwidth, GPUs "
       "free vs asked, GPUs held for another pod's scale-up)."};

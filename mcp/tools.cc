@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "history/decisions_http.h"
+#include "history/diagnosis.h"
 #include "history/record_json.h"
 #include "mcp/tool_parts.h"
 
@@ -21,7 +22,7 @@ constexpr int kDefaultListLimit = 20;
 json KindNames() {
   json names = json::array();
   for (int k = 0;; ++k) {
-    if (static_cast<history::Kind>(k) > history::Kind::kRestart) break;
+    if (static_cast<history::Kind>(k) > history::Kind::kCapacityStatus) break;
     names.push_back(std::string(history::KindName(static_cast<history::Kind>(k))));
   }
   return names;
@@ -106,11 +107,51 @@ absl::StatusOr<json> ExplainTool(history::Subject subject, const std::string& ar
   return Explanation(subject, *name, static_cast<int>(*limit), pages);
 }
 
+// The pod's first cause (history/diagnosis.h), small by construction: a few hundred bytes of words whatever
+// the records hold, so an agent can ask it of many pods.
+absl::StatusOr<json> DiagnosePod(const json& args, const history::PageSource& pages) {
+  Arguments a(args, {"pod"});
+  if (absl::Status known = a.CheckKnown(); !known.ok()) return known;
+  absl::StatusOr<std::string> pod = a.String("pod", true);
+  if (!pod.ok()) return pod.status();
+  if (std::count(pod->begin(), pod->end(), '/') != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("'pod' must be NAMESPACE/NAME, not '", *pod, "'"));
+  }
+  absl::StatusOr<history::Explanation> told = history::Explain(history::Subject::kPod, *pod, kDefaultExplainLimit, pages);
+  if (!told.ok()) return told.status();
+  const history::Diagnosis d = history::DiagnosePod(*pod, told->records, told->clock);
+  json doc = {{"pod", *pod}, {"state", d.state}, {"cause", d.cause}, {"summary", d.summary}, {"evidence", d.evidence},
+              {"more", d.state == "restarting" ? "explain_restart" : "explain_pending_pod"}};
+  if (!d.correlation_id.empty()) doc["correlationId"] = d.correlation_id;
+  if (d.since != absl::InfinitePast()) doc["since"] = history::FormatRecordTime(d.since, told->clock);
+  return doc;
+}
+
 }  // namespace
 
 json ToolDefinitions() {
   const json explain_limit = Limit(kMaxExplainLimit, kDefaultExplainLimit, "newest records read at most");
   return json::array({
+      Tool("diagnose_pod", "Why is this GPU pod not running: the first cause",
+           "One pod's state (pending, running, restarting, unknown) and the first cause, as a reason code with a "
+           "sentence and up to three lines of evidence: the newest restart's cause (gpu-fault, oom, gpu-oom, "
+           "eviction, image-or-config, liveness-probe, application-error, completed); for a pending pod the gang "
+           "waiting (gang-no-room, gang-waiting), a hold topofit keeps (waiting-for-capacity, asking-for-capacity, "
+           "held-for-scale-up), else the refusal most offered nodes gave (topology-unknown, node-size, min-link, "
+           "min-bandwidth, gpu-count), invalid-pod, or a vetoed scale-up; no-record when topofit never judged it. "
+           "Under 2 KB; `more` names the tool with the whole story.",
+           ObjectSchema({{"pod", {{"type", "string"}, {"description", "NAMESPACE/NAME"}}}}, json::array({"pod"})),
+           {{"type", "object"},
+            {"properties",
+             {{"pod", {{"type", "string"}}},
+              {"state", {{"type", "string"}, {"enum", json::array({"pending", "running", "restarting", "unknown"})}}},
+              {"cause", {{"type", "string"}, {"description", "a reason code, as the decision records carry"}}},
+              {"summary", {{"type", "string"}}},
+              {"evidence", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+              {"correlationId", {{"type", "string"}}},
+              {"since", {{"type", "string"}, {"description", "when the newest record the cause stands on was made"}}},
+              {"more", {{"type", "string"}, {"description", "the tool that tells the whole story"}}}}},
+            {"required", json::array({"pod", "state", "cause", "summary", "evidence", "more"})}}),
       Tool("explain_pending_pod", "Why is this GPU pod pending (or where did it go)",
            "A pod's decision chain, newest first: each filter refusal with the best GPU set each node could give and "
            "why it fell short, the capacity topofit asked cluster-autoscaler for, the node group chosen for it and "
@@ -193,6 +234,7 @@ absl::StatusOr<json> Explanation(history::Subject subject, const std::string& na
 
 json CallTool(const std::string& name, const json& arguments, const history::PageSource& pages) {
   absl::StatusOr<json> out = absl::InternalError("no such tool");
+  if (name == "diagnose_pod") out = DiagnosePod(arguments, pages);
   if (name == "explain_pending_pod") out = ExplainTool(history::Subject::kPod, "pod", true, arguments, pages);
   if (name == "explain_scale_up") out = ExplainTool(history::Subject::kGroup, "group", true, arguments, pages);
   if (name == "list_idle_gpus") out = ExplainTool(history::Subject::kIdle, "node", false, arguments, pages);

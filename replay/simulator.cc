@@ -205,7 +205,7 @@ void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
     // The extender's records of this cycle, from the verdicts the cycle reached.
     history::FilterCandidates candidates(decision.refused_nodes.size());
     for (size_t i = 0; i < decision.refused_nodes.size(); ++i) {
-      candidates.Add(world_->nodes()[decision.refused_nodes[i]].gpus.node, decision.filter.verdicts[i]);
+      candidates.Add(world_->nodes()[decision.refused_nodes[i]].gpus, decision.filter.verdicts[i]);
     }
     for (history::Record& record :
          history::FilterCycleRecords(world_->time(), Subject(pod), world_->klass(pod).gpus, std::move(candidates).Take(),

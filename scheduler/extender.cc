@@ -157,7 +157,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   for (size_t i = 0; i < offered.size(); ++i) {
     const NodeGpuSnapshot& node = *offered[i];
     const NodeVerdict& verdict = outcome.verdicts[i];
-    if (recording) candidates.Add(node.node, verdict);
+    if (recording) candidates.Add(node, verdict);
     if (verdict.fits) {
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
       continue;

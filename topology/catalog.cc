@@ -391,7 +391,7 @@ absl::StatusOr<LabelledTopology> TopologyFromLabels(
   TopologySpec spec = UniformSpec(*node_count, Link{LinkClass::kSys, 0, false}, "");
   ApplyProduct(spec, product_label.value_or(""));
   spec.domain = domain;
-  spec.source = "fallback";
+  spec.source = std::string(kFallbackSource);
   const std::string why_none = misses.empty() ? "no instance type or product label" : absl::StrJoin(misses, "; ");
   std::string reason = absl::StrCat("no catalog shape fits (", why_none, "); assuming ", *node_count,
                                     " GPUs joined by PCIe only (SYS between every pair)");

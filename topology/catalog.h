@@ -29,6 +29,9 @@ std::vector<absl::string_view> CatalogShapeNames();
 // known names, otherwise.
 absl::StatusOr<Topology> CatalogShape(absl::string_view name_or_alias);
 
+// The source of the conservative fallback below: a topology nothing said, assumed.
+inline constexpr absl::string_view kFallbackSource = "fallback";
+
 // A topology chosen for a node from its labels alone.
 struct LabelledTopology {
   Topology topology;

@@ -6,11 +6,23 @@
 #include <catch2/catch.hpp>
 
 #include "history/explain.h"
+#include "topology/catalog.h"
 
 namespace topofit::history {
 namespace {
 
 const PodSubject kTrainer{"uid-trainer", "ml/trainer"};
+
+// A node of 8 GPUs whose topology its labels name (an A100 baseboard), or, with no label, the PCIe-only
+// fallback topofit assumes.
+decision::NodeGpuSnapshot Node(const std::string& name, bool labelled = true) {
+  std::map<std::string, std::string, std::less<>> labels;
+  if (labelled) labels[std::string(topology::kInstanceTypeLabel)] = "p4d.24xlarge";
+  decision::NodeGpuSnapshot node;
+  node.node = name;
+  node.topology = std::make_shared<const topology::Topology>(topology::TopologyFromLabels(labels, 8).value().topology);
+  return node;
+}
 
 TEST_CASE("The agent's GetPreferredAllocation answer is a record on the pod's chain, or the node's", "[history]") {
   const Record chosen = PreferredAllocationRecord(absl::UnixEpoch(), "p4d-1", &kTrainer, "0,1,2,3");
@@ -63,11 +75,11 @@ TEST_CASE("a filter keeps each refused node and the nodes that fit as the first 
   refused.free_gpus = 1;
   refused.insufficient.push_back({.kind = topology::Insufficiency::Kind::kGpuCount, .requested = 2, .available = 1});
   FilterCandidates candidates(5);
-  candidates.Add("n-1", refused);
-  candidates.Add("n-2", fits);
-  candidates.Add("n-3", fits);
-  candidates.Add("n-4", refused);
-  candidates.Add("n-5", fits);
+  candidates.Add(Node("n-1"), refused);
+  candidates.Add(Node("n-2"), fits);
+  candidates.Add(Node("n-3"), fits);
+  candidates.Add(Node("n-4"), refused);
+  candidates.Add(Node("n-5"), fits);
   candidates.AddUnknownTopology("n-6");
   const Record r = FilterRecord(absl::UnixEpoch(), kTrainer, 2, std::move(candidates).Take());
   REQUIRE(r.candidates.size() == 4);
@@ -83,6 +95,30 @@ TEST_CASE("a filter keeps each refused node and the nodes that fit as the first 
   CHECK(DescribeRecord(r) == "filter: 3 of 6 nodes fit 2 GPUs; n-2 would give GPUs 0,1, weakest link NV, 240 GB/s");
 }
 
+TEST_CASE("a topology refusal on a node whose topology was assumed says so, in the record and in explain", "[history]") {
+  decision::NodeVerdict min_link;
+  min_link.unresolvable = true;
+  min_link.refusal = decision::Refusal::kMinLink;
+  min_link.requested_gpus = 2;
+  min_link.best_reachable.emplace();
+  min_link.best_reachable->gpus = topology::GpuSet::FirstN(2);
+  min_link.best_reachable->quality.weakest = topology::LinkClass::kSys;
+  min_link.insufficient.push_back({.kind = topology::Insufficiency::Kind::kMinLink,
+                                   .requested = static_cast<int64_t>(topology::LinkClass::kNvLink),
+                                   .available = static_cast<int64_t>(topology::LinkClass::kSys)});
+  FilterCandidates candidates(2);
+  candidates.Add(Node("labelled", true), min_link);
+  candidates.Add(Node("bare", false), min_link);
+  const std::vector<Candidate> judged = std::move(candidates).Take();
+  REQUIRE(judged.size() == 2);
+  CHECK_FALSE(judged[0].topology->assumed);
+  CHECK(judged[1].topology->assumed);
+  CHECK_THAT(DescribeRefusal(judged[1]), Catch::EndsWith("its topology is assumed PCIe-only: no instance type, GPU "
+                                                         "Feature Discovery label or topofit.io/topology annotation "
+                                                         "says what it is"));
+  CHECK_THAT(DescribeRefusal(judged[0]), !Catch::Contains("assumed"));
+}
+
 TEST_CASE("a node refused for a hold keeps until when the pod is held back, and explain tells it", "[history]") {
   decision::NodeVerdict held;
   held.unresolvable = true;
@@ -94,8 +130,8 @@ TEST_CASE("a node refused for a hold keeps until when the pod is held back, and 
   decision::NodeVerdict member = held;  // a pod of the pool: no end to its hold but the pool's own rule
   member.held_until.reset();
   FilterCandidates candidates(2);
-  candidates.Add("p4d-new-0", held);
-  candidates.Add("p4d-new-1", member);
+  candidates.Add(Node("p4d-new-0"), held);
+  candidates.Add(Node("p4d-new-1"), member);
   const Record r = FilterRecord(absl::FromUnixSeconds(1'750'000'000), kTrainer, 1, std::move(candidates).Take());
   REQUIRE(r.candidates.size() == 2);
   CHECK(r.candidates[0].held_until == absl::FromUnixSeconds(1'750'000'600));

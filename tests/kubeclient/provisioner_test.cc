@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <spdlog/sinks/null_sink.h>
 
+#include "tests/history/memory_recorder.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
 #include "tests/server/fake_clock.h"
@@ -82,6 +83,64 @@ TEST_CASE("A refused pod gets one ProvisioningRequest, consumes it, and it goes 
     provisioner.Withdraw(kTrainer);
     REQUIRE(Eventually([&] { return provisioner.stats().withdrawn == 2; }));
     CHECK(provisioner.stats().failed == 0);
+  }
+}
+
+// cluster-autoscaler's conditions on the stored request, as its ProvisioningRequest processor writes them.
+void SetConditions(Fixture& f, const json& conditions) {
+  json request = f.server.StoredObject(kRequestPath);
+  request["status"] = {{"conditions", conditions}};
+  f.server.PutStoredObject(kRequestPath, request);
+}
+
+TEST_CASE("A pod asked for again reads what cluster-autoscaler says of its request, recorded once per change",
+          "[provisioner]") {
+  Fixture f;
+  f.server.Upsert(Resource::kPods, PendingTrainer());
+  history::testing::MemoryRecorder recorder;
+  Provisioner provisioner(f.api, f.log, f.clock);
+  provisioner.RecordDecisionsTo(&recorder);
+  provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
+  REQUIRE(Eventually([&] { return provisioner.stats().requested == 1; }));
+  const auto gets_of_request = [&f] {
+    int gets = 0;
+    for (const auto& request : f.server.requests()) gets += request.method == "GET" && request.target == kRequestPath;
+    return gets;
+  };
+
+  SetConditions(f, {{{"type", "Accepted"}, {"status", "True"}},
+                    {{"type", "Provisioned"}, {"status", "False"}, {"reason", "CapacityIsNotFound"},
+                     {"message", "Capacity is not found, CA will try to find it later."}}});
+  provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});  // within a minute of the request: not read
+  f.clock.Advance(kStatusCheckInterval);
+  provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
+  REQUIRE(Eventually([&] { return recorder.records().size() == 1; }));
+  CHECK(gets_of_request() == 1);
+  const history::Record not_found = recorder.records()[0];
+  CHECK(not_found.kind == history::Kind::kCapacityStatus);
+  CHECK(not_found.reason == history::Reason::kCapacityNotFound);
+  CHECK(not_found.correlation_id == "uid-trainer");
+  CHECK(not_found.pods == std::vector<history::PodSubject>{{"uid-trainer", "ml/trainer"}});
+  CHECK(not_found.provisioning_request == "ml/topofit-trainer");
+
+  // The same answer a minute later is not news; booked capacity that expired is.
+  f.clock.Advance(kStatusCheckInterval);
+  provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
+  REQUIRE(Eventually([&] { return gets_of_request() == 2; }));
+  SetConditions(f, {{{"type", "Provisioned"}, {"status", "True"}}, {{"type", "BookingExpired"}, {"status", "True"}}});
+  f.clock.Advance(kStatusCheckInterval);
+  provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
+  REQUIRE(Eventually([&] { return recorder.records().size() == 2; }));
+  CHECK(recorder.records()[1].reason == history::Reason::kCapacityBookingExpired);
+  CHECK(gets_of_request() == 3);
+
+  SECTION("a withdrawn pod's request is read no more") {
+    provisioner.Withdraw(kTrainer);
+    REQUIRE(Eventually([&] { return provisioner.stats().withdrawn == 1; }));
+    f.clock.Advance(kStatusCheckInterval);
+    provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});  // asks anew: creates, does not read
+    REQUIRE(Eventually([&] { return provisioner.stats().requested == 2; }));
+    CHECK(gets_of_request() == 3);
   }
 }
 

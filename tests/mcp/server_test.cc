@@ -224,7 +224,7 @@ TEST_CASE("tools answer with structured content, bad arguments are tool errors, 
           "[mcp]") {
   Fixture f;
   const json tools = f.Request("tools/list")["result"]["tools"];
-  CHECK(tools.size() == 6);
+  CHECK(tools.size() == 7);
   for (const json& tool : tools) CHECK(tool["annotations"]["readOnlyHint"] == true);
 
   const json page = f.Tool("list_decisions", {{"pod", "ml/a"}, {"limit", 1}})["result"];
@@ -287,6 +287,21 @@ TEST_CASE("explain_pending_pod tells the pod's chain", "[mcp]") {
   const json none = f.Tool("explain_pending_pod", {{"pod", "ml/zzz"}})["result"]["structuredContent"];
   CHECK(none["decisions"].empty());
   CHECK(none["text"] == "nothing recorded");
+}
+
+TEST_CASE("diagnose_pod answers a pod's state and first cause in a few hundred bytes", "[mcp]") {
+  Fixture f(history::SeedRecords());
+  const json restarted = f.Tool("diagnose_pod", {{"pod", "ml/infer-1"}})["result"];
+  REQUIRE_FALSE(restarted.contains("isError"));
+  CHECK(restarted["structuredContent"]["state"] == "restarting");
+  CHECK(restarted["structuredContent"]["cause"] == "gpu-fault");
+  CHECK(restarted["structuredContent"]["more"] == "explain_restart");
+  CHECK(restarted["content"][0]["text"].get<std::string>().size() < 2048);
+  const json none = f.Tool("diagnose_pod", {{"pod", "ml/zzz"}})["result"]["structuredContent"];
+  CHECK(none["cause"] == "no-record");
+  CHECK_FALSE(none.contains("correlationId"));
+  CHECK(f.Tool("diagnose_pod", {{"pod", "no-namespace"}})["result"]["isError"] == true);
+  CHECK(f.Tool("diagnose_pod", {{"pod", "ml/a"}, {"limit", 3}})["result"]["isError"] == true);
 }
 
 TEST_CASE("explain_restart tells a pod's restarts with their cause and evidence, and where it was bound", "[mcp]") {

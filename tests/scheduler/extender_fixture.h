@@ -61,9 +61,13 @@ class RecordingCapacityRequests final : public CapacityRequests {
 };
 
 // An Extender with in-memory state and ledger on a fake clock, a fake Kubernetes client, recorded capacity
-// requests, a drain guard (refreshed only when a test calls it) and silent logs.
+// requests (or `capacity_requests`, e.g. a real Provisioner), a drain guard (refreshed only when a test calls
+// it) and silent logs.
 struct ExtenderFixture {
-  ExtenderFixture() { extender.GuardFromDrains(&drain_guard); }
+  explicit ExtenderFixture(CapacityRequests* capacity_requests = nullptr)
+      : extender{*state, *ledger, kube, metrics, log, clock, capacity_requests != nullptr ? capacity_requests : &capacity} {
+    extender.GuardFromDrains(&drain_guard);
+  }
   server::FakeClock clock;
   server::MetricsRegistry registry;
   std::unique_ptr<GpuState> state = NewInMemoryGpuState();
@@ -73,7 +77,7 @@ struct ExtenderFixture {
   spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
   RecordingCapacityRequests capacity;
   DrainGuard drain_guard{*state, kube, log, registry};
-  Extender extender{*state, *ledger, kube, metrics, log, clock, &capacity};
+  Extender extender;
 };
 
 }  // namespace topofit::scheduler::testing
