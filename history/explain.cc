@@ -312,6 +312,8 @@ std::string ExplainRestarts(absl::string_view pod, const std::vector<Record>& re
     if (!d.xids.empty()) absl::StrAppend(&out, "; Xid ", absl::StrJoin(d.xids, ","));
     absl::StrAppend(&out, "\n");
     for (const std::string& warning : d.warnings) absl::StrAppend(&out, "  warning event: ", warning, "\n");
+    if (!d.node_conditions.empty()) absl::StrAppend(&out, "  node ", newest.node, ": ", d.node_conditions, "\n");
+    for (const std::string& warning : d.node_warnings) absl::StrAppend(&out, "  node warning event: ", warning, "\n");
     if (!d.log_tail.empty()) {
       absl::StrAppend(&out, "  previous container's log, last lines:\n");
       for (absl::string_view line : absl::StrSplit(d.log_tail, '\n', absl::SkipEmpty())) {

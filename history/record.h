@@ -175,6 +175,8 @@ struct RestartDetail {
   std::string gpu_ids{};              // topofit.io/gpu-ids of the pod, "" when none
   std::vector<int> unhealthy_gpus{};
   std::vector<int> xids{};
+  std::string node_conditions{};             // the node's, as KubeApi::NodeSummary tells them: "Ready=True"
+  std::vector<std::string> node_warnings{};  // the node's Warning events, "Reason: message"
   friend bool operator==(const RestartDetail&, const RestartDetail&) = default;
 };
 

@@ -225,6 +225,8 @@ json RestartDetailToJson(const RestartDetail& d) {
   SetIfNonZero(out, "gpuIds", d.gpu_ids);
   SetIfNonZero(out, "unhealthyGpus", d.unhealthy_gpus);
   SetIfNonZero(out, "xids", d.xids);
+  SetIfNonZero(out, "nodeConditions", d.node_conditions);
+  SetIfNonZero(out, "nodeWarnings", d.node_warnings);
   return out;
 }
 
@@ -244,6 +246,8 @@ absl::StatusOr<RestartDetail> RestartDetailFromJson(const json& in) {
   HISTORY_READ(in, "gpuIds", d.gpu_ids);
   HISTORY_READ(in, "unhealthyGpus", d.unhealthy_gpus);
   HISTORY_READ(in, "xids", d.xids);
+  HISTORY_READ(in, "nodeConditions", d.node_conditions);
+  HISTORY_READ(in, "nodeWarnings", d.node_warnings);
   return d;
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "codec/kube_json.h"
 #include "codec/workload_api_json.h"
 
@@ -135,14 +136,12 @@ absl::StatusOr<kube::Pod> KubeApi::GetPod(const std::string& namespace_name, con
   return codec::PodFromJson(*json);
 }
 
-absl::StatusOr<std::vector<std::string>> KubeApi::PodWarnings(const std::string& namespace_name,
-                                                              const std::string& uid, int limit) {
-  absl::StatusOr<nlohmann::json> list = rest_.Get(absl::StrCat(
-      "/api/v1/namespaces/", EscapePathSegment(namespace_name), "/events?fieldSelector=",
-      EscapePathSegment(absl::StrCat("involvedObject.uid=", uid, ",type=Warning")), "&limit=", limit));
-  if (!list.ok()) return list.status();
+namespace {
+
+// A LIST of core/v1 Events as "Reason: message", at most `limit`, as listed.
+std::vector<std::string> WarningsIn(const nlohmann::json& list, int limit) {
   std::vector<std::string> warnings;
-  const nlohmann::json* items = list->is_object() && list->contains("items") ? &(*list)["items"] : nullptr;
+  const nlohmann::json* items = list.is_object() && list.contains("items") ? &list["items"] : nullptr;
   if (items == nullptr || !items->is_array()) return warnings;
   for (const nlohmann::json& event : *items) {
     if (static_cast<int>(warnings.size()) >= limit) break;
@@ -156,18 +155,61 @@ absl::StatusOr<std::vector<std::string>> KubeApi::PodWarnings(const std::string&
   return warnings;
 }
 
-absl::StatusOr<kube::StringMap> KubeApi::NodeAnnotations(const std::string& node) {
+std::string StringIn(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> KubeApi::PodWarnings(const std::string& namespace_name,
+                                                              const std::string& uid, int limit) {
+  absl::StatusOr<nlohmann::json> list = rest_.Get(absl::StrCat(
+      "/api/v1/namespaces/", EscapePathSegment(namespace_name), "/events?fieldSelector=",
+      EscapePathSegment(absl::StrCat("involvedObject.uid=", uid, ",type=Warning")), "&limit=", limit));
+  if (!list.ok()) return list.status();
+  return WarningsIn(*list, limit);
+}
+
+absl::StatusOr<std::vector<std::string>> KubeApi::NodeWarnings(const std::string& node, int limit) {
+  absl::StatusOr<nlohmann::json> list = rest_.Get(absl::StrCat(
+      "/api/v1/namespaces/default/events?fieldSelector=",
+      EscapePathSegment(absl::StrCat("involvedObject.kind=Node,involvedObject.name=", node, ",type=Warning")),
+      "&limit=", limit));
+  if (!list.ok()) return list.status();
+  return WarningsIn(*list, limit);
+}
+
+absl::StatusOr<KubeApi::NodeSummary> KubeApi::GetNodeSummary(const std::string& node) {
   absl::StatusOr<nlohmann::json> object = rest_.Get(absl::StrCat("/api/v1/nodes/", EscapePathSegment(node)));
   if (!object.ok()) return object.status();
-  kube::StringMap annotations;
-  const nlohmann::json* metadata = object->is_object() && object->contains("metadata") ? &(*object)["metadata"] : nullptr;
-  if (metadata == nullptr || !metadata->is_object() || !metadata->contains("annotations")) return annotations;
-  const nlohmann::json& listed = (*metadata)["annotations"];
-  if (!listed.is_object()) return annotations;
-  for (const auto& [key, value] : listed.items()) {
-    if (value.is_string()) annotations.emplace(key, value.get<std::string>());
+  NodeSummary summary;
+  if (!object->is_object()) return summary;
+  if (const auto metadata = object->find("metadata"); metadata != object->end() && metadata->is_object()) {
+    if (const auto listed = metadata->find("annotations"); listed != metadata->end() && listed->is_object()) {
+      for (const auto& [key, value] : listed->items()) {
+        if (value.is_string()) summary.annotations.emplace(key, value.get<std::string>());
+      }
+    }
   }
-  return annotations;
+  const auto status = object->find("status");
+  if (status == object->end() || !status->is_object()) return summary;
+  const auto conditions = status->find("conditions");
+  if (conditions == status->end() || !conditions->is_array()) return summary;
+  std::vector<std::string> told;
+  for (const nlohmann::json& condition : *conditions) {
+    if (!condition.is_object()) continue;
+    const std::string type = StringIn(condition, "type");
+    const std::string holds = StringIn(condition, "status");
+    const bool ready = type == "Ready";
+    if (!ready && holds != "True") continue;  // a pressure that does not hold is news to nobody
+    std::string text = absl::StrCat(type, "=", holds);
+    const bool as_it_should_be = ready && holds == "True";
+    if (!as_it_should_be && !StringIn(condition, "reason").empty()) absl::StrAppend(&text, " (", StringIn(condition, "reason"), ")");
+    told.insert(ready ? told.begin() : told.end(), std::move(text));
+  }
+  summary.conditions = absl::StrJoin(told, ", ");
+  return summary;
 }
 
 absl::StatusOr<std::string> KubeApi::PreviousLogTail(const std::string& namespace_name, const std::string& name,

@@ -46,8 +46,17 @@ class KubeApi final : public scheduler::KubeClient {
   // the pod's Warning events (core/v1, by involvedObject.uid), "Reason: message", at most `limit`, as listed;
   absl::StatusOr<std::vector<std::string>> PodWarnings(const std::string& namespace_name, const std::string& uid,
                                                        int limit);
-  // the annotations of the node it ran on (the agent's topofit.io/unhealthy-gpus);
-  absl::StatusOr<kube::StringMap> NodeAnnotations(const std::string& node);
+  // the node it ran on: its annotations (the agent's topofit.io/unhealthy-gpus) and its conditions;
+  struct NodeSummary {
+    kube::StringMap annotations;
+    // "Ready=True", then every other condition that holds ("MemoryPressure=True"), a condition not as it
+    // should be with its reason: "Ready=False (KubeletNotReady), DiskPressure=True (KubeletHasDiskPressure)".
+    std::string conditions;
+  };
+  absl::StatusOr<NodeSummary> GetNodeSummary(const std::string& node);
+  // its Warning events (core/v1 in `default`, where the kubelet and node-problem-detector write them),
+  // "Reason: message", at most `limit`, as listed;
+  absl::StatusOr<std::vector<std::string>> NodeWarnings(const std::string& node, int limit);
   // the last `lines` lines, at most `bytes`, of the log of the container's previous instance
   // (GET .../pods/{name}/log?previous=true&tailLines=N&limitBytes=B).
   absl::StatusOr<std::string> PreviousLogTail(const std::string& namespace_name, const std::string& name,

@@ -37,18 +37,30 @@ std::string DisruptionOf(const kube::Pod& pod) {
 
 }  // namespace
 
-std::vector<int> RestartCollector::UnhealthyGpusOf(const kube::Pod& pod) {
-  const auto ids = pod.metadata.annotations.find(std::string(kube::kGpuIdsAnnotation));
-  if (ids == pod.metadata.annotations.end() || pod.spec.node_name.empty()) return {};
-  absl::StatusOr<kube::StringMap> node = api_.NodeAnnotations(pod.spec.node_name);
-  if (!node.ok()) {
-    server::LogEvent(log_, "restart_node_unread",
-                     {{"node", pod.spec.node_name}, {"error", std::string(node.status().message())}},
+RestartCollector::NodeEvidence RestartCollector::NodeEvidenceOf(const kube::Pod& pod) {
+  NodeEvidence evidence;
+  if (pod.spec.node_name.empty()) return evidence;
+  const auto unread = [&](const absl::Status& status) {
+    server::LogEvent(log_, "restart_node_unread", {{"node", pod.spec.node_name}, {"error", std::string(status.message())}},
                      spdlog::level::warn);
-    return {};
+  };
+  if (absl::StatusOr<KubeApi::NodeSummary> node = api_.GetNodeSummary(pod.spec.node_name); node.ok()) {
+    evidence.conditions = history::TruncateUtf8(std::move(node->conditions), kMaxMessageBytes);
+    const auto ids = pod.metadata.annotations.find(std::string(kube::kGpuIdsAnnotation));
+    const auto unhealthy = node->annotations.find(std::string(kube::kUnhealthyGpusAnnotation));
+    if (ids != pod.metadata.annotations.end() && unhealthy != node->annotations.end()) {
+      evidence.unhealthy_gpus = decision::PodGpusReportedUnhealthy(ids->second, unhealthy->second);
+    }
+  } else {
+    unread(node.status());
   }
-  const auto unhealthy = node->find(std::string(kube::kUnhealthyGpusAnnotation));
-  return unhealthy == node->end() ? std::vector<int>{} : decision::PodGpusReportedUnhealthy(ids->second, unhealthy->second);
+  if (absl::StatusOr<std::vector<std::string>> warnings = api_.NodeWarnings(pod.spec.node_name, options_.max_warnings);
+      warnings.ok()) {
+    for (std::string& warning : *warnings) evidence.warnings.push_back(history::TruncateUtf8(std::move(warning), kMaxWarningBytes));
+  } else {
+    unread(warnings.status());
+  }
+  return evidence;
 }
 
 RestartCollector::RestartCollector(KubeApi& api, history::DecisionRecorder& recorder, const server::Clock& clock,
@@ -189,13 +201,13 @@ void RestartCollector::Run() {
                         {"error", std::string(listed.status().message())}},
                        spdlog::level::warn);
     }
-    const std::vector<int> unhealthy = UnhealthyGpusOf(job.pod);
+    const NodeEvidence node = NodeEvidenceOf(job.pod);
     for (const kube::ContainerStatus& container : job.restarted) {
       absl::StatusOr<std::string> tail =
           api_.PreviousLogTail(job.pod.metadata.namespace_name, job.pod.metadata.name, container.name,
                                options_.log_tail_lines, options_.log_tail_bytes);
       Job one{job.pod, {container}};
-      RecordRestart(one, warnings, tail.ok() ? *tail : std::string(), unhealthy);
+      RecordRestart(one, warnings, tail.ok() ? *tail : std::string(), node);
     }
     lock.lock();
     busy_ = false;
@@ -206,14 +218,14 @@ void RestartCollector::Run() {
 }
 
 void RestartCollector::RecordRestart(const Job& job, const std::vector<std::string>& warnings,
-                                     const std::string& log_tail, const std::vector<int>& unhealthy_gpus) {
+                                     const std::string& log_tail, const NodeEvidence& node) {
   const kube::Pod& pod = job.pod;
   const kube::ContainerStatus& container = job.restarted.front();
   decision::RestartEvidence evidence;
   evidence.container = container;
   for (const std::string& warning : warnings) evidence.warnings.push_back(history::TruncateUtf8(warning, kMaxWarningBytes));
   evidence.disruption = DisruptionOf(pod);
-  evidence.unhealthy_gpus = unhealthy_gpus;
+  evidence.unhealthy_gpus = node.unhealthy_gpus;
   const decision::RestartDiagnosis diagnosis = decision::DiagnoseRestart(evidence);
 
   history::RestartDetail detail;
@@ -234,6 +246,8 @@ void RestartCollector::RecordRestart(const Job& job, const std::vector<std::stri
   }
   detail.unhealthy_gpus = evidence.unhealthy_gpus;
   detail.xids = diagnosis.xids;
+  detail.node_conditions = node.conditions;
+  detail.node_warnings = node.warnings;
   const absl::StatusOr<decision::GpuDemand> demand = decision::DemandOf(pod);
   const std::string key = absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name);
   restarts_.Inc({std::string(decision::RestartCauseName(diagnosis.cause))});

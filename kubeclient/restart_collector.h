@@ -80,13 +80,19 @@ class RestartCollector {
   std::vector<kube::ContainerStatus> Compare(const kube::Pod& pod, const std::vector<kube::ContainerStatus>& containers,
                                              bool report);
   void Enqueue(Job job);
-  // Of the pod's GPUs, those its node's agent reports unhealthy (one GET of the node; none when it fails).
-  std::vector<int> UnhealthyGpusOf(const kube::Pod& pod);
+  // What the pod's node says: of the pod's GPUs those its agent reports unhealthy, its conditions and its
+  // Warning events (a GET of the node and a LIST of its events; what fails is logged and left empty).
+  struct NodeEvidence {
+    std::vector<int> unhealthy_gpus;
+    std::string conditions;
+    std::vector<std::string> warnings;
+  };
+  NodeEvidence NodeEvidenceOf(const kube::Pod& pod);
   void Run();
-  // Records a restart (the job's first container) from the pod, its Warning events, the log tail and the
-  // pod's GPUs its node reports unhealthy.
+  // Records a restart (the job's first container) from the pod, its Warning events, the log tail and what
+  // its node says.
   void RecordRestart(const Job& job, const std::vector<std::string>& warnings, const std::string& log_tail,
-                     const std::vector<int>& unhealthy_gpus);
+                     const NodeEvidence& node);
 
   KubeApi& api_;
   history::DecisionRecorder& recorder_;

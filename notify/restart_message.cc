@@ -69,6 +69,13 @@ nlohmann::json SlackBody(const RestartNotice& notice, const std::string& cluster
     if (!restart.unhealthy_gpus.empty()) absl::StrAppend(&text, ", unhealthy ", absl::StrJoin(restart.unhealthy_gpus, ","));
     if (!restart.xids.empty()) absl::StrAppend(&text, ", Xid ", absl::StrJoin(restart.xids, ","));
   }
+  if (!restart.node_conditions.empty() || !restart.node_warnings.empty()) {
+    absl::StrAppend(&text, "\n*Node:* ", SlackEscaped(history::TruncateUtf8(restart.node_conditions, kMaxSlackLineBytes)));
+    if (!restart.node_warnings.empty()) {
+      absl::StrAppend(&text, "; ", restart.node_warnings.size(), " Warning event(s), the first: ",
+                      SlackEscaped(history::TruncateUtf8(restart.node_warnings.front(), kMaxSlackLineBytes)));
+    }
+  }
   if (!restart.warnings.empty()) {
     absl::StrAppend(&text, "\n*Warning events:*");
     const size_t shown = std::min(restart.warnings.size(), kMaxSlackWarnings);

@@ -8,6 +8,7 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include "absl/strings/str_cat.h"
+#include "history/record_json.h"
 #include "tests/history/memory_recorder.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
@@ -195,6 +196,38 @@ TEST_CASE("RestartCollector: a GPU of the pod its node's agent reports unhealthy
     CHECK(history::ReasonName(c.Settled().back().reason) == "application-error");
     CHECK(c.Settled().back().restart->unhealthy_gpus.empty());
   }
+}
+
+TEST_CASE("RestartCollector: the node's conditions and Warning events go with the restart, as the reference collects them",
+          "[restarts]") {
+  Collector c;
+  nlohmann::json node = testing::NodeJson("gpu-1", 8);
+  node["status"]["conditions"] = {
+      {{"type", "MemoryPressure"}, {"status", "False"}, {"reason", "KubeletHasSufficientMemory"}},
+      {{"type", "DiskPressure"}, {"status", "True"}, {"reason", "KubeletHasDiskPressure"}},
+      {{"type", "Ready"}, {"status", "False"}, {"reason", "KubeletNotReady"}}};
+  c.api.Upsert(Resource::kNodes, node);
+  const auto node_event = [&](const std::string& name, const std::string& node_name, const std::string& type,
+                              const std::string& reason, const std::string& message) {
+    c.api.PutStoredObject("/api/v1/namespaces/default/events/" + name,
+                          {{"metadata", {{"name", name}, {"namespace", "default"}}},
+                           {"involvedObject", {{"kind", "Node"}, {"name", node_name}, {"uid", node_name}}},
+                           {"type", type}, {"reason", reason}, {"message", message}});
+  };
+  node_event("gpu-1.xid", "gpu-1", "Warning", "GpuXid", "Xid 79 on GPU 00000000:3B:00.0");
+  node_event("gpu-1.normal", "gpu-1", "Normal", "NodeReady", "not a warning");
+  node_event("gpu-2.xid", "gpu-2", "Warning", "GpuXid", "another node's");
+  c.api.Upsert(Resource::kPods, RestartedPod("ml", "trainer", 0));
+  c.Start();
+  c.api.Upsert(Resource::kPods, RestartedPod("ml", "trainer", 1, {{"exitCode", 1}, {"reason", "Error"}}));
+  REQUIRE(Eventually([&] { return c.recorder.records().size() == 1; }));
+  const history::RestartDetail detail = *c.Settled().front().restart;
+  CHECK(detail.node_conditions == "Ready=False (KubeletNotReady), DiskPressure=True (KubeletHasDiskPressure)");
+  CHECK(detail.node_warnings == std::vector<std::string>{"GpuXid: Xid 79 on GPU 00000000:3B:00.0"});
+  // Told, and kept: the record as the store writes and reads it.
+  const history::Record read = history::RecordFromJson(history::RecordToJson(c.Settled().front())).value();
+  CHECK(read.restart->node_conditions == detail.node_conditions);
+  CHECK(read.restart->node_warnings == detail.node_warnings);
 }
 
 TEST_CASE("RestartCollector: each restart record goes to on_restart with its pod, as it goes to the history",

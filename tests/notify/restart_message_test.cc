@@ -33,6 +33,8 @@ RestartNotice GpuFaultNotice() {
   restart.gpu_ids = "2,3";
   restart.xids = {79};
   restart.warnings = {"BackOff: Back-off restarting failed container train"};
+  restart.node_conditions = "Ready=True";
+  restart.node_warnings = {"GpuXid: Xid 79 on GPU 00000000:3B:00.0", "GpuXid: Xid 79 again"};
   restart.log_tail = "step 100 loss 0.5\nstep 101 loss 0.4\nRuntimeError: CUDA error: unknown error\n";
   record.restart = restart;
   notice.channel = "#ml-oncall";
@@ -51,6 +53,7 @@ TEST_CASE("SlackBody: the pod, the cause and why, the termination, GPUs and Xids
   CHECK(absl::StrContains(text, "*Waiting:* CrashLoopBackOff"));
   CHECK(absl::StrContains(text, "*GPUs:* 2 asked, ids 2,3, Xid 79"));
   CHECK(absl::StrContains(text, "- BackOff: Back-off restarting failed container train"));
+  CHECK(absl::StrContains(text, "*Node:* Ready=True; 2 Warning event(s), the first: GpuXid: Xid 79 on GPU 00000000:3B:00.0"));
   CHECK(absl::StrContains(text, "RuntimeError: CUDA error: unknown error"));
   // Slack's special characters are escaped, so a message cannot mention @channel or forge a link.
   CHECK(absl::StrContains(text, "&lt;fell off the bus&gt;"));
