@@ -16,7 +16,11 @@ constexpr std::array<absl::string_view, 7> kNames = {"X", "NV", "PIX", "PXB", "P
 
 }  // namespace
 
-absl::string_view LinkClassName(LinkClass link_class) { return kNames[static_cast<size_t>(link_class)]; }
+absl::string_view LinkClassName(LinkClass link_class) {
+  // A rank read back from elsewhere (a decision record in a database handed over) may be any number.
+  const auto rank = static_cast<size_t>(link_class);
+  return rank < kNames.size() ? kNames[rank] : absl::string_view("unknown");
+}
 
 absl::StatusOr<LinkClass> ParseLinkClass(absl::string_view text) {
   const std::string upper = absl::AsciiStrToUpper(text);

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "history/explain.h"
+#include "topology/link.h"
 
 namespace topofit::history {
 namespace {
@@ -18,13 +20,17 @@ Record Of(Kind kind, Reason reason, int seconds) {
   return r;
 }
 
+// What a refused node's record holds for `reason`: GPUs asked and free, link ranks (NV asked, SYS reached)
+// or bandwidths in MB/s.
 Candidate Refused(const std::string& node, Reason reason, int count = 1) {
   Candidate c;
   c.name = node;
   c.reason = reason;
   c.count = count;
-  c.requested = 8;
-  c.available = 4;
+  c.requested = reason == Reason::kMinLink ? static_cast<int64_t>(topology::LinkClass::kNvLink)
+                : reason == Reason::kMinBandwidth ? 200'000 : 8;
+  c.available = reason == Reason::kMinLink ? static_cast<int64_t>(topology::LinkClass::kSys)
+                : reason == Reason::kMinBandwidth ? 12'000 : 4;
   return c;
 }
 
@@ -107,6 +113,14 @@ TEST_CASE("DiagnosePod: what cluster-autoscaler said of the capacity asked for c
   // Asked again since (withdrawn and made anew): the old answer is not about the new request.
   Record asked_again = Of(Kind::kCapacityRequested, Reason::kNoNodeFits, 120);
   CHECK(DiagnosePod("ml/train", {asked_again, not_found, refused}).cause == "min-link");
+}
+
+TEST_CASE("A refusal read from a database with link ranks out of range is told, not trusted", "[history][diagnosis]") {
+  Candidate forged = Refused("g5-0", Reason::kMinLink);
+  forged.requested = 200;
+  forged.available = -3;
+  CHECK(DescribeRefusal(forged) == "g5-0: needs links of unknown or better, best reachable is unknown");
+  CHECK(DiagnosePod("ml/train", {Filter({forged})}).cause == "min-link");
 }
 
 TEST_CASE("DiagnosePod: the newest restart's cause, with its evidence, small whatever the record holds",
