@@ -5,7 +5,6 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "history/explain.h"
 #include "history/record_json.h"
 #include "history/pod_events.h"
@@ -48,13 +47,9 @@ Diagnosis FromRestart(const Record& r, RecordClock clock) {
   const RestartDetail& x = *r.restart;
   d.summary = absl::StrCat("container ", x.container, " restarted (restart ", x.restart_count, ", ",
                            FormatRecordTime(r.time, clock), "): ", x.diagnosis.empty() ? ReasonName(r.reason) : x.diagnosis);
-  AddEvidence(d, absl::StrCat("last ended: exit code ", x.exit_code, x.signal != 0 ? absl::StrCat(", signal ", x.signal) : "",
-                              x.termination_reason.empty() ? "" : absl::StrCat(" (", x.termination_reason, ")"),
-                              x.waiting_reason.empty() ? "" : absl::StrCat("; now ", x.waiting_reason)));
+  AddEvidence(d, absl::StrCat("last ended: ", DescribeRestartEnd(x)));
   if (!x.gpu_ids.empty() || !x.unhealthy_gpus.empty() || !x.xids.empty()) {
-    AddEvidence(d, absl::StrCat("GPUs ", x.gpu_ids.empty() ? "none recorded" : x.gpu_ids, " on ", r.node,
-                                x.unhealthy_gpus.empty() ? "" : absl::StrCat("; unhealthy: ", absl::StrJoin(x.unhealthy_gpus, ",")),
-                                x.xids.empty() ? "" : absl::StrCat("; Xid ", absl::StrJoin(x.xids, ","))));
+    AddEvidence(d, absl::StrCat("GPUs ", DescribeRestartGpus(x, r.node)));
   }
   if (!x.termination_message.empty()) AddEvidence(d, absl::StrCat("termination message: ", x.termination_message));
   if (!x.warnings.empty()) AddEvidence(d, absl::StrCat("warning event: ", x.warnings.front()));

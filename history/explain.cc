@@ -194,6 +194,18 @@ std::string DescribeRefusal(const Candidate& c, RecordClock clock) {
   return out;
 }
 
+std::string DescribeRestartEnd(const RestartDetail& d) {
+  return absl::StrCat("exit code ", d.exit_code, d.signal != 0 ? absl::StrCat(", signal ", d.signal) : "",
+                      d.termination_reason.empty() ? "" : absl::StrCat(" (", d.termination_reason, ")"),
+                      d.waiting_reason.empty() ? "" : absl::StrCat("; now ", d.waiting_reason));
+}
+
+std::string DescribeRestartGpus(const RestartDetail& d, absl::string_view node) {
+  return absl::StrCat(d.gpu_ids.empty() ? "none recorded" : d.gpu_ids, " on ", node,
+                      d.unhealthy_gpus.empty() ? "" : absl::StrCat("; unhealthy: ", absl::StrJoin(d.unhealthy_gpus, ",")),
+                      d.xids.empty() ? "" : absl::StrCat("; Xid ", absl::StrJoin(d.xids, ",")));
+}
+
 std::string DescribeRecord(const Record& r, RecordClock clock) {
   switch (r.kind) {
     case Kind::kFilter:
@@ -302,15 +314,10 @@ std::string ExplainRestarts(absl::string_view pod, const std::vector<Record>& re
   if (newest.restart) {
     const RestartDetail& d = *newest.restart;
     absl::StrAppend(&out, "  why: ", d.diagnosis, "\n");
-    absl::StrAppend(&out, "  container ", d.container, ": restart ", d.restart_count, ", last ended with exit code ",
-                    d.exit_code, d.signal != 0 ? absl::StrCat(", signal ", d.signal) : "",
-                    d.termination_reason.empty() ? "" : absl::StrCat(" (", d.termination_reason, ")"),
-                    d.waiting_reason.empty() ? "" : absl::StrCat("; now ", d.waiting_reason), "\n");
+    absl::StrAppend(&out, "  container ", d.container, ": restart ", d.restart_count, ", last ended with ",
+                    DescribeRestartEnd(d), "\n");
     if (!d.termination_message.empty()) absl::StrAppend(&out, "  termination message: ", d.termination_message, "\n");
-    absl::StrAppend(&out, "  GPUs: ", d.gpu_ids.empty() ? "none recorded" : d.gpu_ids, " on ", NodeName(newest));
-    if (!d.unhealthy_gpus.empty()) absl::StrAppend(&out, "; unhealthy: ", absl::StrJoin(d.unhealthy_gpus, ","));
-    if (!d.xids.empty()) absl::StrAppend(&out, "; Xid ", absl::StrJoin(d.xids, ","));
-    absl::StrAppend(&out, "\n");
+    absl::StrAppend(&out, "  GPUs: ", DescribeRestartGpus(d, NodeName(newest)), "\n");
     for (const std::string& warning : d.warnings) absl::StrAppend(&out, "  warning event: ", warning, "\n");
     if (!d.node_conditions.empty()) absl::StrAppend(&out, "  node ", newest.node, ": ", d.node_conditions, "\n");
     for (const std::string& warning : d.node_warnings) absl::StrAppend(&out, "  node warning event: ", warning, "\n");

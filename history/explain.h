@@ -16,6 +16,10 @@ std::string DescribeRecord(const Record& record, RecordClock clock = RecordClock
 // Why a filter's candidate node refused, in the filter's words (decision::RefusalText) over the quantities
 // recorded: "g5-1: needs links of NV or better, ... (best set: GPUs 0,1, weakest link PHB)".
 std::string DescribeRefusal(const Candidate& candidate, RecordClock clock = RecordClock::kWall);
+// How a restarted container's run ended: "exit code 137, signal 9 (OOMKilled); now CrashLoopBackOff".
+std::string DescribeRestartEnd(const RestartDetail& restart);
+// The pod's GPUs on `node` with what is known against them: "0,1 on p4d-1; unhealthy: 1; Xid 79".
+std::string DescribeRestartGpus(const RestartDetail& restart, absl::string_view node);
 
 // A pod's story, newest first: a headline (bound, or pending since its first refusal), its correlation id,
 // then a line per record of its chain, each timed from the chain's first record. `records` newest first,

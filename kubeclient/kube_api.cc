@@ -138,6 +138,11 @@ absl::StatusOr<kube::Pod> KubeApi::GetPod(const std::string& namespace_name, con
 
 namespace {
 
+std::string StringIn(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 // A LIST of core/v1 Events as "Reason: message", at most `limit`, as listed.
 std::vector<std::string> WarningsIn(const nlohmann::json& list, int limit) {
   std::vector<std::string> warnings;
@@ -146,18 +151,9 @@ std::vector<std::string> WarningsIn(const nlohmann::json& list, int limit) {
   for (const nlohmann::json& event : *items) {
     if (static_cast<int>(warnings.size()) >= limit) break;
     if (!event.is_object()) continue;
-    const auto text = [&event](const char* key) {
-      const auto it = event.find(key);
-      return it != event.end() && it->is_string() ? it->get<std::string>() : std::string();
-    };
-    warnings.push_back(absl::StrCat(text("reason"), ": ", text("message")));
+    warnings.push_back(absl::StrCat(StringIn(event, "reason"), ": ", StringIn(event, "message")));
   }
   return warnings;
-}
-
-std::string StringIn(const nlohmann::json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 }  // namespace

@@ -19,15 +19,14 @@ void Provisioner::RequestFor(const scheduler::PodRef& pod, const scheduler::Capa
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
   const absl::Time now = clock_.Now();
-  if (requested_.insert(pod.uid).second) {
-    status_[pod.uid] = StatusSeen{now, history::Reason::kFits};
+  auto [seen, first] = requested_.try_emplace(pod.uid, StatusSeen{now, history::Reason::kFits});
+  if (first) {
     tasks_.push_back(Task{.action = Action::kCreate, .pod = pod, .where = where, .gang = {}});
     return;
   }
   // Asked again while its request stands: the capacity has not come. What does cluster-autoscaler say?
-  StatusSeen& seen = status_[pod.uid];
-  if (recorder_ == nullptr || now - seen.checked < kStatusCheckInterval) return;
-  seen.checked = now;
+  if (recorder_ == nullptr || now - seen->second.checked < kStatusCheckInterval) return;
+  seen->second.checked = now;
   tasks_.push_back(Task{.action = Action::kCheck, .pod = pod, .where = {}, .gang = {}});
 }
 
@@ -35,7 +34,6 @@ void Provisioner::Withdraw(const scheduler::PodRef& pod) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
   requested_.erase(pod.uid);
-  status_.erase(pod.uid);
   tasks_.push_back(Task{.action = Action::kWithdraw, .pod = pod, .where = {}, .gang = {}});
 }
 
@@ -153,7 +151,6 @@ void Provisioner::Create(const Task& task) {
     if (!status.ok()) CountFailed(task.pod.key(), step, status);
     absl::MutexLock lock(&mu_);
     requested_.erase(task.pod.uid);
-    status_.erase(task.pod.uid);
   };
   const absl::StatusOr<std::optional<nlohmann::json>> pod = AskablePod(task.pod, task.pod.key());
   if (!pod.ok() || !*pod) return give_up("get pod", pod.status());
@@ -190,8 +187,8 @@ void Provisioner::Check(const Task& task) {
   else if (state->capacity_not_found && !state->provisioned) said = history::Reason::kCapacityNotFound;
   {
     absl::MutexLock lock(&mu_);
-    auto seen = status_.find(task.pod.uid);
-    if (seen == status_.end() || seen->second.recorded == said) return;  // withdrawn meanwhile, or nothing new
+    auto seen = requested_.find(task.pod.uid);
+    if (seen == requested_.end() || seen->second.recorded == said) return;  // withdrawn meanwhile, or nothing new
     seen->second.recorded = said;
   }
   if (said == history::Reason::kFits) return;

@@ -120,14 +120,14 @@ class Provisioner final : public scheduler::CapacityRequests {
   const server::Clock& clock_;
   mutable absl::Mutex mu_;
   std::deque<Task> tasks_ ABSL_GUARDED_BY(mu_);
-  std::set<std::string> requested_ ABSL_GUARDED_BY(mu_);  // pod uids asked for and not withdrawn
-  // Of those, when their request was last read and the capacity-status reason last recorded for it
-  // (kFits: none, or cluster-autoscaler no longer says anything against it).
+  // The pods asked for and not withdrawn, by uid: when their request was last read (or made) and the
+  // capacity-status reason last recorded for it (kFits: none, or cluster-autoscaler no longer says
+  // anything against it).
   struct StatusSeen {
     absl::Time checked;
     history::Reason recorded = history::Reason::kFits;
   };
-  std::map<std::string, StatusSeen, std::less<>> status_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, StatusSeen, std::less<>> requested_ ABSL_GUARDED_BY(mu_);
   history::DecisionRecorder* recorder_ = nullptr;
   // Gangs asked for and not withdrawn, by id: when, and the members annotated to consume the request.
   struct GangAsked {
