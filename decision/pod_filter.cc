@@ -45,8 +45,9 @@ PodFilterOutcome FilterPod(const GpuDemand& demand, const JudgedPod& pod, const 
                            const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask) {
   PodFilterOutcome outcome;
   outcome.verdicts.reserve(nodes.size());
-  for (const NodeGpuSnapshot* node : nodes) {
-    NodeVerdict& verdict = outcome.verdicts.emplace_back(JudgeNode(demand, pod, *node, holds, memo, ask));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (i + kPrefetchAhead < nodes.size()) PrefetchForJudging(*nodes[i + kPrefetchAhead]);
+    NodeVerdict& verdict = outcome.verdicts.emplace_back(JudgeNode(demand, pod, *nodes[i], holds, memo, ask));
     if (verdict.fits) {
       ++outcome.fitting;
     } else if (verdict.refusal == Refusal::kHeldForScaleUp || verdict.refusal == Refusal::kWaitingForCapacity) {

@@ -86,11 +86,13 @@ absl::StatusOr<Extender::RequestNodes> Extender::NodesOf(const codec::ExtenderAr
         continue;
       }
       out.snapshots.push_back(std::move(snapshot));
+      out.names.push_back(arg.name);
       out.raw.push_back(arg.raw);
     }
   } else if (args.node_names) {
     std::vector<std::shared_ptr<const NodeGpuSnapshot>> snapshots = state_.SnapshotsOf(*args.node_names);
     out.snapshots.reserve(snapshots.size());
+    out.names.reserve(snapshots.size());
     for (size_t i = 0; i < snapshots.size(); ++i) {
       const std::string& name = (*args.node_names)[i];
       std::shared_ptr<const NodeGpuSnapshot>& snapshot = snapshots[i];
@@ -99,6 +101,7 @@ absl::StatusOr<Extender::RequestNodes> Extender::NodesOf(const codec::ExtenderAr
         out.unknown[name] = "topofit: unknown node (not yet seen by topofit's node watch)";
       } else {
         out.snapshots.push_back(std::move(snapshot));
+        out.names.push_back(name);
       }
     }
   }
@@ -157,9 +160,10 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   for (size_t i = 0; i < offered.size(); ++i) {
     const NodeGpuSnapshot& node = *offered[i];
     const NodeVerdict& verdict = outcome.verdicts[i];
+    const absl::string_view name = nodes->names[i];
     if (recording) candidates.Add(node, verdict);
     if (verdict.fits) {
-      if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->push_back(node.node);
+      if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->emplace_back(name);
       continue;
     }
     std::string reason = reasons.For(verdict, node);
@@ -167,11 +171,12 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
     // Checked here too: building the fields costs more than the check, for every refused node.
     if (log_.should_log(spdlog::level::debug)) {
       server::LogEvent(log_, "filter_node",
-                       {{"pod", pod_key}, {"node", node.node},
+                       {{"pod", pod_key}, {"node", name},
                         {"verdict", verdict.unresolvable ? "unresolvable" : "fail"}, {"reason", reason}},
                        spdlog::level::debug);
     }
-    (verdict.unresolvable ? result.failed_and_unresolvable_nodes : result.failed_nodes)[node.node] = std::move(reason);
+    (verdict.unresolvable ? result.failed_and_unresolvable_nodes : result.failed_nodes)
+        .insert_or_assign(std::string(name), std::move(reason));
   }
   for (const auto& [refusal, count] : refused) {
     metrics_.nodes_refused.Inc({std::string(decision::RefusalCode(refusal))}, static_cast<double>(count));
@@ -287,7 +292,11 @@ absl::StatusOr<std::vector<codec::HostPriority>> Extender::Prioritize(const code
   // A pod whose GPUs come from claims is scored by what they ask (extender_claims.cc).
   absl::StatusOr<std::optional<decision::ClaimGpuDemand>> claims = std::nullopt;
   if (demand.ok()) claims = ClaimDemandOf(args.pod, *demand);
-  for (const auto& snapshot : nodes->snapshots) {
+  for (size_t i = 0; i < nodes->snapshots.size(); ++i) {
+    const std::shared_ptr<const NodeGpuSnapshot>& snapshot = nodes->snapshots[i];
+    if (i + decision::kPrefetchAhead < nodes->snapshots.size()) {
+      decision::PrefetchForJudging(*nodes->snapshots[i + decision::kPrefetchAhead]);
+    }
     // A pod topofit cannot read was refused by filter; scoring stays neutral (prioritize errors are ignored).
     int64_t score = decision::kMinExtenderScore;
     if (demand.ok() && claims.ok() && *claims) {
@@ -296,7 +305,7 @@ absl::StatusOr<std::vector<codec::HostPriority>> Extender::Prioritize(const code
     } else if (demand.ok() && claims.ok()) {
       score = memo.FilterAndScore(*demand, *snapshot).score;
     }
-    priorities.push_back({snapshot->node, score});
+    priorities.push_back({std::string(nodes->names[i]), score});
   }
   for (const auto* others : {&nodes->unresolved, &nodes->unknown}) {
     for (const auto& [name, reason] : *others) priorities.push_back({name, decision::kMinExtenderScore});

@@ -10,6 +10,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "codec/node_topology.h"
+#include "scheduler/slot_name.h"
+#include "scheduler/snapshot_keeper.h"
 #include "topology/occupancy.h"
 
 namespace topofit::scheduler {
@@ -60,7 +62,7 @@ class InMemoryGpuState final : public GpuState {
       if (absl::Status room = MakeRoom(); !room.ok()) return room;
     }
     NodeRecord& record = nodes_[name];
-    by_name_.try_emplace(name, &record);
+    by_name_.try_emplace(SlotName(name), IndexEntry{&record, nullptr});
     Seen(record);
     record.watched = record.watched || source == NodeSource::kWatch;
     record.resource_version = node.metadata.resource_version;
@@ -85,8 +87,7 @@ class InMemoryGpuState final : public GpuState {
     auto it = nodes_.find(node);
     if (it == nodes_.end()) return;
     for (const auto& [uid, holding] : it->second.pods) pod_node_.erase(uid);
-    by_name_.erase(it->first);
-    nodes_.erase(it);
+    Erase(node);
   }
 
   std::shared_ptr<const decision::NodeGpuSnapshot> Snapshot(absl::string_view node) const override {
@@ -97,19 +98,27 @@ class InMemoryGpuState final : public GpuState {
     return known->snapshot;
   }
 
+  // Pointers aliased to one pin (snapshot_keeper.h), not copies of each snapshot's own count.
   std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> SnapshotsOf(
       const std::vector<std::string>& nodes) const override {
+    std::vector<const decision::NodeGpuSnapshot*> found(nodes.size(), nullptr);
+    std::shared_lock<std::shared_mutex> read(mu_);
+    const std::shared_ptr<const void> pin = keeper_.Pin();
+    const int64_t now = NowNanos();
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      // The lookups are independent: asking for a later name's slot overlaps its cache miss with this one.
+      if (i + decision::kPrefetchAhead < nodes.size()) by_name_.prefetch(nodes[i + decision::kPrefetchAhead]);
+      auto it = by_name_.find(nodes[i]);
+      if (it == by_name_.end()) continue;
+      Seen(*it->second.record, now);
+      found[i] = it->second.snapshot;
+    }
+    // In a loop of its own: each pointer's count is a locked increment, which waits for every store before
+    // it, and the stores above miss the cache.
     std::vector<std::shared_ptr<const decision::NodeGpuSnapshot>> out;
     out.reserve(nodes.size());
-    std::shared_lock<std::shared_mutex> read(mu_);
-    for (const std::string& node : nodes) {
-      const NodeRecord* known = Find(node);
-      if (known == nullptr) {
-        out.push_back(nullptr);
-        continue;
-      }
-      Seen(*known);
-      out.push_back(known->snapshot);
+    for (const decision::NodeGpuSnapshot* snapshot : found) {
+      if (snapshot == nullptr) out.emplace_back(); else out.emplace_back(pin, snapshot);
     }
     return out;
   }
@@ -200,11 +209,29 @@ class InMemoryGpuState final : public GpuState {
   // The node's record, through the hashed index. Called with a lock held.
   const NodeRecord* Find(absl::string_view node) const {
     auto it = by_name_.find(node);
-    return it == by_name_.end() ? nullptr : it->second;
+    return it == by_name_.end() ? nullptr : it->second.record;
   }
 
-  void Seen(const NodeRecord& record) const {
-    if (clock_ != nullptr) record.last_seen_nanos.store(absl::ToUnixNanos(clock_->Now()), std::memory_order_relaxed);
+  void Seen(const NodeRecord& record) const { Seen(record, NowNanos()); }
+  // Written only when a second old: nodes are forgotten after minutes, and a store to each record's line
+  // on every request would have a 5,000-node lookup wait on 5,000 store misses.
+  static void Seen(const NodeRecord& record, int64_t now) {
+    constexpr int64_t kResolutionNanos = 1'000'000'000;
+    if (now - record.last_seen_nanos.load(std::memory_order_relaxed) >= kResolutionNanos) {
+      record.last_seen_nanos.store(now, std::memory_order_relaxed);
+    }
+  }
+
+  int64_t NowNanos() const { return clock_ != nullptr ? absl::ToUnixNanos(clock_->Now()) : 0; }
+
+  // Erases a node's records; its snapshot goes to the keeper. Called with the writer lock held.
+  template <typename Key>
+  void Erase(const Key& name) {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) return;
+    keeper_.Retire(std::move(it->second.snapshot));
+    by_name_.erase(absl::string_view(it->first));
+    nodes_.erase(it);
   }
 
   // Before a new node is added: forgets the nodes unseen for too long that hold no pods, then, if the state
@@ -221,7 +248,8 @@ class InMemoryGpuState final : public GpuState {
         for (auto it = nodes_.begin(); it != nodes_.end();) {
           if (it->second.pods.empty() && it->second.last_seen_nanos.load(std::memory_order_relaxed) < cutoff) {
             if (limits_.on_forgotten) limits_.on_forgotten(it->first);
-            by_name_.erase(it->first);
+            keeper_.Retire(std::move(it->second.snapshot));
+            by_name_.erase(absl::string_view(it->first));
             it = nodes_.erase(it);
           } else {
             ++it;
@@ -251,14 +279,13 @@ class InMemoryGpuState final : public GpuState {
     evicted.reserve(count);
     for (size_t i = 0; i < count; ++i) evicted.emplace_back(evictable[i].second);
     for (const std::string& name : evicted) {
-      by_name_.erase(name);
-      nodes_.erase(name);
+      Erase(name);
       if (limits_.on_evicted) limits_.on_evicted(name);
     }
   }
 
   // Recomputes a node's snapshot from its holdings. Called with the writer lock held.
-  static void Rebuild(absl::string_view name, NodeRecord& record) {
+  void Rebuild(absl::string_view name, NodeRecord& record) {
     const topology::Topology& t = *record.topology.topology;
     auto snapshot = std::make_shared<decision::NodeGpuSnapshot>();
     snapshot->node = std::string(name);
@@ -284,6 +311,8 @@ class InMemoryGpuState final : public GpuState {
     const absl::StatusOr<GpuSet> assumed =
         topology::PessimisticOccupancy(t, rest, std::min(unknown, rest.size()));
     snapshot->elsewhere = known_elsewhere | (assumed.ok() ? *assumed : rest);
+    by_name_.find(name)->second.snapshot = snapshot.get();
+    if (record.snapshot != nullptr) keeper_.Retire(std::move(record.snapshot));
     record.snapshot = std::move(snapshot);
   }
 
@@ -291,9 +320,15 @@ class InMemoryGpuState final : public GpuState {
   std::map<std::string, NodeRecord, std::less<>> nodes_;
   // The same records by name, hashed: a NodeNames request looks up thousands of names, and a walk down the
   // tree of 5,000 records costs a dozen cache misses each (most of a 5,000-node filter's time before).
-  // std::map never moves its records. Kept in step with nodes_ wherever a record is added or erased.
-  absl::flat_hash_map<std::string, NodeRecord*> by_name_;
+  // std::map never moves its records. Kept in step with nodes_ wherever a record is added or erased, and
+  // with each record's snapshot, so that a lookup reads the slot alone (slot_name.h).
+  struct IndexEntry {
+    NodeRecord* record;
+    const decision::NodeGpuSnapshot* snapshot;  // record->snapshot
+  };
+  absl::flat_hash_map<SlotName, IndexEntry, SlotNameHash, SlotNameEq> by_name_;
   std::map<std::string, std::string, std::less<>> pod_node_;  // pod uid -> node
+  SnapshotKeeper keeper_;  // every snapshot replaced or dropped goes through it
   codec::TopologyResolver resolver_;
   const server::Clock* clock_;  // null: nothing is forgotten
   const GpuStateLimits limits_;

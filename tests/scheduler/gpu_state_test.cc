@@ -54,6 +54,25 @@ TEST_CASE("SnapshotsOf answers as Snapshot does, name by name, in the order name
   CHECK(state->SnapshotsOf({}).empty());
 }
 
+TEST_CASE("a snapshot SnapshotsOf gave stays as it was while the node changes and goes", "[gpu_state]") {
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  const std::string long_name = std::string(200, 'x') + ".compute.internal";  // beyond a slot's inline bytes
+  for (const std::string& name : {std::string("a"), long_name}) {
+    REQUIRE(state->UpsertNode(MakeNode().name(name).label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8)).ok());
+  }
+  const auto held = state->SnapshotsOf({"a", long_name});
+  REQUIRE(held[1] != nullptr);
+  CHECK(held[1]->node == long_name);
+  REQUIRE(state->Assume(Pod("x"), "a", GpuSet::FromMask(0b1)).ok());
+  state->RemoveNode(long_name);
+  CHECK(state->Snapshot(long_name) == nullptr);
+  // Read after the change and the removal: the pointers still hold the snapshots as they were.
+  CHECK(held[0]->free() == GpuSet::FromMask(0xff));
+  CHECK(held[1]->free() == GpuSet::FromMask(0xff));
+  CHECK(held[1]->node == long_name);
+  CHECK(state->SnapshotsOf({"a"})[0]->free() == GpuSet::FromMask(0xfe));
+}
+
 TEST_CASE("GPUs topofit did not place are placed pessimistically", "[gpu_state]") {
   std::unique_ptr<GpuState> state = NewInMemoryGpuState();
   // g5.48xlarge with 7 allocatable: one GPU is not offered, and which one is unknown.
