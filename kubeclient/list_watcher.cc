@@ -1,5 +1,9 @@
 #include "kubeclient/list_watcher.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -193,6 +197,7 @@ void ListWatcher::Run() {
     absl::Status failed;
     if (need_list) {
       failed = ListAndSync();
+      ReturnListMemory();
       if (failed.ok()) {
         need_list = false;
         if (failures > 0 && options_.on_recovered) options_.on_recovered();
@@ -236,6 +241,16 @@ void ListWatcher::Run() {
     if (options_.on_failure) options_.on_failure(failed, backoff);
     Sleep(backoff);
   }
+}
+
+// A LIST holds the whole collection twice (as JSON, then decoded) until on_sync returns, and glibc keeps
+// what was freed in its arenas: the process stayed at the list's peak. Measured with scripts/extender-rss.sh
+// (100 nodes, 50,000 bound pods): 286 MB after the sync, 24 MB once trimmed. A LIST is rare (the start,
+// a 410), so giving the pages back after each costs nothing that matters.
+void ListWatcher::ReturnListMemory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
 }
 
 absl::Status ListWatcher::ListAndSync() {

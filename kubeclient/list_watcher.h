@@ -163,6 +163,7 @@ class ListWatcher {
 
   void Run();
   absl::Status ListAndSync();
+  static void ReturnListMemory();
   WatchOutcome WatchOnce();
   // Handles one line of a watch stream; false ends the stream with `outcome` set.
   bool HandleLine(absl::string_view line, WatchOutcome& outcome);

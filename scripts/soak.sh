@@ -13,17 +13,9 @@ ceiling_mb=${2:-512}
 [[ $seconds =~ ^[1-9][0-9]*$ && $ceiling_mb =~ ^[1-9][0-9]*$ ]] ||
   { echo "usage: soak.sh [SECONDS] [CEILING_MB] (positive integers; the build directory is \$BUILD_DIR)" >&2; exit 2; }
 build=${BUILD_DIR:-$root/build}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
 # shellcheck source=scripts/loopback.sh
 . "$root/scripts/loopback.sh"
+loopback_workspace
 api_port=$(free_port)
 cat >"$work/api.py" <<'PY'
 import http.server, json, sys, threading
