@@ -28,27 +28,35 @@ std::string ResourceVersionOf(const nlohmann::json& object) {
 
 template <typename T>
 ListWatcher::Sink TypedSink(absl::StatusOr<T> (*decode)(const nlohmann::json&), WatchHandler<T> handler) {
-  auto shared = std::make_shared<WatchHandler<T>>(std::move(handler));
+  struct State {
+    WatchHandler<T> handler;
+    std::vector<T> listing;  // the LIST so far, decoded page by page
+  };
+  auto shared = std::make_shared<State>(State{std::move(handler), {}});
   ListWatcher::Sink sink;
-  sink.on_sync = [decode, shared](const std::vector<nlohmann::json>& objects) {
-    std::vector<T> decoded;
-    decoded.reserve(objects.size());
+  sink.on_list_page = [decode, shared](std::vector<nlohmann::json> page, bool first) {
+    if (first) shared->listing.clear();
     int64_t undecodable = 0;
-    for (const nlohmann::json& object : objects) {
+    for (nlohmann::json& object : page) {
       absl::StatusOr<T> one = decode(object);
+      object = nlohmann::json();  // its memory goes now, not with the page
       if (one.ok()) {
-        decoded.push_back(*std::move(one));
+        shared->listing.push_back(*std::move(one));
       } else {
         ++undecodable;
       }
     }
-    if (shared->on_sync) shared->on_sync(std::move(decoded));
     return undecodable;
+  };
+  sink.on_sync = [shared] {
+    std::vector<T> listed = std::move(shared->listing);
+    shared->listing = {};
+    if (shared->handler.on_sync) shared->handler.on_sync(std::move(listed));
   };
   sink.on_event = [decode, shared](WatchEventType type, const nlohmann::json& object) {
     absl::StatusOr<T> one = decode(object);
     if (!one.ok()) return false;
-    if (shared->on_event) shared->on_event(type, *std::move(one));
+    if (shared->handler.on_event) shared->handler.on_event(type, *std::move(one));
     return true;
   };
   return sink;
@@ -243,8 +251,8 @@ void ListWatcher::Run() {
   }
 }
 
-// A LIST holds the whole collection twice (as JSON, then decoded) until on_sync returns, and glibc keeps
-// what was freed in its arenas: the process stayed at the list's peak. Measured with scripts/extender-rss.sh
+// A LIST's pages and the decoded collection are freed once on_sync returns, and glibc keeps what was freed
+// in its arenas: the process stayed at the list's peak. Measured with scripts/extender-rss.sh
 // (100 nodes, 50,000 bound pods): 286 MB after the sync, 24 MB once trimmed. A LIST is rare (the start,
 // a 410), so giving the pages back after each costs nothing that matters.
 void ListWatcher::ReturnListMemory() {
@@ -254,7 +262,8 @@ void ListWatcher::ReturnListMemory() {
 }
 
 absl::Status ListWatcher::ListAndSync() {
-  std::vector<nlohmann::json> objects;
+  int64_t listed = 0, undecodable = 0;
+  bool first = true;
   std::string resource_version;
   std::string continue_token;
   do {
@@ -267,27 +276,33 @@ absl::Status ListWatcher::ListAndSync() {
     if (!page->is_object() || items == page->end() || !(items->is_array() || items->is_null())) {
       return absl::DataLossError(absl::StrCat("GET ", path, ": not a list (no items array)"));
     }
-    if (items->is_array()) {
-      for (nlohmann::json& item : *items) objects.push_back(std::move(item));
-    }
     resource_version = ResourceVersionOf(*page);
     continue_token.clear();
     if (const auto metadata = page->find("metadata"); metadata != page->end() && metadata->is_object()) {
       continue_token = metadata->value("continue", "");
+    }
+    if (items->is_array()) {
+      std::vector<nlohmann::json> objects;
+      objects.reserve(items->size());
+      for (nlohmann::json& item : *items) objects.push_back(std::move(item));
+      listed += static_cast<int64_t>(objects.size());
+      if (sink_.on_list_page) undecodable += sink_.on_list_page(std::move(objects), first);
+      first = false;
     }
   } while (!continue_token.empty());
   if (resource_version.empty()) {
     return absl::DataLossError(absl::StrCat("GET ", collection_path_, ": list has no metadata.resourceVersion"));
   }
 
-  const int64_t undecodable = sink_.on_sync ? sink_.on_sync(objects) : 0;
+  if (first && sink_.on_list_page) undecodable += sink_.on_list_page({}, true);  // an empty collection
+  if (sink_.on_sync) sink_.on_sync();
   bool relist = false;
   {
     absl::MutexLock lock(&mu_);
     relist = synced_;  // only this thread sets it
   }
   // Before the sync is published: whoever WaitForSync wakes finds the listing's metrics already there.
-  if (options_.on_listed) options_.on_listed(relist, static_cast<int64_t>(objects.size()));
+  if (options_.on_listed) options_.on_listed(relist, listed);
   {
     absl::MutexLock lock(&mu_);
     resource_version_ = resource_version;

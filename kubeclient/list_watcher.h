@@ -112,10 +112,22 @@ class ListWatcher {
  public:
   // The untyped form the typed factories wrap: each object as the API server sent it.
   struct Sink {
-    // Returns how many of the objects could not be decoded.
-    std::function<int64_t(const std::vector<nlohmann::json>& objects)> on_sync;
+    // A LIST's objects a page at a time, as they arrive, so that the whole collection is never held as
+    // JSON at once; `first` begins a LIST (pages of an earlier LIST that failed are to be dropped).
+    // Returns how many of the page's objects could not be decoded.
+    std::function<int64_t(std::vector<nlohmann::json> page, bool first)> on_list_page;
+    // The LIST is complete: the pages since the last `first` are the whole collection.
+    std::function<void()> on_sync;
     // Returns false when the object could not be decoded.
     std::function<bool(WatchEventType type, const nlohmann::json& object)> on_event;
+
+    // Delivers `objects` as a whole LIST in one page (a server that does not page answers so); returns how
+    // many could not be decoded.
+    int64_t List(std::vector<nlohmann::json> objects) const {
+      const int64_t undecodable = on_list_page ? on_list_page(std::move(objects), true) : 0;
+      if (on_sync) on_sync();
+      return undecodable;
+    }
   };
 
   // All pods in all namespaces (/api/v1/pods), and all nodes (/api/v1/nodes), matching the selectors.

@@ -94,11 +94,16 @@ void RestartCollector::Stop() {
 
 ListWatcher::Sink RestartCollector::Sink() {
   ListWatcher::Sink sink;
-  sink.on_sync = [this](const std::vector<nlohmann::json>& objects) {
+  sink.on_list_page = [this](std::vector<nlohmann::json> page, bool first) {
     int64_t undecodable = 0;
-    std::map<std::string, Seen> before;
-    before.swap(seen_);
-    for (const nlohmann::json& object : objects) {
+    if (first) {
+      // A LIST that did not complete moved some pods from relisted_from_ into seen_, with counts as new as
+      // any: both together are what the pods were seen at.
+      for (auto& [uid, seen] : seen_) relisted_from_[uid] = std::move(seen);
+      seen_.clear();
+    }
+    std::map<std::string, Seen>& before = relisted_from_;
+    for (const nlohmann::json& object : page) {
       kube::Pod pod;
       std::vector<kube::ContainerStatus> containers;
       if (!Decode(object, pod, containers)) {
@@ -111,8 +116,11 @@ ListWatcher::Sink RestartCollector::Sink() {
       std::vector<kube::ContainerStatus> restarted = Compare(pod, containers, listed_);
       if (!restarted.empty()) Enqueue(Job{std::move(pod), std::move(restarted)});
     }
-    listed_ = true;
     return undecodable;
+  };
+  sink.on_sync = [this] {
+    relisted_from_.clear();
+    listed_ = true;
   };
   sink.on_event = [this](WatchEventType type, const nlohmann::json& object) {
     kube::Pod pod;

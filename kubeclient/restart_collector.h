@@ -104,6 +104,8 @@ class RestartCollector {
 
   // The watch thread's alone (both callbacks run on it).
   std::map<std::string, Seen> seen_;  // by pod uid
+  // While a LIST is delivered page by page: what seen_ held for the pods the pages have not yet brought.
+  std::map<std::string, Seen> relisted_from_;
   bool listed_ = false;
 
   std::mutex mu_;

@@ -436,7 +436,7 @@ class Restarts {
     spdlog::logger log{"restarts", std::make_shared<spdlog::sinks::null_sink_mt>()};
     kubeclient::RestartCollector collector(kube, recorder, clock, log, registry);
     kubeclient::ListWatcher::Sink sink = collector.Sink();
-    sink.on_sync(before_);
+    sink.List(before_);
     for (const json& pod : after_) sink.on_event(kubeclient::WatchEventType::kModified, pod);
     if (!collector.WaitIdle(absl::Seconds(30))) throw std::runtime_error("the restart collector did not settle");
     bench_.Keep(recorder);

@@ -1,10 +1,10 @@
 #include "kubeclient/restart_collector.h"
 
-#include <catch2/catch.hpp>
-
+#include <algorithm>
 #include <memory>
 #include <string>
 
+#include <catch2/catch.hpp>
 #include <spdlog/sinks/null_sink.h>
 
 #include "absl/strings/str_cat.h"
@@ -146,14 +146,32 @@ TEST_CASE("RestartCollector: a restart while the watch was down is recorded afte
   Collector c;
   RestartCollector collector(c.kube, c.recorder, c.clock, c.log, c.registry);
   ListWatcher::Sink sink = collector.Sink();
-  CHECK(sink.on_sync({RestartedPod("ml", "trainer", 2, kOomKilled), RestartedPod("ml", "gone", 0)}) == 0);
-  CHECK(sink.on_sync({RestartedPod("ml", "trainer", 3, kOomKilled)}) == 0);  // relisted after a 410
+  CHECK(sink.List({RestartedPod("ml", "trainer", 2, kOomKilled), RestartedPod("ml", "gone", 0)}) == 0);
+  CHECK(sink.List({RestartedPod("ml", "trainer", 3, kOomKilled)}) == 0);  // relisted after a 410
   REQUIRE(collector.WaitIdle(testing::kPatience));
   REQUIRE(c.recorder.records().size() == 1);
   CHECK(c.recorder.records()[0].restart->restart_count == 3);
   // Unreadable events or logs (the fake has none for this pod) do not keep the restart from the history.
   CHECK(c.recorder.records()[0].restart->log_tail.empty());
-  CHECK(sink.on_sync({nlohmann::json::array()}) == 1);  // not a pod: counted undecodable
+  CHECK(sink.List({nlohmann::json::array()}) == 1);  // not a pod: counted undecodable
+}
+
+TEST_CASE("RestartCollector: a LIST that fails between pages loses no pod's counts", "[restarts]") {
+  Collector c;
+  RestartCollector collector(c.kube, c.recorder, c.clock, c.log, c.registry);
+  ListWatcher::Sink sink = collector.Sink();
+  CHECK(sink.List({RestartedPod("ml", "a", 1, kOomKilled), RestartedPod("ml", "b", 1, kOomKilled)}) == 0);
+  // A relist whose first page came and whose second did not; then the relist again, both pods restarted
+  // while the watch was down: each restart recorded once.
+  CHECK(sink.on_list_page({RestartedPod("ml", "a", 2, kOomKilled)}, true) == 0);
+  CHECK(sink.on_list_page({RestartedPod("ml", "a", 2, kOomKilled)}, true) == 0);
+  CHECK(sink.on_list_page({RestartedPod("ml", "b", 2, kOomKilled)}, false) == 0);
+  sink.on_sync();
+  REQUIRE(collector.WaitIdle(testing::kPatience));
+  std::vector<std::string> recorded;
+  for (const history::Record& record : c.recorder.records()) recorded.push_back(record.pods[0].key);
+  std::sort(recorded.begin(), recorded.end());
+  CHECK(recorded == std::vector<std::string>{"ml/a", "ml/b"});
 }
 
 TEST_CASE("RestartCollector: in a restart storm every restart is recorded, those past the queue without API reads",
@@ -165,7 +183,7 @@ TEST_CASE("RestartCollector: in a restart storm every restart is recorded, those
   ListWatcher::Sink sink = collector.Sink();
   std::vector<nlohmann::json> pods;
   for (int p = 0; p < 20; ++p) pods.push_back(RestartedPod("ml", absl::StrCat("worker-", p), 0));
-  sink.on_sync(pods);
+  sink.List(pods);
   c.api.DelayReplies(absl::Milliseconds(20));  // the worker falls behind
   for (int p = 0; p < 20; ++p) {
     CHECK(sink.on_event(WatchEventType::kModified, RestartedPod("ml", absl::StrCat("worker-", p), 1, kOomKilled)));
@@ -242,7 +260,7 @@ TEST_CASE("RestartCollector: each restart record goes to on_restart with its pod
   ListWatcher::Sink sink = collector.Sink();
   nlohmann::json pod = RestartedPod("ml", "trainer", 0);
   pod["metadata"]["labels"] = {{"team", "vision"}};
-  sink.on_sync({pod});
+  sink.List({pod});
   pod = RestartedPod("ml", "trainer", 1, kOomKilled);
   pod["metadata"]["labels"] = {{"team", "vision"}};
   CHECK(sink.on_event(WatchEventType::kModified, pod));

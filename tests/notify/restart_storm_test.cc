@@ -72,7 +72,7 @@ TEST_CASE("A restart storm of 10,000 a minute: all in the history, one message a
   kubeclient::ListWatcher::Sink sink = collector.Sink();
   std::vector<nlohmann::json> listed;
   for (int p = 0; p < kPods; ++p) listed.push_back(CrashLoopingPod(p, 0));
-  REQUIRE(sink.on_sync(listed) == 0);
+  REQUIRE(sink.List(listed) == 0);
 
   // One minute: 10,000 watch events, each a restart, 6 ms apart.
   for (int round = 1; round <= kRestartsEach; ++round) {
