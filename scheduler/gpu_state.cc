@@ -87,7 +87,7 @@ class InMemoryGpuState final : public GpuState {
     auto it = nodes_.find(node);
     if (it == nodes_.end()) return;
     for (const auto& [uid, holding] : it->second.pods) pod_node_.erase(uid);
-    Erase(node);
+    Erase(it);
   }
 
   std::shared_ptr<const decision::NodeGpuSnapshot> Snapshot(absl::string_view node) const override {
@@ -224,14 +224,13 @@ class InMemoryGpuState final : public GpuState {
 
   int64_t NowNanos() const { return clock_ != nullptr ? absl::ToUnixNanos(clock_->Now()) : 0; }
 
-  // Erases a node's records; its snapshot goes to the keeper. Called with the writer lock held.
-  template <typename Key>
-  void Erase(const Key& name) {
-    auto it = nodes_.find(name);
-    if (it == nodes_.end()) return;
+  using NodeIt = std::map<std::string, NodeRecord, std::less<>>::iterator;
+  // Erases a node's records (its snapshot goes to the keeper); returns the next record. Called with the
+  // writer lock held.
+  NodeIt Erase(NodeIt it) {
     keeper_.Retire(std::move(it->second.snapshot));
     by_name_.erase(absl::string_view(it->first));
-    nodes_.erase(it);
+    return nodes_.erase(it);
   }
 
   // Before a new node is added: forgets the nodes unseen for too long that hold no pods, then, if the state
@@ -248,9 +247,7 @@ class InMemoryGpuState final : public GpuState {
         for (auto it = nodes_.begin(); it != nodes_.end();) {
           if (it->second.pods.empty() && it->second.last_seen_nanos.load(std::memory_order_relaxed) < cutoff) {
             if (limits_.on_forgotten) limits_.on_forgotten(it->first);
-            keeper_.Retire(std::move(it->second.snapshot));
-            by_name_.erase(absl::string_view(it->first));
-            it = nodes_.erase(it);
+            it = Erase(it);
           } else {
             ++it;
           }
@@ -279,7 +276,7 @@ class InMemoryGpuState final : public GpuState {
     evicted.reserve(count);
     for (size_t i = 0; i < count; ++i) evicted.emplace_back(evictable[i].second);
     for (const std::string& name : evicted) {
-      Erase(name);
+      if (auto it = nodes_.find(name); it != nodes_.end()) Erase(it);
       if (limits_.on_evicted) limits_.on_evicted(name);
     }
   }
