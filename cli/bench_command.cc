@@ -256,8 +256,14 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
     err << "topofit bench: " << policies.status().message() << "\n";
     return 1;
   }
+  const bool dra = options.gpu_api == "dra";
+  if (dra && options.gpu_ids != "agent") {
+    err << "topofit bench: --gpu-ids is not read with --gpu-api dra: the DRA allocator picks every pod's GPUs\n";
+    return 1;
+  }
   for (sim::Policy& policy : *policies) {
     policy.gpu_ids = options.gpu_ids == "device-plugin" ? sim::GpuIds::kDevicePlugin : sim::GpuIds::kAgent;
+    if (dra) policy = sim::UseDra(std::move(policy));
   }
   if (!options.expander_priorities.empty() && !sim::AnyUsesPriority(*policies)) {
     err << "topofit bench: --expander-priorities is only read when an expander chain names priority "
@@ -416,6 +422,12 @@ void DefineBench(CLI::App& command, int& exit_code) {
                     "set; default) or device-plugin (NVIDIA's plugin picks; topofit learns the real ids)")
       ->check(CLI::IsMember({"agent", "device-plugin"}))
       ->option_text("WHO");
+  bench->add_option("--gpu-api", options->gpu_api,
+                    "how pods ask for GPUs: device-plugin (nvidia.com/gpu; default) or dra (ResourceClaims of NVIDIA's "
+                    "DRA driver: kube-scheduler's DRA allocator picks every pod's GPUs, first fit; topofit's extender "
+                    "filters and scores claim pods, as it does in a cluster)")
+      ->check(CLI::IsMember({"device-plugin", "dra"}))
+      ->option_text("API");
   bench->add_option("--comm-fraction", options->comm_fraction,
                     "set every multi-GPU pod's share of run time in collectives (the slowdown model's weight)")
       ->check(CLI::Range(0.0, 1.0))

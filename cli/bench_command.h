@@ -35,6 +35,7 @@ struct BenchOptions {
   double horizon_hours = 0;            // stop the replay here (0: when nothing can change)
   double provision_failure_rate = 0;   // share of requested nodes that never come up, every group
   std::string gpu_ids = "agent";       // who gives topofit-bound pods their GPU ids: agent, device-plugin
+  std::string gpu_api = "device-plugin";  // how pods ask for GPUs: device-plugin, dra
   double comm_fraction = -1;           // >= 0: every multi-GPU pod's collective share (< 0: the workload's)
   bool runtimes_declared = false;      // multi-GPU pods say their run time (topofit.io/expected-runtime)
   bool legend = true;                  // a line per row under the table

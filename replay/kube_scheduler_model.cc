@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "replay/dra_allocation.h"
 #include "replay/peer/go_gpuallocator.h"
 
 namespace topofit::sim {
@@ -93,7 +94,6 @@ int64_t KubeSchedulerModel::MostAllocatedScore(int klass, const SimNode& node) c
 }
 
 topology::GpuSet KubeSchedulerModel::DevicePluginChoice(int pod, const SimNode& node, int gpus) {
-  if (gpus <= 0) return {};
   const topology::GpuSet free = node.gpus.free();
   if (gpus == 1) {
     // kubelet offers the free devices in Go map order, and the plugin takes the first: a random one.
@@ -105,21 +105,23 @@ topology::GpuSet KubeSchedulerModel::DevicePluginChoice(int pod, const SimNode& 
     return topology::GpuSet().with(
         *std::min_element(ids.begin(), ids.end(), [&](topology::GpuId a, topology::GpuId b) { return draw(a) < draw(b); }));
   }
-  topology::GpuSet chosen = bench::PeerBestEffort(*node.gpus.topology, free, gpus);
+  const topology::GpuSet chosen = bench::PeerBestEffort(*node.gpus.topology, free, gpus);
   // The policy can return its padded block, short of GPUs (NVIDIA/go-gpuallocator#80); kubelet then tops
   // the allocation up from the devices it offered, modelled as the lowest free ids.
-  for (topology::GpuId id : free.without(chosen).ids()) {
-    if (chosen.size() >= gpus) break;
-    chosen = chosen.with(id);
-  }
-  return chosen;
+  return chosen | DraFirstFit(free.without(chosen), gpus - chosen.size());
+}
+
+topology::GpuSet KubeSchedulerModel::NodeAllocatorChoice(int pod, const SimNode& node, int gpus) {
+  if (gpus <= 0) return {};
+  if (world_.policy().gpu_api == GpuApi::kDra) return DraFirstFit(node.gpus.free(), gpus);
+  return DevicePluginChoice(pod, node, gpus);
 }
 
 topology::GpuSet KubeSchedulerModel::GpusFor(int pod, const SimNode& node) {
-  if (!UsesExtender(pod)) return DevicePluginChoice(pod, node, world_.klass(pod).gpus);
+  if (!UsesExtender(pod)) return NodeAllocatorChoice(pod, node, world_.klass(pod).gpus);
   const topology::GpuSet chosen = Extend(pod, node).verdict.chosen->gpus;
-  if (world_.policy().gpu_ids == GpuIds::kAgent) return chosen;
-  const topology::GpuSet given = DevicePluginChoice(pod, node, world_.klass(pod).gpus);
+  if (world_.policy().gpu_api == GpuApi::kDevicePlugin && world_.policy().gpu_ids == GpuIds::kAgent) return chosen;
+  const topology::GpuSet given = NodeAllocatorChoice(pod, node, world_.klass(pod).gpus);
   if (given != chosen) ++gpu_sets_not_as_chosen_;
   return given;
 }

@@ -35,7 +35,8 @@ struct PlacementDecision {
 // the policy's topofit extender, GPU pods also go through the extender's verdict (decision::JudgeNode:
 // filter, then holds) and score (weight 5, as manifests/ configure it) and bind the set the filter chose,
 // as the extender's bind does; without it the NVIDIA device plugin picks the GPU ids (go-gpuallocator's
-// best-effort policy for several GPUs, a random free GPU for one).
+// best-effort policy for several GPUs, a random free GPU for one). With Policy::gpu_api kDra the DRA
+// allocator picks every pod's GPUs, first fit (dra_allocation.h), those of pods topofit's filter passed too.
 class KubeSchedulerModel {
  public:
   explicit KubeSchedulerModel(World& world) : world_(world) {}
@@ -51,7 +52,8 @@ class KubeSchedulerModel {
   // What the next calls' pod needs to ask for capacity (decision/capacity_ask.h); null: it does not ask.
   void set_ask(const decision::CapacityAsk* ask) { ask_ = ask; }
 
-  // Pods bound by the extender whose GPU ids the device plugin gave differently (Policy::gpu_ids).
+  // Pods bound by the extender whose GPU ids the device plugin or the DRA allocator gave differently
+  // (Policy::gpu_ids, Policy::gpu_api).
   int gpu_sets_not_as_chosen() const { return gpu_sets_not_as_chosen_; }
 
   // kube-scheduler's numFeasibleNodesToFind for `nodes` nodes (percentageOfNodesToScore unset).
@@ -70,6 +72,9 @@ class KubeSchedulerModel {
   // NodeAffinity's score, before its weight: the pod's preferred node affinity on the node.
   int64_t NodeAffinityScore(int klass, const SimNode& node) const;
   topology::GpuSet DevicePluginChoice(int pod, const SimNode& node, int gpus);
+  // Who picks the GPU ids on the node when topofit does not: the device plugin, or the DRA allocator
+  // (Policy::gpu_api).
+  topology::GpuSet NodeAllocatorChoice(int pod, const SimNode& node, int gpus);
   topology::GpuSet GpusFor(int pod, const SimNode& node);
 
   static inline const decision::CapacityHolds kNoHolds;

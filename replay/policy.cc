@@ -106,6 +106,18 @@ absl::StatusOr<ExpanderPriorities> ParseExpanderPriorities(absl::string_view yam
   return priorities;
 }
 
+Policy UseDra(Policy policy) {
+  policy.gpu_api = GpuApi::kDra;
+  if (policy.topofit_extender) {
+    policy.capacity_wait.max_wait = absl::ZeroDuration();
+    policy.capacity_holds = false;
+    policy.provisioning_requests = false;
+    policy.drain_guard = false;
+    policy.operator_affinity = false;
+  }
+  return policy;
+}
+
 Policy StockPolicy(const std::vector<StockExpander>& chain, const ExpanderPriorities& priorities) {
   return Policy{.name = "stock", .chain = chain, .priorities = priorities};
 }

@@ -55,6 +55,16 @@ enum class GpuIds {
   kDevicePlugin,
 };
 
+// How the replayed pods ask for GPUs, in every world of one replay.
+enum class GpuApi {
+  // nvidia.com/gpu, through the device plugin (GpuIds says who picks a topofit-bound pod's ids).
+  kDevicePlugin,
+  // ResourceClaims of NVIDIA's DRA driver (docs/dra.md): kube-scheduler's DRA allocator picks every pod's
+  // devices on its node, first fit (replay/dra_allocation.h). topofit's extender judges and scores claim
+  // pods as the real one does today, and no more (UseDra).
+  kDra,
+};
+
 // Which of topofit's components a replayed world runs, and how its stock components are set up. The rest
 // of the world is always the stock one: kube-scheduler, the NVIDIA device plugin (when topofit does not
 // bind), and cluster-autoscaler with `chain` (ties left at its end are broken at random, as CA does).
@@ -81,9 +91,12 @@ struct Policy {
   bool gang_scheduler = false;
   // Whether gangs are placed whole: by topofit's extender (its reservations, scheduler/extender_gangs.cc,
   // taken as instantaneous: a gang's members arrive together) or by the operator's gang scheduler.
-  bool places_gangs_whole() const { return topofit_extender || gang_scheduler; }
+  bool places_gangs_whole() const {
+    return (topofit_extender && gpu_api == GpuApi::kDevicePlugin) || gang_scheduler;
+  }
   // With topofit_extender: who gives the bound pod its GPU ids on the node.
   GpuIds gpu_ids = GpuIds::kAgent;
+  GpuApi gpu_api = GpuApi::kDevicePlugin;
   // With topofit_extender, its mechanisms, each on as `topofit extender` runs by default; the ablations
   // (AblationPolicies) turn one off at a time:
   // how long pods preferring a topology wait for the capacity scaled up for them (decision/capacity_wait.h;
@@ -100,6 +113,13 @@ struct Policy {
   // scale-down may evict them).
   bool drain_guard = true;
 };
+
+// The policy's world with pods asking for GPUs through ResourceClaims. topofit's extender runs for claim
+// pods only what the real one does (scheduler/extender_claims.cc): filter and prioritize. It holds no new
+// capacity for them, asks for none, records no preference, guards no drain and places no gang whole; its
+// webhook writes no affinity for them (it reads nvidia.com/gpu); and its expander reads their pods as CA
+// sends them, asking for no nvidia.com/gpu.
+Policy UseDra(Policy policy);
 
 // The stock world as shipped: no topofit, default scoring, no affinity an operator would add. "stock".
 Policy StockPolicy(const std::vector<StockExpander>& chain, const ExpanderPriorities& priorities = {});

@@ -811,7 +811,7 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
       [](const PolicySummary& s) { return s.provisioning_requests; }, FormatCount);
   add("vetoes", "CA loops in which topofit's expander refused every option",
       [](const PolicySummary& s) { return s.vetoes; }, FormatCount);
-  add("GPU sets not as chosen", "pods topofit bound whose GPU ids the device plugin gave otherwise (--gpu-ids device-plugin)",
+  add("GPU sets not as chosen", "pods topofit's filter passed whose GPU ids the device plugin (--gpu-ids device-plugin) or the DRA allocator (--gpu-api dra) gave otherwise",
       [](const PolicySummary& s) { return s.gpu_sets_not_as_chosen; }, FormatCount);
   add("nodes that never came up", "requested nodes given up after CA's max node provision time",
       [](const PolicySummary& s) { return s.failed_nodes; }, FormatCount);

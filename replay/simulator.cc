@@ -182,6 +182,8 @@ void Replayer::Place(int pod, const PlacementDecision& decision) {
 void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
   SimPod& p = world_->pods()[pod];
   p.refused_for_topology = true;
+  // The extender keeps no preference for a claim pod and asks no capacity for it (Policy UseDra).
+  if (world_->policy().gpu_api == GpuApi::kDra) return;
   p.preferred_set = decision.filter.preferred_set;
   std::vector<std::string> refused;
   for (int node : decision.refused_nodes) refused.push_back(world_->nodes()[node].gpus.node);
@@ -229,7 +231,10 @@ decision::ClusterShapes Replayer::ClusterShapesNow() {
 const decision::CapacityAsk* Replayer::AskFor(int pod) {
   ask_.reset();
   const decision::GpuDemand& demand = world_->klass(pod).demand;
-  if (!world_->policy().topofit_extender || !decision::MayAskForCapacity(demand)) return nullptr;
+  if (!world_->policy().topofit_extender || world_->policy().gpu_api == GpuApi::kDra ||
+      !decision::MayAskForCapacity(demand)) {
+    return nullptr;
+  }
   ask_ = decision::CapacityAskFor(world_->klass(pod).prototype, demand, ClusterShapesNow(), clock_.Now(),
                                   ledger_->PreferencesOf({world_->PodUid(pod)}),
                                   world_->policy().capacity_wait);

@@ -261,6 +261,20 @@ kube::Pod World::PodObject(int pod) const {
   kube::Pod object = klass(pod).prototype;
   object.metadata.name = spec(pod).name;
   object.metadata.uid = PodUid(pod);
+  if (policy_.gpu_api == GpuApi::kDra && klass(pod).gpus > 0) {
+    // Its GPUs come from a claim made from a template of `count` GPUs; CA and topofit's expander see a pod
+    // that asks for no nvidia.com/gpu.
+    for (auto* containers : {&object.spec.containers, &object.spec.init_containers}) {
+      for (kube::Container& container : *containers) {
+        container.resources.requests.erase(kube::kResourceNvidiaGpu);
+        container.resources.limits.erase(kube::kResourceNvidiaGpu);
+      }
+    }
+    kube::PodResourceClaim claim;
+    claim.name = "gpus";
+    claim.resource_claim_template_name = absl::StrCat("gpus-", klass(pod).gpus);
+    object.spec.resource_claims.push_back(std::move(claim));
+  }
   return object;
 }
 

@@ -119,6 +119,34 @@ TEST_CASE("topofit bench refuses bad input with a clear error", "[bench]") {
   CHECK(out.str().empty());
 }
 
+// Under DRA the allocator picks every pod's GPUs: topofit's filter passes nodes for sets the pods may not
+// get, which the table counts; --gpu-ids (who picks for a device-plugin pod) is not read then.
+TEST_CASE("topofit bench --gpu-api dra counts the sets the DRA allocator gave otherwise", "[bench][dra]") {
+  BenchOptions options = Small();
+  options.baselines = "stock";
+  options.policies = "topofit";
+  std::ostringstream plugin, dra, err;
+  REQUIRE(RunBench(options, plugin, err) == 0);
+  options.gpu_api = "dra";
+  REQUIRE(RunBench(options, dra, err) == 0);
+  const auto not_as_chosen = [](const std::string& table) {
+    const size_t row = table.find("GPU sets not as chosen");
+    REQUIRE(row != std::string::npos);
+    const std::string line = table.substr(row, table.find('\n', row) - row);
+    return std::vector<std::string>(absl::StrSplit(line.substr(22), ' ', absl::SkipEmpty()));
+  };
+  CHECK(not_as_chosen(plugin.str()) == std::vector<std::string>{"0", "0"});
+  const std::vector<std::string> given = not_as_chosen(dra.str());
+  REQUIRE(given.size() == 2);
+  CHECK(given[0] == "0");  // stock: no filter chose anything
+  CHECK(given[1] != "0");
+
+  options.gpu_ids = "device-plugin";
+  std::ostringstream out;
+  CHECK(RunBench(options, out, err) == 1);
+  CHECK(err.str().find("--gpu-ids is not read with --gpu-api dra") != std::string::npos);
+}
+
 TEST_CASE("topofit bench --expander-priorities feeds the priority expander", "[bench]") {
   testing::ScratchDir scratch("topofit-bench-priorities-test");
   scratch.Write("priorities.yaml", "10:\n  - .*\n50:\n  - h100\n");

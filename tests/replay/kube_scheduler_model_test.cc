@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "replay/dra_allocation.h"
 #include "tests/replay/scenario.h"
 
 namespace topofit::sim {
@@ -85,6 +86,72 @@ TEST_CASE("With topofit's extender a 4-GPU NVLink pod gets an NVLink quad, witho
       if (a.value != b.value) CHECK(cube.link(a, b).link_class == topology::LinkClass::kNvLink);
     }
   }
+}
+
+TEST_CASE("The DRA allocator takes the lowest free GPUs, as many as asked or all there are", "[kube-scheduler][dra]") {
+  const topology::GpuSet free = topology::GpuSet::FirstN(8).without(topology::GpuSet::FromMask(0b1001'0101));
+  CHECK(DraFirstFit(free, 2).ToString() == "1,3");
+  CHECK(DraFirstFit(free, 4).ToString() == "1,3,5,6");
+  CHECK(DraFirstFit(free, 6).ToString() == "1,3,5,6");
+  CHECK(DraFirstFit(free, 0).empty());
+}
+
+// DGX-1 V100: NVLink quads {0,1,2,3} and {4,5,6,7}. With GPU 0 taken, topofit's filter passes the node
+// for the free quad, but under DRA kube-scheduler's allocator gives the first four free GPUs, across the
+// two quads, as it does for the stock world's pod; topofit's GPU state then counts the set given.
+TEST_CASE("Under DRA every pod gets the DRA allocator's first fit, those topofit's filter passed too",
+          "[kube-scheduler][dra]") {
+  Workload workload;
+  workload.groups = {Group("cube", "p3.16xlarge", 8, 24.48, 1, 1)};
+  workload.pods = {Pod("one", 0, kHour, 1), NvPod("quad", 0, kHour, 4)};
+  for (const std::string policy : {"stock", "topofit"}) {
+    INFO(policy);
+    std::unique_ptr<World> world;
+    for (const Policy& p : StandardPolicies({StockExpander::kLeastWaste})) {
+      if (p.name == policy) world = *World::Create(workload, UseDra(p), 3);
+    }
+    REQUIRE(world != nullptr);
+    world->SetPending(0);
+    world->StartPod(0, 0, topology::GpuSet::FirstN(1));
+    world->SetPending(1);
+    KubeSchedulerModel scheduler(*world);
+    const PlacementDecision decision = scheduler.Schedule(1);
+    REQUIRE(decision.node == 0);
+    CHECK(decision.gpus.ToString() == "1,2,3,4");
+    CHECK(scheduler.gpu_sets_not_as_chosen() == (policy == "topofit" ? 1 : 0));
+  }
+}
+
+TEST_CASE("Under DRA a GPU pod names a claim and requests no nvidia.com/gpu, as CA and the expander see it",
+          "[kube-scheduler][dra]") {
+  Workload workload;
+  workload.groups = {Group("cube", "p3.16xlarge", 8, 24.48, 1, 1)};
+  workload.pods = {NvPod("quad", 0, kHour, 4), Pod("cpu", 0, kHour, 0)};
+  const Policy dra = UseDra(StockPolicy({StockExpander::kLeastWaste}));
+  std::unique_ptr<World> world = *World::Create(workload, dra, 3);
+  const kube::Pod quad = world->PodObject(0);
+  REQUIRE(quad.spec.resource_claims.size() == 1);
+  CHECK(quad.spec.resource_claims[0].resource_claim_template_name == "gpus-4");
+  for (const kube::Container& container : quad.spec.containers) {
+    CHECK(container.resources.requests.count(kube::kResourceNvidiaGpu) == 0);
+    CHECK(container.resources.limits.count(kube::kResourceNvidiaGpu) == 0);
+  }
+  CHECK(world->PodObject(1).spec.resource_claims.empty());
+}
+
+TEST_CASE("Under DRA topofit's extender runs only filter and prioritize for claim pods", "[policy][dra]") {
+  const Policy topofit = StandardPolicies({StockExpander::kLeastWaste}).back();
+  REQUIRE(topofit.name == "topofit");
+  REQUIRE(topofit.places_gangs_whole());
+  const Policy dra = UseDra(topofit);
+  CHECK(dra.topofit_extender);
+  CHECK(dra.topology_score);
+  CHECK_FALSE(dra.capacity_holds);
+  CHECK_FALSE(dra.provisioning_requests);
+  CHECK_FALSE(dra.drain_guard);
+  CHECK(dra.capacity_wait.max_wait == absl::ZeroDuration());
+  CHECK_FALSE(dra.places_gangs_whole());
+  CHECK(UseDra(TunedPolicy("tuned", {StockExpander::kLeastWaste})).places_gangs_whole());  // its gang scheduler
 }
 
 TEST_CASE("The extender refuses a PCIe node for an NVLink pod: refused for topology, node named", "[kube-scheduler]") {
