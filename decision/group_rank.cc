@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "decision/capacity_ask.h"
+#include "decision/claim_pod_demand.h"
 #include "decision/filter.h"
 #include "decision/filter_memo.h"
 #include "decision/gang_fit.h"
@@ -74,9 +75,10 @@ struct PlacedPod {
 // tries (FilterMemo).
 class CallMemo {
  public:
+  explicit CallMemo(const ClaimSource* claims) : claims_(claims) {}
   const absl::StatusOr<GpuDemand>& Demand(const kube::Pod& pod) {
     auto [it, inserted] = demands_.try_emplace(&pod);
-    if (inserted) it->second = DemandOf(pod);
+    if (inserted) it->second = DemandOnTemplates(pod, claims_);
     return it->second;
   }
   const NodeVerdict& Filter(const GpuDemand& demand, const NodeGpuSnapshot& node) {
@@ -106,6 +108,7 @@ class CallMemo {
   bool PlacedSomewhere(const std::string& pod) const { return placed_.contains(pod); }
 
  private:
+  const ClaimSource* claims_;
   absl::node_hash_map<const kube::Pod*, absl::StatusOr<GpuDemand>> demands_;  // input pods outlive the call
   absl::node_hash_map<const kube::Pod*, std::optional<RequiredGang>> gangs_;
   std::map<std::pair<std::string, std::string>, std::optional<std::string>> gang_fits_;  // (gang, group)
@@ -352,7 +355,7 @@ PodAsks AsksOf(const RankInput& input, TopologySource& topologies, const RankPol
 Ranking RankOptions(const RankInput& input, TopologySource& topologies, const RankPolicy& policy,
                     const std::function<bool()>& stop) {
   Ranking ranking;
-  CallMemo memo;
+  CallMemo memo(input.claims);
   PreferredSets preferred;
   for (const Preference& p : input.preferences) {
     preferred.emplace(p.pod_uid, topology::AllocationRequest{.gpus = p.gpus, .min_link = p.min_link,

@@ -15,6 +15,8 @@
 
 namespace topofit::decision {
 
+struct ClaimSource;  // claim_pod_demand.h
+
 // One of cluster-autoscaler's options: grow `node_group_id` by `node_count` nodes for `pods`.
 struct GroupOption {
   std::string node_group_id;
@@ -28,6 +30,9 @@ struct RankInput {
   std::vector<Preference> preferences;         // the extender's pending preferences
   std::map<std::string, double> price_per_node_hour;   // node group id -> price (absent: from the template)
   absl::Time now;  // when CA asked: how long a pod that asks for capacity has waited (capacity_ask.h)
+  // The claims of pods whose GPUs come from ResourceClaims (claim_pod_demand.h: DemandOnTemplates); null:
+  // pods ask for GPUs through nvidia.com/gpu only.
+  const ClaimSource* claims = nullptr;
 };
 
 struct RankPolicy {

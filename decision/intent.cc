@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "decision/capacity_buffer.h"
+#include "decision/claim_pod_demand.h"
 #include "decision/group_rank.h"
 #include "decision/node_group_identity.h"
 #include "decision/pod_uid.h"
@@ -39,7 +40,7 @@ std::optional<Intent> IntentFor(const RankInput& input, const Ranking& ranking) 
     // Held for: pods whose required topology the group was chosen to serve, and pods that prefer a
     // topology its nodes give them (they may wait for it: capacity_wait.h). A pod that only counts GPUs is
     // served as well by any capacity, and holding the node for it would only keep others waiting.
-    absl::StatusOr<GpuDemand> demand = DemandOf(pod);
+    absl::StatusOr<GpuDemand> demand = DemandOnTemplates(pod, input.claims);
     const bool gets_preferred =
         demand.ok() && demand->asks_for_topology() &&
         std::find(gpu_verdict->topology_met.begin(), gpu_verdict->topology_met.end(), uid) != gpu_verdict->topology_met.end();

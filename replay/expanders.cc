@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "codec/node_topology.h"
+#include "decision/claim_pod_demand.h"
 #include "decision/group_rank.h"
 #include "decision/price_ratio.h"
 #include "decision/scale_up_choice.h"
@@ -125,6 +126,14 @@ std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<Scale
   // One object per pod however many options carry it, as CA's request decodes (RankOptions works each
   // shared pod's demand out once).
   std::map<int, std::shared_ptr<const kube::Pod>> objects;
+  // Under DRA topofit's expander reads the GPU pods' claims from its claim watch: here, the replay's.
+  std::map<std::string, int, std::less<>> claim_of;  // claim name -> pod
+  decision::ClaimSource claims;
+  claims.claim = [&](absl::string_view, absl::string_view name) -> std::optional<kube::ResourceClaim> {
+    auto it = claim_of.find(name);
+    if (it == claim_of.end()) return std::nullopt;
+    return world.ClaimObject(it->second);
+  };
   for (const ScaleUpOption& option : options) {
     const GroupState& group = world.groups()[option.group];
     decision::GroupOption wire;
@@ -132,7 +141,12 @@ std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<Scale
     wire.node_count = option.node_count;
     for (int pod : option.pods) {
       std::shared_ptr<const kube::Pod>& object = objects[pod];
-      if (object == nullptr) object = std::make_shared<const kube::Pod>(world.PodObject(pod));
+      if (object == nullptr) {
+        object = std::make_shared<const kube::Pod>(world.PodObject(pod));
+        if (world.policy().gpu_api == GpuApi::kDra && world.klass(pod).gpus > 0) {
+          claim_of.emplace(world.ClaimObject(pod).metadata.name, pod);
+        }
+      }
       wire.pods.push_back(object);
     }
     input.options.push_back(std::move(wire));
@@ -142,6 +156,7 @@ std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<Scale
   input.templates = world.group_templates();
   input.preferences = preferences;
   input.now = world.time();
+  if (world.policy().gpu_api == GpuApi::kDra) input.claims = &claims;
   codec::TopologyResolver topologies;  // one per loop: a replay has few templates
   decision::RankPolicy policy;
   policy.capacity_wait = world.policy().capacity_wait;

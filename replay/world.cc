@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "replay/operator_tuning.h"
+#include "decision/claim_gpus.h"
 #include "decision/slowdown.h"
 #include "codec/node_topology.h"
 #include "decision/node_topology.h"
@@ -257,6 +258,11 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
   return world;
 }
 
+namespace {
+// The pod's spec.resourceClaims entry for its GPUs under GpuApi::kDra.
+constexpr char kClaimEntry[] = "gpus";
+}  // namespace
+
 kube::Pod World::PodObject(int pod) const {
   kube::Pod object = klass(pod).prototype;
   object.metadata.name = spec(pod).name;
@@ -271,11 +277,30 @@ kube::Pod World::PodObject(int pod) const {
       }
     }
     kube::PodResourceClaim claim;
-    claim.name = "gpus";
+    claim.name = kClaimEntry;
     claim.resource_claim_template_name = absl::StrCat("gpus-", klass(pod).gpus);
     object.spec.resource_claims.push_back(std::move(claim));
+    // The claim the resource claim controller made from the template when the pod was created.
+    kube::PodResourceClaimStatus made;
+    made.name = kClaimEntry;
+    made.resource_claim_name = ClaimObject(pod).metadata.name;
+    object.status.resource_claim_statuses.push_back(std::move(made));
   }
   return object;
+}
+
+kube::ResourceClaim World::ClaimObject(int pod) const {
+  const kube::Pod& prototype = klass(pod).prototype;
+  kube::ResourceClaim claim;
+  claim.metadata.namespace_name = prototype.metadata.namespace_name;
+  claim.metadata.name = absl::StrCat(spec(pod).name, "-", kClaimEntry);
+  claim.metadata.uid = absl::StrCat("claim-", spec(pod).name);
+  kube::DeviceRequest request;
+  request.name = kClaimEntry;
+  request.device_class_name = decision::kNvidiaGpuDriver;
+  request.count = klass(pod).gpus;
+  claim.requests.push_back(std::move(request));
+  return claim;
 }
 
 std::string World::PodUid(int pod) const { return absl::StrCat("uid-", spec(pod).name); }

@@ -20,6 +20,7 @@
 #include "decision/preference.h"
 #include "decision/pod_demand.h"
 #include "history/recorder.h"
+#include "kube/dra_objects.h"
 #include "topology/gpu_set.h"
 
 namespace topofit::sim {
@@ -218,7 +219,12 @@ class World {
   const std::vector<TimelinePoint>& timeline() const { return timeline_; }
 
   // The pod as the API would hold it (the class prototype with its name and uid), for topofit's code.
+  // Under GpuApi::kDra a GPU pod names a claim template instead of requesting nvidia.com/gpu, and its
+  // status names the claim made from it (ClaimObject).
   kube::Pod PodObject(int pod) const;
+  // Under GpuApi::kDra, the GPU pod's ResourceClaim before allocation: its class's count of GPUs of
+  // NVIDIA's driver, nothing else asked.
+  kube::ResourceClaim ClaimObject(int pod) const;
   // Its metadata.uid: "uid-<name>".
   std::string PodUid(int pod) const;
 

@@ -27,6 +27,7 @@
 #include "ledger/ledger.h"
 #include "scheduler/bind_authorization.h"
 #include "scheduler/capacity_requests.h"
+#include "decision/claim_pod_demand.h"
 #include "scheduler/dra_view.h"
 #include "scheduler/drain_guard.h"
 #include "scheduler/extender_metrics.h"
@@ -96,7 +97,7 @@ class Extender {
   // Pods whose GPUs come from ResourceClaims are filtered and prioritized by what their claims ask of the
   // GPUs `dra` publishes (not owned, outlives this; docs/dra.md). Unset, such pods ask no GPU of topofit.
   // Set before serving.
-  void JudgeClaimsWith(const DraView* dra) { dra_ = dra; }
+  void JudgeClaimsWith(const DraView* dra);
 
  private:
   // The snapshots of the nodes a request names, learning nodes sent in full. Names topofit does not know
@@ -210,6 +211,7 @@ class Extender {
   const Leadership& leadership_;
   history::DecisionRecorder* recorder_ = nullptr;
   const DraView* dra_ = nullptr;
+  decision::ClaimSource claims_;  // dra_'s claims, as decision::PodClaimDemandOf reads them
   history::RefusalAggregator refusals_;  // on clock_'s time
   decision::CapacityWaitPolicy capacity_wait_;
   mutable codec::TopologyResolver group_topologies_;  // of the node group templates the ledger holds (AskNow)

@@ -13,16 +13,18 @@ namespace topofit::scheduler {
 using decision::GpuDemand;
 using decision::NodeGpuSnapshot;
 
+void Extender::JudgeClaimsWith(const DraView* dra) {
+  dra_ = dra;
+  claims_ = {};
+  if (dra == nullptr) return;
+  claims_.claim = [dra](absl::string_view ns, absl::string_view name) { return dra->Claim(ns, name); };
+  claims_.classes = dra->gpu_classes();
+}
+
 absl::StatusOr<std::optional<decision::ClaimGpuDemand>> Extender::ClaimDemandOf(const kube::Pod& pod,
                                                                                const GpuDemand& demand) const {
-  if (dra_ == nullptr || pod.spec.resource_claims.empty()) return std::nullopt;
-  absl::StatusOr<std::optional<decision::ClaimGpuDemand>> claims = decision::ClaimGpuDemandOf(
-      pod, [this](absl::string_view ns, absl::string_view name) { return dra_->Claim(ns, name); }, dra_->gpu_classes());
-  if (!claims.ok() || !*claims) return claims;
-  if (demand.wants_gpus()) {
-    return absl::InvalidArgumentError("asks for GPUs both through nvidia.com/gpu and through ResourceClaims");
-  }
-  return claims;
+  if (dra_ == nullptr) return std::nullopt;
+  return decision::PodClaimDemandOf(pod, demand, claims_);
 }
 
 decision::ClaimNodeVerdict Extender::JudgeClaims(const decision::ClaimGpuDemand& claims, const GpuDemand& demand,

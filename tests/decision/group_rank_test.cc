@@ -6,6 +6,7 @@
 
 #include "codec/node_topology.h"
 #include "kube/topofit_annotations.h"
+#include "tests/decision/claim_builders.h"
 #include "tests/kube/builders.h"
 
 namespace topofit::decision {
@@ -59,6 +60,29 @@ TEST_CASE("the PCIe group is never chosen for an NV-required multi-GPU pod", "[r
     // PHB within a NUMA half for 2 and 4 GPUs, SYS for all 8
     CHECK_THAT(VerdictOf(r, "g5").reason, Catch::Contains(gpus == 8 ? "best reachable is SYS" : "best reachable is PHB"));
   }
+}
+
+// Under DRA the pod requests no nvidia.com/gpu: CA's request says nothing of its GPUs but its claim does.
+TEST_CASE("a claim pod is ranked by its claim's GPUs when the claims are read, as a CPU pod when not",
+          "[rank][dra]") {
+  const testing::Claims claims =
+      testing::Claims().Add(testing::Claim("trainer-0-gpus", {testing::Gpus("gpus", 4)}));
+  kube::Pod pod = testing::PodNaming({testing::Named("gpus", "trainer-0-gpus")});
+  pod.metadata.annotations["topofit.io/min-link"] = "NV";
+  pod.metadata.annotations["topofit.io/topology-policy"] = "required";
+  RankInput input = Input({{"g5", 1, {pod}}, {"p4d", 1, {pod}}});
+
+  const Ranking blind = Rank(input);
+  CHECK_FALSE(VerdictOf(blind, "g5").needs_gpus);
+  CHECK_FALSE(VerdictOf(blind, "g5").strands);
+
+  const ClaimSource source = claims.Source();
+  input.claims = &source;
+  const Ranking r = Rank(input);
+  CHECK(r.chosen == std::vector<std::string>{"p4d"});
+  CHECK(VerdictOf(r, "g5").strands);
+  CHECK(VerdictOf(r, "p4d").placed_pods == 1);
+  CHECK(VerdictOf(r, "p4d").idle_gpus == 4);
 }
 
 TEST_CASE("ledger preferences first, then cost per useful GPU: topology, idle GPUs and price in one figure", "[rank]") {

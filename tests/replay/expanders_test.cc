@@ -84,6 +84,22 @@ TEST_CASE("topofit's expander vetoes when every option would strand the pod", "[
   CHECK_FALSE(choice.option.has_value());
 }
 
+// Under DRA the pod CA sends requests no nvidia.com/gpu; topofit's expander reads its claim (as
+// `topofit expander --dra` does from its watch) and judges it as the device-plugin pod above.
+TEST_CASE("Under DRA topofit's expander reads a claim pod's GPUs from its claim", "[expanders][dra]") {
+  Workload workload;
+  workload.groups = {Group("pcie", "g5.48xlarge", 8, 16.29, 2), Group("nvlink", "p4d.24xlarge", 8, 32.77, 2)};
+  workload.pods = {NvPod("p", 0, kHour, 4)};
+  const Policy topofit = StandardPolicies({StockExpander::kLeastWaste})[3];
+  REQUIRE(topofit.topofit_expander);
+  std::unique_ptr<World> world = *World::Create(workload, UseDra(topofit), 1);
+  REQUIRE(world->PodObject(0).spec.resource_claims.size() == 1);
+  const ExpanderChoice both = ChooseOption({{0, 1, {0}, {}}, {1, 1, {0}, {}}}, *world, {});
+  REQUIRE(both.option.has_value());
+  CHECK(both.option->group == 1);
+  CHECK(ChooseOption({{0, 1, {0}, {}}}, *world, {}).vetoed);
+}
+
 // Three GPU groups named as a cloud's node groups would be; each option grows one of them by one node.
 Workload PriorityWorkload() {
   Workload workload;
