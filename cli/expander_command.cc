@@ -69,6 +69,31 @@ absl::StatusOr<std::map<std::string, double>> ReadPricesFile(const std::string& 
   return prices;
 }
 
+namespace {
+
+// --dra: a claim watch of its own feeding the claims the service ranks claim pods by.
+absl::Status WatchClaims(const ExpanderOptions& options, ProcessState& process, ExpanderParts& parts) {
+  if (absl::Status version = CheckDraVersion(options.dra_version); !version.ok()) return version;
+  kubeclient::RestOptions rest_options;
+  process.kube_observability.Observe(rest_options, "claims");
+  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(options.kubeconfig, rest_options);
+  if (!rest.ok()) return Prefixed("--dra", rest.status());
+  parts.claim_rest = *std::move(rest);
+  parts.claims = std::make_unique<kubeclient::ClaimCache>();
+  decision::DraGpuClasses classes;
+  classes.device_classes = options.dra_gpu_classes;
+  parts.claim_source = std::make_unique<decision::ClaimSource>(parts.claims->Source(std::move(classes)));
+  kubeclient::ListWatchOptions claim_options;
+  process.kube_observability.Observe(claim_options, "resourceclaims");
+  parts.claim_watch = kubeclient::ListWatcher::ForResourceClaims(*parts.claim_rest, options.dra_version, claim_options,
+                                                                 parts.claims->Handler());
+  parts.claim_watch->Start();
+  parts.service->ReadClaimsFrom(parts.claim_source.get());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<ExpanderParts> BuildExpander(const ExpanderOptions& options, ProcessState& process,
                                             spdlog::logger& log) {
   expander::ExpanderServiceOptions service_options;
@@ -92,6 +117,9 @@ absl::StatusOr<ExpanderParts> BuildExpander(const ExpanderOptions& options, Proc
     if (absl::Status events = UsePodEvents(options.kubeconfig, process, log); !events.ok()) return events;
   }
   parts.service->RecordDecisionsTo(process.recorder());
+  if (!options.dra_version.empty()) {
+    if (absl::Status watched = WatchClaims(options, process, parts); !watched.ok()) return watched;
+  }
   parts.grpc.address = options.address;
   parts.grpc.port = options.grpc_port;
   parts.grpc.tls_cert_file = options.tls_cert;
@@ -135,7 +163,11 @@ int RunExpander(const ExpanderOptions& options, const std::function<void(int, in
   absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::HttpServer::Create(ops_options, process.registry);
   if (!ops.ok()) return Fail(kCommand, ops.status());
   std::atomic<bool> serving{false};
-  server::RegisterOpsEndpoints(**ops, process.registry, process.ReadinessChecks(serving));
+  server::ReadinessChecks readiness = process.ReadinessChecks(serving);
+  if (parts->claim_watch != nullptr) {
+    readiness.push_back({"claims-sync", [watch = parts->claim_watch.get()] { return NotListedYet(*watch, "resourceclaims"); }});
+  }
+  server::RegisterOpsEndpoints(**ops, process.registry, std::move(readiness));
   RegisterIntentsRoute(**ops, *process.ledger, *admin_token);
 
   absl::StatusOr<int> ops_port = (*ops)->Start();
@@ -191,6 +223,8 @@ int RunServe(const ServeOptions& options, const std::function<void(int, int, int
   if (!extender.ok()) return Fail(kCommand, extender.status());
   absl::StatusOr<ExpanderParts> expander = BuildExpander(expander_options, process, log);
   if (!expander.ok()) return Fail(kCommand, expander.status());
+  // The extender's claim watch (--dra) serves the ranking too.
+  expander->service->ReadClaimsFrom(extender->extender->claim_source());
   RegisterIntentsRoute(*extender->ops, *process.ledger, extender->admin_token);
 
   absl::StatusOr<int> ops_port = extender->ops->Start();
@@ -240,6 +274,14 @@ void AddExpanderCommand(CLI::App& app, int& exit_code) {
   AddLedgerFlag(*cmd, options->ledger);
   AddDecisionDbFlag(*cmd, options->decision_db, options->decision_db_max_bytes);
   AddCapacityWaitFlags(*cmd, options->expected_node_boot, options->max_topology_wait);
+  cmd->add_option("--dra", options->dra_version,
+                  "watch resource.k8s.io ResourceClaims at this version (v1; v1beta2 or v1beta1 where the cluster "
+                  "serves only those), so pods whose GPUs come from claims are ranked by what the claims ask "
+                  "(docs/dra.md)");
+  cmd->add_option("--dra-gpu-class", options->dra_gpu_classes,
+                  "with --dra: a DeviceClass whose claim requests ask for whole GPUs (repeatable; requests whose "
+                  "CEL selector names the driver gpu.nvidia.com count too)")
+      ->capture_default_str();
   cmd->callback([options, &exit_code] { exit_code = RunExpander(*options); });
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -14,6 +15,9 @@
 #include "cli/extender_command.h"
 #include "expander/expander_service.h"
 #include "expander/grpc_server.h"
+#include "kubeclient/claim_cache.h"
+#include "kubeclient/list_watcher.h"
+#include "kubeclient/rest_client.h"
 #include "ledger/ledger.h"
 #include "server/http_server.h"
 
@@ -46,6 +50,10 @@ struct ExpanderOptions {
   // The extender's (cli/extender_command.h); `serve` passes its extender's.
   std::string expected_node_boot = "5m";
   std::string max_topology_wait = "10m";
+  // Watch ResourceClaims at this version of resource.k8s.io, so claim pods are ranked by their claims
+  // (docs/dra.md); empty: not. `serve` reads its extender's claims instead.
+  std::string dra_version;
+  std::vector<std::string> dra_gpu_classes = {"gpu.nvidia.com"};
 };
 
 // Price per node-hour by node group id, from a JSON object: {"p4d-us-east-1a": 32.77, "g5": 16.29}.
@@ -56,6 +64,11 @@ absl::StatusOr<std::map<std::string, double>> ReadPricesFile(const std::string& 
 // The expander, built on `process` but not yet listening: start it with
 // expander::GrpcServer::Start(grpc, *service).
 struct ExpanderParts {
+  // With --dra: the claims the service reads, kept by a watch of their own (started).
+  std::unique_ptr<kubeclient::RestClient> claim_rest;
+  std::unique_ptr<kubeclient::ClaimCache> claims;
+  std::unique_ptr<decision::ClaimSource> claim_source;
+  std::unique_ptr<kubeclient::ListWatcher> claim_watch;  // feeds `claims`: declared after it, stopped first
   std::unique_ptr<expander::ExpanderMetrics> metrics;
   std::unique_ptr<expander::ExpanderService> service;
   expander::GrpcServerOptions grpc;

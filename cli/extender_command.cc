@@ -128,6 +128,11 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
   return trimmed;
 }
 
+absl::Status CheckDraVersion(absl::string_view version) {
+  if (version == "v1" || version == "v1beta2" || version == "v1beta1") return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--dra ", version, ": expected v1, v1beta2 or v1beta1"));
+}
+
 absl::Status UsePodEvents(const std::string& kubeconfig, ProcessState& process, spdlog::logger& log) {
   if (process.pod_events.recorder != nullptr) return absl::OkStatus();
   absl::StatusOr<PodEvents> events = StartPodEvents(kubeconfig, process.registry, process.clock, log);
@@ -204,9 +209,7 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   }
   if (!options.dra_version.empty()) {
     if (!options.live_state) return absl::InvalidArgumentError("--dra: needs --live-state (the claims feed the watched state)");
-    if (options.dra_version != "v1" && options.dra_version != "v1beta2" && options.dra_version != "v1beta1") {
-      return absl::InvalidArgumentError(absl::StrCat("--dra ", options.dra_version, ": expected v1, v1beta2 or v1beta1"));
-    }
+    if (absl::Status version = CheckDraVersion(options.dra_version); !version.ok()) return version;
   }
   if (!(options.kube_api_qps > 0) || options.kube_api_burst < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--kube-api-qps must be positive and --kube-api-burst at least 1, not ",

@@ -107,6 +107,9 @@ inline constexpr absl::Duration kIdleGpusPeriod = absl::Seconds(15);
 // was unneeded for 10 minutes, so a guard a few scans late changes nothing.
 inline constexpr absl::Duration kDrainGuardPeriod = absl::Seconds(30);
 
+// OK for a version of resource.k8s.io that --dra reads (v1, v1beta2, v1beta1); else the flag's error.
+absl::Status CheckDraVersion(absl::string_view version);
+
 // A secret mounted as a file (--admin-token-file), surrounding whitespace trimmed; "" for no path.
 absl::StatusOr<std::string> ReadSecretFile(const std::string& path);
 // Turns on the Kubernetes Events on pods for `process` (cli/pod_events.h), after its decision history is

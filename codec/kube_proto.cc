@@ -190,6 +190,12 @@ absl::Status ReadPodSpec(const corev1::PodSpec& in, kube::PodSpec* out) {
   if (in.has_schedulinggroup()) {
     out->scheduling_group = kube::PodSchedulingGroup{.pod_group_name = in.schedulinggroup().podgroupname()};
   }
+  for (const corev1::PodResourceClaim& claim : in.resourceclaims()) {
+    kube::PodResourceClaim& read = out->resource_claims.emplace_back();
+    read.name = claim.name();
+    if (claim.has_resourceclaimname()) read.resource_claim_name = claim.resourceclaimname();
+    if (claim.has_resourceclaimtemplatename()) read.resource_claim_template_name = claim.resourceclaimtemplatename();
+  }
   return absl::OkStatus();
 }
 
@@ -216,6 +222,11 @@ absl::StatusOr<kube::Pod> PodFromProto(const corev1::Pod& pod) {
   out.status.phase = pod.status().phase();
   out.status.nominated_node_name = pod.status().nominatednodename();
   out.status.conditions = ReadConditions(pod.status().conditions());
+  for (const corev1::PodResourceClaimStatus& claim : pod.status().resourceclaimstatuses()) {
+    kube::PodResourceClaimStatus& read = out.status.resource_claim_statuses.emplace_back();
+    read.name = claim.name();
+    if (claim.has_resourceclaimname()) read.resource_claim_name = claim.resourceclaimname();
+  }
   return out;
 }
 

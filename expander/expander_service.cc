@@ -151,6 +151,7 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   input.preferences = ledger_.Preferences();
   input.price_per_node_hour = options_.price_per_node_hour;
   input.now = clock_.Now();
+  input.claims = claims_;
   decision::ScaleUpChoice choice = decision::ChooseScaleUp(input, topologies_, options_.policy,
                                                            [&] { return Expired(deadline, clock_.Now()); });
   const decision::Ranking& ranking = choice.ranking;

@@ -94,6 +94,9 @@ class ExpanderService final
   // Where rankings of GPU options and the intents they imply are recorded (null: not recorded). Set before
   // serving; the recorder must outlive the service and never block.
   void RecordDecisionsTo(history::DecisionRecorder* recorder) { recorder_ = recorder; }
+  // Pods whose GPUs come from ResourceClaims are ranked by what their claims ask (docs/dra.md); null: by
+  // their nvidia.com/gpu alone. `claims` must outlive the service.
+  void ReadClaimsFrom(const decision::ClaimSource* claims) { claims_ = claims; }
 
   // The whole decision with the status codes above, without gRPC types in the way.
   absl::StatusOr<::grpcplugin::BestOptionsResponse> Answer(const ::grpcplugin::BestOptionsRequest& request,
@@ -114,6 +117,7 @@ class ExpanderService final
   // Templates' topologies, cached across calls: a cluster's groups have few shapes.
   codec::TopologyResolver topologies_;
   history::DecisionRecorder* recorder_ = nullptr;
+  const decision::ClaimSource* claims_ = nullptr;
 };
 
 }  // namespace topofit::expander

@@ -12,10 +12,6 @@
 namespace topofit::kubeclient {
 namespace {
 
-std::string ClaimKey(absl::string_view namespace_name, absl::string_view name) {
-  return absl::StrCat(namespace_name, "/", name);
-}
-
 bool Finished(const kube::Pod& pod) { return pod.status.phase == "Succeeded" || pod.status.phase == "Failed"; }
 
 const std::string& KeyOf(const std::string& key) { return key; }
@@ -96,7 +92,13 @@ WatchHandler<kube::ResourceClaim> GpuStateSync::ClaimHandler() {
 void GpuStateSync::SyncSlices(const std::vector<kube::ResourceSlice>& slices) {
   absl::MutexLock lock(&mu_);
   devices_.Clear();
-  for (const kube::ResourceSlice& slice : slices) devices_.Upsert(slice);
+  std::set<std::string> nodes;
+  for (const auto& [node, gpus] : offered_) nodes.insert(node);
+  for (const kube::ResourceSlice& slice : slices) {
+    devices_.Upsert(slice);
+    nodes.insert(slice.node_name);
+  }
+  for (const std::string& node : nodes) OfferSliceGpusLocked(node);
   ResolveClaimsLocked();
 }
 
@@ -104,6 +106,18 @@ void GpuStateSync::SliceChanged(WatchEventType type, const kube::ResourceSlice& 
   absl::MutexLock lock(&mu_);
   ResolveClaimsOfPoolsLocked(type == WatchEventType::kDeleted ? devices_.Remove(slice.metadata.name)
                                                                : devices_.Upsert(slice));
+  // A deletion carries the slice's last state: its node.
+  OfferSliceGpusLocked(slice.node_name);
+}
+
+void GpuStateSync::OfferSliceGpusLocked(const std::string& node) {
+  if (node.empty()) return;  // a slice of no single node
+  const int gpus = static_cast<int>(devices_.GpusOfNode(node).size());
+  auto [told, first] = offered_.try_emplace(node, gpus);
+  if (!first && told->second == gpus) return;
+  told->second = gpus;
+  state_.OfferThroughDra(node, gpus);
+  if (gpus == 0) offered_.erase(told);
 }
 
 void GpuStateSync::SyncClaims(const std::vector<kube::ResourceClaim>& claims) {
@@ -112,23 +126,16 @@ void GpuStateSync::SyncClaims(const std::vector<kube::ResourceClaim>& claims) {
        VanishedFrom(claims_, claims, [](const kube::ResourceClaim& claim) { return claim.metadata.uid; })) {
     ForgetClaimLocked(uid);
   }
-  every_claim_.clear();
-  for (const kube::ResourceClaim& claim : claims) {
-    every_claim_.insert_or_assign(ClaimKey(claim.metadata.namespace_name, claim.metadata.name), claim);
-    ResolveClaimLocked(claim);
-  }
+  every_claim_.Sync(claims);
+  for (const kube::ResourceClaim& claim : claims) ResolveClaimLocked(claim);
 }
 
 void GpuStateSync::ClaimChanged(WatchEventType type, const kube::ResourceClaim& claim) {
   absl::MutexLock lock(&mu_);
-  const std::string key = ClaimKey(claim.metadata.namespace_name, claim.metadata.name);
+  every_claim_.Changed(type, claim);
   if (type == WatchEventType::kDeleted) {
-    if (auto it = every_claim_.find(key); it != every_claim_.end() && it->second.metadata.uid == claim.metadata.uid) {
-      every_claim_.erase(it);
-    }
     ForgetClaimLocked(claim.metadata.uid);
   } else {
-    every_claim_.insert_or_assign(key, claim);
     ResolveClaimLocked(claim);
   }
 }
@@ -141,10 +148,7 @@ GpuStateSyncStats GpuStateSync::stats() const {
 }
 
 std::optional<kube::ResourceClaim> GpuStateSync::Claim(absl::string_view namespace_name, absl::string_view name) const {
-  absl::MutexLock lock(&mu_);
-  auto it = every_claim_.find(ClaimKey(namespace_name, name));
-  if (it == every_claim_.end()) return std::nullopt;
-  return it->second;
+  return every_claim_.Find(namespace_name, name);
 }
 
 std::vector<decision::SliceGpu> GpuStateSync::NodeGpus(absl::string_view node) const {
@@ -185,6 +189,8 @@ void GpuStateSync::UpsertNodeLocked(const kube::Node& node) {
     return;
   }
   nodes_.insert(name);
+  // As are the GPUs its slices published before it arrived.
+  if (auto offered = offered_.find(name); offered != offered_.end()) state_.OfferThroughDra(name, offered->second);
   // Pods and claims that arrived before their node (or while it was gone) are observed now.
   for (auto* holdings : {&pods_, &claim_holdings_}) {
     for (auto& [uid, holding] : *holdings) {

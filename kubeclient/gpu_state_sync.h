@@ -49,6 +49,7 @@
 #include "decision/claim_gpus.h"
 #include "kube/dra_objects.h"
 #include "kube/objects.h"
+#include "kubeclient/claim_cache.h"
 #include "kubeclient/list_watcher.h"
 #include "scheduler/dra_view.h"
 #include "scheduler/gpu_state.h"
@@ -126,6 +127,8 @@ class GpuStateSync : public scheduler::DraView {
   void UpdatePodLocked(const kube::Pod& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ForgetPodLocked(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Apply(Holding& holding) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Tells the state how many whole GPUs the node's slices publish now, when that changed.
+  void OfferSliceGpusLocked(const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tracks an allocated claim (forgets one that is not) and applies its holding.
   void ResolveClaimLocked(const kube::ResourceClaim& claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Applies every tracked claim's holding again: the slices were relisted.
@@ -148,7 +151,8 @@ class GpuStateSync : public scheduler::DraView {
   std::map<std::string, Holding, std::less<>> pods_ ABSL_GUARDED_BY(mu_);  // by uid
   decision::DeviceGpuIndex devices_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, kube::ResourceClaim, std::less<>> claims_ ABSL_GUARDED_BY(mu_);  // allocated, by uid
-  std::map<std::string, kube::ResourceClaim, std::less<>> every_claim_ ABSL_GUARDED_BY(mu_);  // by "namespace/name"
+  ClaimCache every_claim_;  // allocated or not
+  std::map<std::string, int, std::less<>> offered_ ABSL_GUARDED_BY(mu_);  // GPUs the state was told each node's slices publish
   // The uids of the claims in claims_ with a device of the driver in each pool.
   std::map<std::string, std::set<std::string>, std::less<>> claims_by_pool_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Holding, std::less<>> claim_holdings_ ABSL_GUARDED_BY(mu_);    // by claim uid

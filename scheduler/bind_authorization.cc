@@ -26,7 +26,7 @@ BindAuthorization Refused(BindRefusal refusal, std::string reason) {
 }  // namespace
 
 BindAuthorization AuthorizeBind(const codec::ExtenderBindingArgs& args, const kube::Pod* pod, bool node_known,
-                                absl::string_view scheduler_name) {
+                                absl::string_view scheduler_name, bool judges_claims) {
   const std::string key = absl::StrCat(args.pod_namespace, "/", args.pod_name);
   if (!node_known) return Refused(BindRefusal::kUnknownNode, absl::StrCat("unknown node ", args.node));
   if (pod == nullptr) return Refused(BindRefusal::kUnknownPod, absl::StrCat("the API server has no pod ", key));
@@ -41,8 +41,10 @@ BindAuthorization AuthorizeBind(const codec::ExtenderBindingArgs& args, const ku
   }
   absl::StatusOr<decision::GpuDemand> demand = decision::DemandOf(*pod);
   if (!demand.ok()) return Refused(BindRefusal::kInvalidPod, absl::StrCat("pod ", key, ": ", demand.status().message()));
-  if (!demand->wants_gpus()) {
-    return Refused(BindRefusal::kNoGpuRequest, absl::StrCat("pod ", key, " requests no nvidia.com/gpu"));
+  if (!demand->wants_gpus() && !(judges_claims && !pod->spec.resource_claims.empty())) {
+    return Refused(BindRefusal::kNoGpuRequest,
+                   absl::StrCat("pod ", key, " requests no nvidia.com/gpu",
+                                judges_claims ? " and names no ResourceClaim" : ""));
   }
   return BindAuthorization{std::nullopt, "", *std::move(demand)};
 }

@@ -22,7 +22,8 @@ enum class BindRefusal {
   kUidMismatch,      // it has a pod of that name, with another uid (deleted and recreated, or forged)
   kForeignScheduler, // spec.schedulerName is not topofit's: another scheduler owns the pod
   kInvalidPod,       // its GPU request or topofit.io annotations cannot be read
-  kNoGpuRequest,     // it asks for no GPU: topofit's profile sends only GPU pods (managedResources)
+  kNoGpuRequest,     // it asks for no GPU (no nvidia.com/gpu, and no ResourceClaim the extender judges):
+                     // topofit's profile sends only GPU pods (managedResources)
 };
 
 absl::string_view BindRefusalCode(BindRefusal refusal);
@@ -36,8 +37,10 @@ struct BindAuthorization {
 };
 
 // Judges a bind of `args` against the pod as the API server holds it (`pod`, null when it has none) and
-// whether the node is known. Pure.
+// whether the node is known. With `judges_claims` (the extender reads ResourceClaims: --dra) a pod that
+// names ResourceClaims and requests no nvidia.com/gpu is authorised with a demand of no GPUs: kube-scheduler's
+// DRA plugin has allocated its devices, and the claim watch counts them. Pure.
 BindAuthorization AuthorizeBind(const codec::ExtenderBindingArgs& args, const kube::Pod* pod, bool node_known,
-                                absl::string_view scheduler_name);
+                                absl::string_view scheduler_name, bool judges_claims = false);
 
 }  // namespace topofit::scheduler

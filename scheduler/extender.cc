@@ -344,7 +344,7 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
     return error;
   }
   const BindAuthorization authorized =
-      AuthorizeBind(args, stored.ok() ? &*stored : nullptr, node_known, scheduler_name_);
+      AuthorizeBind(args, stored.ok() ? &*stored : nullptr, node_known, scheduler_name_, dra_ != nullptr);
   if (authorized.refusal) {
     metrics_.binds.Inc({"refused"});
     metrics_.bind_refusals.Inc({std::string(BindRefusalCode(*authorized.refusal))});
@@ -369,8 +369,10 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
   std::string error;
   {
     std::lock_guard<std::mutex> one_bind(*lock);
-    error = BindOnce(args, pod, decision::JudgedPod::Of(*stored), authorized.demand, asked_capacity, says_safe_to_evict,
-                     reserved, gpu_ids);
+    error = authorized.demand.wants_gpus()
+                ? BindOnce(args, pod, decision::JudgedPod::Of(*stored), authorized.demand, asked_capacity,
+                           says_safe_to_evict, reserved, gpu_ids)
+                : BindClaimPod(args, pod, asked_capacity);
   }
   ReleasePodBindLock(args.pod_uid, std::move(lock));
   if (reserved && error.empty()) {
@@ -486,15 +488,19 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
       return absl::StrCat("topofit: binding ", pod.key(), " to ", args.node, ": ", bound.message());
     }
   }
-  ledger_.ForgetPod(args.pod_uid);
   if (guarded) drain_guard_->Track(pod, args.node, demand, kept);
+  Landed(pod, asked_capacity);
+  return std::string();
+}
+
+void Extender::Landed(const PodRef& pod, bool asked_capacity) {
+  ledger_.ForgetPod(pod.uid);
   if (capacity_ != nullptr && asked_capacity) {
     capacity_->Withdraw(pod);  // it has served
     if (recorder_ != nullptr) {
       recorder_->Record(history::CapacityRecord(clock_.Now(), history::Kind::kCapacityWithdrawn, {pod.uid, pod.key()}));
     }
   }
-  return std::string();
 }
 
 std::string Extender::RepeatedBindOutcome(const codec::ExtenderBindingArgs& args, const absl::Status& bound) {

@@ -98,6 +98,8 @@ class Extender {
   // GPUs `dra` publishes (not owned, outlives this; docs/dra.md). Unset, such pods ask no GPU of topofit.
   // Set before serving.
   void JudgeClaimsWith(const DraView* dra);
+  // The claims JudgeClaimsWith gave, as decisions read them; null without. Lives as long as the extender.
+  const decision::ClaimSource* claim_source() const { return dra_ != nullptr ? &claims_ : nullptr; }
 
  private:
   // The snapshots of the nodes a request names, learning nodes sent in full. Names topofit does not know
@@ -185,6 +187,10 @@ class Extender {
   absl::StatusOr<kube::Pod> PodToBind(const codec::ExtenderBindingArgs& args);
   // A repeated bind whose Binding the API server refused: success when the pod is bound to `node`
   // already (an earlier bind of ours landed), else the error.
+  // A claim pod's bind (extender_claims.cc): the Binding alone, no GPU taken nor annotated.
+  std::string BindClaimPod(const codec::ExtenderBindingArgs& args, const PodRef& pod, bool asked_capacity);
+  // After a pod landed: its preference is served, and the capacity it asked for is withdrawn.
+  void Landed(const PodRef& pod, bool asked_capacity);
   std::string RepeatedBindOutcome(const codec::ExtenderBindingArgs& args, const absl::Status& bound);
   // kube-scheduler retries a bind that outlived its httpTimeout while the first may still be running:
   // binds of one pod run one at a time, so a retry sees what the first claimed and did.

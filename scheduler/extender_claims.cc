@@ -1,7 +1,7 @@
 // The extender's filter and prioritize for pods whose GPUs come from ResourceClaims (docs/dra.md): the
 // claims' demand (decision/claim_demand.h) judged on each node's GPUs as its slices publish them
 // (decision/claim_fit.h). kube-scheduler's DRA plugin allocates the devices and the claim watch then
-// counts them, so bind takes no GPU for such a pod. The rest of the verbs are in extender.cc.
+// counts them, so bind takes no GPU for such a pod: it only binds. The rest of the verbs are in extender.cc.
 
 #include "absl/strings/str_cat.h"
 #include "decision/prioritize.h"
@@ -71,6 +71,15 @@ codec::ExtenderFilterResult Extender::FilterClaimPod(const codec::ExtenderArgs& 
                     {"failed", result.failed_nodes.size()},
                     {"unresolvable", result.failed_and_unresolvable_nodes.size()}});
   return result;
+}
+
+std::string Extender::BindClaimPod(const codec::ExtenderBindingArgs& args, const PodRef& pod, bool asked_capacity) {
+  if (absl::Status bound = kube_.BindPod(args.pod_namespace, args.pod_name, args.pod_uid, args.node, {}); !bound.ok()) {
+    // A retry of a bind that landed (kube-scheduler's call timed out after the API server took it) is one.
+    if (std::string outcome = RepeatedBindOutcome(args, bound); !outcome.empty()) return outcome;
+  }
+  Landed(pod, asked_capacity);
+  return std::string();
 }
 
 }  // namespace topofit::scheduler

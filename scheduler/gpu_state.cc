@@ -31,7 +31,8 @@ struct NodeRecord {
   decision::NodeTopology topology;
   std::shared_ptr<const decision::NodeOrigin> origin;
   bool ready = true;
-  int allocatable = 0;
+  int allocatable = 0;   // nvidia.com/gpu
+  int dra_offered = 0;   // GPUs its slices publish
   std::map<std::string, Holding, std::less<>> pods;  // by pod uid
   std::shared_ptr<const decision::NodeGpuSnapshot> snapshot;
   // When a request last named the node (absl::ToUnixNanos); written under the reader lock too.
@@ -88,6 +89,14 @@ class InMemoryGpuState final : public GpuState {
     if (it == nodes_.end()) return;
     for (const auto& [uid, holding] : it->second.pods) pod_node_.erase(uid);
     Erase(it);
+  }
+
+  void OfferThroughDra(absl::string_view node, int gpus) override {
+    std::unique_lock<std::shared_mutex> write(mu_);
+    auto it = nodes_.find(node);
+    if (it == nodes_.end() || it->second.dra_offered == gpus) return;
+    it->second.dra_offered = gpus;
+    Rebuild(it->first, it->second);
   }
 
   std::shared_ptr<const decision::NodeGpuSnapshot> Snapshot(absl::string_view node) const override {
@@ -292,8 +301,9 @@ class InMemoryGpuState final : public GpuState {
     snapshot->origin = record.origin;
     snapshot->ready = record.ready;
     GpuSet known_elsewhere;
-    // GPUs the topology has but the node does not offer (unhealthy, or not yet advertised).
-    int unknown = std::max(0, t.gpu_count() - record.allocatable);
+    // GPUs the topology has but the node does not offer (unhealthy, or not yet advertised), through the
+    // device plugin or a DRA driver.
+    int unknown = std::max(0, t.gpu_count() - record.allocatable - record.dra_offered);
     for (const auto& [uid, holding] : record.pods) {
       if (holding.ids) {
         const GpuSet ids = *holding.ids & t.all_gpus();

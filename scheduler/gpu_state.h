@@ -40,6 +40,11 @@ class GpuState {
   virtual absl::Status UpsertNode(const kube::Node& node, NodeSource source) = 0;
   absl::Status UpsertNode(const kube::Node& node) { return UpsertNode(node, NodeSource::kRequest); }
   virtual void RemoveNode(absl::string_view node) = 0;
+  // The node's whole GPUs its ResourceSlices publish (Dynamic Resource Allocation, docs/dra.md): offered
+  // to pods beside its allocatable nvidia.com/gpu, so that a node whose GPUs only NVIDIA's DRA driver
+  // hands out does not look full. Kept until told otherwise (0 once its slices are gone); nothing for a
+  // node not known, whose caller tells it again once it is.
+  virtual void OfferThroughDra(absl::string_view node, int gpus) = 0;
   // True when the node is known at this non-empty resourceVersion, so that UpsertNode of it would change
   // nothing: a request may then skip decoding the node.
   virtual bool IsCurrent(absl::string_view node, absl::string_view resource_version) const = 0;

@@ -241,6 +241,11 @@ run "Azure LLM inference 2023" whole --workload azure-llm "${all[@]}" --no-legen
 run "Gangs on 8 NVL72 racks (a day of training gangs, wide-EP groups and 1-GPU pods)" whole --workload gangs "${all[@]}" --no-legend
 gangs_table=$last_table
 run "Synthetic default without the node agent: NVIDIA's device plugin picks the GPU ids" - --gpu-ids device-plugin --baselines tuned --seeds "$seeds" --no-legend
+# Issue 37: every pod asks for its GPUs through a ResourceClaim, kube-scheduler's DRA allocator picks them
+# (first fit), and topofit runs for claim pods what it runs in a cluster: what its scores add on DRA alone.
+run "Synthetic default, GPUs through DRA claims" - --gpu-api dra --baselines stock,tuned --seeds "$seeds" --no-legend
+run "Alibaba openb, the trace's own times, GPUs through DRA claims" - --workload openb --gpu-api dra --baselines stock,tuned --seeds "$seeds" --no-legend
+run "Azure LLM inference 2023, GPUs through DRA claims" - --workload azure-llm --gpu-api dra --baselines stock,tuned --seeds "$seeds" --no-legend
 # What the asking rule buys when users say how long their jobs run (no trace does).
 run "Alibaba openb, the trace's own times, multi-GPU pods declaring their run time" - --workload openb --runtimes-declared --baselines tuned --seeds "$seeds" --no-legend
 run "Alibaba openb, the FGD paper's mode, multi-GPU pods declaring their run time" - --workload openb --openb-interval 1 --runtimes-declared --baselines tuned --seeds "$seeds" --no-legend

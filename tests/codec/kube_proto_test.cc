@@ -105,8 +105,15 @@ std::string Dump(const kube::Pod& pod) {
         << " replicaKey=" << spec.workload_ref->pod_group_replica_key;
   }
   if (spec.scheduling_group) out << "\nschedulingGroup=" << spec.scheduling_group->pod_group_name;
+  for (const kube::PodResourceClaim& claim : spec.resource_claims) {
+    out << "\nresourceClaim=" << claim.name << " claim=" << claim.resource_claim_name.value_or("unset")
+        << " template=" << claim.resource_claim_template_name.value_or("unset");
+  }
   out << "\nphase=" << pod.status.phase
       << "\nnominatedNodeName=" << pod.status.nominated_node_name << "\n";
+  for (const kube::PodResourceClaimStatus& claim : pod.status.resource_claim_statuses) {
+    out << "resourceClaimStatus=" << claim.name << " claim=" << claim.resource_claim_name.value_or("unset") << "\n";
+  }
   DumpConditions(out, pod.status.conditions);
   return out.str();
 }
@@ -232,6 +239,13 @@ TEST_CASE("Upstream protobuf fixtures decode to the objects their JSON decodes t
         CHECK(decoded.from_bytes == decoded.from_json);
         // Guards the comparison against two empty objects: the synthetic values are there.
         CHECK_THAT(decoded.from_bytes, Catch::Contains("name=nameValue") && Catch::Contains("uid=uidValue"));
+        if (fixture.is_pod) {
+          // What a DRA pod names (every version since 1.33 has them): the expander ranks claim pods by them.
+          CHECK_THAT(decoded.from_bytes,
+                     Catch::Contains("resourceClaim=nameValue claim=resourceClaimNameValue "
+                                     "template=resourceClaimTemplateNameValue") &&
+                         Catch::Contains("resourceClaimStatus=nameValue claim=resourceClaimNameValue"));
+        }
       }
       SECTION("the .pb file, its k8s\\0 + runtime.Unknown envelope stripped") {
         const std::optional<Envelope> envelope = StripEnvelope(ReadFile(fixture.Pb()));

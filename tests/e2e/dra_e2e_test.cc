@@ -4,14 +4,20 @@
 // never offered to a pod that asks through the device plugin: refused while the claim holds them, whether it
 // was listed at start-up or arrived by a watch event later, and offered again once it is deleted.
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
+#include "cli/expander_command.h"
 #include "cli/extender_command.h"
+#include "cli/ledger_flags.h"
+#include "proto/expander.grpc.pb.h"
+#include "proto/k8s_core_v1.pb.h"
 #include "tests/e2e/e2e_cluster.h"
 #include "tests/e2e/e2e_objects.h"
 #include "tests/kube/dra_fixtures.h"
@@ -24,6 +30,7 @@ namespace {
 using kubeclient::testing::Eventually;
 using kubeclient::testing::Resource;
 using nlohmann::json;
+namespace corev1 = ::k8s::io::api::core::v1;
 
 // The node of the slice fixture: 8 A100-SXM4-80GB, all of them allocatable through the device plugin too,
 // as on a cluster moving to DRA.
@@ -218,6 +225,96 @@ TEST_CASE("DRA end to end: a claim asking 2 GPUs under one pcieRoot passes the n
   // The scattered node's other claim is deleted: its GPUs come back, and the pod passes it too.
   c.api.Delete(Resource::kResourceClaims, "ml", "others");
   CHECK(Eventually([&] { return c.Filter("trainer-0", {scattered})["NodeNames"].size() == 1; }));
+}
+
+// Where only NVIDIA's DRA driver hands out GPUs, a node advertises no nvidia.com/gpu: its slice says which
+// GPUs it has, its labels what they are. kube-scheduler sends the claim pod to topofit (the dra component's
+// configuration has no managedResources), topofit passes the node and binds the pod; the DRA plugin's
+// allocation then holds the GPUs it chose.
+TEST_CASE("DRA end to end: on a node only the DRA driver serves, a claim pod passes, is bound without GPU ids, and "
+          "its allocated claim holds its GPUs",
+          "[e2e][dra]") {
+  DraCluster c;
+  json node = A100Node();
+  node["status"] = json::object();
+  c.api.Upsert(Resource::kNodes, node);
+  c.api.Upsert(Resource::kResourceClaims, PendingTwoGpusOneRoot("trainer-0-gpus-7hq2d"));
+  c.api.Upsert(Resource::kPods, PendingClaimPod("trainer-0", "trainer-0-gpus-7hq2d"));
+  c.StartExtender();
+  REQUIRE(c.Passes("trainer-0"));
+
+  const json args = {{"PodName", "trainer-0"}, {"PodNamespace", "ml"}, {"PodUID", "uid-trainer-0"}, {"Node", kNode}};
+  const json bound = c.Post("/bind", args);
+  INFO(bound.dump());
+  CHECK(bound.value("Error", "x").empty());
+  const json stored = c.api.Object(Resource::kPods, "ml", "trainer-0");
+  CHECK(stored["spec"].value("nodeName", "") == kNode);
+  CHECK_FALSE(stored["metadata"].value("annotations", json::object()).contains("topofit.io/gpu-ids"));
+  CHECK(c.extender.state->Snapshot(kNode)->free().size() == 8);  // nothing taken by topofit's bind
+
+  // kube-scheduler's DRA plugin allocated gpu-2 and gpu-3 to the claim: the watch brings it, they are taken.
+  json allocated = testing::DraFixture("resourceclaim-v1-allocated.json");
+  allocated["metadata"]["name"] = "trainer-0-gpus-7hq2d";
+  allocated["metadata"]["uid"] = "uid-claim-trainer-0-gpus-7hq2d";
+  c.api.Upsert(Resource::kResourceClaims, allocated);
+  CHECK(Eventually([&] { return c.extender.state->Snapshot(kNode)->free().size() == 6; }));
+}
+
+// cluster-autoscaler sends the claim pod as it is: no nvidia.com/gpu, its claim named in its status.
+// `topofit expander --dra v1` reads the claim from its own watch and ranks the pod by its 4 GPUs and its
+// required NVLink: the NVLink group, not the cheaper PCIe one it would pick for a pod asking no GPU.
+TEST_CASE("DRA end to end: topofit expander --dra ranks a claim pod by the GPUs its claim asks", "[e2e][dra]") {
+  DraCluster c;
+  json claim = PendingTwoGpusOneRoot("trainer-0-gpus-7hq2d");
+  claim["spec"]["devices"]["requests"][0]["exactly"]["count"] = 4;
+  claim["spec"]["devices"].erase("constraints");
+  c.api.Upsert(Resource::kResourceClaims, claim);
+
+  cli::ExpanderOptions options;
+  options.address = "127.0.0.1";
+  options.grpc_port = 0;
+  options.insecure = true;
+  options.kubeconfig = c.ExtenderOptions().kubeconfig;
+  options.dra_version = "v1";
+  cli::ProcessState process;
+  REQUIRE(cli::UseLedger("memory", options.kubeconfig, process, c.log).ok());
+  absl::StatusOr<cli::ExpanderParts> parts = cli::BuildExpander(options, process, c.log);
+  REQUIRE(parts.ok());
+  REQUIRE(parts->claim_watch != nullptr);
+  REQUIRE(parts->claim_watch->WaitForSync(kubeclient::testing::kPatience));
+  std::unique_ptr<expander::GrpcServer> grpc = expander::GrpcServer::Start(parts->grpc, *parts->service).value();
+
+  corev1::Pod pod;
+  pod.mutable_metadata()->set_name("trainer-0");
+  pod.mutable_metadata()->set_namespace_("ml");
+  pod.mutable_metadata()->set_uid("uid-trainer-0");
+  (*pod.mutable_metadata()->mutable_annotations())["topofit.io/min-link"] = "NV";
+  (*pod.mutable_metadata()->mutable_annotations())["topofit.io/topology-policy"] = "required";
+  pod.mutable_spec()->add_containers()->set_name("trainer");
+  corev1::PodResourceClaim* entry = pod.mutable_spec()->add_resourceclaims();
+  entry->set_name("gpus");
+  entry->set_resourceclaimtemplatename("four-gpus");
+  corev1::PodResourceClaimStatus* made = pod.mutable_status()->add_resourceclaimstatuses();
+  made->set_name("gpus");
+  made->set_resourceclaimname("trainer-0-gpus-7hq2d");
+
+  ::grpcplugin::BestOptionsRequest request;
+  (*request.mutable_nodebytesmap())["g5-group"] = testing::TemplateNode("g5-group", "g5.48xlarge", 0).SerializeAsString();
+  (*request.mutable_nodebytesmap())["p4d-group"] = testing::TemplateNode("p4d-group", "p4d.24xlarge", 0).SerializeAsString();
+  for (const std::string group : {"g5-group", "p4d-group"}) {
+    ::grpcplugin::Option* option = request.add_options();
+    option->set_nodegroupid(group);
+    option->set_nodecount(1);
+    option->add_podbytes(pod.SerializeAsString());
+  }
+  auto channel = ::grpc::CreateChannel(absl::StrCat("127.0.0.1:", grpc->port()), ::grpc::InsecureChannelCredentials());
+  ::grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  ::grpcplugin::BestOptionsResponse response;
+  REQUIRE(::grpcplugin::Expander::NewStub(channel)->BestOptions(&context, request, &response).ok());
+  REQUIRE(response.options_size() == 1);
+  CHECK(response.options(0).nodegroupid() == "p4d-group");
+  grpc->Shutdown(absl::ZeroDuration());
 }
 
 TEST_CASE("DRA end to end: a claim whose CEL selector topofit cannot judge is refused by the filter's error, "

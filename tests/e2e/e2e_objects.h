@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/extender_command.h"
+#include "proto/k8s_core_v1.pb.h"
 #include "tests/cli/scratch_dir.h"
 
 namespace topofit::testing {
@@ -62,6 +63,24 @@ inline nlohmann::json PostToExtender(int port, const std::string& path, const nl
   REQUIRE(result);
   REQUIRE(result->status == 200);
   return nlohmann::json::parse(result->body);
+}
+
+// A node group's template node, as CA builds it from the group (no real hostname, the group's labels);
+// `gpus` 0: no nvidia.com/gpu at all, as where only a DRA driver hands out GPUs.
+inline ::k8s::io::api::core::v1::Node TemplateNode(const std::string& group, const std::string& instance_type,
+                                                  int gpus) {
+  ::k8s::io::api::core::v1::Node node;
+  const std::string name = absl::StrCat("template-node-for-", group, "-1234");
+  node.mutable_metadata()->set_name(name);
+  auto& labels = *node.mutable_metadata()->mutable_labels();
+  labels["kubernetes.io/hostname"] = name;
+  labels["node.kubernetes.io/instance-type"] = instance_type;
+  labels["eks.amazonaws.com/nodegroup"] = group;
+  if (gpus > 0) {
+    (*node.mutable_status()->mutable_allocatable())["nvidia.com/gpu"].set_string(std::to_string(gpus));
+    (*node.mutable_status()->mutable_capacity())["nvidia.com/gpu"].set_string(std::to_string(gpus));
+  }
+  return node;
 }
 
 }  // namespace topofit::testing

@@ -44,6 +44,7 @@ using kubeclient::testing::FakeApiServer;
 using kubeclient::testing::Resource;
 using nlohmann::json;
 namespace corev1 = ::k8s::io::api::core::v1;
+using testing::TemplateNode;
 
 constexpr char kRequestPath[] = "/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests/topofit-trainer";
 constexpr char kTemplatePath[] = "/api/v1/namespaces/ml/podtemplates/topofit-trainer";
@@ -102,20 +103,6 @@ corev1::Pod PodFromTemplate(const json& request, const json& pod_template) {
     }
   }
   return pod;
-}
-
-// A node group's template node, as CA builds it from the group (no real hostname, the group's labels).
-corev1::Node TemplateNode(const std::string& group, const std::string& instance_type, int gpus) {
-  corev1::Node node;
-  const std::string name = absl::StrCat("template-node-for-", group, "-1234");
-  node.mutable_metadata()->set_name(name);
-  auto& labels = *node.mutable_metadata()->mutable_labels();
-  labels["kubernetes.io/hostname"] = name;
-  labels["node.kubernetes.io/instance-type"] = instance_type;
-  labels["eks.amazonaws.com/nodegroup"] = group;
-  (*node.mutable_status()->mutable_allocatable())["nvidia.com/gpu"].set_string(std::to_string(gpus));
-  (*node.mutable_status()->mutable_capacity())["nvidia.com/gpu"].set_string(std::to_string(gpus));
-  return node;
 }
 
 struct Cluster {

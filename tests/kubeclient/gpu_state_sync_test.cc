@@ -305,6 +305,47 @@ TEST_CASE("GpuStateSync with DRA: a claim before its slice is counted, then plac
   CHECK(d.state->Snapshot(node)->free().size() == 6);
 }
 
+// A node on which only NVIDIA's DRA driver hands out GPUs: no nvidia.com/gpu in its status, its count from
+// GPU feature discovery's labels.
+kube::Node DraOnlyNode(const std::string& name) {
+  nlohmann::json node = NodeJson(name, 0);
+  node["metadata"]["labels"]["nvidia.com/gpu.count"] = "8";
+  node["status"] = nlohmann::json::object();
+  return codec::NodeFromJson(node).value();
+}
+
+TEST_CASE("GpuStateSync with DRA: a node whose GPUs only its slices publish offers them, whichever comes first",
+          "[live-state][dra]") {
+  const std::string node = "a100-node-1";  // the slice fixture's
+  for (const bool node_first : {true, false}) {
+    for (const bool relisted : {false, true}) {
+      INFO((node_first ? "the node first" : "the slice first") << (relisted ? ", gone from a relist" : ", deleted"));
+      Direct d;
+      if (node_first) {
+        d.sync.SyncNodes({DraOnlyNode(node)});
+        REQUIRE(d.state->Snapshot(node) != nullptr);
+        CHECK(d.state->Snapshot(node)->free().empty());  // nothing offered: nvidia.com/gpu is 0
+        d.sync.SyncSlices({Slice()});
+      } else {
+        d.sync.SliceChanged(WatchEventType::kAdded, Slice());
+        d.sync.SyncNodes({DraOnlyNode(node)});
+      }
+      REQUIRE(d.state->Snapshot(node) != nullptr);
+      CHECK(d.state->Snapshot(node)->free().size() == 8);
+      // A claim allocated two of them takes those two, as on a node the device plugin serves too.
+      d.sync.SyncClaims({Claim()});
+      CHECK(d.state->Snapshot(node)->free() == Ids("0,1,4,5,6,7"));
+      // The slice gone: the node offers nothing until the driver publishes it again.
+      if (relisted) {
+        d.sync.SyncSlices({});
+      } else {
+        d.sync.SliceChanged(WatchEventType::kDeleted, Slice());
+      }
+      CHECK(d.state->Snapshot(node)->free().empty());
+    }
+  }
+}
+
 TEST_CASE("GpuStateSync with DRA: a slice event re-resolves the claims of the pools it changed, old and new",
           "[live-state][dra]") {
   Direct d;

@@ -585,6 +585,37 @@ PY
 check_extender_component dra --dra=v1 topofit-extender-dra \
   '[(("resource.k8s.io",), ("resourceclaims", "resourceslices"), ("list", "watch"))]' \
   "resourceslices/resourceclaims list/watch"
+# dra also sends every pod of the profile to the extender (claim pods request no nvidia.com/gpu): its
+# scheduler config is the base's without managedResources, nothing else; and the expander watches claims.
+if [ -f "$tmp/dra.yaml" ] && command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/null; then
+  if python3 - "$render" "$tmp/dra.yaml" <<'PY'
+import sys, yaml
+def config(path):
+    docs = [d for d in yaml.safe_load_all(open(path)) if d]
+    cm = next(d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].startswith("topofit-scheduler-config"))
+    return docs, yaml.safe_load(cm["data"]["config.yaml"])
+_, base = config(sys.argv[1])
+docs, dra = config(sys.argv[2])
+if "managedResources" in dra["extenders"][0]:
+    sys.exit("dra: the extender still has managedResources")
+base["extenders"][0].pop("managedResources")
+if base != dra:
+    sys.exit("dra: the scheduler config differs from the base's in more than managedResources")
+expander = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "topofit-expander")
+args = expander["spec"]["template"]["spec"]["containers"][0]["args"]
+if args[0] != "expander" or args.count("--dra=v1") != 1:
+    sys.exit(f"expander args {args}")
+role = next(d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "topofit-expander-dra")
+if role["rules"] != [{"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["list", "watch"]}]:
+    sys.exit(f"topofit-expander-dra rules {role['rules']}")
+binding = next(d for d in docs if d["kind"] == "ClusterRoleBinding" and d["metadata"]["name"] == "topofit-expander-dra")
+sa = expander["spec"]["template"]["spec"]["serviceAccountName"]
+if binding["subjects"] != [{"kind": "ServiceAccount", "name": sa, "namespace": expander["metadata"]["namespace"]}]:
+    sys.exit(f"topofit-expander-dra subjects {binding['subjects']}")
+PY
+  then ok "components/dra: the base's scheduler config without managedResources; the expander's --dra=v1 and its claims list/watch"
+  else fail "components/dra: scheduler config or expander"; fi
+fi
 check_extender_component restarts --collect-restarts topofit-extender-restarts \
   '[(("",), ("events",), ("list",)), (("",), ("pods/log",), ("get",))]' "events list and pods/log get"
 # restart-notifications on top of restarts: the Slack URL file flag on the extender, read from the Secret

@@ -54,6 +54,24 @@ TEST_CASE("AuthorizeBind refuses each bind the stored pod does not ask for, with
   }
 }
 
+TEST_CASE("A pod whose GPUs come from ResourceClaims is bound when the extender reads claims", "[bind_authorization][dra]") {
+  kube::Pod pod = MakePod().name("p").schedulerName("topofit");
+  pod.spec.resource_claims.push_back({.name = "gpus", .resource_claim_name = std::nullopt,
+                                      .resource_claim_template_name = "two-gpus"});
+  const codec::ExtenderBindingArgs args{"p", "default", "uid-p", "n1"};
+  const BindAuthorization claims = AuthorizeBind(args, &pod, true, "topofit", /*judges_claims=*/true);
+  CHECK_FALSE(claims.refusal.has_value());
+  CHECK_FALSE(claims.demand.wants_gpus());  // the DRA plugin allocated its devices: bind takes none
+  // Without --dra the extender does not know what it asks: refused as a pod asking no GPU.
+  CHECK(AuthorizeBind(args, &pod, true, "topofit").refusal == BindRefusal::kNoGpuRequest);
+  // And a pod naming no claim is refused either way.
+  pod.spec.resource_claims.clear();
+  const BindAuthorization none = AuthorizeBind(args, &pod, true, "topofit", true);
+  CHECK(none.refusal == BindRefusal::kNoGpuRequest);
+  CHECK_THAT(none.reason, Catch::Contains("requests no nvidia.com/gpu and names no ResourceClaim"));
+  CHECK(AuthorizeBind(args, &pod, false, "topofit", true).refusal == BindRefusal::kUnknownNode);
+}
+
 TEST_CASE("The scheduler name is the configured one, not a fixed string", "[bind_authorization]") {
   const kube::Pod pod = MakePod().name("p").gpus(1).schedulerName("gpu-scheduler");
   const codec::ExtenderBindingArgs args{"p", "default", "uid-p", "n1"};

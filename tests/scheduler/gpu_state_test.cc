@@ -39,6 +39,26 @@ TEST_CASE("gpu state assumes, refuses overlaps, and forgets", "[gpu_state]") {
   CHECK(state->Snapshot("n")->free() == GpuSet::FromMask(0xff));
 }
 
+TEST_CASE("GPUs a node's ResourceSlices publish are offered beside its nvidia.com/gpu", "[gpu_state][dra]") {
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState();
+  // Only the DRA driver hands out this node's GPUs: nothing is allocatable through the device plugin.
+  REQUIRE(state->UpsertNode(MakeNode().name("n").label("node.kubernetes.io/instance-type", "p4d.24xlarge")).ok());
+  CHECK(state->Snapshot("n")->free().empty());
+  state->OfferThroughDra("n", 8);
+  CHECK(state->Snapshot("n")->free() == GpuSet::FromMask(0xff));
+  // Kept across the node's updates, and with pods on it as with the device plugin's GPUs.
+  REQUIRE(state->UpsertNode(MakeNode().name("n").label("node.kubernetes.io/instance-type", "p4d.24xlarge")).ok());
+  REQUIRE(state->Assume(Pod("a"), "n", GpuSet::FromMask(0b11)).ok());
+  CHECK(state->Snapshot("n")->free().size() == 6);
+  // Half published: the other half counts as not offered, placed pessimistically.
+  state->OfferThroughDra("n", 4);
+  CHECK(state->Snapshot("n")->free().size() == 2);
+  state->OfferThroughDra("n", 0);
+  CHECK(state->Snapshot("n")->free().empty());
+  state->OfferThroughDra("unknown", 8);  // nothing to offer on
+  CHECK(state->Snapshot("unknown") == nullptr);
+}
+
 TEST_CASE("SnapshotsOf answers as Snapshot does, name by name, in the order named", "[gpu_state]") {
   std::unique_ptr<GpuState> state = NewInMemoryGpuState();
   REQUIRE(state->UpsertNode(MakeNode().name("a").label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8)).ok());
