@@ -22,8 +22,13 @@ absl::StatusOr<GpuDemand> DemandOnTemplates(const kube::Pod& pod, const ClaimSou
   const absl::StatusOr<std::optional<ClaimGpuDemand>> asked = PodClaimDemandOf(pod, *demand, *claims);
   if (absl::IsFailedPrecondition(asked.status())) return demand;
   if (!asked.ok()) return asked.status();
-  if (*asked) demand->request.gpus = (*asked)->all ? 1 : (*asked)->gpus;
+  if (*asked) return CountedDemand(*std::move(demand), **asked);
   return demand;
+}
+
+GpuDemand CountedDemand(GpuDemand annotations, const ClaimGpuDemand& claims) {
+  annotations.request.gpus = claims.all ? 1 : claims.gpus;
+  return annotations;
 }
 
 }  // namespace topofit::decision

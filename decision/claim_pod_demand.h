@@ -38,4 +38,8 @@ absl::StatusOr<std::optional<ClaimGpuDemand>> PodClaimDemandOf(const kube::Pod& 
 // answers with. `claims` null: DemandOf(pod).
 absl::StatusOr<GpuDemand> DemandOnTemplates(const kube::Pod& pod, const ClaimSource* claims);
 
+// `annotations` (DemandOf: the pod's topology ask) for the number of GPUs `claims` asks, as
+// DemandOnTemplates counts them: what the pod's preference and the expander read of a claim pod.
+GpuDemand CountedDemand(GpuDemand annotations, const ClaimGpuDemand& claims);
+
 }  // namespace topofit::decision

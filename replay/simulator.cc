@@ -182,8 +182,6 @@ void Replayer::Place(int pod, const PlacementDecision& decision) {
 void Replayer::RecordRefusal(int pod, const PlacementDecision& decision) {
   SimPod& p = world_->pods()[pod];
   p.refused_for_topology = true;
-  // The extender keeps no preference for a claim pod and asks no capacity for it (Policy UseDra).
-  if (world_->policy().gpu_api == GpuApi::kDra) return;
   p.preferred_set = decision.filter.preferred_set;
   std::vector<std::string> refused;
   for (int node : decision.refused_nodes) refused.push_back(world_->nodes()[node].gpus.node);

@@ -4,7 +4,10 @@
 // counts them, so bind takes no GPU for such a pod: it only binds. The rest of the verbs are in extender.cc.
 
 #include "absl/strings/str_cat.h"
+#include "decision/pod_filter.h"
+#include "decision/pod_uid.h"
 #include "decision/prioritize.h"
+#include "history/from_decisions.h"
 #include "scheduler/extender.h"
 #include "server/logging.h"
 
@@ -44,13 +47,21 @@ codec::ExtenderFilterResult Extender::FilterClaimPod(const codec::ExtenderArgs& 
   if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
   result.failed_and_unresolvable_nodes.insert(nodes.unresolved.begin(), nodes.unresolved.end());
   result.failed_nodes.insert(nodes.unknown.begin(), nodes.unknown.end());
+  const bool recording = recorder_ != nullptr;
+  history::FilterCandidates candidates(recording ? nodes.snapshots.size() + nodes.unresolved.size() : 0);
+  decision::PodFilterOutcome outcome;  // the claims' verdicts, as the device-plugin pods' cycle folds them
+  std::vector<std::string> refused;
   for (size_t i = 0; i < nodes.snapshots.size(); ++i) {
     const NodeGpuSnapshot& node = *nodes.snapshots[i];
     decision::ClaimNodeVerdict judged = JudgeClaims(claims, demand, node);
+    if (recording) candidates.Add(node, judged.verdict);
+    outcome.verdicts.push_back(judged.verdict);
     if (judged.verdict.fits) {
+      ++outcome.fitting;
       if (result.nodes) result.nodes->push_back(nodes.raw[i]); else result.node_names->push_back(node.node);
       continue;
     }
+    refused.push_back(node.node);
     metrics_.nodes_refused.Inc({std::string(decision::RefusalCode(judged.verdict.refusal))});
     if (log_.should_log(spdlog::level::debug)) {
       server::LogEvent(log_, "filter_node",
@@ -63,6 +74,24 @@ codec::ExtenderFilterResult Extender::FilterClaimPod(const codec::ExtenderArgs& 
   }
   metrics_.nodes_refused.Inc({"unknown-topology"}, static_cast<double>(nodes.unresolved.size()));
   metrics_.nodes_refused.Inc({"unknown-node"}, static_cast<double>(nodes.unknown.size()));
+  // Refused everywhere: the pod's preference (its claims' GPUs under its own topology ask) reaches the
+  // expander through the ledger, as a device-plugin pod's does. No ProvisioningRequest is made for it: the
+  // request's pod template would name the pod's own claim.
+  std::optional<decision::UnplacedPod> unplaced;
+  if (!outcome.any_fits()) {
+    for (const auto* failed : {&nodes.unresolved, &nodes.unknown}) {
+      for (const auto& [node, reason] : *failed) refused.push_back(node);
+    }
+    unplaced = decision::UnplacedAfter(args.pod, decision::CountedDemand(demand, claims), outcome, std::move(refused));
+  }
+  if (recording) {
+    for (const auto& [name, reason] : nodes.unresolved) candidates.AddUnknownTopology(name);
+    RecordCycle(history::FilterCycleRecords(clock_.Now(), {decision::LedgerPodUid(args.pod), pod_key},
+                                            decision::CountedDemand(demand, claims).request.gpus,
+                                            std::move(candidates).Take(), unplaced ? &unplaced->preference : nullptr,
+                                            /*capacity_requested=*/false));
+  }
+  if (unplaced) KeepPreference(std::move(unplaced->preference));
   const size_t passed = result.nodes ? result.nodes->size() : result.node_names->size();
   server::LogEvent(log_, "filter",
                    {{"pod", pod_key},

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "decision/prioritize.h"
+#include "tests/history/memory_recorder.h"
 #include "tests/kube/builders.h"
 #include "tests/scheduler/extender_fixture.h"
 
@@ -110,6 +111,44 @@ TEST_CASE("A claim pod the extender cannot judge gets the filter's error, never 
     f.dra.claims["two"].requests[0].selectors = {"device.attributes[\"gpu.nvidia.com\"].productName != \"T4\""};
     CHECK_THAT(f.Filter(PodWithClaim("two")).error, Catch::Contains("outside what topofit judges"));
   }
+}
+
+// A claim pod's filter cycle is recorded as a device-plugin pod's is, and a claim pod refused everywhere
+// leaves its preference (its claims' GPUs, its own topology ask) for the expander, but no
+// ProvisioningRequest: the request's pod template would name the pod's own claim.
+TEST_CASE("A claim pod's filter is in the decision history and a refused one leaves its preference",
+          "[extender][dra][history]") {
+  ClaimsFixture f;
+  history::testing::MemoryRecorder recorder;
+  f.extender.RecordDecisionsTo(&recorder);
+  f.dra.claims["four"] = GpusUnderOneRoot("four", 4);  // no root has four GPUs
+  kube::Pod pod = PodWithClaim("four");
+  pod.metadata.uid = "uid-trainer";
+  pod.metadata.annotations["topofit.io/min-link"] = "NV";
+  pod.metadata.annotations["topofit.io/topology-policy"] = "required";
+  const codec::ExtenderFilterResult refused = f.Filter(pod);
+  CHECK(refused.node_names->empty());
+  std::vector<history::Record> records = recorder.records();
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].kind == history::Kind::kFilter);
+  CHECK(records[0].reason == history::Reason::kNoNodeFits);
+  CHECK(records[0].gpus == 4);
+  CHECK(records[0].candidates.size() == 2);
+  CHECK(records[1].kind == history::Kind::kPreference);
+  const std::vector<decision::Preference> preferences = f.ledger->Preferences();
+  REQUIRE(preferences.size() == 1);
+  CHECK(preferences[0].pod_uid == "uid-trainer");
+  CHECK(preferences[0].gpus == 4);
+  CHECK(preferences[0].min_link == topology::LinkClass::kNvLink);
+  CHECK(f.capacity.calls().empty());
+
+  kube::Pod fits = PodWithClaim("two");
+  fits.metadata.uid = "uid-other";
+  REQUIRE(f.Filter(fits).node_names->size() == 1);
+  records = recorder.records();
+  REQUIRE(records.size() == 3);
+  CHECK(records[2].reason == history::Reason::kFits);
+  CHECK(records[2].gpus == 2);
 }
 
 TEST_CASE("Without a DraView, a claim pod asks no GPU of topofit, as before", "[extender][dra]") {
