@@ -5,8 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kube/pod_resources.h"
+#include "decision/node_topology.h"
 #include "decision/pod_demand.h"
 #include "server/logging.h"
+#include "topology/catalog.h"
 #include "topology/gpu_set.h"
 
 namespace topofit::kubeclient {
@@ -51,6 +53,7 @@ void GpuStateSync::SyncNodes(const std::vector<kube::Node>& nodes) {
   for (const std::string& name : VanishedFrom(nodes_, nodes, [](const kube::Node& node) { return node.metadata.name; })) {
     RemoveNodeLocked(name);
   }
+  uncounted_.clear();  // the list brings back those still there
   for (const kube::Node& node : nodes) UpsertNodeLocked(node);
 }
 
@@ -117,7 +120,12 @@ void GpuStateSync::OfferSliceGpusLocked(const std::string& node) {
   if (!first && told->second == gpus) return;
   told->second = gpus;
   state_.OfferThroughDra(node, gpus);
-  if (gpus == 0) offered_.erase(told);
+  if (gpus == 0) {
+    offered_.erase(told);
+  } else if (auto waiting = uncounted_.find(node); waiting != uncounted_.end()) {
+    const kube::Node counted = std::move(waiting->second);  // UpsertNodeLocked drops the entry
+    UpsertNodeLocked(counted);
+  }
 }
 
 void GpuStateSync::SyncClaims(const std::vector<kube::ResourceClaim>& claims) {
@@ -180,9 +188,24 @@ std::optional<GpuStateSync::Holding> GpuStateSync::HoldingOf(const kube::Pod& po
   return holding;
 }
 
+kube::Node GpuStateSync::CountedBySlicesLocked(const kube::Node& node) const {
+  auto offered = offered_.find(node.metadata.name);
+  if (offered == offered_.end() || decision::AllocatableGpus(node) > 0 ||
+      node.metadata.labels.contains(topology::kGpuCountLabel)) {
+    return node;
+  }
+  kube::Node counted = node;
+  counted.metadata.labels.insert_or_assign(std::string(topology::kGpuCountLabel), std::to_string(offered->second));
+  return counted;
+}
+
 void GpuStateSync::UpsertNodeLocked(const kube::Node& node) {
   const std::string& name = node.metadata.name;
-  if (absl::Status upserted = state_.UpsertNode(node, scheduler::NodeSource::kWatch); !upserted.ok()) {
+  uncounted_.erase(name);
+  if (absl::Status upserted = state_.UpsertNode(CountedBySlicesLocked(node), scheduler::NodeSource::kWatch);
+      !upserted.ok()) {
+    // Nothing counted its GPUs yet (no nvidia.com/gpu, no count label): its slices may, once they come.
+    if (decision::AllocatableGpus(node) == 0 && !offered_.contains(name)) uncounted_.insert_or_assign(name, node);
     ++stats_.nodes_rejected;
     server::LogEvent(log_, "live_state_node_rejected", {{"node", name}, {"error", std::string(upserted.message())}},
                      spdlog::level::warn);
@@ -200,6 +223,7 @@ void GpuStateSync::UpsertNodeLocked(const kube::Node& node) {
 }
 
 void GpuStateSync::RemoveNodeLocked(const std::string& node) {
+  uncounted_.erase(node);
   if (nodes_.erase(node) == 0) return;
   state_.RemoveNode(node);  // drops what its pods held; they are kept here, to be observed if it returns
   for (auto* holdings : {&pods_, &claim_holdings_}) {

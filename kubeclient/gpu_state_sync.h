@@ -127,7 +127,11 @@ class GpuStateSync : public scheduler::DraView {
   void UpdatePodLocked(const kube::Pod& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ForgetPodLocked(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Apply(Holding& holding) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Tells the state how many whole GPUs the node's slices publish now, when that changed.
+  // The node as the state models it: where neither nvidia.com/gpu nor GPU feature discovery's count label
+  // says how many GPUs it has, its slices do (the count label set from them).
+  kube::Node CountedBySlicesLocked(const kube::Node& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Tells the state how many whole GPUs the node's slices publish now, when that changed; a node refused
+  // for want of a GPU count is upserted again.
   void OfferSliceGpusLocked(const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tracks an allocated claim (forgets one that is not) and applies its holding.
   void ResolveClaimLocked(const kube::ResourceClaim& claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -153,6 +157,8 @@ class GpuStateSync : public scheduler::DraView {
   std::map<std::string, kube::ResourceClaim, std::less<>> claims_ ABSL_GUARDED_BY(mu_);  // allocated, by uid
   ClaimCache every_claim_;  // allocated or not
   std::map<std::string, int, std::less<>> offered_ ABSL_GUARDED_BY(mu_);  // GPUs the state was told each node's slices publish
+  // Nodes the state refused with no GPU count and no slice yet, by name: upserted again when a slice comes.
+  std::map<std::string, kube::Node, std::less<>> uncounted_ ABSL_GUARDED_BY(mu_);
   // The uids of the claims in claims_ with a device of the driver in each pool.
   std::map<std::string, std::set<std::string>, std::less<>> claims_by_pool_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Holding, std::less<>> claim_holdings_ ABSL_GUARDED_BY(mu_);    // by claim uid

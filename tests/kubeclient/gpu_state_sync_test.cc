@@ -346,6 +346,40 @@ TEST_CASE("GpuStateSync with DRA: a node whose GPUs only its slices publish offe
   }
 }
 
+// Neither nvidia.com/gpu nor GPU feature discovery's count label: only the node's slice says how many GPUs
+// it has. The node is refused until the slice comes, and modelled with the slice's count after.
+TEST_CASE("GpuStateSync with DRA: a node nothing else counts the GPUs of is modelled once its slice comes",
+          "[live-state][dra]") {
+  const std::string node = "a100-node-1";
+  nlohmann::json json = NodeJson(node, 0);
+  json["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB";
+  json["status"] = nlohmann::json::object();
+  const kube::Node uncounted = codec::NodeFromJson(json).value();
+  for (const bool node_first : {true, false}) {
+    INFO((node_first ? "the node first" : "the slice first"));
+    Direct d;
+    if (node_first) {
+      d.sync.SyncNodes({uncounted});
+      CHECK(d.state->Snapshot(node) == nullptr);  // no GPU count to model
+      CHECK(d.sync.stats().nodes_rejected == 1);
+      d.sync.SliceChanged(WatchEventType::kAdded, Slice());
+    } else {
+      d.sync.SyncSlices({Slice()});
+      d.sync.NodeChanged(WatchEventType::kAdded, uncounted);
+    }
+    REQUIRE(d.state->Snapshot(node) != nullptr);
+    CHECK(d.state->Snapshot(node)->topology->gpu_count() == 8);
+    CHECK(d.state->Snapshot(node)->topology_reason.find("A100") != std::string::npos);
+    CHECK(d.state->Snapshot(node)->free().size() == 8);
+  }
+  // A node gone before its slice came is not brought back by the slice.
+  Direct d;
+  d.sync.SyncNodes({uncounted});
+  d.sync.NodeChanged(WatchEventType::kDeleted, uncounted);
+  d.sync.SliceChanged(WatchEventType::kAdded, Slice());
+  CHECK(d.state->Snapshot(node) == nullptr);
+}
+
 TEST_CASE("GpuStateSync with DRA: a slice event re-resolves the claims of the pools it changed, old and new",
           "[live-state][dra]") {
   Direct d;
