@@ -488,8 +488,13 @@ bool FakeApiServer::HandleObject(const httplib::Request& req, httplib::Response&
     // As the API server's binding REST storage: the uid precondition, then a pod bound once only.
     const nlohmann::json binding = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
     const nlohmann::json& object = it->second;
-    const std::string uid = binding.is_object() ? binding["metadata"].value("uid", "") : "";
-    const std::string node = binding.is_object() ? binding["target"].value("name", "") : "";
+    const auto field = [&binding](const char* key) {
+      return binding.is_object() ? binding.value(key, nlohmann::json::object()) : nlohmann::json::object();
+    };
+    const nlohmann::json metadata = field("metadata");
+    const std::string uid = metadata.is_object() ? metadata.value("uid", "") : "";
+    const nlohmann::json target = field("target");
+    const std::string node = target.is_object() ? target.value("name", "") : "";
     const std::string bound_to = object["spec"].value("nodeName", "");
     const std::string conflict = absl::StrCat("Operation cannot be fulfilled on pods/binding \"", name, "\": ");
     if (node.empty()) {
@@ -505,7 +510,9 @@ bool FakeApiServer::HandleObject(const httplib::Request& req, httplib::Response&
       nlohmann::json bound = object;
       bound["spec"]["nodeName"] = node;
       // As the binding storage's setPodHostAndAnnotations: the Binding's annotations land on the pod too.
-      if (const nlohmann::json& annotations = binding["metadata"]["annotations"]; annotations.is_object()) {
+      // A Binding may carry none (a claim pod's bind writes no GPU ids).
+      if (const nlohmann::json annotations = metadata.value("annotations", nlohmann::json::object());
+          annotations.is_object()) {
         for (const auto& [key, value] : annotations.items()) bound["metadata"]["annotations"][key] = value;
       }
       UpsertLocked(resource, std::move(bound));
