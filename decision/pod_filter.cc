@@ -8,24 +8,28 @@ NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeG
                       const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask) {
   NodeVerdict verdict = memo.FilterAndScore(demand, node).verdict;
   if (!verdict.fits || !demand.wants_gpus()) return verdict;
-  if (holds.MayTake(pod, node, demand.request.gpus)) {
-    Refusal refusal = Refusal::kNone;
-    if (holds.WaitsForCapacity(demand, pod.uid, verdict, node)) {
-      refusal = Refusal::kWaitingForCapacity;
-    } else if (ask != nullptr && !holds.HoldsFor(pod.uid) && AsksForCapacity(demand, verdict, *ask)) {
-      refusal = Refusal::kAskingForCapacity;
-    }
-    if (refusal == Refusal::kNone) return verdict;
-    // Refused for now, keeping the set it would have had for the reason (capacity_wait.h).
-    verdict.fits = false;
-    verdict.unresolvable = true;
-    verdict.refusal = refusal;
-    return verdict;
+  if (std::optional<NodeVerdict> held = HeldBack(pod, node, holds, demand.request.gpus)) return *std::move(held);
+  Refusal refusal = Refusal::kNone;
+  if (holds.WaitsForCapacity(demand, pod.uid, verdict, node)) {
+    refusal = Refusal::kWaitingForCapacity;
+  } else if (ask != nullptr && !holds.HoldsFor(pod.uid) && AsksForCapacity(demand, verdict, *ask)) {
+    refusal = Refusal::kAskingForCapacity;
   }
+  if (refusal == Refusal::kNone) return verdict;
+  // Refused for now, keeping the set it would have had for the reason (capacity_wait.h).
+  verdict.fits = false;
+  verdict.unresolvable = true;
+  verdict.refusal = refusal;
+  return verdict;
+}
+
+std::optional<NodeVerdict> HeldBack(const JudgedPod& pod, const NodeGpuSnapshot& node, const CapacityHolds& holds,
+                                    int gpus) {
+  if (holds.MayTake(pod, node, gpus)) return std::nullopt;
   NodeVerdict held;
   held.unresolvable = true;
   held.refusal = Refusal::kHeldForScaleUp;
-  held.requested_gpus = demand.request.gpus;
+  held.requested_gpus = gpus;
   held.held_gpus = holds.HeldOn(node);
   held.free_gpus = node.free().size();
   held.held_until = holds.HeldBackUntil(pod, node);

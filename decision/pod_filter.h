@@ -29,6 +29,11 @@ namespace topofit::decision {
 NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeGpuSnapshot& node,
                       const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask = nullptr);
 
+// A node `pod` fits by its GPUs, refused because capacity is held there for other pods (capacity_hold.h):
+// the verdict JudgeNode gives then; nullopt when the holds let it take `gpus` there.
+std::optional<NodeVerdict> HeldBack(const JudgedPod& pod, const NodeGpuSnapshot& node, const CapacityHolds& holds,
+                                    int gpus);
+
 // The words for any verdict of JudgeNode (its FailedNodes reason).
 std::string JudgedReasonText(const NodeVerdict& verdict, const JudgedPod& pod, const NodeGpuSnapshot& node,
                              const CapacityHolds& holds, const CapacityAsk* ask = nullptr);

@@ -110,7 +110,6 @@ Policy UseDra(Policy policy) {
   policy.gpu_api = GpuApi::kDra;
   if (policy.topofit_extender) {
     policy.capacity_wait.max_wait = absl::ZeroDuration();
-    policy.capacity_holds = false;
     policy.provisioning_requests = false;
     policy.drain_guard = false;
     policy.operator_affinity = false;

@@ -115,10 +115,10 @@ struct Policy {
 };
 
 // The policy's world with pods asking for GPUs through ResourceClaims. topofit's extender runs for claim
-// pods only what the real one does (scheduler/extender_claims.cc): filter, prioritize, and the preference
-// of a pod refused everywhere. It creates no ProvisioningRequest for them, holds nothing against them, asks
-// no capacity for them, guards no drain and places no gang whole; its webhook writes no affinity for them
-// (it reads nvidia.com/gpu). Its expander reads their claims, as `topofit expander --dra` does from its
+// pods only what the real one does (scheduler/extender_claims.cc): filter and prioritize, holding new
+// capacity for the pods it was grown for, and the preference of a pod refused everywhere. It creates no
+// ProvisioningRequest for them, does not make them wait for capacity or ask for it, guards no drain and
+// places no gang whole; its webhook writes no affinity for them (it reads nvidia.com/gpu). Its expander reads their claims, as `topofit expander --dra` does from its
 // claim watch (decision::DemandOnTemplates).
 Policy UseDra(Policy policy);
 

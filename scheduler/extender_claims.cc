@@ -47,6 +47,10 @@ codec::ExtenderFilterResult Extender::FilterClaimPod(const codec::ExtenderArgs& 
   if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
   result.failed_and_unresolvable_nodes.insert(nodes.unresolved.begin(), nodes.unresolved.end());
   result.failed_nodes.insert(nodes.unknown.begin(), nodes.unknown.end());
+  // Capacity grown for other pods is held from claim pods as from device-plugin pods (capacity_hold.h).
+  const GpuDemand counted = decision::CountedDemand(demand, claims);
+  const decision::CapacityHolds holds = HoldsNow(counted);
+  const decision::JudgedPod judged_pod = decision::JudgedPod::Of(args.pod);
   const bool recording = recorder_ != nullptr;
   history::FilterCandidates candidates(recording ? nodes.snapshots.size() + nodes.unresolved.size() : 0);
   decision::PodFilterOutcome outcome;  // the claims' verdicts, as the device-plugin pods' cycle folds them
@@ -54,6 +58,13 @@ codec::ExtenderFilterResult Extender::FilterClaimPod(const codec::ExtenderArgs& 
   for (size_t i = 0; i < nodes.snapshots.size(); ++i) {
     const NodeGpuSnapshot& node = *nodes.snapshots[i];
     decision::ClaimNodeVerdict judged = JudgeClaims(claims, demand, node);
+    if (judged.verdict.fits) {
+      if (std::optional<decision::NodeVerdict> held =
+              decision::HeldBack(judged_pod, node, holds, static_cast<int>(judged.verdict.chosen->gpus.size()))) {
+        judged.reason = decision::JudgedReasonText(*held, judged_pod, node, holds);
+        judged.verdict = *std::move(held);
+      }
+    }
     if (recording) candidates.Add(node, judged.verdict);
     outcome.verdicts.push_back(judged.verdict);
     if (judged.verdict.fits) {
@@ -62,6 +73,7 @@ codec::ExtenderFilterResult Extender::FilterClaimPod(const codec::ExtenderArgs& 
       continue;
     }
     refused.push_back(node.node);
+    if (judged.verdict.refusal == decision::Refusal::kHeldForScaleUp) outcome.held_back = true;
     metrics_.nodes_refused.Inc({std::string(decision::RefusalCode(judged.verdict.refusal))});
     if (log_.should_log(spdlog::level::debug)) {
       server::LogEvent(log_, "filter_node",
@@ -82,12 +94,12 @@ codec::ExtenderFilterResult Extender::FilterClaimPod(const codec::ExtenderArgs& 
     for (const auto* failed : {&nodes.unresolved, &nodes.unknown}) {
       for (const auto& [node, reason] : *failed) refused.push_back(node);
     }
-    unplaced = decision::UnplacedAfter(args.pod, decision::CountedDemand(demand, claims), outcome, std::move(refused));
+    unplaced = decision::UnplacedAfter(args.pod, counted, outcome, std::move(refused));
   }
   if (recording) {
     for (const auto& [name, reason] : nodes.unresolved) candidates.AddUnknownTopology(name);
     RecordCycle(history::FilterCycleRecords(clock_.Now(), {decision::LedgerPodUid(args.pod), pod_key},
-                                            decision::CountedDemand(demand, claims).request.gpus,
+                                            counted.request.gpus,
                                             std::move(candidates).Take(), unplaced ? &unplaced->preference : nullptr,
                                             /*capacity_requested=*/false));
   }

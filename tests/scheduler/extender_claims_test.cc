@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "decision/prioritize.h"
+#include "tests/decision/p4d_scale_up.h"
 #include "tests/history/memory_recorder.h"
 #include "tests/kube/builders.h"
 #include "tests/scheduler/extender_fixture.h"
@@ -149,6 +150,32 @@ TEST_CASE("A claim pod's filter is in the decision history and a refused one lea
   REQUIRE(records.size() == 3);
   CHECK(records[2].reason == history::Reason::kFits);
   CHECK(records[2].gpus == 2);
+}
+
+// The expander scaled p4d-group up for a trainer that requires NVLink: the new node is held for it, from a
+// claim pod as from a device-plugin pod (unresolvable: preemption cannot free held GPUs).
+TEST_CASE("Capacity grown for another pod is held from a claim pod", "[extender][dra][capacity_hold]") {
+  ClaimsFixture f;
+  f.clock.Set(absl::FromUnixSeconds(decision::testing::kIntentSeconds));
+  const kube::Pod trainer = MakePod().name("trainer").gpus(8).annotation("topofit.io/min-link", "NV")
+                                .annotation("topofit.io/topology-policy", "required");
+  f.kube.PutPod(trainer);
+  REQUIRE(f.extender.Filter({trainer, std::nullopt, std::vector<std::string>{}}).ok());
+  f.ledger->RecordIntent(decision::testing::P4dIntentFor({{"uid-trainer", 8}}));
+  f.clock.Advance(absl::Minutes(5));
+  REQUIRE(f.state->UpsertNode(decision::testing::P4d("p4d-new", decision::testing::kIntentSeconds + 240)).ok());
+
+  kube::Pod other = PodWithClaim("two");  // named as the claim fixtures name it: another uid than the trainer's
+  other.metadata.name = "infer";
+  other.metadata.uid = "uid-infer";
+  absl::StatusOr<codec::ExtenderFilterResult> held =
+      f.extender.Filter(codec::ExtenderArgs{other, std::nullopt, std::vector<std::string>{"p4d-new"}});
+  REQUIRE(held.ok());
+  CHECK(held->node_names->empty());
+  REQUIRE(held->failed_and_unresolvable_nodes.count("p4d-new") == 1);
+  CHECK_THAT(held->failed_and_unresolvable_nodes.at("p4d-new"), Catch::Contains("scaled up for default/trainer"));
+  // Elsewhere it fits as before, and the trainer's own capacity is the trainer's to take.
+  CHECK(*f.Filter(other).node_names == std::vector<std::string>{"free"});
 }
 
 TEST_CASE("Without a DraView, a claim pod asks no GPU of topofit, as before", "[extender][dra]") {
