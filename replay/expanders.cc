@@ -144,7 +144,7 @@ std::optional<std::vector<ScaleUpOption>> ApplyTopofitExpander(std::vector<Scale
       if (object == nullptr) {
         object = std::make_shared<const kube::Pod>(world.PodObject(pod));
         if (world.policy().gpu_api == GpuApi::kDra && world.klass(pod).gpus > 0) {
-          claim_of.emplace(world.ClaimObject(pod).metadata.name, pod);
+          claim_of.emplace(world.ClaimName(pod), pod);
         }
       }
       wire.pods.push_back(object);

@@ -283,17 +283,19 @@ kube::Pod World::PodObject(int pod) const {
     // The claim the resource claim controller made from the template when the pod was created.
     kube::PodResourceClaimStatus made;
     made.name = kClaimEntry;
-    made.resource_claim_name = ClaimObject(pod).metadata.name;
+    made.resource_claim_name = ClaimName(pod);
     object.status.resource_claim_statuses.push_back(std::move(made));
   }
   return object;
 }
 
+std::string World::ClaimName(int pod) const { return absl::StrCat(spec(pod).name, "-", kClaimEntry); }
+
 kube::ResourceClaim World::ClaimObject(int pod) const {
   const kube::Pod& prototype = klass(pod).prototype;
   kube::ResourceClaim claim;
   claim.metadata.namespace_name = prototype.metadata.namespace_name;
-  claim.metadata.name = absl::StrCat(spec(pod).name, "-", kClaimEntry);
+  claim.metadata.name = ClaimName(pod);
   claim.metadata.uid = absl::StrCat("claim-", spec(pod).name);
   kube::DeviceRequest request;
   request.name = kClaimEntry;

@@ -225,6 +225,8 @@ class World {
   // Under GpuApi::kDra, the GPU pod's ResourceClaim before allocation: its class's count of GPUs of
   // NVIDIA's driver, nothing else asked.
   kube::ResourceClaim ClaimObject(int pod) const;
+  // That claim's name, as the pod's status names it.
+  std::string ClaimName(int pod) const;
   // Its metadata.uid: "uid-<name>".
   std::string PodUid(int pod) const;
 
