@@ -245,6 +245,7 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   sim::PolicySelection selection;
   selection.baselines = options.baselines;
   selection.policies = options.policies;
+  selection.headroom = options.headroom;
   absl::StatusOr<std::vector<sim::StockExpander>> chain = sim::ParseExpanderChain(options.expander_chain);
   if (!chain.ok()) {
     err << "topofit bench: --expander-chain: " << chain.status().message() << "\n";
@@ -255,6 +256,10 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   if (!policies.ok()) {
     err << "topofit bench: " << policies.status().message() << "\n";
     return 1;
+  }
+  for (sim::Policy& policy : *policies) {
+    policy.headroom.adaptive.budget_gpus = options.headroom_budget_gpus;
+    policy.headroom.adaptive.quantile = options.headroom_quantile;
   }
   const bool dra = options.gpu_api == "dra";
   if (dra && options.gpu_ids != "agent") {
@@ -408,6 +413,19 @@ void DefineBench(CLI::App& command, int& exit_code) {
                     "comma list of extender-only, expander-only, topofit (default all three), ablations (topofit with "
                     "one mechanism off, each) and topofit-affinity (required pods carry the operator affinity)")
       ->option_text("LIST");
+  bench->add_option("--headroom", options->headroom,
+                    "comma list of none (default), buffer:N (a CapacityBuffer of N pods per shape of the bursty "
+                    "inference pods, sized by hand) and buffer:adaptive (topofit sizes a buffer per shape from the "
+                    "pods it sees; docs/headroom.md); each but none runs every policy again as <policy>+<headroom>")
+      ->option_text("LIST");
+  bench->add_option("--headroom-quantile", options->headroom_quantile,
+                    "buffer:adaptive covers each shape's rise over one node boot at this quantile (default 0.95)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->option_text("0..1");
+  bench->add_option("--headroom-budget-gpus", options->headroom_budget_gpus,
+                    "buffer:adaptive holds at most this many GPUs over all shapes (default 0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("N");
   bench->add_option("--expander-chain", options->expander_chain,
                     "CA's stock expanders (after topofit's in its policies): random, least-waste (default), most-pods, "
                     "least-nodes, price, priority")

@@ -22,6 +22,9 @@ struct BenchOptions {
   std::string seeds;                   // "1-5": every policy for each of these seeds (empty: `seed` alone)
   std::string baselines = "stock,tuned";  // stock, tuned, sweep (the tuned world with each expander chain)
   std::string policies = "extender-only,expander-only,topofit";
+  std::string headroom = "none";
+  int headroom_budget_gpus = 0;
+  double headroom_quantile = 0.95;
   std::string expander_chain = "least-waste";
   std::string expander_priorities;     // the `priority` expander's ConfigMap text (key `priorities`)
   std::string out;                     // write CSV, JSON and plots here (empty: table only)

@@ -29,7 +29,35 @@ std::vector<int> AutoscalerModel::UnschedulablePods() const {
   // The scheduling queue's order: higher priority first, then older (pod ids follow arrival).
   std::stable_sort(pods.begin(), pods.end(),
                    [&](int a, int b) { return world_.klass(a).priority > world_.klass(b).priority; });
+  // The CapacityBuffers' fake pods, which CA's pod list processor adds after the real ones.
+  const std::vector<int> buffered = world_.ActiveBufferPods();
+  pods.insert(pods.end(), buffered.begin(), buffered.end());
   return pods;
+}
+
+std::unordered_map<int, std::vector<int>> AutoscalerModel::PlaceBufferPods(
+    std::unordered_map<int, FreeCapacity>& free) const {
+  // As filter_out_schedulable places pending pods (next-fit by count, the nodes in id order) and leaves them
+  // in the snapshot scale-down reads.
+  std::unordered_map<int, std::vector<int>> placed;
+  std::vector<int> nodes;
+  for (int id : world_.ready_nodes()) nodes.push_back(id);
+  std::sort(nodes.begin(), nodes.end());
+  size_t hint = 0;
+  for (int pod : world_.ActiveBufferPods()) {
+    const int klass = world_.pods()[pod].klass;
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      const size_t i = (hint + k) % nodes.size();
+      FreeCapacity& slot = free[nodes[i]];
+      if (world_.FitsByCount(klass, world_.nodes()[nodes[i]].group, slot)) {
+        world_.Take(slot, klass);
+        placed[nodes[i]].push_back(pod);
+        hint = i;
+        break;
+      }
+    }
+  }
+  return placed;
 }
 
 std::vector<int> AutoscalerModel::FilterOutSchedulable(const std::vector<int>& pods,
@@ -183,20 +211,31 @@ void AutoscalerModel::UpdateUnneeded() {
   std::vector<const decision::NodeGpuSnapshot*> ready;
   for (int id : world_.ready_nodes()) ready.push_back(&world_.nodes()[id].gpus);
   decision::FilterMemo memo;
+  std::unordered_map<int, FreeCapacity> free;
+  for (int id : world_.ready_nodes()) free.emplace(id, world_.FreeOf(world_.nodes()[id]));
+  // The buffers' fake pods sit where they fit: the capacity they keep is in use to scale-down.
+  std::unordered_map<int, std::vector<int>> buffered = PlaceBufferPods(free);
+  // A node's pods as scale-down sees them: the running ones, then the fake ones placed on it.
+  auto pods_of = [&](int id) {
+    std::vector<int> pods = world_.nodes()[id].pods;
+    if (auto it = buffered.find(id); it != buffered.end()) pods.insert(pods.end(), it->second.begin(), it->second.end());
+    return pods;
+  };
   for (int id : world_.ready_nodes()) {
     const SimNode& node = world_.nodes()[id];
     const GroupState& group = world_.groups()[node.group];
+    const FreeCapacity& left = free[id];
     double utilization;
     if (group.gpus > 0) {
-      utilization = static_cast<double>(node.used_gpus()) / group.gpus;  // GPU nodes: GPUs only
+      utilization = static_cast<double>(group.gpus - left.gpus) / group.gpus;  // GPU nodes: GPUs only
     } else {
-      utilization = std::max(static_cast<double>(node.cpu_used) / static_cast<double>(std::max<int64_t>(group.spec.cpu_milli, 1)),
-                             static_cast<double>(node.memory_used) / static_cast<double>(std::max<int64_t>(group.spec.memory_mib, 1)));
+      utilization = std::max(static_cast<double>(group.spec.cpu_milli - left.cpu_milli) / static_cast<double>(std::max<int64_t>(group.spec.cpu_milli, 1)),
+                             static_cast<double>(group.spec.memory_mib - left.memory_mib) / static_cast<double>(std::max<int64_t>(group.spec.memory_mib, 1)));
     }
     if (utilization > config_.utilization_threshold) continue;
     // CA never drains a node with a pod annotated safe-to-evict "false" (its drain rules).
     if (std::any_of(node.pods.begin(), node.pods.end(), [&](int pod) { return KeptFromDrain(pod, ready, memo); })) continue;
-    (node.pods.empty() ? empty : busy).push_back({id, utilization});
+    (node.pods.empty() && !buffered.contains(id) ? empty : busy).push_back({id, utilization});
   }
   std::stable_sort(busy.begin(), busy.end(),
                    [](const Candidate& a, const Candidate& b) { return a.utilization < b.utilization; });
@@ -206,12 +245,10 @@ void AutoscalerModel::UpdateUnneeded() {
   for (const Candidate& c : empty) unneeded.push_back(c.node);
   // Non-empty candidates: every pod must fit on some node that stays (count-only), committed one node
   // after another as CA's simulation does.
-  std::unordered_map<int, FreeCapacity> free;
-  for (int id : world_.ready_nodes()) free.emplace(id, world_.FreeOf(world_.nodes()[id]));
   for (const Candidate& c : busy) {
     std::unordered_map<int, FreeCapacity> trial = free;
     bool all_fit = true;
-    for (int pod : world_.nodes()[c.node].pods) {
+    for (int pod : pods_of(c.node)) {
       const int klass = world_.pods()[pod].klass;
       bool fitted = false;
       for (int id : world_.ready_nodes()) {
@@ -298,10 +335,13 @@ AutoscalerActions AutoscalerModel::RunLoop(const std::vector<decision::Preferenc
     SimTime oldest = kNever;
     bool wants_gpus = false;
     for (int pod : pods) {
+      if (world_.IsBufferPod(pod)) continue;  // a buffer's capacity is wanted now
       oldest = std::min(oldest, world_.spec(pod).arrival);
       wants_gpus |= world_.klass(pod).gpus > 0;
     }
-    if (world_.now() - oldest < (wants_gpus ? config_.new_gpu_pod_delay : config_.new_pod_delay)) pods.clear();
+    if (oldest != kNever && world_.now() - oldest < (wants_gpus ? config_.new_gpu_pod_delay : config_.new_pod_delay)) {
+      std::erase_if(pods, [&](int pod) { return !world_.IsBufferPod(pod); });
+    }
   }
   int request = -1;
   for (int i : world_.open_requests()) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "replay/expanders.h"
@@ -86,6 +87,8 @@ class AutoscalerModel {
   // Nodes past the max node provision time are given up and their group backed off.
   void GiveUpUnready(AutoscalerActions& actions);
   bool BackedOff(int group) const;
+  // Places the buffers' fake pods on the Ready nodes' `free` capacity (taking it); the pods placed by node.
+  std::unordered_map<int, std::vector<int>> PlaceBufferPods(std::unordered_map<int, FreeCapacity>& free) const;
   void UpdateUnneeded();
   // Whether `pod` keeps CA from draining its node: it carries safe-to-evict "false" (PodSpec::safe_to_evict),
   // or the drain guard has it carry it now

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -233,7 +234,51 @@ absl::StatusOr<std::vector<Policy>> SelectPolicies(const PolicySelection& select
     AddOnce(selected, *it);
   }
   if (selected.empty()) return absl::InvalidArgumentError("no policy selected");
-  return selected;
+  std::vector<Headroom> headrooms;
+  for (absl::string_view text : absl::StrSplit(selection.headroom, ',', absl::SkipWhitespace())) {
+    absl::StatusOr<Headroom> headroom = ParseHeadroom(absl::StripAsciiWhitespace(text));
+    if (!headroom.ok()) return headroom.status();
+    headrooms.push_back(*headroom);
+  }
+  if (headrooms.empty()) return absl::InvalidArgumentError("no headroom selected (none keeps the policies as they are)");
+  std::vector<Policy> with_headroom;
+  for (const Policy& policy : selected) {
+    for (const Headroom& headroom : headrooms) {
+      Policy variant = policy;
+      variant.headroom = headroom;
+      if (headroom.sizing != Headroom::Sizing::kNone) variant.name = absl::StrCat(policy.name, "+", headroom.Name());
+      AddOnce(with_headroom, std::move(variant));
+    }
+  }
+  return with_headroom;
+}
+
+std::string Headroom::Name() const {
+  switch (sizing) {
+    case Sizing::kNone:
+      return "";
+    case Sizing::kStatic:
+      return absl::StrCat("buffer:", replicas);
+    case Sizing::kAdaptive:
+      return "buffer:adaptive";
+  }
+  return "";
+}
+
+absl::StatusOr<Headroom> ParseHeadroom(absl::string_view text) {
+  Headroom headroom;
+  if (text == "none") return headroom;
+  int replicas = 0;
+  if (text == "buffer:adaptive") {
+    headroom.sizing = Headroom::Sizing::kAdaptive;
+  } else if (absl::ConsumePrefix(&text, "buffer:") && absl::SimpleAtoi(text, &replicas) && replicas > 0) {
+    headroom.sizing = Headroom::Sizing::kStatic;
+    headroom.replicas = replicas;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown headroom \"", text, "\"; known: none, buffer:N (N > 0 pods per bursty shape), buffer:adaptive"));
+  }
+  return headroom;
 }
 
 bool AnyUsesPriority(const std::vector<Policy>& policies) {

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "decision/capacity_wait.h"
+#include "decision/headroom_plan.h"
 
 namespace topofit::sim {
 
@@ -65,6 +66,28 @@ enum class GpuApi {
   kDra,
 };
 
+// Warm capacity a world keeps through cluster-autoscaler's CapacityBuffers (docs/headroom.md): CA adds the
+// buffers' fake pods to the pods it scales up for and keeps the capacity they fit on from scale-down; the
+// scheduler never sees them, so the first real pod takes the capacity and the buffer is grown again.
+struct Headroom {
+  enum class Sizing {
+    kNone,
+    // A buffer of `replicas` pods for each shape of the workload's bursty pods (PodSpec::kind "inference"),
+    // as an operator sizes buffers by hand.
+    kStatic,
+    // topofit's planner (decision::HeadroomPlanner) sizes a buffer per shape of GPU pods from the pods it saw.
+    kAdaptive,
+  };
+  Sizing sizing = Sizing::kNone;
+  int replicas = 0;
+  decision::HeadroomConfig adaptive;
+  // "" for none, "buffer:2", "buffer:adaptive": the suffix a policy's name takes.
+  std::string Name() const;
+};
+
+// "none", "buffer:N" (N > 0) or "buffer:adaptive"; InvalidArgument otherwise.
+absl::StatusOr<Headroom> ParseHeadroom(absl::string_view text);
+
 // Which of topofit's components a replayed world runs, and how its stock components are set up. The rest
 // of the world is always the stock one: kube-scheduler, the NVIDIA device plugin (when topofit does not
 // bind), and cluster-autoscaler with `chain` (ties left at its end are broken at random, as CA does).
@@ -112,6 +135,7 @@ struct Policy {
   // pods decision::KeepFromScaleDownDrain names keep CA's scale-down from draining their node (off: CA's
   // scale-down may evict them).
   bool drain_guard = true;
+  Headroom headroom = {};
 };
 
 // The policy's world with pods asking for GPUs through ResourceClaims. topofit's extender runs for claim
@@ -145,9 +169,12 @@ std::vector<std::vector<StockExpander>> SweepChains();
 // affinity, as a mutating admission webhook would write it, so that CA's simulation sees the requirement
 // (not part of topofit: an owner's choice the bench shows both sides of). Duplicates are kept once. `priorities` is what
 // every `priority` expander reads. InvalidArgument for an unknown name or when nothing is selected.
+// `headroom` (a comma list of ParseHeadroom's) gives every selected policy each headroom but "none" as a policy of its
+// own, named "<policy>+<headroom>"; "none" keeps the policy as it is.
 struct PolicySelection {
   std::string baselines = "stock,tuned";
   std::string policies = "extender-only,expander-only,topofit";
+  std::string headroom = "none";
   std::vector<StockExpander> chain = {StockExpander::kLeastWaste};
 };
 absl::StatusOr<std::vector<Policy>> SelectPolicies(const PolicySelection& selection,

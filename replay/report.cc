@@ -194,6 +194,7 @@ Json PolicyJson(const PolicySummary& summary) {
   for (const Field<PolicySummary>& field : kSummaryFields) json[std::string(field.name)] = ValueOf(summary, field);
   json["pending"] = PendingJson(summary.pending);
   json["pending_multi_gpu"] = PendingJson(summary.pending_multi_gpu);
+  json["pending_inference"] = PendingJson(summary.pending_bursty);
   json["gang_pending"] = PendingJson(summary.gang_pending);
   Json by_gpus = Json::object();
   for (const auto& [gpus, pending] : summary.pending_by_gpus) by_gpus[std::to_string(gpus)] = PendingJson(pending);
@@ -836,6 +837,12 @@ std::string FormatTable(const Workload& workload, const std::vector<std::vector<
         FormatWait);
   }
   add("pending p95, multi-GPU pods", "", MultiGpuP95, FormatWait, "-");
+  if (std::any_of(runs.begin(), runs.end(), [](const std::vector<PolicySummary>& run) {
+        return !run.empty() && run.front().pending_bursty.pods > 0;
+      })) {
+    add("pending p95, inference pods", "", [](const PolicySummary& s) { return s.pending_bursty.p95_seconds; },
+        FormatWait);
+  }
   for (int gpus : GpuCounts(runs, &PolicySummary::pending_by_gpus)) {
     for (const auto& [name, member] : kPercentiles) {
       add(absl::StrCat("pending ", name, ", ", PodsLabel(gpus)), "", PendingOf(gpus, member), FormatWait, "-");

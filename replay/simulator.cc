@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "replay/gang_scheduling.h"
+#include "replay/headroom_controller.h"
 #include "replay/kube_scheduler_model.h"
 #include "codec/node_topology.h"
 #include "decision/capacity_shapes.h"
@@ -69,7 +70,11 @@ class Replayer {
         ledger_(ledger::NewInMemoryLedger(clock_)),
         scheduler_(*world_),
         autoscaler_(*world_, options.autoscaler),
-        waiting_(world_->classes().size()) {}
+        waiting_(world_->classes().size()) {
+    if (world_->policy().headroom.sizing == Headroom::Sizing::kAdaptive) {
+      headroom_.emplace(world_->policy().headroom.adaptive);
+    }
+  }
 
   ReplayResult Run();
 
@@ -130,6 +135,7 @@ class Replayer {
   int evicted_pods_ = 0;
   int evicted_multi_gpu_pods_ = 0;
   std::map<std::string, kube::Node> gpu_group_templates_;  // what the expander records: the same every call
+  std::optional<HeadroomController> headroom_;  // topofit's adaptive buffers (Policy::headroom)
   int finished_ = 0;
   SimTime last_progress_ = 0;  // the last pod start or completion
   // Idle GPUs by reason (SampleIdle): the samples, the next one due after a change (kNever: none due).
@@ -428,8 +434,10 @@ void Replayer::Apply(const AutoscalerActions& actions) {
   if (actions.scale_up && actions.scale_up->node_count > 0) {
     const ScaleUpOption& option = *actions.scale_up;
     const int id = static_cast<int>(world_->scale_ups().size());
+    const bool for_buffer =
+        std::any_of(option.pods.begin(), option.pods.end(), [&](int pod) { return world_->IsBufferPod(pod); });
     world_->scale_ups().push_back(
-        {option.group, option.node_count, world_->now(), actions.provisioning_request >= 0, option.pods});
+        {option.group, option.node_count, world_->now(), actions.provisioning_request >= 0, option.pods, for_buffer});
     const NodeGroupSpec& spec = world_->groups()[option.group].spec;
     for (int i = 0; i < option.node_count; ++i) {
       const int node = world_->AddNode(option.group, id);
@@ -480,6 +488,8 @@ void Replayer::Apply(const AutoscalerActions& actions) {
 
 void Replayer::RunAutoscaler() {
   RunTopofitRequestController();
+  // The buffers' replicas CA reads this loop.
+  if (headroom_ && headroom_->Reconcile(*world_)) dirty_ = true;
   const bool changed = dirty_;
   dirty_ = false;
   const std::vector<decision::Preference> preferences =
@@ -571,6 +581,7 @@ ReplayResult Replayer::Run() {
         }
       } else if (world_->nodes()[event.id].state == NodeState::kProvisioning) {
         world_->MarkReady(event.id);
+        if (headroom_) headroom_->NodeBooted(now - world_->nodes()[event.id].requested);
         changed_nodes.push_back(event.id);
       }
       dirty_ = true;
@@ -614,10 +625,12 @@ ReplayResult Replayer::Run() {
 ReplayResult Replayer::Result() const {
   ReplayResult result;
   result.policy = world_->policy().name;
-  for (const SimPod& p : world_->pods()) {
-    const PodSpec& spec = world_->workload().pods[p.spec];
+  for (int pod = 0; pod < world_->workload_pods(); ++pod) {
+    const SimPod& p = world_->pods()[pod];
+    const PodSpec& spec = world_->spec(pod);
     result.pods.push_back({spec.gpus, spec.arrival, p.first_start, spec.duration, p.stretch, p.best_topology, p.evictions,
-                           spec.runs_until_deleted, p.phase == PodPhase::kDone ? p.finish : -1});
+                           spec.runs_until_deleted, p.phase == PodPhase::kDone ? p.finish : -1,
+                           spec.kind == "inference"});
   }
   for (const SimNode& node : world_->nodes()) {
     const NodeGroupSpec& group = world_->groups()[node.group].spec;
@@ -662,7 +675,8 @@ ReplayResult Replayer::Result() const {
   result.failed_nodes = failed_nodes_;
   result.evicted_pods = evicted_pods_;
   result.evicted_multi_gpu_pods = evicted_multi_gpu_pods_;
-  for (const SimPod& p : world_->pods()) {
+  for (int pod = 0; pod < world_->workload_pods(); ++pod) {
+    const SimPod& p = world_->pods()[pod];
     const PodClass& c = world_->classes()[p.klass];
     result.lower_bound_cost_dollars += c.cheapest_gpu_hour * c.gpus *
                                        static_cast<double>(world_->workload().pods[p.spec].duration) /

@@ -41,6 +41,7 @@ struct PodOutcome {
   int evictions = 0;
   bool runs_until_deleted = false;  // a replica: it has no run to complete
   SimTime done = -1;                // when its run completed (restarts after evictions included); -1: not yet
+  bool bursty = false;              // an inference pod (PodSpec::kind): what headroom is kept for
 };
 
 // A new node is stranded when no pod it was grown for started on it within this long of becoming Ready

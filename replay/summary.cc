@@ -137,7 +137,7 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   s.fill_from_hours = static_cast<double>(window.fill_from) / static_cast<double>(kHour);
   s.fill_end_hours = static_cast<double>(window.fill_end) / static_cast<double>(kHour);
 
-  std::vector<double> all, multi_gpu;
+  std::vector<double> all, multi_gpu, bursty;
   std::map<int, std::vector<double>> by_gpus;
   double stretch_sum = 0;
   int best = 0;
@@ -150,6 +150,7 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
     all.push_back(wait);
     by_gpus[pod.gpus].push_back(wait);
     if (pod.gpus >= 2) multi_gpu.push_back(wait);
+    if (pod.bursty) bursty.push_back(wait);
     if (!pod.runs_until_deleted) {
       const SimTime done = pod.done >= 0 ? pod.done : std::max(window.end, pod.arrival);
       CompletionTimes& completion = s.completion_by_gpus[pod.gpus];
@@ -176,6 +177,7 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   s.partial_gang_gpu_hours = totals.partial_gang_gpu_hours;
   s.pending = PercentilesOf(std::move(all));
   s.pending_multi_gpu = PercentilesOf(std::move(multi_gpu));
+  s.pending_bursty = PercentilesOf(std::move(bursty));
   for (auto& [gpus, waits] : by_gpus) s.pending_by_gpus[gpus] = PercentilesOf(std::move(waits));
   for (auto& [gpus, completion] : s.completion_by_gpus) completion.mean_hours /= completion.pods;
   if (s.multi_gpu_pods_started > 0) {

@@ -105,6 +105,7 @@ struct PolicySummary {
   // start: a floor on their wait.
   PendingPercentiles pending;
   PendingPercentiles pending_multi_gpu;              // pods of two GPUs or more
+  PendingPercentiles pending_bursty;                 // inference pods (PodOutcome::bursty)
   std::map<int, PendingPercentiles> pending_by_gpus;  // GPUs requested -> percentiles
   // Of the pods that run to completion (not replicas that run until deleted): the time from creation to
   // the end of their run — pending, the run on the set they got, any restart after an eviction — by GPUs

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "replay/operator_tuning.h"
+#include "decision/capacity_buffer.h"
 #include "decision/claim_gpus.h"
 #include "decision/slowdown.h"
 #include "codec/node_topology.h"
@@ -25,6 +26,9 @@ constexpr int64_t kMebibyteMilli = int64_t{1024} * 1024 * 1000;  // ResourceList
 // scale-out network, 400 Gb/s per GPU (one ConnectX-7 or -8 NIC per GPU, as in DGX H100/B200 and GB200
 // compute trays). Inside a domain they talk over NVLink at the node's own per-GPU bandwidth.
 constexpr int64_t kScaleOutMbpsPerGpu = 50'000;
+
+// The most fake pods an adaptive buffer can hold per shape (its planner's budget bounds them further).
+constexpr int kAdaptiveBufferPool = 64;
 
 // The domain label's value for the `index`-th domain of a group: a clique id of its own.
 std::string DomainName(const NodeGroupSpec& spec, int index) { return absl::StrCat(spec.name, ".", index); }
@@ -249,6 +253,7 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
                                                      first.gang_size, " (a replayed gang starts with all its pods)"));
     }
   }
+  world->AddBuffers();
   for (size_t g = 0; g < world->groups_.size(); ++g) {
     for (int n = 0; n < world->groups_[g].spec.initial_size; ++n) {
       world->MarkReady(world->AddNode(static_cast<int>(g), -1));
@@ -263,10 +268,61 @@ namespace {
 constexpr char kClaimEntry[] = "gpus";
 }  // namespace
 
+void World::AddBuffers() {
+  buffer_of_class_.assign(classes_.size(), -1);
+  const Headroom& headroom = policy_.headroom;
+  if (headroom.sizing == Headroom::Sizing::kNone) return;
+  std::map<decision::HeadroomShape, int> buffer_of_shape;
+  // By index: the fake pods are added to pods_ as it goes.
+  for (int id = 0; id < workload_pods(); ++id) {
+    const int klass = pods_[id].klass;
+    const PodSpec& pod = workload_.pods[pods_[id].spec];
+    if (pod.gpus == 0 || !pod.gang.empty() || buffer_of_class_[klass] >= 0) continue;
+    // Static buffers are an operator's, for the pods known to come in bursts; the planner learns which
+    // shapes need one.
+    if (headroom.sizing == Headroom::Sizing::kStatic && pod.kind != "inference") continue;
+    // The shape as the pod's author wrote it, before any affinity an operator's tuning adds.
+    const std::optional<decision::HeadroomShape> shape = decision::HeadroomShapeOf(Prototype(pod));
+    if (!shape) continue;
+    auto [it, added] = buffer_of_shape.try_emplace(*shape, static_cast<int>(buffers_.size()));
+    buffer_of_class_[klass] = it->second;
+    if (!added) continue;
+    SimBuffer& buffer = buffers_.emplace_back();
+    buffer.shape = *shape;
+    buffer.klass = klass;
+    const int pool = headroom.sizing == Headroom::Sizing::kStatic ? headroom.replicas : kAdaptiveBufferPool;
+    for (int i = 0; i < pool; ++i) {
+      PodSpec fake = pod;
+      fake.name = absl::StrCat("capacity-buffer-", shape->Name(), "-", i);
+      fake.arrival = 0;
+      fake.duration = 0;
+      buffer.pods.push_back(static_cast<int>(pods_.size()));
+      SimPod& sim = pods_.emplace_back();
+      sim.spec = static_cast<int>(workload_.pods.size() + buffer_specs_.size());
+      sim.klass = klass;
+      buffer_specs_.push_back(std::move(fake));
+    }
+    if (headroom.sizing == Headroom::Sizing::kStatic) buffer.replicas = pool;
+  }
+}
+
+bool World::SetBufferReplicas(int buffer, int replicas) {
+  SimBuffer& b = buffers_[buffer];
+  const int bounded = std::clamp(replicas, 0, static_cast<int>(b.pods.size()));
+  return std::exchange(b.replicas, bounded) != bounded;
+}
+
+std::vector<int> World::ActiveBufferPods() const {
+  std::vector<int> pods;
+  for (const SimBuffer& buffer : buffers_) pods.insert(pods.end(), buffer.pods.begin(), buffer.pods.begin() + buffer.replicas);
+  return pods;
+}
+
 kube::Pod World::PodObject(int pod) const {
   kube::Pod object = klass(pod).prototype;
   object.metadata.name = spec(pod).name;
   object.metadata.uid = PodUid(pod);
+  if (IsBufferPod(pod)) object.metadata.annotations[decision::kCaPodTypeAnnotation] = decision::kCapacityBufferFakePod;
   if (policy_.gpu_api == GpuApi::kDra && klass(pod).gpus > 0) {
     // Its GPUs come from a claim made from a template of `count` GPUs; CA and topofit's expander see a pod
     // that asks for no nvidia.com/gpu.
@@ -430,7 +486,9 @@ std::vector<int> World::StartPod(int pod, int node, topology::GpuSet gpus) {
   n.memory_used += c.memory_mib;
   n.gpus.ours = n.gpus.ours | gpus;
   n.pods.push_back(pod);
-  if (n.scale_up >= 0 && n.scale_up == p.scale_up && n.first_served < 0) n.first_served = now_;
+  if (n.scale_up >= 0 && (n.scale_up == p.scale_up || scale_ups_[n.scale_up].for_buffer) && n.first_served < 0) {
+    n.first_served = now_;
+  }
   if (n.first_pod < 0) n.first_pod = now_;
   allocated_gpus_ += gpus.size();
   pending_.erase(pod);

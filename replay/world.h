@@ -15,6 +15,7 @@
 #include "replay/policy.h"
 #include "replay/workload.h"
 #include "kube/objects.h"
+#include "decision/headroom_plan.h"
 #include "decision/node_snapshot.h"
 #include "decision/nvlink_domain.h"
 #include "decision/preference.h"
@@ -150,6 +151,18 @@ struct ScaleUp {
   SimTime at = 0;
   bool for_provisioning_request = false;
   std::vector<int> pods;  // the pods CA's option was made for
+  // Some of them were a CapacityBuffer's fake pods: its nodes serve whichever pod comes first.
+  bool for_buffer = false;
+};
+
+// A CapacityBuffer during a replay (Policy::headroom). Its fake pods, as cluster-autoscaler injects them
+// (capacity-buffer-<name>-<i>), are pods of the world after the workload's (World::IsBufferPod): never created
+// in the API, never scheduled; the first `replicas` of `pods` are the ones CA sees now.
+struct SimBuffer {
+  decision::HeadroomShape shape;
+  int klass = 0;          // its pod template's class: the first workload pod of its shape
+  std::vector<int> pods;  // the most it can hold
+  int replicas = 0;
 };
 
 // What is left of a node (or a fresh template node) for CA's count-only simulations.
@@ -204,7 +217,20 @@ class World {
   std::vector<SimPod>& pods() { return pods_; }
   const std::vector<SimPod>& pods() const { return pods_; }
   const std::vector<PodClass>& classes() const { return classes_; }
-  const PodSpec& spec(int pod) const { return workload_.pods[pods_[pod].spec]; }
+  const PodSpec& spec(int pod) const {
+    const size_t index = pods_[pod].spec;
+    return index < workload_.pods.size() ? workload_.pods[index] : buffer_specs_[index - workload_.pods.size()];
+  }
+  // The workload's pods are the world's first; a CapacityBuffer's fake pods follow.
+  int workload_pods() const { return static_cast<int>(workload_.pods.size()); }
+  bool IsBufferPod(int pod) const { return pod >= workload_pods(); }
+  const std::vector<SimBuffer>& buffers() const { return buffers_; }
+  // The buffer a pod class's pods count for (Policy::headroom), or -1.
+  int BufferOf(int klass) const { return buffer_of_class_[klass]; }
+  // Sets how many of the buffer's fake pods CA sees (at most its pool); whether that changed.
+  bool SetBufferReplicas(int buffer, int replicas);
+  // The fake pods CA sees now, buffer by buffer.
+  std::vector<int> ActiveBufferPods() const;
   const PodClass& klass(int pod) const { return classes_[pods_[pod].klass]; }
   const std::vector<SimGang>& gangs() const { return gangs_; }
   std::vector<ProvisioningRequest>& provisioning_requests() { return provisioning_requests_; }
@@ -278,6 +304,8 @@ class World {
   void BeginGangRun(SimGang& gang);
   // Sets p.finish from its remaining work and stretch.
   void ScheduleFinish(SimPod& p);
+  // The buffers Policy::headroom keeps and their fake pods, after the workload's pods.
+  void AddBuffers();
 
   const Workload& workload_;
   Policy policy_;
@@ -290,6 +318,9 @@ class World {
   std::vector<PodClass> classes_;
   std::vector<SimPod> pods_;
   std::vector<SimGang> gangs_;
+  std::vector<PodSpec> buffer_specs_;  // the buffers' fake pods' (SimPod::spec past the workload's)
+  std::vector<SimBuffer> buffers_;
+  std::vector<int> buffer_of_class_;
   std::vector<ProvisioningRequest> provisioning_requests_;
   std::set<int> open_requests_;
   std::vector<ScaleUp> scale_ups_;
