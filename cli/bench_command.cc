@@ -90,6 +90,7 @@ absl::StatusOr<sim::Workload> LoadSource(const BenchOptions& options, uint64_t s
     if (options.pods <= 0) return absl::InvalidArgumentError("--pods must be positive");
     sim::SyntheticOptions synthetic;
     synthetic.pod_count = options.pods;
+    synthetic.burst_mean_pods = options.burst_pods;
     synthetic.seed = seed;
     return sim::GenerateSynthetic(synthetic);
   }
@@ -384,6 +385,11 @@ void DefineBench(CLI::App& command, int& exit_code) {
                     "folder with alibaba-gpu-v2023/ and azure-llm-inference-2023/ (default: $TOPOFIT_SHARED_DIR/traces, "
                     "else ./traces; README.md says where to get them); read in place")
       ->option_text("DIR");
+  bench->add_option("--burst-pods", options->burst_pods,
+                    "synthetic: mean inference pods per burst (default 24; larger: the same pods in fewer, "
+                    "larger bursts)")
+      ->check(CLI::Range(1.0, 100000.0))
+      ->option_text("N");
   bench->add_option("--pods", options->pods, "synthetic: number of pods (default 10000)")
       ->check(CLI::Range(int64_t{1}, int64_t{100000000}))
       ->option_text("N");
@@ -419,7 +425,8 @@ void DefineBench(CLI::App& command, int& exit_code) {
                     "pods it sees; docs/headroom.md); each but none runs every policy again as <policy>+<headroom>")
       ->option_text("LIST");
   bench->add_option("--headroom-quantile", options->headroom_quantile,
-                    "buffer:adaptive covers each shape's rise over one node boot at this quantile (default 0.95)")
+                    "buffer:adaptive covers each shape's rise over one node boot at this quantile of the one-minute windows "
+                    "it remembers (default 0.75)")
       ->check(CLI::Range(0.0, 1.0))
       ->option_text("0..1");
   bench->add_option("--headroom-budget-gpus", options->headroom_budget_gpus,

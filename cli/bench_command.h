@@ -14,6 +14,7 @@ struct BenchOptions {
   std::string workload = "synthetic";  // synthetic, openb, azure-llm, gangs
   std::string traces;                  // folder holding alibaba-gpu-v2023/ and azure-llm-inference-2023/
   int64_t pods = 10000;                // synthetic: pod count
+  double burst_pods = 24;              // synthetic: mean inference pods per burst
   int racks = 8;                       // gangs (and jobs without --fleet): NVL72 racks
   std::string jobs_file;               // jobs: the CSV
   std::string fleet;                   // the node groups as YAML; empty: the workload's own
@@ -24,7 +25,7 @@ struct BenchOptions {
   std::string policies = "extender-only,expander-only,topofit";
   std::string headroom = "none";
   int headroom_budget_gpus = 0;
-  double headroom_quantile = 0.95;
+  double headroom_quantile = 0.75;
   std::string expander_chain = "least-waste";
   std::string expander_priorities;     // the `priority` expander's ConfigMap text (key `priorities`)
   std::string out;                     // write CSV, JSON and plots here (empty: table only)

@@ -24,7 +24,6 @@ struct Draft {
 };
 
 // Agentic inference: a burst of calls fanned out by one agent step, spread over a minute.
-constexpr double kBurstMeanPods = 24;
 constexpr SimTime kBurstSpread = kMinute;
 constexpr int kInferenceGpus[] = {1, 2, 4, 8};
 constexpr double kInferenceGpuWeights[] = {0.60, 0.25, 0.10, 0.05};
@@ -33,9 +32,10 @@ constexpr double kTrainingGpuWeights[] = {0.5, 0.5};
 constexpr int kCpuCores[] = {1, 2, 4, 8};
 constexpr double kCpuCoreWeights[] = {0.3, 0.3, 0.25, 0.15};
 
-void DraftInference(int64_t count, SimTime horizon, SeededRandom& random, std::vector<Draft>& drafts) {
+void DraftInference(int64_t count, double burst_mean_pods, SimTime horizon, SeededRandom& random,
+                    std::vector<Draft>& drafts) {
   while (count > 0) {
-    const int64_t burst = std::min(count, random.Geometric(kBurstMeanPods));
+    const int64_t burst = std::min(count, random.Geometric(burst_mean_pods));
     const SimTime start = random.UniformTime(std::max<SimTime>(horizon - kBurstSpread, 1));
     for (int64_t i = 0; i < burst; ++i) {
       const auto gpus = static_cast<uint8_t>(kInferenceGpus[random.Pick(kInferenceGpuWeights)]);
@@ -106,7 +106,7 @@ Workload GenerateSynthetic(const SyntheticOptions& options) {
   SeededRandom random(options.seed);
   std::vector<Draft> drafts;
   drafts.reserve(pod_count);
-  DraftInference(inference, horizon, random, drafts);
+  DraftInference(inference, options.burst_mean_pods, horizon, random, drafts);
   DraftTraining(training, horizon, random, drafts);
   DraftCpu(pod_count - inference - training, horizon, random, drafts);
   // Stable, and names follow the sorted order: arrival, then name, as Workload promises.
@@ -127,7 +127,7 @@ Workload GenerateSynthetic(const SyntheticOptions& options) {
   }
   workload.description = absl::StrCat(
       "synthetic agentic mix, seed ", options.seed, ": ", inference,
-      " inference pods in bursts (mean 24 pods within a minute; 1/2/4/8 GPUs at 60/25/10/5%, run log-normal "
+      " inference pods in bursts (mean ", options.burst_mean_pods, " pods within a minute; 1/2/4/8 GPUs at 60/25/10/5%, run log-normal "
       "median 90 s), ",
       training, " training jobs (4 or 8 GPUs, min-link NV required, log-normal median 2 h), ",
       pod_count - inference - training, " pods without GPUs, arrivals over ", horizon / kSecond,

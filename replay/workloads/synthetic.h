@@ -19,6 +19,8 @@ struct SyntheticOptions {
   // without GPUs.
   double inference_share = 0.85;
   double training_share = 0.03;
+  // Mean inference pods per burst (geometric); a burst's pods arrive within a minute.
+  double burst_mean_pods = 24;
   int max_nodes_per_group = 64;  // the fleet's ceiling (CloudGpuFleet)
 };
 

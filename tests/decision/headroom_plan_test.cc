@@ -59,7 +59,7 @@ TEST_CASE("Bursts that come often are covered at the quantile, rare ones are not
     if (into > 3) return 0;
     return minute % 60 == 30 ? 20 : 6;
   };
-  HeadroomPlanner planner({});
+  HeadroomPlanner planner(HeadroomConfig{.quantile = 0.95});
   Feed(planner, shape, absl::ZeroDuration(), absl::Hours(2), live);
   // Of the last hour's 60 one-minute buckets, the ones within a boot (10 min) before a burst see it rise:
   // about every bucket sees a rise of 6, and only 10 see the rise of 20: 10/60 > 5%, so it is covered.
@@ -89,6 +89,7 @@ TEST_CASE("The boot covered is the quantile of the boots seen, the default befor
 TEST_CASE("A buffer grows at once and shrinks only after its target stayed lower for the shrink delay", "[headroom]") {
   const HeadroomShape shape = Shape(1);
   HeadroomConfig config;
+  config.quantile = 0.95;
   config.window = absl::Minutes(30);
   config.shrink_after = absl::Minutes(20);
   HeadroomPlanner planner(config);
