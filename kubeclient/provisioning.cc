@@ -10,21 +10,13 @@
 #include "kube/topofit_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "kubeclient/name_hash.h"
 
 namespace topofit::kubeclient {
 namespace {
 
 constexpr size_t kMaxNameLength = 253;
 constexpr char kHostnameLabel[] = "kubernetes.io/hostname";
-
-uint64_t Fnv1a64(absl::string_view text) {
-  uint64_t hash = 14695981039346656037ULL;
-  for (const char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ULL;
-  }
-  return hash;
-}
 
 std::string StringAt(const nlohmann::json& object, const char* key) {
   if (!object.is_object()) return "";
@@ -108,12 +100,12 @@ void ExcludeNodes(nlohmann::json& spec, std::vector<std::string> refused) {
   }
 }
 
-// The template of `pod`'s spec as PodTemplateForPod describes it, `annotations` kept of its own.
-nlohmann::json TemplateOf(const nlohmann::json& pod, const PodIdentity& identity,
-                          std::initializer_list<absl::string_view> annotations) {
-  const nlohmann::json& metadata = pod["metadata"];
+}  // namespace
+
+nlohmann::json SchedulingTemplateOf(const nlohmann::json& pod, std::initializer_list<absl::string_view> annotations) {
   const nlohmann::json empty = nlohmann::json::object();
-  const nlohmann::json& pod_spec = pod.contains("spec") ? pod["spec"] : empty;
+  const nlohmann::json& metadata = pod.is_object() && pod.contains("metadata") ? pod["metadata"] : empty;
+  const nlohmann::json& pod_spec = pod.is_object() && pod.contains("spec") ? pod["spec"] : empty;
 
   nlohmann::json template_metadata = nlohmann::json::object();
   if (metadata.contains("labels") && metadata["labels"].is_object()) template_metadata["labels"] = metadata["labels"];
@@ -123,7 +115,6 @@ nlohmann::json TemplateOf(const nlohmann::json& pod, const PodIdentity& identity
       if (it != metadata["annotations"].end()) template_metadata["annotations"][std::string(key)] = *it;
     }
   }
-  template_metadata["annotations"][std::string(kube::kStandsForPodUidAnnotation)] = identity.uid;
 
   nlohmann::json spec = Keep(pod_spec, {"nodeSelector", "affinity", "tolerations", "topologySpreadConstraints",
                                         "priorityClassName", "priority", "preemptionPolicy", "schedulerName",
@@ -135,6 +126,16 @@ nlohmann::json TemplateOf(const nlohmann::json& pod, const PodIdentity& identity
     spec["initContainers"] = KeepContainers(pod_spec["initContainers"]);
   }
   return {{"metadata", std::move(template_metadata)}, {"spec", std::move(spec)}};
+}
+
+namespace {
+
+// The template of `pod`'s spec as PodTemplateForPod describes it, `annotations` kept of its own.
+nlohmann::json TemplateOf(const nlohmann::json& pod, const PodIdentity& identity,
+                          std::initializer_list<absl::string_view> annotations) {
+  nlohmann::json pod_template = SchedulingTemplateOf(pod, annotations);
+  pod_template["metadata"]["annotations"][std::string(kube::kStandsForPodUidAnnotation)] = identity.uid;
+  return pod_template;
 }
 
 nlohmann::json PodTemplateObject(nlohmann::json metadata, nlohmann::json pod_template) {

@@ -4,6 +4,7 @@
 // and the ProvisioningRequest that ask cluster-autoscaler for a node a pending pod can use, and the
 // reading of a request's conditions. No I/O here; KubeApi posts and deletes what these build.
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ std::string ProvisioningObjectName(absl::string_view pod_name);
 absl::StatusOr<nlohmann::json> PodTemplateForPod(const nlohmann::json& pod,
                                                  const std::vector<std::string>& refused_nodes,
                                                  const std::vector<kube::NodeSelectorTerm>& shapes = {});
+
+// A pod template (metadata and spec) of what scheduling reads of `pod` (the API server's JSON): its labels,
+// the `annotations` named, and the spec fields PodTemplateForPod lists. Shared by ProvisioningRequests and
+// CapacityBuffers (capacity_buffers.h).
+nlohmann::json SchedulingTemplateOf(const nlohmann::json& pod, std::initializer_list<absl::string_view> annotations);
 
 // The ProvisioningRequest for `pod`: class best-effort-atomic-scale-up, one podSet of count 1 referring to
 // the PodTemplate of the same name, owned by the pod. InvalidArgument as above.

@@ -275,6 +275,13 @@ void FakeApiServer::Handle(const httplib::Request& req, httplib::Response& res) 
     replies_.erase(it);
     return;
   }
+  if (!collection.has_value() && req.method == "GET") {
+    if (auto served = discovery_.find(req.path); served != discovery_.end()) {
+      res.status = 200;
+      res.set_content(served->second.dump(), "application/json");
+      return;
+    }
+  }
   if (!collection.has_value() && (HandleStoredObject(req, res) || HandleObject(req, res))) return;
   if (!collection.has_value()) {
     res.status = 404;
@@ -295,6 +302,7 @@ struct StoredCollection {
   std::vector<std::string> prefix;
   std::string plural;
   std::string qualified;
+  bool namespaced = true;  // else cluster-scoped: <prefix>/<plural>
 };
 
 const std::vector<StoredCollection>& StoredCollections() {
@@ -305,6 +313,10 @@ const std::vector<StoredCollection>& StoredCollections() {
       {{"apis", "coordination.k8s.io", "v1"}, "leases", "leases.coordination.k8s.io"},
       {{"apis", "events.k8s.io", "v1"}, "events", "events.events.k8s.io"},
       {{"api", "v1"}, "events", "events"},  // the core/v1 view the kubelet writes and the restart collector reads
+      {{"apis", "autoscaling.x-k8s.io", "v1beta1"}, "capacitybuffers", "capacitybuffers.autoscaling.x-k8s.io"},
+      {{"apis", "autoscaling.x-k8s.io", "v1alpha1"}, "capacitybuffers", "capacitybuffers.autoscaling.x-k8s.io"},
+      {{"apis", "apps", "v1"}, "deployments", "deployments.apps"},
+      {{"apis", "scheduling.k8s.io", "v1"}, "priorityclasses", "priorityclasses.scheduling.k8s.io", false},
   };
   return collections;
 }
@@ -322,9 +334,9 @@ bool FakeApiServer::HandleStoredObject(const httplib::Request& req, httplib::Res
   const StoredCollection* collection = nullptr;
   size_t collection_size = 0;  // segments up to and including the plural
   for (const StoredCollection& candidate : StoredCollections()) {
-    const size_t size = candidate.prefix.size() + 3;
+    const size_t size = candidate.prefix.size() + (candidate.namespaced ? 3 : 1);
     if (parts.size() >= size && std::equal(candidate.prefix.begin(), candidate.prefix.end(), parts.begin()) &&
-        parts[size - 3] == "namespaces" && parts[size - 1] == candidate.plural) {
+        (!candidate.namespaced || parts[size - 3] == "namespaces") && parts[size - 1] == candidate.plural) {
       collection = &candidate;
       collection_size = size;
     }
@@ -547,6 +559,11 @@ std::vector<nlohmann::json> FakeApiServer::StoredObjects(const std::string& coll
     objects.push_back(it->second);
   }
   return objects;
+}
+
+void FakeApiServer::ServeDiscovery(const std::string& path, nlohmann::json resource_list) {
+  absl::MutexLock lock(&mu_);
+  discovery_[path] = std::move(resource_list);
 }
 
 void FakeApiServer::SetPreviousLog(const std::string& namespace_name, const std::string& name,

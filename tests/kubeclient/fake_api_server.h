@@ -144,6 +144,9 @@ class FakeApiServer {
   // limitBytes); without one, or without previous=true, 400 as the kubelet answers.
   void SetPreviousLog(const std::string& namespace_name, const std::string& name, const std::string& container,
                       std::string log);
+  // What GET `path` serves (200), e.g. the APIResourceList of /apis/autoscaling.x-k8s.io/v1beta1 where a CRD
+  // is installed; paths not served this way and not stored are 404, as for an API group nobody serves.
+  void ServeDiscovery(const std::string& path, nlohmann::json resource_list);
 
  private:
   struct Watch;
@@ -187,6 +190,7 @@ class FakeApiServer {
   std::list<std::shared_ptr<Watch>> watches_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, nlohmann::json> stored_ ABSL_GUARDED_BY(mu_);  // by object path
   std::map<std::string, std::string> previous_logs_ ABSL_GUARDED_BY(mu_);  // by namespace/name/container
+  std::map<std::string, nlohmann::json> discovery_ ABSL_GUARDED_BY(mu_);    // by path
 };
 
 // The CA bundle a client needs to trust the fake server, plus a bearer token.
