@@ -260,7 +260,7 @@ int RunBench(const BenchOptions& options, std::ostream& out, std::ostream& err) 
   }
   for (sim::Policy& policy : *policies) {
     policy.headroom.adaptive.budget_gpus = options.headroom_budget_gpus;
-    policy.headroom.adaptive.quantile = options.headroom_quantile;
+    if (!policy.headroom.fill_rate_named) policy.headroom.adaptive.quantile = options.headroom_quantile;
   }
   const bool dra = options.gpu_api == "dra";
   if (dra && options.gpu_ids != "agent") {
@@ -421,12 +421,13 @@ void DefineBench(CLI::App& command, int& exit_code) {
       ->option_text("LIST");
   bench->add_option("--headroom", options->headroom,
                     "comma list of none (default), buffer:N (a CapacityBuffer of N pods per shape of the bursty "
-                    "inference pods, sized by hand) and buffer:adaptive (topofit sizes a buffer per shape from the "
-                    "pods it sees; docs/headroom.md); each but none runs every policy again as <policy>+<headroom>")
+                    "inference pods, sized by hand) and buffer:adaptive[:F] (topofit sizes a buffer per shape from "
+                    "the pods it sees, to fill rate F; docs/headroom.md); each but none runs every policy again as "
+                    "<policy>+<headroom>")
       ->option_text("LIST");
   bench->add_option("--headroom-quantile", options->headroom_quantile,
-                    "buffer:adaptive covers each shape's rise over one node boot at this quantile of the one-minute windows "
-                    "it remembers (default 0.75)")
+                    "the share of the pods rising over one node boot that buffer:adaptive sizes each shape's buffer to "
+                    "cover (its fill rate; default 0.8); buffer:adaptive:F names its own")
       ->check(CLI::Range(0.0, 1.0))
       ->option_text("0..1");
   bench->add_option("--headroom-budget-gpus", options->headroom_budget_gpus,

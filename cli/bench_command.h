@@ -25,7 +25,7 @@ struct BenchOptions {
   std::string policies = "extender-only,expander-only,topofit";
   std::string headroom = "none";
   int headroom_budget_gpus = 0;
-  double headroom_quantile = 0.75;
+  double headroom_quantile = 0.8;
   std::string expander_chain = "least-waste";
   std::string expander_priorities;     // the `priority` expander's ConfigMap text (key `priorities`)
   std::string out;                     // write CSV, JSON and plots here (empty: table only)

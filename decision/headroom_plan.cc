@@ -35,6 +35,35 @@ T NearestRank(const std::vector<T>& ascending, double q) {
 
 }  // namespace
 
+int FillRateCover(const std::vector<int>& ascending_rises, double fill_rate) {
+  int64_t total = 0;
+  for (int rise : ascending_rises) total += rise;
+  if (total == 0) return 0;
+  // Covered pods grow with the cover by the number of rises at least that large: walk the covers the rises
+  // themselves name (between two of them coverage grows linearly, so the smallest cover is one of them or
+  // reached within the step above).
+  const double wanted = std::clamp(fill_rate, 0.0, 1.0) * static_cast<double>(total);
+  int64_t covered = 0;  // sum of min(rise, cover) at the current cover
+  int cover = 0;
+  size_t below = 0;  // rises <= cover
+  while (below < ascending_rises.size()) {
+    const int64_t larger = static_cast<int64_t>(ascending_rises.size() - below);
+    const int next = ascending_rises[below];
+    if (next > cover) {
+      // Raising the cover to `next` covers `larger` more pods per step.
+      const double missing = wanted - static_cast<double>(covered);
+      const int64_t steps = next - cover;
+      if (static_cast<double>(larger * steps) >= missing) {
+        return cover + static_cast<int>(std::ceil(std::max(missing, 0.0) / static_cast<double>(larger)));
+      }
+      covered += larger * steps;
+      cover = next;
+    }
+    ++below;
+  }
+  return cover;
+}
+
 std::string HeadroomShape::Name() const {
   std::vector<std::string> parts = {absl::StrCat(gpus, "gpu")};
   for (const std::string* part : {&min_link, &min_bandwidth, &topology_policy, &family}) {
@@ -140,7 +169,7 @@ std::vector<int> HeadroomPlanner::Rises(const std::vector<Bucket>& buckets, absl
 std::map<HeadroomShape, int> HeadroomPlanner::Targets(absl::Time now) const {
   std::map<HeadroomShape, int> targets;
   for (const auto& [shape, buckets] : buckets_) {
-    const int target = NearestRank(Rises(buckets, now), config_.quantile);
+    const int target = FillRateCover(Rises(buckets, now), config_.quantile);
     if (target > 0) targets[shape] = target;
   }
   return targets;

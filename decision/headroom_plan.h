@@ -35,10 +35,11 @@ struct HeadroomShape {
 std::optional<HeadroomShape> HeadroomShapeOf(const kube::Pod& pod);
 
 struct HeadroomConfig {
-  // Each shape's buffer covers its live pods' rise over one boot at this quantile of the rises remembered (one
-  // per bucket: a quantile over time, not over pods — a burst's pods arrive within a few buckets, so 0.75
-  // already serves nearly every pod of the bench's bursty workloads warm, and 0.95 buys capacity that idles).
-  double quantile = 0.75;
+  // The share of the pods rising over one boot that each shape's buffer is sized to cover (a fill rate, as
+  // inventory is sized: a buffer of B covers min(rise, B) of every rise remembered, one per bucket).
+  // 0.8: on the bench's bursty workloads it serves nearly every inference pod warm; 0.95 buys capacity that
+  // shortens no wait there (bench/RESULTS.md, "Headroom").
+  double quantile = 0.8;
   // How far back demand is remembered.
   absl::Duration window = absl::Hours(1);
   // Demand is summarised per bucket of this length (its first and its highest live count).
@@ -92,6 +93,10 @@ class HeadroomPlanner {
   std::map<HeadroomShape, Held> held_;
   std::map<HeadroomShape, std::vector<int>> rises_;  // by the last Plan: what the budget ranks by
 };
+
+// The smallest cover B with sum(min(rise, B)) >= fill_rate x sum(rise) over `ascending_rises`: a buffer of B
+// pods serves that share of the pods that rose. 0 when nothing rose.
+int FillRateCover(const std::vector<int>& ascending_rises, double fill_rate);
 
 // Cuts `wanted` (replicas per shape) to at most `budget_gpus` GPUs over all shapes: replicas are kept in the
 // order of the chance they are used per GPU they hold — the k-th replica of a shape is used when a rise of k or

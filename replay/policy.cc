@@ -260,7 +260,7 @@ std::string Headroom::Name() const {
     case Sizing::kStatic:
       return absl::StrCat("buffer:", replicas);
     case Sizing::kAdaptive:
-      return "buffer:adaptive";
+      return fill_rate_named ? absl::StrCat("buffer:adaptive:", adaptive.quantile) : "buffer:adaptive";
   }
   return "";
 }
@@ -269,14 +269,22 @@ absl::StatusOr<Headroom> ParseHeadroom(absl::string_view text) {
   Headroom headroom;
   if (text == "none") return headroom;
   int replicas = 0;
+  double fill_rate = 0;
   if (text == "buffer:adaptive") {
     headroom.sizing = Headroom::Sizing::kAdaptive;
+  } else if (absl::string_view rest = text; absl::ConsumePrefix(&rest, "buffer:adaptive:") &&
+             absl::SimpleAtod(rest, &fill_rate) && fill_rate > 0 && fill_rate <= 1) {
+    headroom.sizing = Headroom::Sizing::kAdaptive;
+    headroom.adaptive.quantile = fill_rate;
+    headroom.fill_rate_named = true;
   } else if (absl::ConsumePrefix(&text, "buffer:") && absl::SimpleAtoi(text, &replicas) && replicas > 0) {
     headroom.sizing = Headroom::Sizing::kStatic;
     headroom.replicas = replicas;
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown headroom \"", text, "\"; known: none, buffer:N (N > 0 pods per bursty shape), buffer:adaptive"));
+        absl::StrCat("unknown headroom \"", text,
+                     "\"; known: none, buffer:N (N > 0 pods per bursty shape), buffer:adaptive, buffer:adaptive:F "
+                     "(a fill rate in (0, 1])"));
   }
   return headroom;
 }

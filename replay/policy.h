@@ -81,11 +81,13 @@ struct Headroom {
   Sizing sizing = Sizing::kNone;
   int replicas = 0;
   decision::HeadroomConfig adaptive;
+  bool fill_rate_named = false;  // "buffer:adaptive:F" set adaptive.quantile itself
   // "" for none, "buffer:2", "buffer:adaptive": the suffix a policy's name takes.
   std::string Name() const;
 };
 
-// "none", "buffer:N" (N > 0) or "buffer:adaptive"; InvalidArgument otherwise.
+// "none", "buffer:N" (N > 0), "buffer:adaptive" or "buffer:adaptive:F" (a fill rate F in (0, 1]);
+// InvalidArgument otherwise.
 absl::StatusOr<Headroom> ParseHeadroom(absl::string_view text);
 
 // Which of topofit's components a replayed world runs, and how its stock components are set up. The rest

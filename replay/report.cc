@@ -431,6 +431,7 @@ struct Plot {
 };
 constexpr Plot kGpusOverTime = {"gpus_over_time.gp", "gpus_over_time.svg"};
 constexpr Plot kPendingCdf = {"pending_cdf.gp", "pending_cdf.svg"};
+constexpr Plot kHeadroomFrontier = {"headroom_frontier.gp", "headroom_frontier.svg"};
 
 // Where the pending CDF draws the pods that started the moment they were created: a log axis has no 0.
 constexpr double kZeroWaitDrawnAt = 0.1;
@@ -519,6 +520,40 @@ std::string PendingCdfScript(const Workload& workload, const std::vector<ReplayR
         GnuplotString(absl::StrFormat("%s (%.1f%% at once)", results[i].policy, 100 * at_once))));
   }
   absl::StrAppend(&script, absl::StrJoin(lines, ", \\\n"), "\n");
+  return script;
+}
+
+// Whether the workload has inference pods, whose wait headroom is kept for.
+bool HasBurstyPods(const std::vector<std::vector<PolicySummary>>& runs) {
+  return !runs.empty() && !runs.front().empty() && runs.front().front().pending_bursty.pods > 0;
+}
+
+// Each policy's idle GPU-hours and its inference pods' p95 pending, means over the seeds: one point of the
+// headroom frontier (issue 34) per policy.
+std::string HeadroomFrontierCsv(const std::vector<std::vector<PolicySummary>>& runs) {
+  std::string csv = "policy,idle_gpu_hours,pending_p95_inference_seconds,seeds\n";
+  for (size_t p = 0; p < runs.front().size(); ++p) {
+    double idle = 0, p95 = 0;
+    for (const std::vector<PolicySummary>& run : runs) {
+      idle += run[p].idle_gpu_hours;
+      p95 += run[p].pending_bursty.p95_seconds;
+    }
+    const double seeds = static_cast<double>(runs.size());
+    absl::StrAppend(&csv, runs.front()[p].policy, ",", absl::StrFormat("%.3f,%.3f", idle / seeds, p95 / seeds), ",",
+                    runs.size(), "\n");
+  }
+  return csv;
+}
+
+std::string HeadroomFrontierScript(const Workload& workload) {
+  std::string script = ScriptHead(kHeadroomFrontier, 700);
+  absl::StrAppend(&script, "set title ",
+                  GnuplotString(absl::StrCat("Warm capacity against idle GPUs: ", workload.name)), "\n",
+                  "set xlabel \"idle GPU-hours (mean over seeds; lower left is better)\"\n",
+                  "set ylabel \"p95 pending of inference pods (seconds)\"\n",
+                  "set yrange [0:*]\nset offsets graph 0.05, graph 0.15, graph 0.05, 0\nunset key\n",
+                  "plot \"headroom_frontier.csv\" using 2:3 with points pt 7 ps 1.2 lc 1, \\\n",
+                  "  \"headroom_frontier.csv\" using 2:3:1 with labels offset 0,1 font \"sans,9\"\n");
   return script;
 }
 
@@ -960,7 +995,7 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const std::string& dir, con
   const SeedComparison& first = comparison.seeds.front();
   std::vector<std::vector<PolicySummary>> runs;
   for (const SeedComparison& seed : comparison.seeds) runs.push_back(seed.summaries);
-  const std::pair<absl::string_view, std::string> files[] = {
+  std::vector<std::pair<absl::string_view, std::string>> files = {
       {"summary.csv", SummaryCsv(runs)},
       {"summary.json", SummaryJson(comparison.workload, runs)},
       {"timeline.csv", TimelineCsv(first.results, first.window.end)},
@@ -968,6 +1003,12 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const std::string& dir, con
       {kGpusOverTime.script, GpusOverTimeScript(comparison.workload, first.results, first.window.end)},
       {kPendingCdf.script, PendingCdfScript(comparison.workload, first.results)},
   };
+  std::vector<Plot> plots = {kGpusOverTime, kPendingCdf};
+  if (HasBurstyPods(runs)) {
+    files.emplace_back("headroom_frontier.csv", HeadroomFrontierCsv(runs));
+    files.emplace_back(kHeadroomFrontier.script, HeadroomFrontierScript(comparison.workload));
+    plots.push_back(kHeadroomFrontier);
+  }
   std::vector<std::string> written;
   for (const auto& [name, content] : files) {
     const fs::path path = root / std::string(name);
@@ -975,7 +1016,7 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const std::string& dir, con
     written.push_back(path.string());
   }
   if (GnuplotOnPath()) {
-    for (const Plot& plot : {kGpusOverTime, kPendingCdf}) {
+    for (const Plot& plot : plots) {
       if (Draw(root, plot)) written.push_back((root / std::string(plot.svg)).string());
     }
   }

@@ -47,6 +47,8 @@ bool GnuplotOnPath();
 //                     idle GPU-hours accrued and idle GPUs over time; the pending CDF on a log axis with
 //                     zero waits drawn at 0.1 s (both say so);
 //   gpus_over_time.svg, pending_cdf.svg when gnuplot is on PATH and drew them.
+//   headroom_frontier.csv, .gp, .svg   for a workload with inference pods: each policy's idle GPU-hours and
+//                     its inference pods' p95 pending, means over the seeds (the headroom frontier, issue 34).
 // The comparison must hold its first seed's results (ComparisonOptions::keep_first_results;
 // InvalidArgument otherwise). Returns the paths written; a plot is listed only when gnuplot drew it. An
 // error names the path that could not be created or written.

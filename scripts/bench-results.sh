@@ -249,9 +249,9 @@ run "Azure LLM inference 2023, GPUs through DRA claims" - --workload azure-llm -
 # What the asking rule buys when users say how long their jobs run (no trace does).
 # Issue 34: warm capacity. Static CapacityBuffers an operator sizes by hand (N pods per shape of the bursty
 # inference pods) against topofit's adaptive buffer, in the operator's tuned world and in topofit's.
-run "Headroom: synthetic default, static buffers against the adaptive one" - --baselines tuned --policies topofit --headroom none,buffer:1,buffer:2,buffer:4,buffer:6,buffer:adaptive --seeds "$seeds" --no-legend
-run "Headroom: synthetic, bursts of 96 pods on average" - --burst-pods 96 --baselines tuned --policies topofit --headroom none,buffer:2,buffer:4,buffer:8,buffer:12,buffer:adaptive --seeds "$seeds" --no-legend
-run "Headroom: Azure LLM inference 2023" - --workload azure-llm --baselines tuned --policies topofit --headroom none,buffer:1,buffer:2,buffer:4,buffer:adaptive --seeds "$seeds" --no-legend
+run "Headroom: synthetic default, static buffers against the adaptive one" - --baselines tuned --policies topofit --headroom none,buffer:1,buffer:2,buffer:4,buffer:6,buffer:adaptive:0.5,buffer:adaptive:0.7,buffer:adaptive --seeds "$seeds" --no-legend
+run "Headroom: synthetic, bursts of 96 pods on average" - --burst-pods 96 --baselines tuned --policies topofit --headroom none,buffer:2,buffer:4,buffer:8,buffer:12,buffer:adaptive:0.5,buffer:adaptive:0.7,buffer:adaptive --seeds "$seeds" --no-legend
+run "Headroom: Azure LLM inference 2023" - --workload azure-llm --baselines tuned --policies topofit --headroom none,buffer:1,buffer:2,buffer:4,buffer:adaptive:0.5,buffer:adaptive --seeds "$seeds" --no-legend
 
 run "Alibaba openb, the trace's own times, multi-GPU pods declaring their run time" - --workload openb --runtimes-declared --baselines tuned --seeds "$seeds" --no-legend
 run "Alibaba openb, the FGD paper's mode, multi-GPU pods declaring their run time" - --workload openb --openb-interval 1 --runtimes-declared --baselines tuned --seeds "$seeds" --no-legend

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
@@ -482,4 +483,29 @@ TEST_CASE("vs best tuned: each figure against the best tuned configuration of th
 }
 
 }  // namespace
+TEST_CASE("WriteReport draws the headroom frontier only for a workload with inference pods") {
+  const ScratchDir scratch("topofit-frontier-test");
+  const std::filesystem::path without = std::filesystem::path(scratch.path()) / "without";
+  const auto plain = WriteReport(without.string(), ComparisonOf({SmallReplay("tuned", 30), SmallReplay("topofit", 20)},
+                                                                {BaselineSummary(), TopofitSummary()}, 30 * kMinute));
+  REQUIRE_OK(plain);
+  CHECK_FALSE(Contains(*plain, without / "headroom_frontier.csv"));
+
+  PolicySummary cold = BaselineSummary();
+  cold.pending_bursty = PendingPercentiles{.pods = 4, .p50_seconds = 60, .p95_seconds = 240, .p99_seconds = 300};
+  PolicySummary warm = TopofitSummary();
+  warm.policy = "topofit+buffer:adaptive";
+  warm.pending_bursty = PendingPercentiles{.pods = 4, .p50_seconds = 0, .p95_seconds = 12.5, .p99_seconds = 20};
+  const std::filesystem::path with = std::filesystem::path(scratch.path()) / "with";
+  const auto written = WriteReport(with.string(), ComparisonOf({SmallReplay("tuned", 30), SmallReplay("topofit", 20)},
+                                                               {cold, warm}, 30 * kMinute));
+  REQUIRE_OK(written);
+  CHECK(Contains(*written, with / "headroom_frontier.gp"));
+  const std::vector<std::string> lines = LinesOf(with / "headroom_frontier.csv");
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "policy,idle_gpu_hours,pending_p95_inference_seconds,seeds");
+  CHECK(lines[1] == absl::StrFormat("tuned,%.3f,240.000,1", cold.idle_gpu_hours));
+  CHECK(lines[2] == absl::StrFormat("topofit+buffer:adaptive,%.3f,12.500,1", warm.idle_gpu_hours));
+}
+
 }  // namespace topofit::sim
