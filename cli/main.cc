@@ -4,6 +4,7 @@
 #include <openssl/crypto.h>
 
 #include "cli/agent_command.h"
+#include "cli/headroom_command.h"
 #include "cli/bench_command.h"
 #include "cli/build_info.h"
 #include "cli/expander_command.h"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   topofit::cli::AddServeCommand(app, exit_code);
   topofit::cli::AddBenchCommand(app, exit_code);
   topofit::cli::AddAgentCommand(app, exit_code);
+  topofit::cli::AddHeadroomCommand(app, exit_code);
   topofit::cli::AddExplainCommand(app, exit_code);
   topofit::cli::AddMcpCommand(app, exit_code);
   topofit::cli::AddWebhookCommand(app, exit_code);
