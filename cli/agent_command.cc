@@ -93,14 +93,10 @@ int RunAgent(const AgentCommandOptions& options, const std::function<void(int)>&
       agent::Agent::Create(*std::move(agent_options), runner, **rest, registry, log);
   if (!node_agent.ok()) return Fail("", node_agent.status());
 
-  server::HttpServerOptions ops_options;
-  ops_options.address = options.address;
-  ops_options.port = options.ops_port;
-  ops_options.name = "ops";
-  absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::HttpServer::Create(ops_options, registry);
+  absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::CreateOpsServer(
+      options.address, options.ops_port, registry,
+      {{"node-agent", [&node_agent] { return (*node_agent)->NotReadyReason(); }}});
   if (!ops.ok()) return Fail("ops server", ops.status());
-  server::RegisterOpsEndpoints(**ops, registry,
-                               {{"node-agent", [&node_agent] { return (*node_agent)->NotReadyReason(); }}});
   absl::StatusOr<int> ops_port = (*ops)->Start();
   if (!ops_port.ok()) return Fail("ops server", ops_port.status());
   (*node_agent)->Start();

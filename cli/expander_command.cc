@@ -156,18 +156,14 @@ int RunExpander(const ExpanderOptions& options, const std::function<void(int, in
   process.decisions = OpenDecisionHistory(options.decision_db, options.decision_db_max_bytes, process.registry, log);
   absl::StatusOr<ExpanderParts> parts = BuildExpander(options, process, log);
   if (!parts.ok()) return Fail(kCommand, parts.status());
-  server::HttpServerOptions ops_options;
-  ops_options.address = options.ops_address;
-  ops_options.port = options.ops_port;
-  ops_options.name = "ops";
-  absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::HttpServer::Create(ops_options, process.registry);
-  if (!ops.ok()) return Fail(kCommand, ops.status());
   std::atomic<bool> serving{false};
   server::ReadinessChecks readiness = process.ReadinessChecks(serving);
   if (parts->claim_watch != nullptr) {
     readiness.push_back({"claims-sync", [watch = parts->claim_watch.get()] { return NotListedYet(*watch, "resourceclaims"); }});
   }
-  server::RegisterOpsEndpoints(**ops, process.registry, std::move(readiness));
+  absl::StatusOr<std::unique_ptr<server::HttpServer>> ops =
+      server::CreateOpsServer(options.ops_address, options.ops_port, process.registry, std::move(readiness));
+  if (!ops.ok()) return Fail(kCommand, ops.status());
   RegisterIntentsRoute(**ops, *process.ledger, *admin_token);
 
   absl::StatusOr<int> ops_port = (*ops)->Start();

@@ -331,14 +331,10 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   scheduler::RegisterExtenderRoutes(*parts.api, *parts.extender, *admin_token);
   parts.admin_token = *admin_token;
 
-  server::HttpServerOptions ops_options;
-  ops_options.address = options.ops_address;
-  ops_options.port = options.ops_port;
-  ops_options.name = "ops";
-  absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::HttpServer::Create(ops_options, process.registry);
+  absl::StatusOr<std::unique_ptr<server::HttpServer>> ops =
+      server::CreateOpsServer(options.ops_address, options.ops_port, process.registry, std::move(readiness));
   if (!ops.ok()) return Prefixed("ops server", ops.status());
   parts.ops = *std::move(ops);
-  server::RegisterOpsEndpoints(*parts.ops, process.registry, std::move(readiness));
   scheduler::RegisterPreferencesRoute(*parts.ops, *process.ledger, *admin_token);
   if (options.live_state) {
     if (absl::Status events = UsePodEvents(options.kubeconfig, process, log); !events.ok()) return events;

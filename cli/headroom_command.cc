@@ -109,13 +109,9 @@ int RunHeadroom(const HeadroomCommandOptions& options, const std::function<void(
   kube_observability.Observe(pod_options, "pods");
   kubeclient::ListWatcher pods(**watch_rest, "/api/v1/pods", pod_options, demand.Sink());
 
-  server::HttpServerOptions ops_options;
-  ops_options.address = options.address;
-  ops_options.port = options.ops_port;
-  ops_options.name = "ops";
-  absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::HttpServer::Create(ops_options, registry);
+  absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::CreateOpsServer(
+      options.address, options.ops_port, registry, {{"pods-sync", [&pods] { return NotListedYet(pods, "pods"); }}});
   if (!ops.ok()) return Fail("ops server", ops.status());
-  server::RegisterOpsEndpoints(**ops, registry, {{"pods-sync", [&pods] { return NotListedYet(pods, "pods"); }}});
   absl::StatusOr<int> ops_port = (*ops)->Start();
   if (!ops_port.ok()) return Fail("ops server", ops_port.status());
   pods.Start();

@@ -53,4 +53,16 @@ void RegisterOpsEndpoints(HttpServer& server, const MetricsRegistry& registry, R
   });
 }
 
+absl::StatusOr<std::unique_ptr<HttpServer>> CreateOpsServer(const std::string& address, int port,
+                                                            MetricsRegistry& registry, ReadinessChecks readiness) {
+  HttpServerOptions options;
+  options.address = address;
+  options.port = port;
+  options.name = "ops";
+  absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Create(options, registry);
+  if (!server.ok()) return server.status();
+  RegisterOpsEndpoints(**server, registry, std::move(readiness));
+  return server;
+}
+
 }  // namespace topofit::server

@@ -1,9 +1,11 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 
@@ -32,5 +34,11 @@ using ReadinessChecks = std::vector<ReadinessCheck>;
 //   GET /metrics  `registry` in the Prometheus text format 0.0.4
 // `registry` must outlive the server.
 void RegisterOpsEndpoints(HttpServer& server, const MetricsRegistry& registry, ReadinessChecks readiness);
+
+// A process's ops server ("ops": plain HTTP on `address`:`port`, 0 for an ephemeral port; its own request
+// metrics go to `registry`) with the endpoints above registered, not started: a command adds its own routes,
+// then starts it.
+absl::StatusOr<std::unique_ptr<HttpServer>> CreateOpsServer(const std::string& address, int port,
+                                                            MetricsRegistry& registry, ReadinessChecks readiness);
 
 }  // namespace topofit::server
