@@ -765,6 +765,67 @@ PY
 else
   grep -q '^kind: MutatingWebhookConfiguration$' "$tmp/wh.yaml" && ok "components/webhook renders" || fail "components/webhook renders no MutatingWebhookConfiguration"
 fi
+# The headroom component on the base: `topofit headroom` writing in the namespace its Role covers, one replica
+# (two would write two plans), and RBAC limited to what its writer sends.
+hr=$tmp/headroom-overlay
+mkdir -p "$hr"
+cat >"$hr/kustomization.yaml" <<'YAML'
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [../manifests/base]
+components: [../manifests/components/headroom]
+YAML
+if ! kubectl kustomize "$hr" >"$tmp/hr.yaml" 2>"$tmp/err"; then
+  cat "$tmp/err"
+  fail "kubectl kustomize with components/headroom failed"
+elif command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/null; then
+  if python3 - "$tmp/hr.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+problems = []
+def check(cond, msg):
+    if not cond:
+        problems.append(msg)
+def one(kind, name):
+    found = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
+    check(len(found) == 1, f"one {kind} {name}")
+    return found[0] if found else {}
+dep = one("Deployment", "topofit-headroom")
+spec = dep.get("spec", {})
+check(spec.get("replicas") == 1 and spec.get("strategy", {}).get("type") == "Recreate", "one replica, Recreate")
+pod = spec.get("template", {}).get("spec", {})
+c = (pod.get("containers") or [{}])[0]
+args = c.get("args", [])
+def flag(name):
+    return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
+check(args[:1] == ["headroom"], "`topofit headroom`")
+check(flag("--api") == "auto", "--api auto")
+check(0 < float(flag("--fill-rate") or 0) <= 1, "a fill rate in (0, 1]")
+named = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
+check(named.get("ops") == int(flag("--ops-port") or 0), "the ops port named ops")
+for probe, path in (("livenessProbe", "/livez"), ("readinessProbe", "/readyz")):
+    check(c.get(probe, {}).get("httpGet", {}).get("path") == path, f"{probe} {path}")
+check(pod.get("serviceAccountName") == "topofit-headroom", "its own ServiceAccount")
+role = one("Role", "topofit-headroom")
+check(role.get("metadata", {}).get("namespace") == flag("--namespace"), "the Role covers the --namespace it writes in")
+rules = {(tuple(r["apiGroups"]), tuple(r["resources"])): sorted(r["verbs"]) for r in role.get("rules", [])}
+check(rules == {(("",), ("podtemplates",)): ["create", "delete"],
+                (("autoscaling.x-k8s.io",), ("capacitybuffers",)): ["create", "delete", "list", "patch"],
+                (("apps",), ("deployments",)): ["create", "delete", "list", "patch"]}, f"Role rules: {rules}")
+cluster = one("ClusterRole", "topofit-headroom")
+crules = {(tuple(r["apiGroups"]), tuple(r["resources"])): sorted(r["verbs"]) for r in cluster.get("rules", [])}
+check(crules == {(("",), ("pods",)): ["list", "watch"],
+                 (("scheduling.k8s.io",), ("priorityclasses",)): ["create"]}, f"ClusterRole rules: {crules}")
+for kind in ("RoleBinding", "ClusterRoleBinding"):
+    binding = one(kind, "topofit-headroom")
+    check(binding.get("subjects") == [{"kind": "ServiceAccount", "name": "topofit-headroom",
+                                        "namespace": "topofit-system"}], f"{kind} to the ServiceAccount")
+sys.exit("; ".join(problems) if problems else 0)
+PY
+  then ok "components/headroom: one replica, the Role where it writes, RBAC limited to its writer's verbs"; else fail "components/headroom"; fi
+else
+  grep -q 'name: topofit-headroom$' "$tmp/hr.yaml" && ok "components/headroom renders" || fail "components/headroom renders no Deployment"
+fi
 # The README's image override, on the base with the node-agent component: every container that runs topofit
 # (extender, expander, agent) renders the user's image; without it, the release's.
 images_of() { grep -E '^[[:space:]]*image: .*topofit' "$1" | grep -v kube-scheduler | sed -E 's/^[[:space:]]*image: //' | sort | uniq -c | sed -E 's/^ +//'; }
