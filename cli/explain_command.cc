@@ -19,10 +19,11 @@ int RunExplain(const ExplainOptions& options, std::ostream& out, std::ostream& e
     err << "topofit explain: " << source.status().message() << "\n";
     return 1;
   }
-  const history::Subject subject = options.subject == "pod"       ? history::Subject::kPod
-                                   : options.subject == "idle"    ? history::Subject::kIdle
-                                   : options.subject == "restart" ? history::Subject::kRestart
-                                                                  : history::Subject::kGroup;
+  const history::Subject subject = options.subject == "pod"        ? history::Subject::kPod
+                                   : options.subject == "idle"     ? history::Subject::kIdle
+                                   : options.subject == "restart"  ? history::Subject::kRestart
+                                   : options.subject == "headroom" ? history::Subject::kHeadroom
+                                                                   : history::Subject::kGroup;
   absl::StatusOr<history::Explanation> told = history::Explain(subject, options.name, options.limit, source->pages);
   if (!told.ok()) {
     err << "topofit explain: " << told.status().message() << "\n";
@@ -33,6 +34,9 @@ int RunExplain(const ExplainOptions& options, std::ostream& out, std::ostream& e
       err << "topofit explain: no restart recorded of pod " << options.name << "\n";
     } else if (subject == history::Subject::kIdle) {
       err << "topofit explain: no idle GPUs recorded" << (options.name.empty() ? "" : " on node ") << options.name << "\n";
+    } else if (subject == history::Subject::kHeadroom) {
+      err << "topofit explain: no change of warm capacity recorded" << (options.name.empty() ? "" : " of ")
+          << options.name << "\n";
     } else {
       err << "topofit explain: no decision recorded about " << options.subject << " " << options.name << "\n";
     }
@@ -49,9 +53,8 @@ int RunExplain(const ExplainOptions& options, std::ostream& out, std::ostream& e
 void AddExplainCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ExplainOptions>();
   CLI::App* explain = app.add_subcommand(
-      "explain", "Tell why a pod waited or where it went, why a node group grew or did not, why GPUs are idle, and "
-                 "why a pod restarted, "
-                 "from the decision history (newest first)");
+      "explain", "Tell why a pod waited or where it went, why a node group grew or did not, why GPUs are idle, "
+                 "why a pod restarted, and why warm capacity grew or shrank, from the decision history (newest first)");
   explain->require_subcommand(1);
   AddDecisionSourceFlags(*explain, options->server, options->token_file, options->db);
   explain->add_flag("--json", options->json, "the records as JSON, each with its text");
@@ -68,7 +71,11 @@ void AddExplainCommand(CLI::App& app, int& exit_code) {
       "restart", "why a pod's containers restarted (GPU fault, out of memory, eviction, image or configuration, "
                  "the application), what each restart left behind, and where topofit placed the pod");
   restart->add_option("name", options->name, "NAMESPACE/NAME")->required();
-  for (CLI::App* sub : {pod, group, idle, restart}) {
+  CLI::App* headroom = explain->add_subcommand(
+      "headroom", "the warm capacity `topofit headroom` keeps: what each shape holds now, and each change with why "
+                  "(the rise it covers, or the lull it waited out)");
+  headroom->add_option("shape", options->name, "one shape's object name, topofit-headroom-<shape>");
+  for (CLI::App* sub : {pod, group, idle, restart, headroom}) {
     sub->callback([options, sub, &exit_code] {
       options->subject = sub->get_name();
       exit_code = RunExplain(*options, std::cout, std::cerr);

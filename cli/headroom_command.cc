@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/build_info.h"
+#include "cli/decision_history.h"
 #include "cli/extender_command.h"
 #include "cli/kube_observability.h"
 #include "cli/ledger_flags.h"
@@ -102,9 +103,16 @@ int RunHeadroom(const HeadroomCommandOptions& options, const std::function<void(
                                               "1 for the mechanism the controller keeps warm capacity with", {"kind"});
   api_info.Set(1, {api->kind == kubeclient::HeadroomApi::Kind::kCapacityBuffers ? "capacity-buffers" : "placeholders"});
 
+  // Declared before the reconciler, which records to it: destroyed after it.
+  DecisionHistory decisions;
+  if (!options.decision_db.empty()) {
+    decisions = OpenDecisionHistory(options.decision_db, options.decision_db_max_bytes, registry, log);
+  }
   kubeclient::HeadroomDemand demand;
   kubeclient::HeadroomWriter writer(**rest, *api, options.namespace_name);
-  kubeclient::HeadroomReconciler reconciler(demand, writer, *planning, registry, log);
+  kubeclient::HeadroomReconciler reconciler(
+      demand, writer, *planning, registry, log, decisions.recorder.get(),
+      api->kind == kubeclient::HeadroomApi::Kind::kCapacityBuffers ? "capacity-buffers" : "placeholders");
   kubeclient::ListWatchOptions pod_options;
   kube_observability.Observe(pod_options, "pods");
   kubeclient::ListWatcher pods(**watch_rest, "/api/v1/pods", pod_options, demand.Sink());
@@ -168,6 +176,11 @@ void AddHeadroomCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--ops-port", options->ops_port, "plain HTTP port for /healthz /readyz /metrics")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
+  cmd->add_option("--decision-db", options->decision_db,
+                  "SQLite file recording each change of a shape's warm capacity and why (topofit explain --db, "
+                  "kind headroom); not recorded when absent")
+      ->option_text("PATH");
+  AddDecisionDbMaxBytesFlag(*cmd, options->decision_db_max_bytes);
   cmd->add_option("--log-format", options->log_format, "text or json")->capture_default_str();
   cmd->add_option("--log-level", options->log_level, "trace, debug, info, warn, error")->capture_default_str();
   cmd->callback([options, &exit_code] { exit_code = RunHeadroom(*options); });

@@ -3,10 +3,13 @@
 // `topofit headroom`: the headroom controller (docs/headroom.md) — keeps warm capacity shaped like the next
 // burst, as cluster-autoscaler CapacityBuffers or, where CA serves none, placeholder Deployments.
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#include "history/store.h"
 
 namespace topofit::cli {
 
@@ -22,6 +25,8 @@ struct HeadroomCommandOptions {
   double interval_seconds = 10;
   std::string address = "127.0.0.1";  // the Deployment says 0.0.0.0: the kubelet probes the pod's IP
   int ops_port = 9094;                // plain HTTP: /healthz /readyz /metrics
+  std::string decision_db;  // empty: the changes are logged, not recorded
+  int64_t decision_db_max_bytes = history::kDefaultMaxBytes;
   std::string log_format = "text";
   std::string log_level = "info";
 };

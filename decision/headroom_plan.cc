@@ -175,6 +175,11 @@ std::map<HeadroomShape, int> HeadroomPlanner::Targets(absl::Time now) const {
   return targets;
 }
 
+std::vector<int> HeadroomPlanner::RisesOf(const HeadroomShape& shape) const {
+  const auto it = rises_.find(shape);
+  return it == rises_.end() ? std::vector<int>{} : it->second;
+}
+
 std::map<HeadroomShape, int> HeadroomPlanner::Plan(absl::Time now) {
   std::map<HeadroomShape, int> wanted;
   rises_.clear();

@@ -69,8 +69,12 @@ class HeadroomPlanner {
 
   // The boot a buffer covers now.
   absl::Duration Boot() const;
-  // Before hysteresis and budget: the quantile of each shape's rise over one boot, in the remembered window.
+  // Before hysteresis and budget: the cover of each shape's rises over one boot at the fill rate, in the
+  // remembered window.
   std::map<HeadroomShape, int> Targets(absl::Time now) const;
+  // The shape's rises the last Plan weighed, ascending (empty for a shape it did not).
+  std::vector<int> RisesOf(const HeadroomShape& shape) const;
+  const HeadroomConfig& config() const { return config_; }
 
  private:
   struct Bucket {

@@ -153,6 +153,23 @@ std::string CapacityStatus(const Record& r) {
   }
 }
 
+// A headroom record in one line: which shape, from how many pods kept warm to how many, and why.
+std::string Headroom(const Record& r) {
+  if (!r.headroom) return absl::StrCat("warm capacity changed: ", ReasonName(r.reason));
+  const HeadroomDetail& d = *r.headroom;
+  const std::string mechanism = d.mechanism == "placeholders" ? "placeholder Deployment" : "CapacityBuffer";
+  const std::string why =
+      r.reason == Reason::kHeadroomGrew
+          ? absl::StrFormat("serving %.0f%% of the %d one-minute rises over a %d s boot needs %d (the largest rose "
+                            "by %d)",
+                            100 * d.fill_rate, d.rises, d.boot_seconds, d.target, d.largest_rise)
+          : absl::StrFormat("its target stayed at %d or below for the shrink delay (%.0f%% of %d rises over a %d s "
+                            "boot; the largest %d)",
+                            d.replicas, 100 * d.fill_rate, d.rises, d.boot_seconds, d.largest_rise);
+  return absl::StrCat(mechanism, " ", d.shape, ": ", d.was, " -> ", d.replicas, " pod(s) kept warm (", r.gpus,
+                      " GPUs); ", why);
+}
+
 // A restart record in one line: which container, how many times, and the cause in words.
 std::string Restart(const Record& r) {
   if (!r.restart) return absl::StrCat("a container restarted: ", ReasonName(r.reason));
@@ -252,6 +269,8 @@ std::string DescribeRecord(const Record& r, RecordClock clock) {
     }
     case Kind::kRestart:
       return Restart(r);
+    case Kind::kHeadroom:
+      return Headroom(r);
     case Kind::kBind:
       if (r.reason == Reason::kBindFailed) return absl::StrCat("bind to ", r.node, " failed");
       return absl::StrCat("bound to ", r.node,
@@ -378,6 +397,29 @@ std::string ExplainIdle(absl::string_view node, const std::vector<Record>& recor
   for (const Record& r : told) {
     absl::StrAppend(&out, "  ", NodeName(r), ": ", Idle(r), " since ", FormatRecordTime(r.time, clock), "\n");
   }
+  return out;
+}
+
+std::string ExplainHeadroom(absl::string_view shape, const std::vector<Record>& records, RecordClock clock) {
+  std::vector<Record> told;
+  for (const Record& r : records) {
+    if (r.kind == Kind::kHeadroom && r.headroom && (shape.empty() || r.headroom->shape == shape)) told.push_back(r);
+  }
+  if (told.empty()) return "";
+  // Newest first: the first record of each shape is what it holds now.
+  std::map<std::string, const Record*> now;
+  for (const Record& r : told) now.try_emplace(r.headroom->shape, &r);
+  int pods = 0, gpus = 0;
+  for (const auto& [name, r] : now) {
+    pods += r->headroom->replicas;
+    gpus += r->gpus;
+  }
+  std::string out = absl::StrCat("warm capacity: ", pods, " pod(s), ", gpus, " GPUs over ", now.size(),
+                                 " shape(s), as last changed\n");
+  for (const auto& [name, r] : now) {
+    absl::StrAppend(&out, "  ", name, ": ", r->headroom->replicas, " since ", FormatRecordTime(r->time, clock), "\n");
+  }
+  absl::StrAppend(&out, told.size(), " change(s), newest first\n", Timeline(told, clock));
   return out;
 }
 

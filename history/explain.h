@@ -40,6 +40,11 @@ std::string ExplainIdle(absl::string_view node, const std::vector<Record>& recor
 // container's log tail), the older ones a line each. Empty when there is no restart record.
 std::string ExplainRestarts(absl::string_view pod, const std::vector<Record>& restarts, const Record* placed,
                             RecordClock clock = RecordClock::kWall);
+// The headroom controller's changes of warm capacity (headroom records, newest first), of the shape named
+// `shape` (topofit-headroom-<shape>) or of every shape when it is empty: what each shape holds now, then every
+// change with why. Empty when there is none.
+std::string ExplainHeadroom(absl::string_view shape, const std::vector<Record>& records,
+                            RecordClock clock = RecordClock::kWall);
 // The records ExplainIdle tells: for no `node`, each node's newest idle record if it has free GPUs; else
 // the node's idle records. Newest first.
 std::vector<Record> IdleRecordsTold(absl::string_view node, const std::vector<Record>& records);

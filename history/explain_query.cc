@@ -14,6 +14,7 @@ absl::string_view SubjectName(Subject subject) {
     case Subject::kGroup: return "group";
     case Subject::kIdle: return "idle";
     case Subject::kRestart: return "restart";
+    case Subject::kHeadroom: return "headroom";
   }
   return "";
 }
@@ -62,6 +63,8 @@ absl::StatusOr<Explanation> Explain(Subject subject, const std::string& name, in
   } else if (subject == Subject::kIdle) {
     query.kind = Kind::kIdle;
     query.node = name;
+  } else if (subject == Subject::kHeadroom) {
+    query.kind = Kind::kHeadroom;
   } else {
     query.node_group = name;
   }
@@ -100,6 +103,12 @@ absl::StatusOr<Explanation> Explain(Subject subject, const std::string& name, in
       out.text = ExplainRestarts(name, restarts, placed ? &out.records.back() : nullptr, clock);
       break;
     }
+    case Subject::kHeadroom:
+      for (Record& r : records) {
+        if (name.empty() || (r.headroom && r.headroom->shape == name)) out.records.push_back(std::move(r));
+      }
+      out.text = ExplainHeadroom(name, out.records, clock);
+      break;
     case Subject::kIdle:
       out.records = IdleRecordsTold(name, records);
       out.text = ExplainIdle(name, out.records, clock);

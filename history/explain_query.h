@@ -22,8 +22,9 @@ enum class Subject : uint8_t {
   kGroup,  // a node group: the rankings that weighed it, its intents
   kIdle,   // a node's idle GPUs over time, or (no name) each node's latest
   kRestart,  // NS/NAME: its restarts, and the bind that placed it
+  kHeadroom,  // a shape's warm capacity (topofit-headroom-<shape>), or (no name) every shape's
 };
-absl::string_view SubjectName(Subject subject);  // "pod", "group", "idle", "restart"
+absl::string_view SubjectName(Subject subject);  // "pod", "group", "idle", "restart", "headroom"
 
 struct Explanation {
   std::vector<Record> records;  // the records told, newest first by time (by id on a tie); empty: nothing recorded

@@ -8,12 +8,13 @@
 namespace topofit::history {
 namespace {
 
-constexpr std::array<absl::string_view, 5> kComponentNames = {"extender", "expander", "provisioner", "agent",
-                                                              "restarts"};
-constexpr std::array<absl::string_view, 13> kKindNames = {
+constexpr std::array<absl::string_view, 6> kComponentNames = {"extender", "expander", "provisioner", "agent",
+                                                              "restarts", "headroom"};
+static_assert(kComponentNames.size() == static_cast<size_t>(Component::kHeadroom) + 1);
+constexpr std::array<absl::string_view, 14> kKindNames = {
     "filter",          "bind", "preference", "ranking", "intent", "capacity-requested", "capacity-withdrawn",
-    "gang", "idle", "preferred-allocation", "allocation", "restart", "capacity-status"};
-static_assert(kKindNames.size() == static_cast<size_t>(Kind::kCapacityStatus) + 1);
+    "gang", "idle", "preferred-allocation", "allocation", "restart", "capacity-status", "headroom"};
+static_assert(kKindNames.size() == static_cast<size_t>(Kind::kHeadroom) + 1);
 // Past the refusals (named by decision::RefusalCode), in enum order from kTopologyUnknown.
 constexpr std::array<absl::string_view, 20> kOutcomeNames = {
     "topology-unknown", "node-unknown", "invalid-pod", "no-node-fits", "bound", "bind-failed", "chosen",
@@ -33,8 +34,11 @@ constexpr int kFirstCapacity = static_cast<int>(Reason::kCapacityNotFound);
 static_assert(kFirstCapacity == static_cast<int>(Reason::kRestartUnknown) + 1);
 constexpr std::array<absl::string_view, 4> kCapacityNames = {"capacity-not-found", "capacity-failed",
                                                               "booking-expired", "capacity-revoked"};
-constexpr Reason kLastReason = Reason::kCapacityRevoked;
-static_assert(kFirstCapacity + kCapacityNames.size() == static_cast<size_t>(kLastReason) + 1);
+static_assert(kFirstCapacity + kCapacityNames.size() == static_cast<size_t>(Reason::kCapacityRevoked) + 1);
+constexpr int kFirstHeadroom = static_cast<int>(Reason::kHeadroomGrew);
+constexpr std::array<absl::string_view, 2> kHeadroomNames = {"headroom-grew", "headroom-shrank"};
+constexpr Reason kLastReason = Reason::kHeadroomShrank;
+static_assert(kFirstHeadroom + kHeadroomNames.size() == static_cast<size_t>(kLastReason) + 1);
 
 template <typename Enum, size_t N>
 absl::StatusOr<Enum> ParseName(absl::string_view name, const std::array<absl::string_view, N>& names,
@@ -72,6 +76,7 @@ absl::string_view ReasonName(Reason reason) {
   const int i = static_cast<int>(reason);
   if (reason == Reason::kFits) return "fits";
   if (i < kFirstOutcome) return decision::RefusalCode(static_cast<decision::Refusal>(i));
+  if (i >= kFirstHeadroom) return kHeadroomNames[i - kFirstHeadroom];
   if (i >= kFirstCapacity) return kCapacityNames[i - kFirstCapacity];
   if (i >= kFirstRestart) return decision::RestartCauseName(static_cast<decision::RestartCause>(i - kFirstRestart));
   if (i >= kFirstIdle) return IdleReasonName(static_cast<IdleReason>(i - kFirstIdle));

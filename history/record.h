@@ -18,7 +18,7 @@
 namespace topofit::history {
 
 // Which front end decided.
-enum class Component : uint8_t { kExtender, kExpander, kProvisioner, kAgent, kRestarts };
+enum class Component : uint8_t { kExtender, kExpander, kProvisioner, kAgent, kRestarts, kHeadroom };
 
 // What was decided.
 enum class Kind : uint8_t {
@@ -35,6 +35,7 @@ enum class Kind : uint8_t {
   kAllocation,           // the kubelet's Allocate: the devices a container of the pod got
   kRestart,              // a container of a pod restarted (the restart collector): why, and what it left
   kCapacityStatus,       // what cluster-autoscaler said of a ProvisioningRequest topofit made for a pod
+  kHeadroom,             // the headroom controller changed a shape's warm capacity (its CapacityBuffer's replicas)
 };
 
 // Why: a closed set. Past kFits come decision::Refusal's, from its one list (TOPOFIT_NODE_REFUSALS), so a
@@ -84,6 +85,10 @@ enum class Reason : uint8_t {
   kCapacityFailed,          // Failed=True: cluster-autoscaler gave up on the request
   kCapacityBookingExpired,  // BookingExpired=True: the capacity came, and the pod did not take it in time
   kCapacityRevoked,         // CapacityRevoked=True: the capacity booked for it is gone
+  // headroom: a shape's buffer grew (a rise of its pods over one boot came that it did not serve) or shrank
+  // (its target stayed lower for the shrink delay).
+  kHeadroomGrew,
+  kHeadroomShrank,
 };
 
 // The reason a filter refusal gives, and back: the refusal a reason is, if it is one.
@@ -180,6 +185,22 @@ struct RestartDetail {
   friend bool operator==(const RestartDetail&, const RestartDetail&) = default;
 };
 
+// Why the headroom controller changed a shape's warm capacity (Kind::kHeadroom), as it planned it
+// (decision::HeadroomPlanner): the shape's object name, the replicas before and after, the target the fill
+// rate asked of the rises remembered, and the boot they cover.
+struct HeadroomDetail {
+  std::string shape{};       // topofit-headroom-<shape>: its CapacityBuffer's (or Deployment's) name
+  int replicas = 0;
+  int was = 0;
+  int target = 0;            // before hysteresis and budget
+  double fill_rate = 0;
+  int64_t boot_seconds = 0;
+  int rises = 0;             // one-minute windows remembered
+  int largest_rise = 0;      // the largest rise of them, in pods
+  std::string mechanism{};   // "capacity-buffers" or "placeholders"
+  friend bool operator==(const HeadroomDetail&, const HeadroomDetail&) = default;
+};
+
 // A pod a decision concerns; its ledger uid is its correlation id.
 struct PodSubject {
   std::string uid{};
@@ -209,6 +230,7 @@ struct Record {
   int64_t repeats = 0;
   std::string gang{};  // the gang a gang record is about: decision::GangIdOf, "<source>:<key>"
   std::optional<RestartDetail> restart{};  // a restart record's
+  std::optional<HeadroomDetail> headroom{};  // a headroom record's
   friend bool operator==(const Record&, const Record&) = default;
 };
 

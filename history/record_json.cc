@@ -251,6 +251,27 @@ absl::StatusOr<RestartDetail> RestartDetailFromJson(const json& in) {
   return d;
 }
 
+json HeadroomDetailToJson(const HeadroomDetail& d) {
+  return {{"shape", d.shape},         {"replicas", d.replicas},        {"was", d.was},
+          {"target", d.target},       {"fillRate", d.fill_rate},       {"bootSeconds", d.boot_seconds},
+          {"rises", d.rises},         {"largestRise", d.largest_rise}, {"mechanism", d.mechanism}};
+}
+
+absl::StatusOr<HeadroomDetail> HeadroomDetailFromJson(const json& in) {
+  if (!in.is_object()) return absl::InvalidArgumentError("a headroom change's detail is not an object");
+  HeadroomDetail d;
+  HISTORY_READ(in, "shape", d.shape);
+  HISTORY_READ(in, "replicas", d.replicas);
+  HISTORY_READ(in, "was", d.was);
+  HISTORY_READ(in, "target", d.target);
+  HISTORY_READ(in, "fillRate", d.fill_rate);
+  HISTORY_READ(in, "bootSeconds", d.boot_seconds);
+  HISTORY_READ(in, "rises", d.rises);
+  HISTORY_READ(in, "largestRise", d.largest_rise);
+  HISTORY_READ(in, "mechanism", d.mechanism);
+  return d;
+}
+
 json RecordToJson(const Record& r) {
   json out = {{"id", r.id},
               {"time", FormatRecordTime(r.time)},
@@ -271,6 +292,7 @@ json RecordToJson(const Record& r) {
   SetIfNonZero(out, "repeats", r.repeats);
   SetIfNonZero(out, "gang", r.gang);
   if (r.restart) out["restart"] = RestartDetailToJson(*r.restart);
+  if (r.headroom) out["headroom"] = HeadroomDetailToJson(*r.headroom);
   return out;
 }
 
@@ -320,6 +342,11 @@ absl::StatusOr<Record> RecordFromJson(const json& in) {
     absl::StatusOr<RestartDetail> parsed = RestartDetailFromJson(*restart);
     if (!parsed.ok()) return parsed.status();
     r.restart = *std::move(parsed);
+  }
+  if (auto headroom = in.find("headroom"); headroom != in.end()) {
+    absl::StatusOr<HeadroomDetail> parsed = HeadroomDetailFromJson(*headroom);
+    if (!parsed.ok()) return parsed.status();
+    r.headroom = *std::move(parsed);
   }
   return r;
 }

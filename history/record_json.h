@@ -23,6 +23,9 @@ absl::StatusOr<std::vector<Candidate>> CandidatesFromJson(const nlohmann::json& 
 // The database's detail column of a restart record: a JSON object (restarts are rare, a DOM is fine).
 nlohmann::json RestartDetailToJson(const RestartDetail& detail);
 absl::StatusOr<RestartDetail> RestartDetailFromJson(const nlohmann::json& json);
+// And of a headroom record.
+nlohmann::json HeadroomDetailToJson(const HeadroomDetail& detail);
+absl::StatusOr<HeadroomDetail> HeadroomDetailFromJson(const nlohmann::json& json);
 
 std::string FormatRecordTime(absl::Time time);
 // How a text for people dates a record: a cluster's history by the wall clock (FormatRecordTime); a

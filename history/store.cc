@@ -52,7 +52,8 @@ constexpr const char* kMigrations[] = {
     "CREATE TABLE store_info(key TEXT PRIMARY KEY, value TEXT NOT NULL);",
     // 4 -> 5: the gang a gang record is about.
     "ALTER TABLE decisions ADD COLUMN gang TEXT NOT NULL DEFAULT '';",
-    // 5 -> 6: what a restart record holds beyond the common columns (RestartDetailToJson), '' for the rest.
+    // 5 -> 6: what a restart record holds beyond the common columns (RestartDetailToJson), '' for the rest;
+    // a headroom record's HeadroomDetailToJson since (no schema change: the column holds JSON).
     "ALTER TABLE decisions ADD COLUMN detail TEXT NOT NULL DEFAULT '';",
 };
 static_assert(std::size(kMigrations) == DecisionStore::kSchemaVersion);
@@ -175,10 +176,14 @@ Record RowToRecord(const Statement& row) {
                                  : std::vector<Candidate>{};
   r.repeats = row.Int(11);
   r.gang = row.Text(12);
-  if (r.kind == Kind::kRestart) {
+  if (r.kind == Kind::kRestart || r.kind == Kind::kHeadroom) {
     const absl::StatusOr<nlohmann::json> detail = codec::ParseBoundedJson(row.Text(13), codec::kObjectJsonLimits, "detail");
-    if (detail.ok()) {
+    if (detail.ok() && r.kind == Kind::kRestart) {
       if (absl::StatusOr<RestartDetail> restart = RestartDetailFromJson(*detail); restart.ok()) r.restart = *std::move(restart);
+    } else if (detail.ok()) {
+      if (absl::StatusOr<HeadroomDetail> headroom = HeadroomDetailFromJson(*detail); headroom.ok()) {
+        r.headroom = *std::move(headroom);
+      }
     }
   }
   return r;
@@ -303,7 +308,9 @@ absl::Status DecisionStore::Append(const std::vector<Record>& records) {
     decision.Bind(10, CandidatesJson(r.candidates));
     decision.Bind(11, r.repeats);
     decision.Bind(12, r.gang);
-    decision.Bind(13, r.restart ? RestartDetailToJson(*r.restart).dump() : std::string());
+    decision.Bind(13, r.restart    ? RestartDetailToJson(*r.restart).dump()
+                      : r.headroom ? HeadroomDetailToJson(*r.headroom).dump()
+                                   : std::string());
     if (const int code = decision.Step(); code != SQLITE_DONE) {
       status = SqliteError(db_, code, "writing a decision");
       break;

@@ -11,11 +11,14 @@ namespace topofit::kubeclient {
 
 HeadroomReconciler::HeadroomReconciler(const HeadroomDemand& demand, HeadroomWriter& writer,
                                        decision::HeadroomConfig config, server::MetricsRegistry& registry,
-                                       spdlog::logger& log)
+                                       spdlog::logger& log, history::DecisionRecorder* recorder,
+                                       std::string mechanism)
     : demand_(demand),
       writer_(writer),
       planner_(std::move(config)),
       log_(log),
+      recorder_(recorder),
+      mechanism_(std::move(mechanism)),
       replicas_(registry.AddGauge("topofit_headroom_replicas",
                                   "Pods of each shape topofit keeps warm capacity for (its CapacityBuffer's or "
                                   "placeholder Deployment's replicas)",
@@ -23,6 +26,36 @@ HeadroomReconciler::HeadroomReconciler(const HeadroomDemand& demand, HeadroomWri
       gpus_(registry.AddGauge("topofit_headroom_gpus", "GPUs topofit keeps warm over every shape")),
       write_failures_(registry.AddCounter("topofit_headroom_write_failures_total",
                                           "Passes whose CapacityBuffer or placeholder writes failed")) {}
+
+void HeadroomReconciler::Report(absl::Time now, const decision::HeadroomShape& shape, int replicas, int was,
+                                int target) {
+  const std::vector<int> rises = planner_.RisesOf(shape);
+  history::HeadroomDetail detail{.shape = HeadroomObjectName(shape),
+                                 .replicas = replicas,
+                                 .was = was,
+                                 .target = target,
+                                 .fill_rate = planner_.config().quantile,
+                                 .boot_seconds = absl::ToInt64Seconds(planner_.Boot()),
+                                 .rises = static_cast<int>(rises.size()),
+                                 .largest_rise = rises.empty() ? 0 : rises.back(),
+                                 .mechanism = mechanism_};
+  server::LogEvent(log_, "headroom",
+                   {{"shape", detail.shape},
+                    {"replicas", replicas},
+                    {"was", was},
+                    {"target", target},
+                    {"boot_seconds", detail.boot_seconds},
+                    {"largest_rise", detail.largest_rise}});
+  if (recorder_ == nullptr) return;
+  history::Record record;
+  record.time = now;
+  record.component = history::Component::kHeadroom;
+  record.kind = history::Kind::kHeadroom;
+  record.reason = replicas > was ? history::Reason::kHeadroomGrew : history::Reason::kHeadroomShrank;
+  record.gpus = replicas * shape.gpus;
+  record.headroom = std::move(detail);
+  recorder_->Record(std::move(record));
+}
 
 absl::Status HeadroomReconciler::Reconcile(absl::Time now) {
   planner_.ObserveLive(now, demand_.Live());
@@ -40,12 +73,7 @@ absl::Status HeadroomReconciler::Reconcile(absl::Time now) {
     const int was = before == planned_.end() ? 0 : before->second;
     if (replicas != was) {
       const auto target = targets.find(shape);
-      server::LogEvent(log_, "headroom",
-                       {{"shape", HeadroomObjectName(shape)},
-                        {"replicas", replicas},
-                        {"was", was},
-                        {"target", target == targets.end() ? 0 : target->second},
-                        {"boot_seconds", absl::ToInt64Seconds(planner_.Boot())}});
+      Report(now, shape, replicas, was, target == targets.end() ? 0 : target->second);
     }
     replicas_.Set(replicas, {HeadroomObjectName(shape)});
     gpus += replicas * shape.gpus;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "tests/history/memory_recorder.h"
 #include "tests/kubeclient/eventually.h"
 #include "tests/kubeclient/fake_api_server.h"
 
@@ -50,7 +51,8 @@ struct Fixture {
     config.quantile = 0.95;
     config.window = absl::Minutes(30);
     config.shrink_after = absl::Minutes(10);
-    reconciler = std::make_unique<HeadroomReconciler>(demand, *writer, config, registry, log);
+    reconciler = std::make_unique<HeadroomReconciler>(demand, *writer, config, registry, log, &recorder,
+                                                      "capacity-buffers");
     watcher = std::make_unique<ListWatcher>(*watch_rest, "/api/v1/pods", ListWatchOptions{}, demand.Sink());
     watcher->Start();
     REQUIRE(watcher->WaitForSync(testing::kPatience));
@@ -71,6 +73,7 @@ struct Fixture {
   HeadroomDemand demand;
   server::MetricsRegistry registry;
   spdlog::logger log{"test", std::make_shared<spdlog::sinks::null_sink_mt>()};
+  history::testing::MemoryRecorder recorder;
   std::unique_ptr<HeadroomWriter> writer;
   std::unique_ptr<HeadroomReconciler> reconciler;
   std::unique_ptr<ListWatcher> watcher;
@@ -132,6 +135,20 @@ TEST_CASE("End to end: a burst makes a CapacityBuffer of its shape, which goes o
   for (int minute = 2; minute <= 45; ++minute) REQUIRE(f.reconciler->Reconcile(kStart + absl::Minutes(minute)).ok());
   CHECK(f.server.StoredObject(kBuffer).is_null());
   CHECK(f.reconciler->planned().empty());
+  // Both changes are in the decision history, with why.
+  const std::vector<history::Record> records = f.recorder.records();
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].reason == history::Reason::kHeadroomGrew);
+  CHECK(records[0].time == kStart + absl::Minutes(1));
+  CHECK(records[0].gpus == 12);
+  REQUIRE(records[0].headroom.has_value());
+  CHECK(records[0].headroom->shape == "topofit-headroom-4gpu-nv-required");
+  CHECK(records[0].headroom->was == 0);
+  CHECK(records[0].headroom->replicas == 3);
+  CHECK(records[0].headroom->largest_rise == 3);
+  CHECK(records[0].headroom->boot_seconds == 600);
+  CHECK(records[1].reason == history::Reason::kHeadroomShrank);
+  CHECK(records[1].headroom->replicas == 0);
 }
 
 TEST_CASE("End to end without the CapacityBuffer API: the same burst makes a placeholder Deployment",
