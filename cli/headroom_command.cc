@@ -93,7 +93,7 @@ int RunHeadroom(const HeadroomCommandOptions& options, const std::function<void(
   absl::StatusOr<kubeclient::HeadroomApi> api = ChooseApi(options.api, **rest);
   if (!api.ok()) return Fail("", api.status());
   // Which mechanism keeps the capacity is said once, at start: never silent.
-  server::LogEvent(log, "headroom-api",
+  server::LogEvent(log, "headroom_api",
                    {{"kind", api->kind == kubeclient::HeadroomApi::Kind::kCapacityBuffers ? "CapacityBuffer"
                                                                                            : "placeholder Deployment"},
                     {"version", api->version},

@@ -87,7 +87,7 @@ absl::Status HeadroomReconciler::Reconcile(absl::Time now) {
   absl::Status written = writer_.Apply(wanted);
   if (!written.ok()) {
     write_failures_.Inc();
-    server::LogEvent(log_, "headroom-write-failed", {{"error", written.ToString()}}, spdlog::level::warn);
+    server::LogEvent(log_, "headroom_write_failed", {{"error", written.ToString()}}, spdlog::level::warn);
   }
   return written;
 }
