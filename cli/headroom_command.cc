@@ -16,6 +16,7 @@
 #include "cli/kube_observability.h"
 #include "cli/ledger_flags.h"
 #include "cli/process_state.h"
+#include "kubeclient/capacity_buffers.h"
 #include "kubeclient/headroom_reconciler.h"
 #include "server/clock.h"
 #include "server/http_server.h"
@@ -60,7 +61,9 @@ absl::StatusOr<kubeclient::HeadroomApi> ChooseApi(const std::string& api, kubecl
   }
   absl::StatusOr<kubeclient::HeadroomApi> found = kubeclient::DiscoverHeadroomApi(rest);
   if (found.ok() && api == "capacity-buffers" && found->kind != kubeclient::HeadroomApi::Kind::kCapacityBuffers) {
-    return absl::FailedPreconditionError(absl::StrCat("--api capacity-buffers, but ", found->reason));
+    return absl::FailedPreconditionError(
+        absl::StrCat("--api capacity-buffers, but the API server serves no capacitybuffers (", kubeclient::kCapacityBufferGroup,
+                     " v1beta1 or v1alpha1: cluster-autoscaler before 1.34, or its CRD not installed)"));
   }
   return found;
 }

@@ -16,8 +16,10 @@
 namespace topofit::decision {
 namespace {
 
-// How many boots are remembered for the boot a buffer covers.
+// How many boots are remembered for the boot a buffer covers, and which of them it covers: nearly the
+// slowest (a buffer sized for a typical boot runs dry during a slow one).
 constexpr size_t kBootsRemembered = 64;
+constexpr double kBootQuantile = 0.95;
 
 std::string AnnotationOf(const kube::Pod& pod, absl::string_view key) {
   auto it = pod.metadata.annotations.find(std::string(key));
@@ -108,7 +110,15 @@ void HeadroomPlanner::ObserveLive(absl::Time at, const std::map<HeadroomShape, i
       buckets.back().peak = std::max(buckets.back().peak, count);
     }
   };
-  for (const auto& [shape, count] : live) record(buckets_[shape], count);
+  for (const auto& [shape, count] : live) {
+    auto [it, first_seen] = buckets_.try_emplace(shape);
+    // A shape that appears after the first observation rose from none; at the first, pods already there
+    // are the load the planner starts from, not a burst (a restarted controller must not buy a buffer for
+    // all of it).
+    if (first_seen && observed_) it->second.push_back({start, 0, count});
+    record(it->second, count);
+  }
+  observed_ = true;
   // A shape seen before and not named now has no live pods.
   for (auto& [shape, buckets] : buckets_) {
     if (!live.contains(shape)) record(buckets, 0);
@@ -125,7 +135,7 @@ absl::Duration HeadroomPlanner::Boot() const {
   if (boots_.empty()) return config_.default_boot;
   std::vector<absl::Duration> sorted = boots_;
   std::sort(sorted.begin(), sorted.end());
-  return NearestRank(sorted, config_.quantile);
+  return NearestRank(sorted, kBootQuantile);
 }
 
 void HeadroomPlanner::Forget(absl::Time now) {

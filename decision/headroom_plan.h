@@ -44,7 +44,7 @@ struct HeadroomConfig {
   absl::Duration window = absl::Hours(1);
   // Demand is summarised per bucket of this length (its first and its highest live count).
   absl::Duration bucket = absl::Minutes(1);
-  // The boot a buffer must cover until nodes were seen to boot; then the quantile of the boots seen.
+  // The boot a buffer must cover until nodes were seen to boot; then the 95th percentile of the boots seen.
   absl::Duration default_boot = absl::Minutes(10);
   // A buffer shrinks only after its target has stayed below it this long, and then to the highest target of
   // that time: short lulls between bursts keep the capacity.
@@ -96,6 +96,7 @@ class HeadroomPlanner {
   std::vector<absl::Duration> boots_;  // the most recent, oldest first
   std::map<HeadroomShape, Held> held_;
   std::map<HeadroomShape, std::vector<int>> rises_;  // by the last Plan: what the budget ranks by
+  bool observed_ = false;                            // ObserveLive was called before
 };
 
 // The smallest cover B with sum(min(rise, B)) >= fill_rate x sum(rise) over `ascending_rises`: a buffer of B

@@ -112,11 +112,23 @@ TEST_CASE("Only the rise within one boot counts: a slow ramp needs one replica p
   CHECK(planner.Targets(At(absl::Hours(2)))[shape] == 1);
 }
 
-TEST_CASE("The boot covered is the quantile of the boots seen, the default before any", "[headroom]") {
-  HeadroomPlanner planner(HeadroomConfig{.quantile = 0.9, .default_boot = absl::Minutes(7)});
+TEST_CASE("The boot covered is nearly the slowest of the boots seen, the default before any", "[headroom]") {
+  HeadroomPlanner planner(HeadroomConfig{.quantile = 0.5, .default_boot = absl::Minutes(7)});
   CHECK(planner.Boot() == absl::Minutes(7));
-  for (int minutes = 1; minutes <= 10; ++minutes) planner.ObserveBoot(absl::Minutes(minutes));
-  CHECK(planner.Boot() == absl::Minutes(9));
+  for (int minutes = 1; minutes <= 40; ++minutes) planner.ObserveBoot(absl::Minutes(minutes));
+  CHECK(planner.Boot() == absl::Minutes(38));  // the 95th percentile, whatever the fill rate
+}
+
+TEST_CASE("A shape that appears later rose from none; the pods there at the first look are not a burst",
+          "[headroom]") {
+  HeadroomPlanner planner(HeadroomConfig{.quantile = 1.0});
+  const HeadroomShape steady = Shape(1), late = Shape(2);
+  planner.ObserveLive(At(absl::ZeroDuration()), {{steady, 30}});
+  CHECK(planner.Targets(At(absl::ZeroDuration())).empty());
+  planner.ObserveLive(At(absl::Minutes(3)), {{steady, 30}, {late, 4}});
+  const std::map<HeadroomShape, int> targets = planner.Targets(At(absl::Minutes(3)));
+  CHECK(targets.size() == 1);
+  CHECK(targets.at(late) == 4);
 }
 
 TEST_CASE("A buffer grows at once and shrinks only after its target stayed lower for the shrink delay", "[headroom]") {
