@@ -119,7 +119,7 @@ TEST_CASE("The boot covered is nearly the slowest of the boots seen, the default
   CHECK(planner.Boot() == absl::Minutes(38));  // the 95th percentile, whatever the fill rate
 }
 
-TEST_CASE("A shape that appears later rose from none; the pods there at the first look are not a burst",
+TEST_CASE("A shape that appears later rose from none, the pods there at the first look are not a burst",
           "[headroom]") {
   HeadroomPlanner planner(HeadroomConfig{.quantile = 1.0});
   const HeadroomShape steady = Shape(1), late = Shape(2);
