@@ -194,7 +194,12 @@ std::map<HeadroomShape, int> HeadroomPlanner::Plan(absl::Time now) {
   std::map<HeadroomShape, int> wanted;
   rises_.clear();
   for (const auto& [shape, buckets] : buckets_) rises_[shape] = Rises(buckets, now);
-  const std::map<HeadroomShape, int> targets = Targets(now);
+  // The targets of the rises just weighed (Targets(now) would weigh them again).
+  targets_.clear();
+  for (const auto& [shape, rises] : rises_) {
+    if (const int target = FillRateCover(rises, config_.quantile); target > 0) targets_[shape] = target;
+  }
+  const std::map<HeadroomShape, int>& targets = targets_;
   std::set<HeadroomShape> shapes;
   for (const auto& [shape, target] : targets) shapes.insert(shape);
   for (const auto& [shape, held] : held_) shapes.insert(shape);

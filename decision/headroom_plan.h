@@ -72,6 +72,8 @@ class HeadroomPlanner {
   // Before hysteresis and budget: the cover of each shape's rises over one boot at the fill rate, in the
   // remembered window.
   std::map<HeadroomShape, int> Targets(absl::Time now) const;
+  // The targets the last Plan followed (what Targets(now) said then), by shape; shapes without one left out.
+  const std::map<HeadroomShape, int>& last_targets() const { return targets_; }
   // The shape's rises the last Plan weighed, ascending (empty for a shape it did not).
   std::vector<int> RisesOf(const HeadroomShape& shape) const;
   const HeadroomConfig& config() const { return config_; }
@@ -96,6 +98,7 @@ class HeadroomPlanner {
   std::vector<absl::Duration> boots_;  // the most recent, oldest first
   std::map<HeadroomShape, Held> held_;
   std::map<HeadroomShape, std::vector<int>> rises_;  // by the last Plan: what the budget ranks by
+  std::map<HeadroomShape, int> targets_;              // by the last Plan
   bool observed_ = false;                            // ObserveLive was called before
 };
 

@@ -63,7 +63,7 @@ absl::Status HeadroomReconciler::Reconcile(absl::Time now) {
   std::set<decision::HeadroomShape> shapes;
   for (const auto& [shape, replicas] : plan) shapes.insert(shape);
   for (const auto& [shape, replicas] : planned_) shapes.insert(shape);
-  const std::map<decision::HeadroomShape, int> targets = planner_.Targets(now);
+  const std::map<decision::HeadroomShape, int>& targets = planner_.last_targets();
   std::map<decision::HeadroomShape, HeadroomWant> wanted;
   int gpus = 0;
   for (const decision::HeadroomShape& shape : shapes) {

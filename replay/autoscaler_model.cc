@@ -40,11 +40,13 @@ std::unordered_map<int, std::vector<int>> AutoscalerModel::PlaceBufferPods(
   // As filter_out_schedulable places pending pods (next-fit by count, the nodes in id order) and leaves them
   // in the snapshot scale-down reads.
   std::unordered_map<int, std::vector<int>> placed;
+  const std::vector<int> pods = world_.ActiveBufferPods();
+  if (pods.empty()) return placed;  // no buffers: nothing on scale-down's hot path
   std::vector<int> nodes;
   for (int id : world_.ready_nodes()) nodes.push_back(id);
   std::sort(nodes.begin(), nodes.end());
   size_t hint = 0;
-  for (int pod : world_.ActiveBufferPods()) {
+  for (int pod : pods) {
     const int klass = world_.pods()[pod].klass;
     for (size_t k = 0; k < nodes.size(); ++k) {
       const size_t i = (hint + k) % nodes.size();
@@ -215,11 +217,16 @@ void AutoscalerModel::UpdateUnneeded() {
   for (int id : world_.ready_nodes()) free.emplace(id, world_.FreeOf(world_.nodes()[id]));
   // The buffers' fake pods sit where they fit: the capacity they keep is in use to scale-down.
   std::unordered_map<int, std::vector<int>> buffered = PlaceBufferPods(free);
-  // A node's pods as scale-down sees them: the running ones, then the fake ones placed on it.
-  auto pods_of = [&](int id) {
-    std::vector<int> pods = world_.nodes()[id].pods;
-    if (auto it = buffered.find(id); it != buffered.end()) pods.insert(pods.end(), it->second.begin(), it->second.end());
-    return pods;
+  // A node's pods as scale-down sees them: the running ones, then the fake ones placed on it (copied only for
+  // a node that has some).
+  std::vector<int> with_buffered;
+  auto pods_of = [&](int id) -> const std::vector<int>& {
+    const std::vector<int>& running = world_.nodes()[id].pods;
+    const auto it = buffered.find(id);
+    if (it == buffered.end()) return running;
+    with_buffered = running;
+    with_buffered.insert(with_buffered.end(), it->second.begin(), it->second.end());
+    return with_buffered;
   };
   for (int id : world_.ready_nodes()) {
     const SimNode& node = world_.nodes()[id];
