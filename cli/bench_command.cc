@@ -417,7 +417,8 @@ void DefineBench(CLI::App& command, int& exit_code) {
       ->option_text("LIST");
   bench->add_option("--policies", options->policies,
                     "comma list of extender-only, expander-only, topofit (default all three), ablations (topofit with "
-                    "one mechanism off, each) and topofit-affinity (required pods carry the operator affinity)")
+                    "one mechanism off, each), topofit-affinity (required pods carry the operator affinity) and "
+                    "topofit-no-keep (with --headroom: the score does not keep the buffers' sets whole)")
       ->option_text("LIST");
   bench->add_option("--headroom", options->headroom,
                     "comma list of none (default), buffer:N (a CapacityBuffer of N pods per shape of the bursty "

@@ -13,7 +13,9 @@
 #include "cli/ledger_flags.h"
 #include "cli/restart_notify_flags.h"
 #include "history/decisions_http.h"
+#include "kubeclient/capacity_buffers.h"
 #include "kubeclient/config.h"
+#include "kubeclient/headroom_writer.h"
 #include "kubeclient/kube_api.h"
 #include "kubeclient/rest_client.h"
 #include "ledger/ledger.h"
@@ -176,6 +178,34 @@ absl::Status CollectRestarts(const ExtenderOptions& options, ProcessState& proce
   return absl::OkStatus();
 }
 
+// With --live-state: where cluster-autoscaler serves CapacityBuffers, the watches of the buffers and their
+// PodTemplates that prioritize keeps buffered sets whole by (decision/warm_capacity.h), added to `watches`
+// (readiness waits for them); where it serves none, nothing to keep. Said in the log either way.
+absl::Status WatchBufferedSets(ProcessState& process, spdlog::logger& log, ExtenderServers& parts,
+                               std::vector<std::pair<const kubeclient::ListWatcher*, std::string>>& watches) {
+  absl::StatusOr<kubeclient::HeadroomApi> api = kubeclient::DiscoverHeadroomApi(*parts.rest);
+  if (!api.ok()) return Prefixed("discovering CapacityBuffers (--no-keep-buffered-sets skips it)", api.status());
+  if (api->kind != kubeclient::HeadroomApi::Kind::kCapacityBuffers) {
+    server::LogEvent(log, "buffered_sets", {{"kept", "false"}, {"reason", api->reason}});
+    return absl::OkStatus();
+  }
+  parts.buffered_shapes = std::make_unique<kubeclient::BufferedShapes>();
+  kubeclient::ListWatchOptions buffer_options, template_options;
+  process.kube_observability.Observe(buffer_options, "capacitybuffers");
+  process.kube_observability.Observe(template_options, "podtemplates");
+  parts.buffer_watch = std::make_unique<kubeclient::ListWatcher>(
+      *parts.rest, absl::StrCat("/apis/", kubeclient::kCapacityBufferGroup, "/", api->version, "/capacitybuffers"),
+      buffer_options, parts.buffered_shapes->BufferSink());
+  parts.template_watch = std::make_unique<kubeclient::ListWatcher>(*parts.rest, "/api/v1/podtemplates", template_options,
+                                                                   parts.buffered_shapes->TemplateSink());
+  parts.buffer_watch->Start();
+  parts.template_watch->Start();
+  watches.push_back({parts.buffer_watch.get(), "capacitybuffers"});
+  watches.push_back({parts.template_watch.get(), "podtemplates"});
+  server::LogEvent(log, "buffered_sets", {{"kept", "true"}, {"version", api->version}, {"reason", api->reason}});
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& format, const std::string& level) {
@@ -261,6 +291,9 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
       watches.push_back({parts.slice_watch.get(), "resourceslices"});
       watches.push_back({parts.claim_watch.get(), "resourceclaims"});
     }
+    if (options.keep_buffered_sets) {
+      if (absl::Status kept = WatchBufferedSets(process, log, parts, watches); !kept.ok()) return kept;
+    }
     readiness.push_back({"informer-sync", [watches] {
                            std::string failure;
                            for (const auto& [watch, what] : watches) {
@@ -291,6 +324,8 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   parts.extender->ReadPendingPodsFrom(parts.pending_pods.get());
   // Pods whose GPUs come from ResourceClaims are judged by what the claims ask (docs/dra.md).
   if (parts.slice_watch != nullptr) parts.extender->JudgeClaimsWith(parts.live_state.get());
+  // Device-plugin pods are scored away from breaking the sets CapacityBuffers keep warm (docs/headroom.md).
+  if (parts.buffered_shapes != nullptr) parts.extender->KeepWarmFrom(parts.buffered_shapes.get());
   absl::StatusOr<decision::CapacityWaitPolicy> wait =
       ParseCapacityWaitFlags(options.expected_node_boot, options.max_topology_wait);
   if (!wait.ok()) return wait.status();
@@ -446,6 +481,10 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
                  "with --dra: a DeviceClass whose claim requests ask for whole GPUs (repeatable; requests whose "
                  "CEL selector names the driver gpu.nvidia.com count too)")
       ->capture_default_str();
+  cmd.add_flag_callback("--no-keep-buffered-sets", [&options] { options.keep_buffered_sets = false; },
+                        "with --live-state: do not watch cluster-autoscaler's CapacityBuffers (by default, where they "
+                        "are served, prioritize scores down the nodes where a pod would break a buffered set: "
+                        "docs/headroom.md)");
   cmd.add_flag("--collect-restarts", options.collect_restarts,
                "with --live-state: record every container restart of a bound pod in the decision history, diagnosed "
                "(GPU fault, out of memory, eviction, image or configuration, liveness probe, the application) with "

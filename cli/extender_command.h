@@ -14,6 +14,7 @@
 #include "cli/kube_observability.h"
 #include "cli/pod_events.h"
 #include "cli/restart_notify_flags.h"
+#include "kubeclient/buffered_shapes.h"
 #include "kubeclient/gpu_state_sync.h"
 #include "kubeclient/kube_api.h"
 #include "kubeclient/leader_election.h"
@@ -72,6 +73,9 @@ struct ExtenderOptions {
   std::string dra_version;
   // With dra_version: the DeviceClasses whose requests ask for whole GPUs (decision::DraGpuClasses).
   std::vector<std::string> dra_gpu_classes = {"gpu.nvidia.com"};
+  // With live_state: where cluster-autoscaler's CapacityBuffers are served, watch them and their
+  // PodTemplates, so that prioritize keeps the buffered sets whole (decision/warm_capacity.h).
+  bool keep_buffered_sets = true;
   // With live_state: every container restart of a bound pod, diagnosed, into the decision history and as an
   // Event on the pod (kubeclient/restart_collector.h), for these namespaces (empty: all) but the ignored
   // ones and pods whose names start with an ignored prefix.
@@ -146,6 +150,10 @@ struct ExtenderServers {
   // With --dra as well.
   std::unique_ptr<kubeclient::ListWatcher> slice_watch;
   std::unique_ptr<kubeclient::ListWatcher> claim_watch;
+  // With keep_buffered_sets where CapacityBuffers are served: the buffers, then the watches feeding them.
+  std::unique_ptr<kubeclient::BufferedShapes> buffered_shapes;
+  std::unique_ptr<kubeclient::ListWatcher> buffer_watch;
+  std::unique_ptr<kubeclient::ListWatcher> template_watch;
   // With --leader-elect: the elector, already started, on a client of its own (null without the flag).
   // Before `extender`, which asks it, so it outlives it; destroying it releases the Lease.
   std::unique_ptr<kubeclient::RestClient> election_rest;

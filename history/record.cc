@@ -14,7 +14,7 @@ static_assert(kComponentNames.size() == static_cast<size_t>(Component::kHeadroom
 constexpr std::array<absl::string_view, 14> kKindNames = {
     "filter",          "bind", "preference", "ranking", "intent", "capacity-requested", "capacity-withdrawn",
     "gang", "idle", "preferred-allocation", "allocation", "restart", "capacity-status", "headroom"};
-static_assert(kKindNames.size() == static_cast<size_t>(Kind::kHeadroom) + 1);
+static_assert(kKindNames.size() == static_cast<size_t>(kLastKind) + 1);
 // Past the refusals (named by decision::RefusalCode), in enum order from kTopologyUnknown.
 constexpr std::array<absl::string_view, 20> kOutcomeNames = {
     "topology-unknown", "node-unknown", "invalid-pod", "no-node-fits", "bound", "bind-failed", "chosen",

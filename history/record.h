@@ -37,6 +37,8 @@ enum class Kind : uint8_t {
   kCapacityStatus,       // what cluster-autoscaler said of a ProvisioningRequest topofit made for a pod
   kHeadroom,             // the headroom controller changed a shape's warm capacity (its CapacityBuffer's replicas)
 };
+// The last kind: every Kind from kFilter to it has a name (KindName).
+inline constexpr Kind kLastKind = Kind::kHeadroom;
 
 // Why: a closed set. Past kFits come decision::Refusal's, from its one list (TOPOFIT_NODE_REFUSALS), so a
 // filter refusal keeps its typed reason and code; the rest are the outcomes and losses of the other

@@ -21,8 +21,7 @@ constexpr int kDefaultListLimit = 20;
 
 json KindNames() {
   json names = json::array();
-  for (int k = 0;; ++k) {
-    if (static_cast<history::Kind>(k) > history::Kind::kCapacityStatus) break;
+  for (int k = 0; k <= static_cast<int>(history::kLastKind); ++k) {
     names.push_back(std::string(history::KindName(static_cast<history::Kind>(k))));
   }
   return names;
@@ -181,6 +180,14 @@ json ToolDefinitions() {
            ObjectSchema({{"pod", {{"type", "string"}, {"description", "NAMESPACE/NAME"}}}, {"limit", explain_limit}},
                         json::array({"pod"})),
            ExplanationSchema("restart")),
+      Tool("explain_headroom", "Why warm capacity grew or shrank",
+           "The headroom controller's changes, newest first: for each shape of warm capacity (GPUs, topology asked, "
+           "node-group family) the replicas it keeps, and each change with why (headroom-grew, headroom-shrank): the "
+           "target, the fill rate, the boot covered and the rises in demand it weighed (docs/headroom.md).",
+           ObjectSchema({{"shape", {{"type", "string"}, {"description", "a shape's name, e.g. 4gpu-nv-required (default: every shape)"}}},
+                         {"limit", explain_limit}},
+                        json::array()),
+           ExplanationSchema("headroom")),
       Tool("list_decisions", "Query the decision history",
            "Decision records, newest first, narrowed by every filter given; page with `cursor` (the previous answer's "
            "nextCursor).",
@@ -239,6 +246,7 @@ json CallTool(const std::string& name, const json& arguments, const history::Pag
   if (name == "explain_scale_up") out = ExplainTool(history::Subject::kGroup, "group", true, arguments, pages);
   if (name == "list_idle_gpus") out = ExplainTool(history::Subject::kIdle, "node", false, arguments, pages);
   if (name == "explain_restart") out = ExplainTool(history::Subject::kRestart, "pod", true, arguments, pages);
+  if (name == "explain_headroom") out = ExplainTool(history::Subject::kHeadroom, "shape", false, arguments, pages);
   if (name == "list_decisions") out = ListDecisions(arguments, pages);
   if (name == "get_decision") out = GetDecision(arguments, pages);
   if (!out.ok()) return ToolError(out.status().message());

@@ -36,6 +36,10 @@ const decision::FilterMemo::Entry& KubeSchedulerModel::Extend(int pod, const Sim
   return memo_.FilterAndScore(world_.klass(pod).demand, node.gpus);
 }
 
+int64_t KubeSchedulerModel::ExtenderScore(int pod, const SimNode& node) {
+  return decision::WarmKeptScore(warm_, world_.klass(pod).demand, Extend(pod, node), node.gpus, &warm_memo_);
+}
+
 decision::PodFilterOutcome KubeSchedulerModel::ExtenderFilter(int pod, const std::vector<int>& nodes) {
   std::vector<const decision::NodeGpuSnapshot*> offered;
   offered.reserve(nodes.size());
@@ -155,7 +159,7 @@ PlacementDecision KubeSchedulerModel::Schedule(int pod) {
         decision.refused_nodes.push_back(node);
         continue;
       }
-      if (world_.policy().topology_score) score += Extend(pod, candidate).score * kExtenderWeight * kExtenderScale;
+      if (world_.policy().topology_score) score += ExtenderScore(pod, candidate) * kExtenderWeight * kExtenderScale;
     }
     if (score < best) continue;
     const uint64_t draw =

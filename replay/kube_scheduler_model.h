@@ -8,6 +8,7 @@
 #include "decision/capacity_hold.h"
 #include "decision/filter_memo.h"
 #include "decision/pod_filter.h"
+#include "decision/warm_capacity.h"
 #include "topology/gpu_set.h"
 
 namespace topofit::sim {
@@ -51,6 +52,12 @@ class KubeSchedulerModel {
   void set_holds(const decision::CapacityHolds* holds) { holds_ = holds != nullptr ? holds : &kNoHolds; }
   // What the next calls' pod needs to ask for capacity (decision/capacity_ask.h); null: it does not ask.
   void set_ask(const decision::CapacityAsk* ask) { ask_ = ask; }
+  // The buffered sets the extender's score keeps whole (decision/warm_capacity.h): the world's
+  // CapacityBuffers, as the extender reads them; empty: none.
+  void set_warm(decision::WarmCapacity warm) {
+    warm_ = std::move(warm);
+    warm_memo_.clear();
+  }
 
   // Pods bound by the extender whose GPU ids the device plugin or the DRA allocator gave differently
   // (Policy::gpu_ids, Policy::gpu_api).
@@ -65,6 +72,8 @@ class KubeSchedulerModel {
   decision::PodFilterOutcome ExtenderFilter(int pod, const std::vector<int>& nodes);
   // The extender's filter verdict and score for the pod on the node's current GPUs.
   const decision::FilterMemo::Entry& Extend(int pod, const SimNode& node);
+  // The extender's prioritize score of a node that fits: Extend's, less the buffered sets the pod's set breaks.
+  int64_t ExtenderScore(int pod, const SimNode& node);
   // kube-scheduler's own score for the node: NodeResourcesFit with the policy's scoring strategy, plus
   // BalancedAllocation.
   int64_t DefaultScore(int klass, const SimNode& node) const;
@@ -82,6 +91,8 @@ class KubeSchedulerModel {
   World& world_;
   const decision::CapacityHolds* holds_ = &kNoHolds;
   const decision::CapacityAsk* ask_ = nullptr;
+  decision::WarmCapacity warm_;
+  decision::WarmMemo warm_memo_;
   size_t next_start_ = 0;
   int gpu_sets_not_as_chosen_ = 0;
   // The replay meets few distinct (shape, GPUs in use, demand) cases: a bound well above them.

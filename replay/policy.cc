@@ -164,6 +164,14 @@ std::vector<Policy> AblationPolicies(const std::vector<StockExpander>& chain, co
   return ablations;
 }
 
+// topofit whose score does not keep the buffers' sets whole: what keeping them is worth where there is headroom
+// (without, the same as topofit; not one of the ablations for that reason).
+Policy WithoutKeepingBufferedSets(Policy topofit) {
+  topofit.name = "topofit-no-keep";
+  topofit.keep_buffered_sets = false;
+  return topofit;
+}
+
 // topofit whose required pods carry the node affinity the tuned operator writes (operator_tuning.h), as a
 // mutating webhook would: CA then counts them only onto the groups that can give their topology.
 Policy WithOperatorAffinity(Policy topofit) {
@@ -216,8 +224,10 @@ absl::StatusOr<std::vector<Policy>> SelectPolicies(const PolicySelection& select
   std::vector<Policy> ours = TopofitPolicies(selection.chain, priorities);
   const std::vector<Policy> ablations = AblationPolicies(selection.chain, priorities);
   Policy with_affinity = WithOperatorAffinity(ours.back());
+  Policy without_keeping = WithoutKeepingBufferedSets(ours.back());
   ours.insert(ours.end(), ablations.begin(), ablations.end());
   ours.push_back(std::move(with_affinity));
+  ours.push_back(std::move(without_keeping));
   for (absl::string_view name : absl::StrSplit(selection.policies, ',', absl::SkipWhitespace())) {
     name = absl::StripAsciiWhitespace(name);
     if (name == "ablations") {
@@ -229,7 +239,7 @@ absl::StatusOr<std::vector<Policy>> SelectPolicies(const PolicySelection& select
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown policy \"", name,
           "\"; known: extender-only, expander-only, topofit, ablations (topofit-no-wait, topofit-no-holds, "
-          "topofit-no-score, topofit-no-requests, topofit-no-guard), topofit-affinity"));
+          "topofit-no-score, topofit-no-requests, topofit-no-guard), topofit-affinity, topofit-no-keep"));
     }
     AddOnce(selected, *it);
   }

@@ -132,6 +132,9 @@ struct Policy {
   bool capacity_holds = true;
   // the extender's prioritize score (topology quality, packing, cohesion; off: weight 0),
   bool topology_score = true;
+  // within that score, the sets of the world's CapacityBuffers (headroom) kept whole (decision/warm_capacity.h;
+  // off: scored as if no buffer were there, as `topofit extender --no-keep-buffered-sets`),
+  bool keep_buffered_sets = true;
   // ProvisioningRequests for pods refused for topology (off: they wait for capacity CA grows on its own),
   bool provisioning_requests = true;
   // pods decision::KeepFromScaleDownDrain names keep CA's scale-down from draining their node (off: CA's

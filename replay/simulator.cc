@@ -90,6 +90,8 @@ class Replayer {
   void RecordRefusal(int pod, const PlacementDecision& decision);
   void RunTopofitRequestController();
   void RunAutoscaler();
+  // Hands the extender's score the world's buffers (decision/warm_capacity.h) when their replicas changed.
+  void KeepWarm();
   void Apply(const AutoscalerActions& actions);
   // The extender's holds on new capacity from the ledger's live intents (null: none), rebuilt when the
   // ledger or the time changed since the last call.
@@ -136,6 +138,7 @@ class Replayer {
   int evicted_multi_gpu_pods_ = 0;
   std::map<std::string, kube::Node> gpu_group_templates_;  // what the expander records: the same every call
   std::optional<HeadroomController> headroom_;  // topofit's adaptive buffers (Policy::headroom)
+  std::vector<int> warm_replicas_;             // each buffer's replicas the extender's score keeps whole
   int finished_ = 0;
   SimTime last_progress_ = 0;  // the last pod start or completion
   // Idle GPUs by reason (SampleIdle): the samples, the next one due after a change (kNever: none due).
@@ -486,10 +489,26 @@ void Replayer::Apply(const AutoscalerActions& actions) {
   }
 }
 
+void Replayer::KeepWarm() {
+  // The DRA allocator, not the extender, picks a claim pod's devices: its score cannot keep sets whole.
+  const Policy& policy = world_->policy();
+  if (!policy.topofit_extender || !policy.keep_buffered_sets || policy.gpu_api != GpuApi::kDevicePlugin) return;
+  std::vector<int> replicas;
+  std::vector<decision::WarmShape> shapes;
+  for (const SimBuffer& buffer : world_->buffers()) {
+    replicas.push_back(buffer.replicas);
+    shapes.push_back({world_->classes()[buffer.klass].demand, buffer.replicas});
+  }
+  if (replicas == warm_replicas_) return;
+  warm_replicas_ = std::move(replicas);
+  scheduler_.set_warm(decision::WarmCapacity(std::move(shapes)));
+}
+
 void Replayer::RunAutoscaler() {
   RunTopofitRequestController();
   // The buffers' replicas CA reads this loop.
   if (headroom_ && headroom_->Reconcile(*world_)) dirty_ = true;
+  KeepWarm();
   const bool changed = dirty_;
   dirty_ = false;
   const std::vector<decision::Preference> preferences =

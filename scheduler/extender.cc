@@ -292,6 +292,11 @@ absl::StatusOr<std::vector<codec::HostPriority>> Extender::Prioritize(const code
   // A pod whose GPUs come from claims is scored by what they ask (extender_claims.cc).
   absl::StatusOr<std::optional<decision::ClaimGpuDemand>> claims = std::nullopt;
   if (demand.ok()) claims = ClaimDemandOf(args.pod, *demand);
+  // The buffers' sets are kept whole from device-plugin pods only: a claim pod's devices are the DRA
+  // allocator's choice, not the set topofit's filter chose.
+  static const decision::WarmCapacity kNoWarm;
+  const std::shared_ptr<const decision::WarmCapacity> warm = warm_ != nullptr ? warm_->Warm() : nullptr;
+  decision::WarmMemo warm_memo;
   for (size_t i = 0; i < nodes->snapshots.size(); ++i) {
     const std::shared_ptr<const NodeGpuSnapshot>& snapshot = nodes->snapshots[i];
     if (i + decision::kPrefetchAhead < nodes->snapshots.size()) {
@@ -303,7 +308,8 @@ absl::StatusOr<std::vector<codec::HostPriority>> Extender::Prioritize(const code
       const decision::ClaimNodeVerdict judged = JudgeClaims(**claims, *demand, *snapshot);
       score = decision::PrioritizeScore(judged.demand, judged.verdict, *snapshot->topology);
     } else if (demand.ok() && claims.ok()) {
-      score = memo.FilterAndScore(*demand, *snapshot).score;
+      score = decision::WarmKeptScore(warm != nullptr ? *warm : kNoWarm, *demand, memo.FilterAndScore(*demand, *snapshot),
+                                      *snapshot, &warm_memo);
     }
     priorities.push_back({std::string(nodes->names[i]), score});
   }
@@ -429,6 +435,7 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
   bool repeat = false;   // an earlier bind of the pod to this node claimed them
   topology::GpuSet gpus;
   topology::SetQuality quality;  // of `gpus`, when this call chose them
+  bool on_buffer = false;        // they were GPUs of the buffered sets, when this call chose them
   if (std::optional<std::pair<std::string, topology::GpuSet>> held = state_.AssignmentOf(args.pod_uid)) {
     if (held->first != args.node) {
       return absl::StrCat("topofit: pod ", pod.key(), " holds GPUs ", held->second.ToString(), " on node ",
@@ -459,6 +466,7 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
       if (!verdict.fits) return decision::JudgedReasonText(verdict, judged, *node, holds);
       gpus = verdict.chosen->gpus;
       quality = verdict.chosen->quality;
+      on_buffer = warm_ != nullptr && warm_->Warm()->LostGpus(*node, gpus) > 0;
       assumed = state_.Assume(pod, args.node, gpus);
       if (!assumed.ok() && assumed.code() != absl::StatusCode::kFailedPrecondition) break;
     }
@@ -489,6 +497,7 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
     }
   }
   if (guarded) drain_guard_->Track(pod, args.node, demand, kept);
+  if (on_buffer) metrics_.buffered_starts.Inc();
   Landed(pod, asked_capacity);
   return std::string();
 }

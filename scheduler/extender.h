@@ -35,6 +35,7 @@
 #include "scheduler/kube_client.h"
 #include "scheduler/leadership.h"
 #include "scheduler/pending_pods.h"
+#include "scheduler/warm_source.h"
 #include "server/clock.h"
 
 namespace topofit::scheduler {
@@ -98,6 +99,10 @@ class Extender {
   // GPUs `dra` publishes (not owned, outlives this; docs/dra.md). Unset, such pods ask no GPU of topofit.
   // Set before serving.
   void JudgeClaimsWith(const DraView* dra);
+  // Prioritize scores down the nodes where a device-plugin pod's set would break the sets of the buffers
+  // `warm` holds (not owned, outlives this; decision/warm_capacity.h). Unset, it keeps no buffered set
+  // whole. Set before serving.
+  void KeepWarmFrom(const WarmSource* warm) { warm_ = warm; }
   // The claims JudgeClaimsWith gave, as decisions read them; null without. Lives as long as the extender.
   const decision::ClaimSource* claim_source() const { return dra_ != nullptr ? &claims_ : nullptr; }
 
@@ -217,6 +222,7 @@ class Extender {
   const Leadership& leadership_;
   history::DecisionRecorder* recorder_ = nullptr;
   const DraView* dra_ = nullptr;
+  const WarmSource* warm_ = nullptr;
   decision::ClaimSource claims_;  // dra_'s claims, as decision::PodClaimDemandOf reads them
   history::RefusalAggregator refusals_;  // on clock_'s time
   decision::CapacityWaitPolicy capacity_wait_;

@@ -20,6 +20,10 @@ ExtenderMetrics ExtenderMetrics::Create(server::MetricsRegistry& registry) {
                           "Gang reservations by event: reserved, no_room (no domain or node holds the gang), "
                           "expired (not all members came in time), cancelled (their GPUs were taken), landed.",
                           {"event"}),
+      registry.AddCounter("topofit_extender_buffered_starts_total",
+                          "Device-plugin pods bound on GPUs of the sets cluster-autoscaler's CapacityBuffers keep warm: "
+                          "pods that did not wait for a node to boot.",
+                          {}),
   };
 }
 

@@ -17,6 +17,9 @@ struct ExtenderMetrics {
   server::Gauge& pending_preferences;    // topofit_extender_pending_preferences
   // topofit_extender_gang_reservations_total{event}: reserved, no_room, expired, cancelled, landed
   server::Counter& gang_reservations;
+  // topofit_extender_buffered_starts_total: pods bound on GPUs of the sets CapacityBuffers keep warm
+  // (decision/warm_capacity.h)
+  server::Counter& buffered_starts;
 };
 
 }  // namespace topofit::scheduler

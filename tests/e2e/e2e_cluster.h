@@ -41,8 +41,9 @@ struct E2eCluster {
     REQUIRE(built.ok());
     extender = *std::move(built);
     port = extender.api->Start().value();
-    for (const kubeclient::ListWatcher* watch : {extender.node_watch.get(), extender.pod_watch.get(),
-                                                  extender.slice_watch.get(), extender.claim_watch.get()}) {
+    for (const kubeclient::ListWatcher* watch :
+         {extender.node_watch.get(), extender.pod_watch.get(), extender.slice_watch.get(), extender.claim_watch.get(),
+          extender.buffer_watch.get(), extender.template_watch.get()}) {
       if (watch != nullptr) REQUIRE(watch->WaitForSync(kubeclient::testing::kPatience));
     }
   }

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 
@@ -321,6 +322,41 @@ const std::vector<StoredCollection>& StoredCollections() {
   return collections;
 }
 
+}  // namespace
+
+bool FakeApiServer::HandleStoredListOfAllNamespaces(const std::vector<std::string>& parts, const httplib::Request& req,
+                                                    httplib::Response& res) {
+  for (const StoredCollection& candidate : StoredCollections()) {
+    if (!candidate.namespaced || parts.size() != candidate.prefix.size() + 1 || parts.back() != candidate.plural ||
+        !std::equal(candidate.prefix.begin(), candidate.prefix.end(), parts.begin())) {
+      continue;
+    }
+    if (req.get_param_value("watch") == "true") {
+      // Not modelled: a watcher backs off and watches again, and its LIST is what the tests read.
+      res.status = 405;
+      res.set_content(StatusJson(405, "MethodNotAllowed", absl::StrCat("the fake API server serves no watch of ", candidate.qualified)),
+                      "application/json");
+      return true;
+    }
+    const std::string root = absl::StrCat("/", absl::StrJoin(candidate.prefix, "/"), "/namespaces/");
+    nlohmann::json items = nlohmann::json::array();
+    for (auto it = stored_.lower_bound(root); it != stored_.end() && it->first.starts_with(root); ++it) {
+      // <root><namespace>/<plural>/<name>
+      const std::vector<std::string> rest = absl::StrSplit(it->first.substr(root.size()), '/');
+      if (rest.size() == 3 && rest[1] == candidate.plural) items.push_back(it->second);
+    }
+    res.status = 200;
+    res.set_content(nlohmann::json{{"kind", "List"}, {"apiVersion", "v1"},
+                                   {"metadata", {{"resourceVersion", absl::StrCat(revision_)}}}, {"items", std::move(items)}}
+                        .dump(),
+                    "application/json");
+    return true;
+  }
+  return false;
+}
+
+namespace {
+
 std::string ConflictMessage(absl::string_view qualified, absl::string_view name) {
   return absl::StrCat("Operation cannot be fulfilled on ", qualified, " \"", name,
                       "\": the object has been modified; please apply your changes to the latest version and try "
@@ -331,6 +367,7 @@ std::string ConflictMessage(absl::string_view qualified, absl::string_view name)
 
 bool FakeApiServer::HandleStoredObject(const httplib::Request& req, httplib::Response& res) {
   const std::vector<std::string> parts = absl::StrSplit(req.path, '/', absl::SkipEmpty());
+  if (req.method == "GET" && HandleStoredListOfAllNamespaces(parts, req, res)) return true;
   const StoredCollection* collection = nullptr;
   size_t collection_size = 0;  // segments up to and including the plural
   for (const StoredCollection& candidate : StoredCollections()) {

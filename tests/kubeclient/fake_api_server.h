@@ -168,6 +168,10 @@ class FakeApiServer {
   static void Send(Watch& watch, const Change& change);
   // The PodTemplate, ProvisioningRequest and Lease paths; false when `req` is not for one of them.
   bool HandleStoredObject(const httplib::Request& req, httplib::Response& res) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // GET of a stored namespaced collection across namespaces ("/api/v1/podtemplates"): a LIST in one page; a
+  // WATCH is 405 (not modelled). False for other paths.
+  bool HandleStoredListOfAllNamespaces(const std::vector<std::string>& parts, const httplib::Request& req,
+                                       httplib::Response& res) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One object of the store: GET, PATCH (JSON merge patch) and, for pods, POST binding; false for other paths.
   bool HandleObject(const httplib::Request& req, httplib::Response& res) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string UpsertLocked(Resource resource, nlohmann::json object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

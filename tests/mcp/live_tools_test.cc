@@ -92,14 +92,14 @@ TEST_CASE("the live tools and topology resources are listed only where the live 
   Fixture f;
   const json tools = f.Request(f.live, "tools/list", json::object())["result"]["tools"];
   CHECK(Names(tools, "name") == std::set<std::string>{"diagnose_pod", "explain_pending_pod", "explain_scale_up", "list_idle_gpus",
-                                                      "explain_restart", "list_decisions", "get_decision",
+                                                      "explain_restart", "explain_headroom", "list_decisions", "get_decision",
                                                       "get_topology", "get_ledger"});
   for (const json& tool : tools) {
     CAPTURE(tool["name"]);
     CHECK(tool["annotations"]["readOnlyHint"] == true);
     CHECK(tool["outputSchema"]["type"] == "object");
   }
-  CHECK(f.Request(f.history_only, "tools/list", json::object())["result"]["tools"].size() == 7);
+  CHECK(f.Request(f.history_only, "tools/list", json::object())["result"]["tools"].size() == 8);
   const auto instructions = [&f](const McpServer& server) {
     return f.Request(server, "initialize", {{"protocolVersion", "2025-11-25"}})["result"]["instructions"].get<std::string>();
   };

@@ -49,7 +49,7 @@ for (const [name, transport] of Object.entries(transports)) {
       assert.equal(client.getServerVersion()?.name, 'topofit');
 
       const { tools } = await client.listTools();
-      assert.equal(tools.length, name === 'http' ? 9 : 7);
+      assert.equal(tools.length, name === 'http' ? 10 : 8);
       const pod = await client.callTool({ name: 'explain_pending_pod', arguments: { pod: 'ml/train-7' } });
       assert.ok(!pod.isError, JSON.stringify(pod));
       assert.equal(pod.structuredContent.correlationId, 'uid-train-7');

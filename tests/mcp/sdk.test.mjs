@@ -14,8 +14,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TOKEN, filter, gpuNode, gpuPod, makeScratch, startExtender, topofitBin } from './topofit.mjs';
 
-const HISTORY_TOOLS = ['diagnose_pod', 'explain_pending_pod', 'explain_scale_up', 'list_idle_gpus', 'explain_restart', 'list_decisions',
-  'get_decision'];
+const HISTORY_TOOLS = ['diagnose_pod', 'explain_pending_pod', 'explain_scale_up', 'list_idle_gpus', 'explain_restart',
+  'explain_headroom', 'list_decisions', 'get_decision'];
 // Only where the live state is: /mcp of a running extender.
 const LIVE_TOOLS = ['get_topology', 'get_ledger'];
 

@@ -1,5 +1,6 @@
 #include "mcp/server.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -224,7 +225,7 @@ TEST_CASE("tools answer with structured content, bad arguments are tool errors, 
           "[mcp]") {
   Fixture f;
   const json tools = f.Request("tools/list")["result"]["tools"];
-  CHECK(tools.size() == 7);
+  CHECK(tools.size() == 8);
   for (const json& tool : tools) CHECK(tool["annotations"]["readOnlyHint"] == true);
 
   const json page = f.Tool("list_decisions", {{"pod", "ml/a"}, {"limit", 1}})["result"];
@@ -325,6 +326,40 @@ TEST_CASE("explain_restart tells a pod's restarts with their cause and evidence,
         "nothing recorded");
   const json restarts = f.Tool("list_decisions", {{"kind", "restart"}})["result"]["structuredContent"];
   CHECK(restarts["decisions"].size() == 1);
+}
+
+// Issue 34: the headroom controller's changes reach an agent as they reach `topofit explain headroom`.
+TEST_CASE("explain_headroom tells each shape's warm capacity and why it changed, and list_decisions takes its kind",
+          "[mcp][headroom]") {
+  const auto changed = [](const std::string& shape, int was, int replicas, int seconds) {
+    history::Record r;
+    r.time = absl::FromUnixSeconds(1'750'000'000 + seconds);
+    r.component = history::Component::kHeadroom;
+    r.kind = history::Kind::kHeadroom;
+    r.reason = replicas > was ? history::Reason::kHeadroomGrew : history::Reason::kHeadroomShrank;
+    r.headroom = history::HeadroomDetail{.shape = shape, .replicas = replicas, .was = was, .target = replicas,
+                                         .fill_rate = 0.8, .boot_seconds = 600, .rises = 60, .largest_rise = 3,
+                                         .mechanism = "capacity-buffers"};
+    return r;
+  };
+  Fixture f({Refusal(0, "ml/a"), changed("topofit-headroom-1gpu", 0, 4, 10), changed("topofit-headroom-4gpu-nv", 0, 2, 20),
+             changed("topofit-headroom-1gpu", 4, 2, 1800)});
+  const json every = f.Tool("explain_headroom", json::object())["result"];
+  REQUIRE_FALSE(every.contains("isError"));
+  CHECK(every["structuredContent"]["decisions"].size() == 3);
+  const json one = f.Tool("explain_headroom", {{"shape", "topofit-headroom-1gpu"}})["result"]["structuredContent"];
+  CHECK(one["headroom"] == "topofit-headroom-1gpu");
+  REQUIRE(one["decisions"].size() == 2);
+  CHECK(one["decisions"][0]["reason"] == "headroom-shrank");
+  CHECK(one["decisions"][0]["headroom"]["was"] == 4);
+  CHECK(f.Tool("explain_headroom", {{"shape", "x"}, {"pod", "ml/a"}})["result"]["isError"] == true);
+
+  const json tools = f.Request("tools/list")["result"]["tools"];
+  const auto list = std::find_if(tools.begin(), tools.end(), [](const json& t) { return t["name"] == "list_decisions"; });
+  REQUIRE(list != tools.end());
+  const json kinds = (*list)["inputSchema"]["properties"]["kind"]["enum"];
+  CHECK(std::find(kinds.begin(), kinds.end(), "headroom") != kinds.end());
+  CHECK(f.Tool("list_decisions", {{"kind", "headroom"}})["result"]["structuredContent"]["decisions"].size() == 3);
 }
 
 TEST_CASE("an answer is capped in bytes, and the cursor goes on from the last record kept", "[mcp]") {

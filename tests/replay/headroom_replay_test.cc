@@ -115,5 +115,37 @@ TEST_CASE("An adaptive buffer learns a repeating burst: after the first, bursts 
   CHECK(waits_after_first_hour(adaptive) == 0);
 }
 
+// Issue 34: topofit's score keeps the sets the buffers are for whole (decision/warm_capacity.h). Two cube-mesh
+// nodes (NVLink quads 0-3 and 4-7) each have one whole quad free — one has nothing else, the other one more
+// GPU — and the buffer keeps two 4-GPU NVLink replicas warm. A 1-GPU pod that takes a GPU of a whole quad
+// leaves cluster-autoscaler counting room for one replica only, so it grows a node for the other at once;
+// kept whole, both replicas fit until the pod they are for comes.
+TEST_CASE("topofit keeps the buffered NVLink sets whole, and grows no node for the buffer before its pod comes",
+          "[replay][headroom]") {
+  Workload workload;
+  workload.groups = {Group("x", "p3.16xlarge", 8, 24.48, 2, 1), Group("y", "p3dn.24xlarge", 8, 31.22, 2, 1)};
+  PodSpec quad = Pod("quad", kMinute, 10 * kHour, 4);
+  quad.gpu_products = {"Tesla-V100-SXM2-16GB"};  // the p3.16xlarge: one quad left free
+  PodSpec three = Pod("three", kMinute + kSecond, 10 * kHour, 3);
+  three.gpu_products = {"Tesla-V100-SXM2-32GB"};  // the p3dn: a quad and one GPU left free
+  PodSpec llm = Inference("llm", 10 * kHour, kHour, 4);  // the shape the buffer is for
+  llm.min_link = "NV";
+  llm.topology_policy = "required";
+  workload.pods = {quad, three, Pod("one", 3 * kMinute, 10 * kHour, 1), llm};
+
+  const ReplayResult kept = RunWith(workload, "topofit", "buffer:2");
+  const ReplayResult broken = RunWith(workload, "topofit-no-keep", "buffer:2");
+  // Kept whole, the buffer is short only once the pod it was for takes a replica: CA grows a node then, to
+  // keep the next one warm. Broken by the 1-GPU pod, CA grows one at once and keeps it for ten hours.
+  REQUIRE(kept.scale_ups.size() == 1);
+  CHECK(kept.scale_ups[0].at == 10 * kHour);
+  REQUIRE(broken.scale_ups.size() == 1);
+  CHECK(broken.scale_ups[0].at == 3 * kMinute);
+  for (const ReplayResult* result : {&kept, &broken}) {
+    REQUIRE(result->pods.size() == 4);
+    CHECK(result->pods[3].first_start == 10 * kHour);  // warm either way
+  }
+}
+
 }  // namespace
 }  // namespace topofit::sim
