@@ -244,7 +244,7 @@ int RunServe(const ServeOptions& options, const std::function<void(int, int, int
     (*grpc)->Shutdown(kGrpcShutdownGrace);
     extender->api->Stop();
     extender->ops->Stop();
-    if (extender->elector != nullptr) extender->elector->Stop();  // releases the Lease: a fast failover
+    if (extender->election.elector != nullptr) extender->election.elector->Stop();  // releases the Lease: a fast failover
   });
   return waited.ok() ? 0 : Fail(kCommand, waited);
 }

@@ -36,35 +36,6 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
-// The elector on a client of its own: one attempt per request, each within half the renew deadline, and a
-// rate limit no Binding or watch competes for, so renewals are never stuck behind other traffic.
-absl::Status StartLeaderElection(const ExtenderOptions& options, spdlog::logger& log,
-                                 KubeObservability& observability, ExtenderServers& parts) {
-  kubeclient::LeaderElectionConfig config;
-  config.namespace_name =
-      options.leader_elect_namespace.empty() ? kubeclient::OwnNamespace() : options.leader_elect_namespace;
-  config.lease_name = options.leader_elect_lease_name;
-  config.identity =
-      options.leader_elect_identity.empty() ? kubeclient::DefaultLeaderIdentity() : options.leader_elect_identity;
-  const std::string lease = absl::StrCat(config.namespace_name, "/", config.lease_name);
-  observability.Observe(config);
-  kubeclient::RestOptions rest_options;
-  rest_options.max_attempts = 1;
-  rest_options.timeout = config.renew_deadline / 2;
-  rest_options.user_agent = "topofit/leader-election";
-  observability.Observe(rest_options, "leader_election");
-  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(options.kubeconfig, rest_options);
-  if (!rest.ok()) return Prefixed("leader election client", rest.status());
-  parts.election_rest = *std::move(rest);
-  absl::StatusOr<std::unique_ptr<kubeclient::LeaderElector>> elector =
-      kubeclient::LeaderElector::Create(*parts.election_rest, std::move(config));
-  if (!elector.ok()) return Prefixed("--leader-elect", elector.status());
-  parts.elector = *std::move(elector);
-  parts.elector->Start();
-  server::LogEvent(log, "leader_election", {{"lease", lease}, {"identity", parts.elector->identity()}});
-  return absl::OkStatus();
-}
-
 // Counts each node the state drops in counter `name` and logs it at debug as `event`.
 std::function<void(const std::string&)> CountNodesDropped(server::MetricsRegistry& registry, const std::string& name,
                                                            const std::string& help, std::string event) {
@@ -116,10 +87,6 @@ bool IsLoopback(const std::string& address) {
 }
 
 }  // namespace
-
-absl::Status Prefixed(absl::string_view what, const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
-}
 
 absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
   if (path.empty()) return std::string();
@@ -304,20 +271,18 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
                            return failure;
                          }});
   }
-  if (options.leader_elect) {
-    absl::Status elected = StartLeaderElection(options, log, process.kube_observability, parts);
-    if (!elected.ok()) return elected;
-    readiness.push_back({"leader-election", [elector = parts.elector.get()] {
-                           if (elector->IsLeader()) return std::string();
-                           const std::string holder = elector->holder();
-                           return holder.empty() ? std::string("not the leader: no replica holds the Lease")
-                                                 : absl::StrCat("not the leader: the Lease is held by ", holder);
-                         }});
+  if (options.leader_election.enabled) {
+    absl::StatusOr<LeaderElection> election =
+        StartLeaderElection(options.leader_election, options.kubeconfig, log, process.kube_observability);
+    if (!election.ok()) return election.status();
+    parts.election = *std::move(election);
+    readiness.push_back(LeaderReadiness(*parts.election.elector));
   }
   parts.metrics = std::make_unique<scheduler::ExtenderMetrics>(scheduler::ExtenderMetrics::Create(process.registry));
   if (options.provisioning_requests) parts.provisioner = std::make_unique<kubeclient::Provisioner>(*parts.kube, log, process.clock);
   const scheduler::Leadership& leadership =
-      parts.elector != nullptr ? static_cast<const scheduler::Leadership&>(*parts.elector) : scheduler::SoleReplica();
+      parts.election.elector != nullptr ? static_cast<const scheduler::Leadership&>(*parts.election.elector)
+                                        : scheduler::SoleReplica();
   parts.extender = std::make_unique<scheduler::Extender>(*parts.state, *process.ledger, *parts.kube, *parts.metrics,
                                                          log, process.clock, parts.provisioner.get(), leadership,
                                                          options.scheduler_name);
@@ -428,7 +393,7 @@ int RunExtender(const ExtenderOptions& options, const std::function<void(int, in
     serving = false;  // readiness fails at once; requests in flight finish inside Stop()
     servers->api->Stop();
     servers->ops->Stop();
-    if (servers->elector != nullptr) servers->elector->Stop();  // releases the Lease: a fast failover
+    if (servers->election.elector != nullptr) servers->election.elector->Stop();  // releases the Lease: a fast failover
   });
   return waited.ok() ? 0 : Fail(Prefixed("waiting for a signal", waited));
 }
@@ -508,17 +473,10 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
   cmd.add_flag_callback("--no-drain-guard", [&options] { options.drain_guard = false; },
                         "do not mark pods that got the topology they would refuse or wait for elsewhere "
                         "cluster-autoscaler.kubernetes.io/safe-to-evict=false while no other node gives it");
-  cmd.add_flag("--leader-elect", options.leader_elect,
-               "of several replicas only the holder of a Lease binds; the others report not ready");
-  cmd.add_option("--leader-elect-lease-name", options.leader_elect_lease_name, "the coordination.k8s.io Lease")
-      ->capture_default_str();
-  cmd.add_option("--leader-elect-namespace", options.leader_elect_namespace,
-                 "the Lease's namespace (default: $POD_NAMESPACE, else the service account's, else default)");
+  AddLeaderElectionFlags(cmd, options.leader_election, "binds");
   cmd.add_option("--scheduler-name", options.scheduler_name,
                  "bind only pods with this spec.schedulerName (the profile of the kube-scheduler calling topofit)")
       ->capture_default_str();
-  cmd.add_option("--leader-elect-identity", options.leader_elect_identity,
-                 "this replica's name in the Lease (default: hostname_random)");
   AddCapacityWaitFlags(cmd, options.expected_node_boot, options.max_topology_wait);
   cmd.add_option("--gang-wait", options.gang_wait,
                  "how long a gang's reservation holds its GPUs for every member to come (docs/gangs.md)")

@@ -12,6 +12,7 @@
 #include "cli/process_state.h"
 #include "cli/decision_history.h"
 #include "cli/kube_observability.h"
+#include "cli/leader_election_flags.h"
 #include "cli/pod_events.h"
 #include "cli/restart_notify_flags.h"
 #include "kubeclient/buffered_shapes.h"
@@ -87,10 +88,7 @@ struct ExtenderOptions {
   bool provisioning_requests = false;  // ask CA for capacity for pods refused for topology
   bool drain_guard = true;             // keep CA's scale-down from stranding pods (scheduler/drain_guard.h)
   // Of several replicas only the holder of a coordination.k8s.io Lease binds; the others report not ready.
-  bool leader_elect = false;
-  std::string leader_elect_lease_name = "topofit";
-  std::string leader_elect_namespace;  // empty: kubeclient::OwnNamespace()
-  std::string leader_elect_identity;   // empty: kubeclient::DefaultLeaderIdentity()
+  LeaderElectionFlags leader_election{.lease_name = "topofit"};
   std::string ledger = "memory";  // or "api" (cli/ledger_flags.h)
   std::string decision_db;        // empty: the decision history in memory (cli/decision_history.h)
   int64_t decision_db_max_bytes = history::kDefaultMaxBytes;
@@ -119,9 +117,6 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path);
 // Turns on the Kubernetes Events on pods for `process` (cli/pod_events.h), after its decision history is
 // open; a second call does nothing.
 absl::Status UsePodEvents(const std::string& kubeconfig, ProcessState& process, spdlog::logger& log);
-
-// `status` with its message after "<what>: ", the flag or part that failed.
-absl::Status Prefixed(absl::string_view what, const absl::Status& status);
 
 // --log-format and --log-level, checked; the error names the flag.
 absl::StatusOr<server::LoggingOptions> ParseLoggingFlags(const std::string& format, const std::string& level);
@@ -154,10 +149,9 @@ struct ExtenderServers {
   std::unique_ptr<kubeclient::BufferedShapes> buffered_shapes;
   std::unique_ptr<kubeclient::ListWatcher> buffer_watch;
   std::unique_ptr<kubeclient::ListWatcher> template_watch;
-  // With --leader-elect: the elector, already started, on a client of its own (null without the flag).
-  // Before `extender`, which asks it, so it outlives it; destroying it releases the Lease.
-  std::unique_ptr<kubeclient::RestClient> election_rest;
-  std::unique_ptr<kubeclient::LeaderElector> elector;
+  // With --leader-elect: the elector, already started (null members without the flag). Before `extender`,
+  // which asks it, so it outlives it; destroying it releases the Lease.
+  LeaderElection election;
   std::unique_ptr<scheduler::ExtenderMetrics> metrics;
   // With --provisioning-requests (declared before the extender, which uses it, so it outlives it).
   std::unique_ptr<kubeclient::Provisioner> provisioner;

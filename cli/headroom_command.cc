@@ -120,8 +120,19 @@ int RunHeadroom(const HeadroomCommandOptions& options, const std::function<void(
   kube_observability.Observe(pod_options, "pods");
   kubeclient::ListWatcher pods(**watch_rest, "/api/v1/pods", pod_options, demand.Sink());
 
-  absl::StatusOr<std::unique_ptr<server::HttpServer>> ops = server::CreateOpsServer(
-      options.address, options.ops_port, registry, {{"pods-sync", [&pods] { return NotListedYet(pods, "pods"); }}});
+  server::ReadinessChecks readiness = {{"pods-sync", [&pods] { return NotListedYet(pods, "pods"); }}};
+  // Declared after the reconciler's writer and before the loop that asks it: destroyed (the Lease released)
+  // once the loop has ended.
+  LeaderElection election;
+  if (options.leader_election.enabled) {
+    absl::StatusOr<LeaderElection> started =
+        StartLeaderElection(options.leader_election, options.kubeconfig, log, kube_observability);
+    if (!started.ok()) return Fail("", started.status());
+    election = *std::move(started);
+    readiness.push_back(LeaderReadiness(*election.elector));
+  }
+  absl::StatusOr<std::unique_ptr<server::HttpServer>> ops =
+      server::CreateOpsServer(options.address, options.ops_port, registry, std::move(readiness));
   if (!ops.ok()) return Fail("ops server", ops.status());
   absl::StatusOr<int> ops_port = (*ops)->Start();
   if (!ops_port.ok()) return Fail("ops server", ops_port.status());
@@ -135,6 +146,11 @@ int RunHeadroom(const HeadroomCommandOptions& options, const std::function<void(
     while (!stop.WaitForNotificationWithTimeout(interval)) {
       // Demand is read only once the first LIST is in: an empty view would plan every buffer away.
       if (!pods.synced()) continue;
+      // A replica that does not lead remembers demand and writes nothing.
+      if (election.elector != nullptr && !election.elector->IsLeader()) {
+        reconciler.Follow(clock.Now());
+        continue;
+      }
       reconciler.Reconcile(clock.Now()).IgnoreError();  // logged and counted; the next pass retries
     }
   });
@@ -155,6 +171,7 @@ void AddHeadroomCommand(CLI::App& app, int& exit_code) {
       "Run the headroom controller: warm GPU capacity sized from the bursts seen and shaped like them, as "
       "cluster-autoscaler CapacityBuffers (or placeholder Deployments where CA serves none)");
   AddKubeconfigFlag(*cmd, options->kubeconfig);
+  AddLeaderElectionFlags(*cmd, options->leader_election, "writes the buffers");
   cmd->add_option("--namespace", options->namespace_name, "namespace of the buffers or placeholders")
       ->capture_default_str();
   cmd->add_option("--api", options->api,

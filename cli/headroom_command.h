@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/leader_election_flags.h"
 #include "history/store.h"
 
 namespace topofit::cli {
@@ -29,6 +30,9 @@ struct HeadroomCommandOptions {
   int64_t decision_db_max_bytes = history::kDefaultMaxBytes;
   std::string log_format = "text";
   std::string log_level = "info";
+  // Of several replicas only the holder of a coordination.k8s.io Lease writes; the others observe demand
+  // and report not ready.
+  LeaderElectionFlags leader_election{.lease_name = "topofit-headroom"};
 };
 
 // Runs the controller until SIGTERM or SIGINT; returns the exit code (1 for bad options or start-up

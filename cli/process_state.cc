@@ -31,6 +31,10 @@ server::ReadinessChecks ProcessState::ReadinessChecks(const std::atomic<bool>& s
            }}};
 }
 
+absl::Status Prefixed(absl::string_view what, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
+}
+
 std::string NotListedYet(const kubeclient::ListWatcher& watcher, absl::string_view what) {
   if (watcher.synced()) return "";
   const absl::Status failure = watcher.last_failure();

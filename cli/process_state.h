@@ -59,4 +59,7 @@ struct ProcessState {
 // readiness check's failure.
 std::string NotListedYet(const kubeclient::ListWatcher& watcher, absl::string_view what);
 
+// `status` with its message after "<what>: ", the flag or part that failed.
+absl::Status Prefixed(absl::string_view what, const absl::Status& status);
+
 }  // namespace topofit::cli

@@ -57,6 +57,14 @@ void HeadroomReconciler::Report(absl::Time now, const decision::HeadroomShape& s
   recorder_->Record(std::move(record));
 }
 
+void HeadroomReconciler::Follow(absl::Time now) {
+  planner_.ObserveLive(now, demand_.Live());
+  // Planned as the leader plans (same pods, same rules), so that the hysteresis is where the leader's is when
+  // this replica takes over; the leader reports the changes.
+  planned_ = planner_.Plan(now);
+  writer_.Forget();
+}
+
 absl::Status HeadroomReconciler::Reconcile(absl::Time now) {
   planner_.ObserveLive(now, demand_.Live());
   std::map<decision::HeadroomShape, int> plan = planner_.Plan(now);

@@ -31,6 +31,10 @@ class HeadroomReconciler {
   // Observes the live pods at `now`, plans and writes. A failed write is returned (and counted); the plan
   // stands, and the next pass writes what is still missing.
   absl::Status Reconcile(absl::Time now);
+  // Observes the live pods at `now` and plans, but writes, reports and records nothing: what a replica that
+  // does not lead does (--leader-elect), so that its plan and hysteresis are the leader's when it takes over;
+  // it then reads again what the leader wrote before it writes (HeadroomWriter::Forget).
+  void Follow(absl::Time now);
 
  private:
   // Logs and records a shape's change of replicas, with the target and the rises it follows.

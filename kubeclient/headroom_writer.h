@@ -47,6 +47,13 @@ class HeadroomWriter {
   // what was done stays done, and the next call picks up from what the API then holds.
   absl::Status Apply(const std::map<decision::HeadroomShape, HeadroomWant>& wanted);
 
+  // Forgets what it wrote: the next Apply lists the objects again, as after a restart. For a replica that
+  // stopped leading (--leader-elect), under whose successor they may have changed.
+  void Forget() {
+    adopted_ = false;
+    written_.clear();
+  }
+
   // The replicas written, by object name.
   const std::map<std::string, int>& written() const { return written_; }
 

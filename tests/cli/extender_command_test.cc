@@ -316,9 +316,9 @@ TEST_CASE("extender --leader-elect: only the Lease holder is ready and binds, sh
   spdlog::logger log("test", std::make_shared<spdlog::sinks::null_sink_mt>());
   const auto replica = [&](const std::string& identity, ProcessState& process) {
     ExtenderOptions options = LoopbackOptions(kubeconfig);
-    options.leader_elect = true;
-    options.leader_elect_namespace = "topofit-system";
-    options.leader_elect_identity = identity;
+    options.leader_election.enabled = true;
+    options.leader_election.namespace_name = "topofit-system";
+    options.leader_election.identity = identity;
     absl::StatusOr<ExtenderServers> servers = BuildExtender(options, process, log, {});
     REQUIRE(servers.ok());
     return std::make_unique<ExtenderServers>(*std::move(servers));
@@ -327,9 +327,9 @@ TEST_CASE("extender --leader-elect: only the Lease holder is ready and binds, sh
 
   ProcessState process_a, process_b;
   std::unique_ptr<ExtenderServers> a = replica("replica-a", process_a);
-  REQUIRE(kubeclient::testing::Eventually([&] { return a->elector->IsLeader(); }));
+  REQUIRE(kubeclient::testing::Eventually([&] { return a->election.elector->IsLeader(); }));
   std::unique_ptr<ExtenderServers> b = replica("replica-b", process_b);
-  REQUIRE(kubeclient::testing::Eventually([&] { return b->elector->holder() == "replica-a"; }));
+  REQUIRE(kubeclient::testing::Eventually([&] { return b->election.elector->holder() == "replica-a"; }));
   CHECK(api.StoredObject(lease_path)["spec"]["holderIdentity"] == "replica-a");
 
   const absl::StatusOr<int> a_ops = a->ops->Start();

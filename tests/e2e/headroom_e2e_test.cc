@@ -10,6 +10,7 @@
 #include <httplib.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "cli/headroom_command.h"
 #include "server/shutdown.h"
 #include "tests/e2e/e2e_objects.h"
@@ -115,6 +116,50 @@ TEST_CASE("topofit headroom: a burst of 2-GPU replicas becomes a CapacityBuffer 
   CHECK_THAT(metrics->body, Catch::Contains(absl::StrCat("topofit_headroom_replicas{shape=\"", kName, "\"} 3")));
   CHECK_THAT(metrics->body, Catch::Contains("topofit_headroom_gpus 6"));
   CHECK_THAT(metrics->body, Catch::Contains("topofit_headroom_api_info{kind=\"capacity-buffers\"} 1"));
+  CHECK(cluster.Stop() == 0);
+}
+
+// Two replicas of the controller would write two plans: with --leader-elect only the Lease's holder writes;
+// the others remember demand, write nothing and report not ready.
+TEST_CASE("topofit headroom --leader-elect: a replica that does not hold the Lease writes nothing until it does",
+          "[e2e][headroom]") {
+  HeadroomCluster cluster;
+  cluster.ServeBuffers();
+  const std::string lease = "/apis/coordination.k8s.io/v1/namespaces/topofit-system/leases/topofit-headroom";
+  cluster.api.PutStoredObject(
+      lease, {{"apiVersion", "coordination.k8s.io/v1"},
+              {"kind", "Lease"},
+              {"metadata", {{"name", "topofit-headroom"}, {"namespace", "topofit-system"}}},
+              {"spec",
+               {{"holderIdentity", "other-replica"},
+                {"leaseDurationSeconds", 15},
+                {"acquireTime", absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", absl::Now(), absl::UTCTimeZone())},
+                {"renewTime", absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", absl::Now(), absl::UTCTimeZone())}}}});
+  cluster.options.leader_election.enabled = true;
+  cluster.options.leader_election.namespace_name = "topofit-system";
+  cluster.options.leader_election.identity = "this-replica";
+  cluster.api.Upsert(Resource::kPods, Replica("r0"));
+  const int ops_port = cluster.Start();
+  httplib::Client ops("127.0.0.1", ops_port);
+  REQUIRE(Eventually([&] {
+    auto ready = ops.Get("/readyz?verbose");
+    return ready && ready->status == 503 && ready->body.find("[+]pods-sync ok") != std::string::npos &&
+           ready->body.find("the Lease is held by other-replica") != std::string::npos;
+  }));
+  absl::SleepFor(absl::Milliseconds(200));  // passes that observe r0 alone
+  // A burst the replica sees while it does not lead.
+  for (int i = 1; i <= 3; ++i) cluster.api.Upsert(Resource::kPods, Replica(absl::StrCat("r", i)));
+  const std::string buffers = "/apis/autoscaling.x-k8s.io/v1beta1/namespaces/topofit-system/capacitybuffers";
+  absl::SleepFor(absl::Seconds(1));  // twenty passes' time
+  CHECK(cluster.api.StoredObjects(buffers).empty());
+  for (const auto& request : cluster.api.requests()) CHECK(request.target.find("/capacitybuffers") == std::string::npos);
+
+  // The other replica is gone and its Lease with it: this one takes the Lease and writes the buffer the burst
+  // it remembered asks for (a rise of 3 at fill rate 0.8).
+  cluster.api.PutStoredObject(lease, nullptr);
+  REQUIRE(Eventually([&] { return !cluster.api.StoredObjects(buffers).empty(); }));
+  CHECK(cluster.api.StoredObjects(buffers).front()["spec"]["replicas"] == 3);
+  CHECK(cluster.api.StoredObject(lease)["spec"]["holderIdentity"] == "this-replica");
   CHECK(cluster.Stop() == 0);
 }
 

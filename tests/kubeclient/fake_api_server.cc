@@ -611,7 +611,11 @@ void FakeApiServer::SetPreviousLog(const std::string& namespace_name, const std:
 
 void FakeApiServer::PutStoredObject(const std::string& object_path, nlohmann::json object) {
   absl::MutexLock lock(&mu_);
-  stored_[object_path] = std::move(object);
+  if (object.is_null()) {
+    stored_.erase(object_path);
+  } else {
+    stored_[object_path] = std::move(object);
+  }
 }
 
 void FakeApiServer::List(Resource resource, const std::string& namespace_filter, const httplib::Request& req,

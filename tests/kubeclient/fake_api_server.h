@@ -136,7 +136,8 @@ class FakeApiServer {
   nlohmann::json StoredObject(const std::string& object_path) const;
   // The stored objects of a collection ("/apis/events.k8s.io/v1/namespaces/ml/events"), by name.
   std::vector<nlohmann::json> StoredObjects(const std::string& collection_path) const;
-  // Replaces a stored object (e.g. to give a ProvisioningRequest a status), as a controller would.
+  // Replaces a stored object (e.g. to give a ProvisioningRequest a status), as a controller would; null
+  // removes it.
   // A GET of such a collection lists it in one page, its fieldSelector applied (core/v1 events by
   // involvedObject.uid and type, as the restart collector reads them).
   void PutStoredObject(const std::string& object_path, nlohmann::json object);

@@ -151,6 +151,35 @@ TEST_CASE("End to end: a burst makes a CapacityBuffer of its shape, which goes o
   CHECK(records[1].headroom->replicas == 0);
 }
 
+// --leader-elect: a replica that does not lead follows demand and writes nothing; once it leads again it reads
+// what its successor wrote meanwhile before it writes.
+TEST_CASE("Following writes nothing, and the next pass as leader reads the buffers again", "[headroom_reconciler]") {
+  Fixture f(true);
+  f.server.Upsert(Resource::kPods, Replica("r0", "n1"));
+  f.Start();
+  REQUIRE(f.LiveIs(1));
+  REQUIRE(f.reconciler->Reconcile(kStart).ok());
+  for (int i = 1; i <= 3; ++i) f.server.Upsert(Resource::kPods, Replica(absl::StrCat("r", i)));
+  REQUIRE(f.LiveIs(4));
+  REQUIRE(f.reconciler->Reconcile(kStart + absl::Minutes(1)).ok());
+  REQUIRE(f.server.StoredObject(kBuffer)["spec"]["replicas"] == 3);
+
+  // Another replica leads now, and writes 5.
+  json theirs = f.server.StoredObject(kBuffer);
+  theirs["spec"]["replicas"] = 5;
+  f.server.PutStoredObject(kBuffer, theirs);
+  const size_t requests = f.server.requests().size();
+  f.reconciler->Follow(kStart + absl::Minutes(2));
+  CHECK(f.server.requests().size() == requests);
+  CHECK(f.server.StoredObject(kBuffer)["spec"]["replicas"] == 5);
+  CHECK(f.reconciler->planned().begin()->second == 3);  // planned, not written
+  CHECK(f.recorder.records().size() == 1);                // the leader's growth only
+
+  // Leading again: its plan (3) is written over what it finds, not over what it last wrote.
+  REQUIRE(f.reconciler->Reconcile(kStart + absl::Minutes(3)).ok());
+  CHECK(f.server.StoredObject(kBuffer)["spec"]["replicas"] == 3);
+}
+
 TEST_CASE("End to end without the CapacityBuffer API: the same burst makes a placeholder Deployment",
           "[headroom_reconciler]") {
   Fixture f(false);

@@ -793,13 +793,14 @@ def one(kind, name):
     return found[0] if found else {}
 dep = one("Deployment", "topofit-headroom")
 spec = dep.get("spec", {})
-check(spec.get("replicas") == 1 and spec.get("strategy", {}).get("type") == "Recreate", "one replica, Recreate")
+check(spec.get("replicas") == 2, "two replicas")
 pod = spec.get("template", {}).get("spec", {})
 c = (pod.get("containers") or [{}])[0]
 args = c.get("args", [])
 def flag(name):
     return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
 check(args[:1] == ["headroom"], "`topofit headroom`")
+check("--leader-elect" in args, "--leader-elect: one of the replicas writes")
 check(flag("--api") == "auto", "--api auto")
 check(0 < float(flag("--fill-rate") or 0) <= 1, "a fill rate in (0, 1]")
 named = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
@@ -809,10 +810,14 @@ for probe, path in (("livenessProbe", "/livez"), ("readinessProbe", "/readyz")):
 check(pod.get("serviceAccountName") == "topofit-headroom", "its own ServiceAccount")
 role = one("Role", "topofit-headroom")
 check(role.get("metadata", {}).get("namespace") == flag("--namespace"), "the Role covers the --namespace it writes in")
-rules = {(tuple(r["apiGroups"]), tuple(r["resources"])): sorted(r["verbs"]) for r in role.get("rules", [])}
-check(rules == {(("",), ("podtemplates",)): ["create", "delete"],
-                (("autoscaling.x-k8s.io",), ("capacitybuffers",)): ["create", "delete", "list", "patch"],
-                (("apps",), ("deployments",)): ["create", "delete", "list", "patch"]}, f"Role rules: {rules}")
+rules = {(tuple(r["apiGroups"]), tuple(r["resources"]), tuple(r.get("resourceNames", []))): sorted(r["verbs"])
+         for r in role.get("rules", [])}
+check(rules == {(("",), ("podtemplates",), ()): ["create", "delete"],
+                (("autoscaling.x-k8s.io",), ("capacitybuffers",), ()): ["create", "delete", "list", "patch"],
+                (("apps",), ("deployments",), ()): ["create", "delete", "list", "patch"],
+                (("coordination.k8s.io",), ("leases",), ()): ["create"],
+                (("coordination.k8s.io",), ("leases",), ("topofit-headroom",)): ["get", "update"]},
+      f"Role rules: {rules}")
 cluster = one("ClusterRole", "topofit-headroom")
 crules = {(tuple(r["apiGroups"]), tuple(r["resources"])): sorted(r["verbs"]) for r in cluster.get("rules", [])}
 check(crules == {(("",), ("pods",)): ["list", "watch"],
@@ -823,7 +828,7 @@ for kind in ("RoleBinding", "ClusterRoleBinding"):
                                         "namespace": "topofit-system"}], f"{kind} to the ServiceAccount")
 sys.exit("; ".join(problems) if problems else 0)
 PY
-  then ok "components/headroom: one replica, the Role where it writes, RBAC limited to its writer's verbs"; else fail "components/headroom"; fi
+  then ok "components/headroom: two replicas with --leader-elect, the Role where it writes, RBAC limited to its writer's and elector's verbs"; else fail "components/headroom"; fi
 else
   grep -q 'name: topofit-headroom$' "$tmp/hr.yaml" && ok "components/headroom renders" || fail "components/headroom renders no Deployment"
 fi
