@@ -603,12 +603,14 @@ void HttpServer::Impl::OnAccepted(beast::error_code ec, tcp::socket socket) {
   {
     std::lock_guard<std::mutex> lock(mu);
     connections.emplace(connection.get(), connection);
+    // The gauge moves under the lock that guards the set, so it never reads one over the limit while a closing
+    // connection's place is already taken by the next.
+    server.metrics_.connections.Add(1, {options.name});
     if (connections.size() >= static_cast<size_t>(options.max_connections)) {
       accept_paused = true;  // the kernel queues further connections in the listen backlog
       more = false;
     }
   }
-  server.metrics_.connections.Add(1, {options.name});
   connection->Start();
   if (more) {
     Accept();
@@ -677,6 +679,7 @@ void HttpServer::Impl::Unregister(ConnectionBase* connection) {
   {
     std::lock_guard<std::mutex> lock(mu);
     connections.erase(connection);
+    server.metrics_.connections.Add(-1, {options.name});
     evicting = false;
     if (accept_paused && !stopping) {
       accept_paused = false;
@@ -684,7 +687,6 @@ void HttpServer::Impl::Unregister(ConnectionBase* connection) {
     }
     closed.notify_all();
   }
-  server.metrics_.connections.Add(-1, {options.name});
   if (resume) asio::post(accept_strand, [this] { Accept(); });
 }
 
