@@ -158,6 +158,14 @@ absl::Status ReadPodResourceClaimStatus(const Json& json, const std::string& pat
   return ReadOptionalString(json, "resourceClaimName", path, &out->resource_claim_name);
 }
 
+absl::Status ReadContainerExtendedResourceRequest(const Json& json, const std::string& path,
+                                                  kube::ContainerExtendedResourceRequest* out) {
+  TOPOFIT_RETURN_IF_ERROR(ExpectObject(json, path));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "containerName", path, &out->container_name));
+  TOPOFIT_RETURN_IF_ERROR(ReadString(json, "resourceName", path, &out->resource_name));
+  return ReadString(json, "requestName", path, &out->request_name);
+}
+
 absl::Status ReadPodSpec(const Json& json, const std::string& path, kube::PodSpec* out) {
   TOPOFIT_RETURN_IF_ERROR(ReadArray(json, "containers", path, &out->containers, ReadContainer));
   TOPOFIT_RETURN_IF_ERROR(ReadArray(json, "initContainers", path, &out->init_containers, ReadContainer));
@@ -195,7 +203,13 @@ absl::Status ReadPodStatus(const Json& json, const std::string& path, kube::PodS
   TOPOFIT_RETURN_IF_ERROR(ReadString(json, "phase", path, &out->phase));
   TOPOFIT_RETURN_IF_ERROR(ReadString(json, "nominatedNodeName", path, &out->nominated_node_name));
   TOPOFIT_RETURN_IF_ERROR(ReadArray(json, "conditions", path, &out->conditions, ReadCondition));
-  return ReadArray(json, "resourceClaimStatuses", path, &out->resource_claim_statuses, ReadPodResourceClaimStatus);
+  TOPOFIT_RETURN_IF_ERROR(
+      ReadArray(json, "resourceClaimStatuses", path, &out->resource_claim_statuses, ReadPodResourceClaimStatus));
+  return ReadObject(json, "extendedResourceClaimStatus", path, [&](const Json& claim, const std::string& p) {
+    kube::PodExtendedResourceClaimStatus& read = out->extended_resource_claim_status.emplace();
+    TOPOFIT_RETURN_IF_ERROR(ReadString(claim, "resourceClaimName", p, &read.resource_claim_name));
+    return ReadArray(claim, "requestMappings", p, &read.request_mappings, ReadContainerExtendedResourceRequest);
+  });
 }
 
 absl::Status ReadNodeSpec(const Json& json, const std::string& path, kube::NodeSpec* out) {

@@ -31,6 +31,9 @@ struct NodeGpuSnapshot {
   topology::GpuSet ours;       // assigned by topofit (assumed at bind, or reported with their ids)
   topology::GpuSet elsewhere;  // held by other pods or not allocatable; positions assumed when unknown
   std::map<std::string, topology::GpuSet, std::less<>> by_pod;  // pod uid -> GPUs, where known
+  // No device plugin offers nvidia.com/gpu here; NVIDIA's DRA driver's slices do. A pod's nvidia.com/gpu is
+  // then served by a claim kube-scheduler makes for it (KEP-5004), whose devices its allocator picks.
+  bool gpus_through_dra = false;
   topology::GpuSet free() const { return topology->all_gpus().without(ours | elsewhere); }
 };
 

@@ -147,6 +147,24 @@ struct PodResourceClaimStatus {
   bool operator==(const PodResourceClaimStatus&) const = default;
 };
 
+// status.extendedResourceClaimStatus.requestMappings[]: a container's extended resource (e.g. nvidia.com/gpu)
+// that DRA serves, and the request of the generated claim that serves it.
+struct ContainerExtendedResourceRequest {
+  std::string container_name;
+  std::string resource_name;
+  std::string request_name;
+  bool operator==(const ContainerExtendedResourceRequest&) const = default;
+};
+
+// status.extendedResourceClaimStatus (KEP-5004, Kubernetes 1.34+): where a node's device plugin does not serve
+// an extended resource the pod requests but a DeviceClass maps it to a DRA driver, kube-scheduler makes one
+// ResourceClaim for the pod and names it here.
+struct PodExtendedResourceClaimStatus {
+  std::string resource_claim_name;
+  std::vector<ContainerExtendedResourceRequest> request_mappings;
+  bool operator==(const PodExtendedResourceClaimStatus&) const = default;
+};
+
 struct PodSpec {
   std::vector<Container> containers;
   std::vector<Container> init_containers;
@@ -182,6 +200,7 @@ struct PodStatus {
   std::string nominated_node_name;
   std::vector<Condition> conditions;
   std::vector<PodResourceClaimStatus> resource_claim_statuses;
+  std::optional<PodExtendedResourceClaimStatus> extended_resource_claim_status;
 };
 
 struct Pod {

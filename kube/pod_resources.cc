@@ -128,4 +128,13 @@ absl::StatusOr<int> GpuRequest(const Pod& pod) {
   return static_cast<int>(milli / 1000);
 }
 
+std::string GpuExtendedResourceClaim(const Pod& pod) {
+  const std::optional<PodExtendedResourceClaimStatus>& extended = pod.status.extended_resource_claim_status;
+  if (!extended) return std::string();
+  for (const ContainerExtendedResourceRequest& mapping : extended->request_mappings) {
+    if (mapping.resource_name == kResourceNvidiaGpu) return extended->resource_claim_name;
+  }
+  return std::string();
+}
+
 }  // namespace topofit::kube

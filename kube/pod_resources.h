@@ -27,4 +27,9 @@ int64_t EffectiveRequestMilli(const Pod& pod, absl::string_view resource);
 // those, so such a pod did not come from it), or for more than INT_MAX.
 absl::StatusOr<int> GpuRequest(const Pod& pod);
 
+// The ResourceClaim that holds the pod's nvidia.com/gpu when DRA serves that extended resource on the pod's
+// node (status.extendedResourceClaimStatus maps it: KEP-5004, a DeviceClass with that extendedResourceName and
+// no device plugin advertising it there). Empty when the device plugin serves them, or nothing says yet.
+std::string GpuExtendedResourceClaim(const Pod& pod);
+
 }  // namespace topofit::kube

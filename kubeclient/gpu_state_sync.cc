@@ -185,6 +185,7 @@ std::optional<GpuStateSync::Holding> GpuStateSync::HoldingOf(const kube::Pod& po
     holding.has_ids = true;
     holding.ids = it->second;
   }
+  holding.gpus_claim = kube::GpuExtendedResourceClaim(pod);
   return holding;
 }
 
@@ -214,11 +215,13 @@ void GpuStateSync::UpsertNodeLocked(const kube::Node& node) {
   nodes_.insert(name);
   // As are the GPUs its slices published before it arrived.
   if (auto offered = offered_.find(name); offered != offered_.end()) state_.OfferThroughDra(name, offered->second);
-  // Pods and claims that arrived before their node (or while it was gone) are observed now.
-  for (auto* holdings : {&pods_, &claim_holdings_}) {
-    for (auto& [uid, holding] : *holdings) {
-      if (holding.node == name && !holding.applied) Apply(holding);
-    }
+  // Claims and pods that arrived before their node (or while it was gone) are observed now; the claims
+  // first, so a pod whose GPUs a claim holds finds it holding them.
+  for (auto& [uid, holding] : claim_holdings_) {
+    if (holding.node == name && !holding.applied) Apply(holding);
+  }
+  for (auto& [uid, holding] : pods_) {
+    if (holding.node == name && !holding.applied) ApplyPodLocked(holding);
   }
 }
 
@@ -282,6 +285,7 @@ void GpuStateSync::ApplyClaimLocked(const kube::ResourceClaim& claim) {
     if (tracked != claim_holdings_.end()) {
       if (state_.Forget(tracked->second.pod.uid)) ++stats_.pods_forgotten;
       claim_holdings_.erase(tracked);
+      ReapplyPodsServedByLocked(claim);
     }
     return;
   }
@@ -298,17 +302,49 @@ void GpuStateSync::ApplyClaimLocked(const kube::ResourceClaim& claim) {
     state_.Forget(tracked->second.pod.uid);  // moved, or placed now: observed anew
   }
   Apply(claim_holdings_.insert_or_assign(uid, std::move(holding)).first->second);
+  ReapplyPodsServedByLocked(claim);
 }
 
 void GpuStateSync::ForgetClaimLocked(const std::string& claim_uid) {
-  if (auto known = claims_.find(claim_uid); known != claims_.end()) {
-    IndexClaimPoolsLocked(known->second, /*tracked=*/false);
-    claims_.erase(known);
-  }
+  auto known = claims_.find(claim_uid);
   if (auto it = claim_holdings_.find(claim_uid); it != claim_holdings_.end()) {
     if (state_.Forget(it->second.pod.uid)) ++stats_.pods_forgotten;
     claim_holdings_.erase(it);
+    if (known != claims_.end()) ReapplyPodsServedByLocked(known->second);
   }
+  if (known != claims_.end()) {
+    IndexClaimPoolsLocked(known->second, /*tracked=*/false);
+    claims_.erase(known);
+  }
+}
+
+bool GpuStateSync::ClaimHoldsGpusOfLocked(const Holding& pod) const {
+  if (pod.gpus_claim.empty()) return false;
+  const std::optional<kube::ResourceClaim> claim = every_claim_.Find(pod.pod.namespace_name, pod.gpus_claim);
+  if (!claim) return false;
+  auto held = claim_holdings_.find(claim->metadata.uid);
+  return held != claim_holdings_.end() && held->second.applied;
+}
+
+void GpuStateSync::ReapplyPodsServedByLocked(const kube::ResourceClaim& claim) {
+  for (const kube::ClaimConsumer& consumer : claim.reserved_for) {
+    auto pod = pods_.find(consumer.uid);
+    if (pod == pods_.end() || pod->second.gpus_claim != claim.metadata.name ||
+        pod->second.pod.namespace_name != claim.metadata.namespace_name) {
+      continue;
+    }
+    ApplyPodLocked(pod->second);
+  }
+}
+
+void GpuStateSync::ApplyPodLocked(Holding& holding) {
+  if (!ClaimHoldsGpusOfLocked(holding)) {
+    Apply(holding);
+    return;
+  }
+  // Released, with whatever the extender assumed for the pod at bind: the claim's devices are its GPUs.
+  holding.applied = false;
+  if (state_.Forget(holding.pod.uid)) ++stats_.pods_forgotten;
 }
 
 void GpuStateSync::UpdatePodLocked(const kube::Pod& pod) {
@@ -324,7 +360,7 @@ void GpuStateSync::UpdatePodLocked(const kube::Pod& pod) {
   auto it = pods_.find(uid);
   if (it != pods_.end() && it->second.applied && it->second.same_as(*holding)) return;  // nothing new
   Holding& tracked = pods_.insert_or_assign(uid, *std::move(holding)).first->second;
-  Apply(tracked);
+  ApplyPodLocked(tracked);
 }
 
 void GpuStateSync::ForgetPodLocked(const std::string& uid) {

@@ -30,7 +30,11 @@
 // the extender reads a pending pod's claims through them (scheduler::DraView, docs/dra.md).
 //
 // A claim holds its GPUs for every pod it is reserved for, so it is observed once, as a holder of its own:
-// a pod whose GPUs come from a claim requests no `nvidia.com/gpu` and is not observed itself. A claim whose
+// a pod whose GPUs come from a claim requests no `nvidia.com/gpu` and is not observed itself. Nor, while its
+// claim holds them, is a pod that requests `nvidia.com/gpu` on a node whose GPUs DRA serves instead of the
+// device plugin (KEP-5004: kube-scheduler makes it a claim and names it in the pod's
+// status.extendedResourceClaimStatus): until that claim is seen holding them, the pod holds its count, so its
+// GPUs are counted once, never none. A claim whose
 // devices no known slice identifies yet is observed by count (placed pessimistically) and placed once its
 // slices arrive.
 //
@@ -114,9 +118,11 @@ class GpuStateSync : public scheduler::DraView {
     int gpus = 0;
     bool has_ids = false;
     std::string ids;       // the annotation's text, parsed when the node is known
+    std::string gpus_claim;  // a pod's: the claim DRA serves its nvidia.com/gpu through (kube::GpuExtendedResourceClaim)
     bool applied = false;  // ObservePod succeeded with this holding (false while its node is unknown)
     bool same_as(const Holding& other) const {
-      return node == other.node && gpus == other.gpus && has_ids == other.has_ids && ids == other.ids;
+      return node == other.node && gpus == other.gpus && has_ids == other.has_ids && ids == other.ids &&
+             gpus_claim == other.gpus_claim;
     }
   };
 
@@ -127,6 +133,12 @@ class GpuStateSync : public scheduler::DraView {
   void UpdatePodLocked(const kube::Pod& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ForgetPodLocked(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Apply(Holding& holding) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A pod's holding applied, or, while the claim DRA serves its GPUs through holds them, released.
+  void ApplyPodLocked(Holding& holding) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool ClaimHoldsGpusOfLocked(const Holding& pod) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The pods `claim` is reserved for whose GPUs it serves, applied again: released once it holds them,
+  // holding their count again once it does not.
+  void ReapplyPodsServedByLocked(const kube::ResourceClaim& claim) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The node as the state models it: where neither nvidia.com/gpu nor GPU feature discovery's count label
   // says how many GPUs it has, its slices do (the count label set from them).
   kube::Node CountedBySlicesLocked(const kube::Node& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

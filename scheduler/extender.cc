@@ -473,13 +473,18 @@ std::string Extender::BindOnce(const codec::ExtenderBindingArgs& args, const Pod
     if (!assumed.ok()) return absl::StrCat("topofit: ", assumed.message());
     claimed = true;
   }
-  gpu_ids = gpus.ToString();
   // The bind time orders the pods the node agent gives their chosen GPUs (the kubelet admits them in
   // bind order); microseconds, since one extender binds many pods a second. A repeat leaves both as the
   // first bind wrote them.
   kube::StringMap annotations = {
-      {std::string(kube::kGpuIdsAnnotation), gpu_ids},
       {std::string(kube::kBoundAtAnnotation), absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", clock_.Now(), absl::UTCTimeZone())}};
+  // Where DRA serves the node's GPUs, the claim kube-scheduler made for the pod names them: the GPUs held
+  // here only count them until the claim is seen (kubeclient::GpuStateSync), and no ids are written.
+  if (const std::shared_ptr<const NodeGpuSnapshot> node = state_.Snapshot(args.node);
+      node == nullptr || !node->gpus_through_dra) {
+    gpu_ids = gpus.ToString();
+    annotations.emplace(kube::kGpuIdsAnnotation, gpu_ids);
+  }
   const bool guarded =
       drain_guard_ != nullptr && !repeat && !says_safe_to_evict && decision::KeepFromScaleDownDrain(demand, quality);
   const bool kept = guarded && drain_guard_->KeepsNow(demand, args.node);

@@ -300,6 +300,7 @@ class InMemoryGpuState final : public GpuState {
     snapshot->topology_reason = record.topology.reason;
     snapshot->origin = record.origin;
     snapshot->ready = record.ready;
+    snapshot->gpus_through_dra = record.allocatable == 0 && record.dra_offered > 0;
     GpuSet known_elsewhere;
     // GPUs the topology has but the node does not offer (unhealthy, or not yet advertised), through the
     // device plugin or a DRA driver.

@@ -428,6 +428,16 @@ TEST_CASE("Upstream fixtures decode", "[kube_json][fixtures]") {
       CHECK(pod.status.conditions[0].type == "typeValue");
       CHECK(pod.status.conditions[0].status == "statusValue");
       CHECK(pod.status.conditions[0].reason == "reasonValue");
+      // KEP-5004's claim for extended resources DRA serves: in the API from 1.34.
+      CHECK(pod.status.extended_resource_claim_status.has_value() == (release != "v1.33.0"));
+      if (pod.status.extended_resource_claim_status) {
+        CHECK(*pod.status.extended_resource_claim_status ==
+              kube::PodExtendedResourceClaimStatus{
+                  .resource_claim_name = "resourceClaimNameValue",
+                  .request_mappings = {{.container_name = "containerNameValue",
+                                        .resource_name = "resourceNameValue",
+                                        .request_name = "requestNameValue"}}});
+      }
 
       const kube::Node node = RequireNode(ReadJsonFile(dir / version / "core.v1.Node.json"));
       CHECK(node.metadata.name == "nameValue");

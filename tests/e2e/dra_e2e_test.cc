@@ -260,6 +260,39 @@ TEST_CASE("DRA end to end: on a node only the DRA driver serves, a claim pod pas
   CHECK(Eventually([&] { return c.extender.state->Snapshot(kNode)->free().size() == 6; }));
 }
 
+TEST_CASE("DRA end to end: a pod asking nvidia.com/gpu where DRA serves it is bound without GPU ids, and its GPUs "
+          "are counted once, by the claim kube-scheduler made",
+          "[e2e][dra]") {
+  DraCluster c;
+  json node = A100Node();
+  node["status"] = json::object();  // no device plugin: a DeviceClass maps nvidia.com/gpu to the DRA driver
+  c.api.Upsert(Resource::kNodes, node);
+  c.api.Upsert(Resource::kPods, testing::PendingGpuPod("server-1", 2));
+  c.StartExtender();
+  REQUIRE(c.Passes("server-1"));
+
+  // kube-scheduler's DRA plugin, before the bind (KEP-5004): the claim allocated gpu-4 and gpu-5, named in the
+  // pod's status.
+  c.api.Upsert(Resource::kResourceClaims, testing::DraFixture("resourceclaim-v1-extended-resource.json"));
+  json pod = c.api.Object(Resource::kPods, "ml", "server-1");
+  pod["status"]["extendedResourceClaimStatus"] = {
+      {"resourceClaimName", "server-1-extended-resources-x7k2p"},
+      {"requestMappings",
+       {{{"containerName", "main"}, {"resourceName", "nvidia.com/gpu"}, {"requestName", "container-0-request-0"}}}}};
+  c.api.Upsert(Resource::kPods, pod);
+
+  const json args = {{"PodName", "server-1"}, {"PodNamespace", "ml"}, {"PodUID", "uid-server-1"}, {"Node", kNode}};
+  const json bound = c.Post("/bind", args);
+  INFO(bound.dump());
+  CHECK(bound.value("Error", "x").empty());
+  const json stored = c.api.Object(Resource::kPods, "ml", "server-1");
+  CHECK(stored["spec"].value("nodeName", "") == kNode);
+  CHECK_FALSE(stored["metadata"].value("annotations", json::object()).contains("topofit.io/gpu-ids"));
+  // Once the watches bring the bound pod and its claim: the claim's two GPUs, and no more.
+  const topology::GpuSet claimed_free = topology::GpuSet::Parse("0,1,2,3,6,7", 8).value();
+  CHECK(Eventually([&] { return c.extender.state->Snapshot(kNode)->free() == claimed_free; }));
+}
+
 // cluster-autoscaler sends the claim pod as it is: no nvidia.com/gpu, its claim named in its status.
 // `topofit expander --dra v1` reads the claim from its own watch and ranks the pod by its 4 GPUs and its
 // required NVLink: the NVLink group, not the cheaper PCIe one it would pick for a pod asking no GPU.

@@ -9,6 +9,7 @@
 
 #include <spdlog/sinks/null_sink.h>
 
+#include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "codec/dra_json.h"
 #include "codec/kube_json.h"
@@ -431,6 +432,91 @@ TEST_CASE("GpuStateSync with DRA: every claim, allocated or not, and each node's
   CHECK(gpus[3].device.attributes.at("resource.kubernetes.io/pcieRoot").string_value == "pci0000:10");
   CHECK(d.sync.NodeGpus("elsewhere").empty());
   CHECK(d.sync.gpu_classes().device_classes == std::vector<std::string>{"gpu.nvidia.com"});
+}
+
+// Pod server-1 asking `nvidia.com/gpu: 2`, bound to a100-node-1, with the claim kube-scheduler made for it
+// named in its status as mapping `resource` (KEP-5004). The claim fixture is reserved for it.
+kube::Pod ExtendedResourcePod(const std::string& resource = "nvidia.com/gpu") {
+  nlohmann::json pod = GpuPodJson("server-1", "a100-node-1", 2);
+  pod["status"]["extendedResourceClaimStatus"] = {
+      {"resourceClaimName", "server-1-extended-resources-x7k2p"},
+      {"requestMappings",
+       {{{"containerName", pod["spec"]["containers"][0]["name"]},
+         {"resourceName", resource},
+         {"requestName", "container-0-request-0"}}}}};
+  return Pod(pod);
+}
+kube::ResourceClaim ExtendedResourceClaim() {
+  return codec::ResourceClaimFromJson(DraFixture("resourceclaim-v1-extended-resource.json")).value();
+}
+
+TEST_CASE("GpuStateSync with DRA: a pod whose nvidia.com/gpu DRA serves is counted once, by its claim, in any order",
+          "[live-state][dra]") {
+  const std::string node = "a100-node-1";
+  const std::string claim_holder = ClaimHolderUid(ExtendedResourceClaim().metadata.uid);
+  const std::vector<std::string> orders = {"node, pod, claim", "node, claim, pod", "pod, claim, node",
+                                           "claim, pod, node", "bind assumed, claim, pod", "bind assumed, pod, claim"};
+  for (const std::string& order : orders) {
+    INFO(order);
+    Direct d;
+    d.sync.SyncSlices({Slice()});
+    d.sync.SyncPods({});
+    const bool node_last = absl::EndsWith(order, "node");
+    if (!node_last) d.sync.SyncNodes({DraOnlyNode(node)});
+    if (absl::StartsWith(order, "bind assumed")) {
+      // The extender chose GPUs at bind; the DRA plugin's allocator chose others.
+      REQUIRE_OK(d.state->Assume(Ref("server-1"), node, Ids("0,1")));
+    }
+    const bool pod_first = order.find("pod") < order.find("claim");
+    auto pod = [&] { d.sync.PodChanged(WatchEventType::kAdded, ExtendedResourcePod()); };
+    auto claim = [&] { d.sync.ClaimChanged(WatchEventType::kAdded, ExtendedResourceClaim()); };
+    if (pod_first) {
+      pod();
+      if (!node_last) CHECK(d.state->Snapshot(node)->free().size() == 6);  // by its count until the claim comes
+      claim();
+    } else {
+      claim();
+      pod();
+    }
+    if (node_last) d.sync.SyncNodes({DraOnlyNode(node)});
+    CHECK(d.state->Snapshot(node)->free() == Ids("0,1,2,3,6,7"));
+    CHECK(d.state->AssignmentOf(claim_holder) == std::make_optional(std::make_pair(node, Ids("4,5"))));
+    CHECK_FALSE(d.state->AssignmentOf("uid-server-1").has_value());
+    // A later event of the pod changes nothing.
+    d.sync.PodChanged(WatchEventType::kModified, ExtendedResourcePod());
+    CHECK(d.state->Snapshot(node)->free() == Ids("0,1,2,3,6,7"));
+
+    SECTION("the claim gone while the pod runs: the pod holds its count again") {
+      d.sync.ClaimChanged(WatchEventType::kDeleted, ExtendedResourceClaim());
+      CHECK(d.state->Snapshot(node)->free().size() == 6);
+    }
+    SECTION("the claim gone from a relist") {
+      d.sync.SyncClaims({});
+      CHECK(d.state->Snapshot(node)->free().size() == 6);
+    }
+    SECTION("the pod deleted, then its claim") {
+      d.sync.PodChanged(WatchEventType::kDeleted, ExtendedResourcePod());
+      CHECK(d.state->Snapshot(node)->free() == Ids("0,1,2,3,6,7"));
+      d.sync.ClaimChanged(WatchEventType::kDeleted, ExtendedResourceClaim());
+      CHECK(d.state->Snapshot(node)->free().size() == 8);
+    }
+  }
+}
+
+TEST_CASE("GpuStateSync with DRA: a pod holds its own GPUs while no claim is seen serving them", "[live-state][dra]") {
+  const std::string node = "a100-node-1";
+  Direct d;
+  d.sync.SyncSlices({Slice()});
+  d.sync.SyncNodes({Node(node)});
+  SECTION("its claim never seen (the extender reads no claims)") {
+    d.sync.SyncPods({ExtendedResourcePod()});
+    CHECK(d.state->Snapshot(node)->free().size() == 6);
+  }
+  SECTION("the claim serves another extended resource: the device plugin serves its GPUs") {
+    d.sync.SyncPods({ExtendedResourcePod("example.com/nic")});
+    d.sync.SyncClaims({ExtendedResourceClaim()});
+    CHECK(d.state->Snapshot(node)->free().size() == 4);  // the pod's two and the claim's two
+  }
 }
 
 }  // namespace

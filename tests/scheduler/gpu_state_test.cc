@@ -253,7 +253,7 @@ TEST_CASE("concurrent claims never share a GPU", "[gpu_state][concurrency]") {
     std::mt19937 rng(thread);
     for (int round = 0; round < kRounds; ++round) {
       const std::string node = rng() % 2 ? "n0" : "n1";
-      const PodRef pod = Pod("t" + std::to_string(thread) + "-" + std::to_string(round));
+      const PodRef pod = Pod(absl::StrCat("t", thread, "-", round));
       const decision::GpuDemand demand = *decision::DemandOf(MakePod().gpus(1 + rng() % 3));
       const decision::NodeVerdict verdict = decision::FilterNode(demand, *state->Snapshot(node));
       if (verdict.fits && state->Assume(pod, node, verdict.chosen->gpus).ok()) {
