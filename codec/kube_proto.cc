@@ -255,7 +255,8 @@ absl::StatusOr<kube::Node> NodeFromBytes(absl::string_view bytes) {
   return NodeFromProto(node);
 }
 
-absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptionsRequest& request) {
+absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptionsRequest& request,
+                                                 PodBytesCache* cache) {
   DecodedRequest out;
   // Bytes first, per key: where a transitional CA sent both, they are the same node and upstream tells
   // readers to prefer the bytes.
@@ -285,12 +286,15 @@ absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptions
     if (option.podbytes_size() > 0) {
       decoded.pods.reserve(option.podbytes_size());
       for (int j = 0; j < option.podbytes_size(); ++j) {
-        std::shared_ptr<const kube::Pod>& shared = decoded_bytes[absl::string_view(option.podbytes(j))];
+        const absl::string_view bytes = option.podbytes(j);
+        std::shared_ptr<const kube::Pod>& shared = decoded_bytes[bytes];
+        if (shared == nullptr && cache != nullptr) shared = cache->Find(bytes);
         if (shared == nullptr) {
           // The first time these bytes are seen, so a bad pod is reported where it first appears.
-          absl::StatusOr<kube::Pod> pod = PodFromBytes(option.podbytes(j));
+          absl::StatusOr<kube::Pod> pod = PodFromBytes(bytes);
           if (!pod.ok()) return At(Index(Field(path, "podBytes"), j), pod.status());
           shared = std::make_shared<const kube::Pod>(*std::move(pod));
+          if (cache != nullptr) cache->Insert(bytes, shared);
         }
         decoded.pods.push_back(shared);
       }

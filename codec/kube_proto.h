@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "codec/pod_bytes_cache.h"
 #include "kube/objects.h"
 #include "kube/shared_pods.h"
 #include "proto/expander.pb.h"
@@ -50,7 +51,9 @@ struct DecodedRequest {
 
 // Reads every wire generation: a template node from nodeBytesMap (3) when that key is there, else from
 // nodeMap (2); an option's pods from podBytes (5) when it has any, else from pod (4). CA 1.34.2-1.34.5
-// send both, and upstream tells readers to prefer the bytes.
-absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptionsRequest& request);
+// send both, and upstream tells readers to prefer the bytes. With `cache`, podBytes entries an earlier call
+// decoded are taken from it, and those decoded now are put in it.
+absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptionsRequest& request,
+                                                 PodBytesCache* cache = nullptr);
 
 }  // namespace topofit::codec

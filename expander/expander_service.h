@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "codec/node_topology.h"
+#include "codec/pod_bytes_cache.h"
 #include "decision/group_rank.h"
 #include "history/recorder.h"
 #include "ledger/ledger.h"
@@ -116,6 +117,8 @@ class ExpanderService final
   spdlog::logger& log_;
   // Templates' topologies, cached across calls: a cluster's groups have few shapes.
   codec::TopologyResolver topologies_;
+  // CA's pending pods, decoded once for the loops that send them again.
+  codec::PodBytesCache decoded_pods_;
   history::DecisionRecorder* recorder_ = nullptr;
   const decision::ClaimSource* claims_ = nullptr;
 };

@@ -436,6 +436,67 @@ TEST_CASE("DecodeBestOptions decodes podBytes repeated across options once, to o
   }
 }
 
+TEST_CASE("DecodeBestOptions with a cache: pods CA sends again are the ones decoded before, new bytes decode anew",
+          "[kube_proto]") {
+  const std::string trainer = NamedPod("trainer").SerializeAsString();
+  const std::string web = NamedPod("web").SerializeAsString();
+  PodBytesCache cache;
+  grpcplugin::BestOptionsRequest first;
+  AddOption(&first, Layout::kBytes, "a", 1, {trainer, web});
+  const DecodedRequest before = RequireOk(DecodeBestOptions(OverTheWire(first), &cache));
+  CHECK(cache.size() == 2);
+
+  // The next loop: the trainer still pending, web changed (its bytes differ), and an option in messages.
+  corev1::Pod changed = NamedPod("web");
+  changed.mutable_metadata()->set_resourceversion("2");
+  grpcplugin::BestOptionsRequest next;
+  AddOption(&next, Layout::kBytes, "b", 1, {changed.SerializeAsString(), trainer});
+  AddOption(&next, Layout::kMessages, "c", 1, {trainer});
+  const DecodedRequest after = RequireOk(DecodeBestOptions(OverTheWire(next), &cache));
+  REQUIRE(after.options.size() == 2);
+  CHECK(&after.options[0].pods[1] == &before.options[0].pods[0]);  // the trainer, decoded once
+  CHECK(&after.options[0].pods[0] != &before.options[0].pods[1]);
+  CHECK(after.options[0].pods[0].metadata.resource_version == "2");
+  CHECK(after.options[1].pods[0].metadata.name == "trainer");  // messages are decoded, not cached
+  CHECK(&after.options[1].pods[0] != &before.options[0].pods[0]);
+  CHECK(cache.size() == 3);
+  // Decoded from the cache or not, the same pods.
+  const DecodedRequest uncached = RequireOk(DecodeBestOptions(OverTheWire(next)));
+  CHECK(Dump(uncached.options[0].pods[1]) == Dump(after.options[0].pods[1]));
+
+  // Bytes that do not decode are refused every time and never kept.
+  grpcplugin::BestOptionsRequest bad;
+  AddOption(&bad, Layout::kBytes, "d", 1, {trainer, "\xff\xff\xff"});
+  for (int call = 0; call < 2; ++call) {
+    CHECK_STATUS(DecodeBestOptions(OverTheWire(bad), &cache), absl::StatusCode::kInvalidArgument,
+                 "options[0].podBytes[1]: malformed Pod protobuf");
+  }
+  CHECK(cache.size() == 3);
+}
+
+TEST_CASE("PodBytesCache keeps two generations: what is still sent stays, what is not goes", "[kube_proto]") {
+  // Names of one length: every key the same size, two of them fill a generation.
+  const std::string a = NamedPod("pod-a").SerializeAsString(), b = NamedPod("pod-b").SerializeAsString(),
+                    c = NamedPod("pod-c").SerializeAsString(), d = NamedPod("pod-d").SerializeAsString();
+  PodBytesCache cache(4 * a.size());
+  auto pod = [](const std::string& bytes) { return std::make_shared<const kube::Pod>(PodFromBytes(bytes).value()); };
+  cache.Insert(a, pod(a));
+  cache.Insert(b, pod(b));
+  cache.Insert(c, pod(c));  // the generation of a and b is full: it becomes the previous one
+  CHECK(cache.size() == 3);
+  REQUIRE(cache.Find(a) != nullptr);  // still sent: carried into the current generation with c
+  cache.Insert(d, pod(d));            // c and a become the previous generation; b goes
+  CHECK(cache.Find(b) == nullptr);
+  CHECK(cache.Find(a) != nullptr);
+  CHECK(cache.Find(c) != nullptr);
+  CHECK(cache.Find(d) != nullptr);
+  CHECK(cache.size() <= 4);
+  // A pod larger than a generation is not kept.
+  PodBytesCache small(a.size());
+  small.Insert(a, pod(a));
+  CHECK(small.Find(a) == nullptr);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Bad input: InvalidArgument with a message, never a crash.
 
