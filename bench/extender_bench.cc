@@ -23,12 +23,16 @@
 //   extender_bench [--quick] [--iterations=N] [--duration=S] [--sizes=100,1000,5000] [--client-threads=4]
 //                  [--server-threads=4] [--in-use=0.45] [--seed=1] [--max-body-mb=256] [--images=50] [--no-breakdown]
 //                  [--no-throughput] [--no-cycles] [--decision-db=PATH|:memory:] [--modes=nodes,names]
-//                  [--dump=PATH]
+//                  [--dump=PATH] [--warm=GPUS:REPLICAS,...]
 //
 // --modes chooses the request shapes: `nodes` (full Node objects) and/or `names` (NodeNames); both by default.
 //
 // --dump=PATH writes every scheduling cycle's /filter and /prioritize reply bodies to PATH: two builds given
 // the same flags must write the same file (how a speed-up shows it changed no decision).
+//
+// --warm keeps buffered sets whole in prioritize (decision/warm_capacity.h), as `topofit extender --live-state`
+// does where CapacityBuffers exist: one buffer per entry, of pods asking GPUS GPUs (4 and 8 with
+// topofit.io/min-link NV, as topofit's headroom shapes NVLink sets), REPLICAS of them. Its cost is the figure.
 //
 // --decision-db records every decision to a decision history (history/), as `topofit extender` does:
 // run with and without it to see what recording costs a request.
@@ -63,6 +67,9 @@
 #include "absl/strings/string_view.h"
 #include "bench/http_client.h"
 #include "codec/extender_json.h"
+#include "decision/pod_demand.h"
+#include "decision/warm_capacity.h"
+#include "kube/topofit_annotations.h"
 #include "history/recorder.h"
 #include "history/store.h"
 #include "ledger/ledger.h"
@@ -71,6 +78,7 @@
 #include "scheduler/extender_metrics.h"
 #include "scheduler/gpu_state.h"
 #include "scheduler/kube_client.h"
+#include "scheduler/warm_source.h"
 #include "server/clock.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
@@ -102,6 +110,7 @@ struct Flags {
   std::vector<bool> modes = {false, true};  // NodeNames (nodeCacheCapable) off, then on
   std::string decision_db;   // record decisions here (":memory:": in memory); empty: not recorded
   std::string dump_path;     // the cycles' reply bodies written here; empty: not written
+  std::vector<std::pair<int, int>> warm;  // buffered shapes kept whole: (GPUs, replicas)
 };
 
 bool ParseFlags(int argc, char** argv, Flags& flags) {
@@ -155,6 +164,14 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       for (absl::string_view m : absl::StrSplit(*v, ',')) {
         ok = ok && (m == "nodes" || m == "names");
         flags.modes.push_back(m == "names");
+      }
+    } else if (auto v = value("--warm")) {
+      for (absl::string_view entry : absl::StrSplit(*v, ',')) {
+        std::pair<absl::string_view, absl::string_view> parts = absl::StrSplit(entry, absl::MaxSplits(':', 1));
+        int gpus = 0, replicas = 0;
+        ok = ok && absl::SimpleAtoi(parts.first, &gpus) && absl::SimpleAtoi(parts.second, &replicas) && gpus > 0 &&
+             gpus <= 64 && replicas > 0;
+        flags.warm.emplace_back(gpus, replicas);
       }
     } else if (auto v = value("--max-body-mb")) {
       ok = absl::SimpleAtoi(*v, &flags.max_body_mb) && flags.max_body_mb > 0;
@@ -551,6 +568,31 @@ class SucceedingKubeClient final : public scheduler::KubeClient {
   }
 };
 
+// Buffers that never change, as a cluster's are between two CapacityBuffer events.
+class FixedWarm final : public scheduler::WarmSource {
+ public:
+  explicit FixedWarm(const std::vector<std::pair<int, int>>& shapes) {
+    std::vector<decision::WarmShape> warm;
+    for (const auto& [gpus, replicas] : shapes) {
+      kube::Pod pod;
+      kube::Container& container = pod.spec.containers.emplace_back();
+      container.resources.limits[kube::kResourceNvidiaGpu] = int64_t{gpus} * 1000;
+      if (gpus >= 4) pod.metadata.annotations[std::string(kube::kMinLinkAnnotation)] = "NV";
+      absl::StatusOr<decision::GpuDemand> demand = decision::DemandOf(pod);
+      if (!demand.ok()) {
+        std::fprintf(stderr, "--warm: %s\n", std::string(demand.status().message()).c_str());
+        std::exit(1);
+      }
+      warm.push_back({*std::move(demand), replicas});
+    }
+    warm_ = std::make_shared<const decision::WarmCapacity>(std::move(warm));
+  }
+  std::shared_ptr<const decision::WarmCapacity> Warm() const override { return warm_; }
+
+ private:
+  std::shared_ptr<const decision::WarmCapacity> warm_;
+};
+
 // The wiring of tests/scheduler/extender_http_test.cc, with the production defaults except the body limit.
 struct Server {
   server::RealClock clock;
@@ -564,10 +606,15 @@ struct Server {
   std::unique_ptr<history::DecisionStore> decisions;
   std::unique_ptr<history::AsyncRecorder> recorder;
   scheduler::Extender extender{*state, *ledger, kube, metrics, log, clock};
+  std::unique_ptr<FixedWarm> warm;
   std::unique_ptr<server::HttpServer> http;
   int port = 0;
 
   explicit Server(const Flags& flags) {
+    if (!flags.warm.empty()) {
+      warm = std::make_unique<FixedWarm>(flags.warm);
+      extender.KeepWarmFrom(warm.get());
+    }
     if (!flags.decision_db.empty()) {
       absl::StatusOr<std::unique_ptr<history::DecisionStore>> opened =
           history::DecisionStore::Open(flags.decision_db == ":memory:" ? "" : flags.decision_db);
