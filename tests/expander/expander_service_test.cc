@@ -639,6 +639,11 @@ TEST_CASE("TLS is enforced", "[expander][grpc][tls]") {
 
 TEST_CASE("TLS: a renewed certificate is served to new connections without a restart, each reload counted",
           "[expander][grpc][tls]") {
+  // Before the fixture, so that they outlive its server: the server's watcher counts reloads into them until
+  // it stops, and the Secret's files go away before that (a failed reload, counted; once a use after free,
+  // under load).
+  server::MetricsRegistry registry;
+  server::Counter& reloads = server::TlsReloadsCounter(registry);
   Fixture f;
   f.server.reset();
   const std::unique_ptr<testing::TestCerts> renewed = testing::TestCerts::Create(1002).value();
@@ -651,8 +656,6 @@ TEST_CASE("TLS: a renewed certificate is served to new connections without a res
   options.tls_cert_file = secret.cert();
   options.tls_key_file = secret.key();
   options.tls_reload_interval = absl::Seconds(1);  // gRPC's shortest
-  server::MetricsRegistry registry;
-  server::Counter& reloads = server::TlsReloadsCounter(registry);
   options.on_tls_reload = server::ReportTlsReloads(reloads, "expander");
   absl::StatusOr<std::unique_ptr<GrpcServer>> started = GrpcServer::Start(options, *f.service);
   REQUIRE_OK(started);
