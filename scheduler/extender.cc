@@ -113,13 +113,13 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   absl::StatusOr<GpuDemand> demand = decision::DemandOf(args.pod);
   const std::string pod_key = absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name);
   if (!demand.ok()) return InvalidPod(args.pod, pod_key, demand.status().message());
+  // A pod whose GPUs come from claims goes through the same cycle, each node judged by what its claims ask
+  // (extender_claims.cc); it asks for no capacity of its own (a ProvisioningRequest's pod template would name
+  // the pod's own claim) and is in no gang.
   absl::StatusOr<std::optional<decision::ClaimGpuDemand>> claims = ClaimDemandOf(args.pod, *demand);
   if (!claims.ok()) return InvalidPod(args.pod, pod_key, claims.status().message());
-  if (*claims) {
-    absl::StatusOr<RequestNodes> nodes = NodesOf(args);
-    if (!nodes.ok()) return nodes.status();
-    return FilterClaimPod(args, *demand, **claims, *std::move(nodes));
-  }
+  const bool claim_pod = claims->has_value();
+  const GpuDemand counted = claim_pod ? decision::CountedDemand(*demand, **claims) : *demand;
   std::optional<decision::Gang> gang;  // of known size: placed all or nothing
   if (demand->wants_gpus()) {
     absl::StatusOr<std::optional<decision::Gang>> member_of = CountedGangOf(args.pod);
@@ -133,7 +133,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
       return *std::move(placed);
     }
   }
-  if (demand->wants_gpus()) {
+  if (counted.wants_gpus()) {
     std::lock_guard<std::mutex> lock(gangs_mu_);
     ExpireGangs();
     nodes->snapshots = WithoutReserved(std::move(nodes->snapshots), {});
@@ -142,16 +142,18 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
   result.failed_and_unresolvable_nodes.insert(nodes->unresolved.begin(), nodes->unresolved.end());
   result.failed_nodes.insert(nodes->unknown.begin(), nodes->unknown.end());
-  const CapacityHolds holds = HoldsNow(*demand);
-  const std::optional<decision::CapacityAsk> ask = AskNow(args.pod, *demand);
+  const CapacityHolds holds = HoldsNow(counted);
+  const std::optional<decision::CapacityAsk> ask = claim_pod ? std::nullopt : AskNow(args.pod, *demand);
   FilterMemo memo;
   const decision::JudgedPod judged = decision::JudgedPod::Of(args.pod);
   std::vector<const NodeGpuSnapshot*> offered;
   offered.reserve(nodes->snapshots.size());
   for (const auto& snapshot : nodes->snapshots) offered.push_back(snapshot.get());
+  std::vector<std::string> claim_reasons;  // a claim pod's words per node, from its claims' verdicts
   const decision::PodFilterOutcome outcome =
-      decision::FilterPod(*demand, judged, offered, holds, memo, ask ? &*ask : nullptr);
-  const bool recording = recorder_ != nullptr && demand->wants_gpus();
+      claim_pod ? FilterClaims(**claims, *demand, judged, offered, holds, claim_reasons)
+                : decision::FilterPod(*demand, judged, offered, holds, memo, ask ? &*ask : nullptr);
+  const bool recording = recorder_ != nullptr && counted.wants_gpus();
   history::FilterCandidates candidates(recording ? offered.size() + nodes->unresolved.size() : 0);
   decision::JudgedReasons reasons(judged, holds, ask ? &*ask : nullptr);
   // Counted here and added to the metric once per refusal after the loop: per node, the family's lock and
@@ -166,7 +168,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
       if (result.nodes) result.nodes->push_back(nodes->raw[i]); else result.node_names->emplace_back(name);
       continue;
     }
-    std::string reason = reasons.For(verdict, node);
+    std::string reason = claim_pod ? std::move(claim_reasons[i]) : reasons.For(verdict, node);
     ++refused[verdict.refusal];
     // Checked here too: building the fields costs more than the check, for every refused node.
     if (log_.should_log(spdlog::level::debug)) {
@@ -185,25 +187,26 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   metrics_.nodes_refused.Inc({"unknown-node"}, static_cast<double>(nodes->unknown.size()));
 
   std::optional<decision::UnplacedPod> unplaced;
-  if (demand->wants_gpus() && !outcome.any_fits()) {
+  if (counted.wants_gpus() && !outcome.any_fits()) {
     std::vector<std::string> refused;
     for (const auto* failed : {&result.failed_nodes, &result.failed_and_unresolvable_nodes}) {
       for (const auto& [node, reason] : *failed) refused.push_back(node);
     }
-    unplaced = decision::UnplacedAfter(args.pod, *demand, outcome, std::move(refused));
+    unplaced = decision::UnplacedAfter(args.pod, counted, outcome, std::move(refused));
   }
-  const bool capacity_requested = unplaced && unplaced->needs_capacity_request && RequestCapacity(args.pod, unplaced->preference);
+  const bool capacity_requested = unplaced && !claim_pod && unplaced->needs_capacity_request &&
+                                  RequestCapacity(args.pod, unplaced->preference);
   if (recording) {
     for (const auto& [name, reason] : nodes->unresolved) candidates.AddUnknownTopology(name);
     RecordCycle(history::FilterCycleRecords(clock_.Now(), {decision::LedgerPodUid(args.pod), pod_key},
-                                            demand->request.gpus, std::move(candidates).Take(),
+                                            counted.request.gpus, std::move(candidates).Take(),
                                             unplaced ? &unplaced->preference : nullptr, capacity_requested));
   }
   if (unplaced) KeepPreference(std::move(unplaced->preference));
   const size_t passed = result.nodes ? result.nodes->size() : result.node_names->size();
   server::LogEvent(log_, "filter",
                    {{"pod", pod_key},
-                    {"gpus", demand->request.gpus},
+                    {"gpus", claim_pod && (*claims)->all ? std::string("all") : absl::StrCat(counted.request.gpus)},
                     {"passed", passed},
                     {"failed", result.failed_nodes.size()},
                     {"unresolvable", result.failed_and_unresolvable_nodes.size()}});

@@ -21,6 +21,7 @@
 #include "decision/gang_book.h"
 #include "decision/gang_capacity_target.h"
 #include "decision/nvlink_domain.h"
+#include "decision/pod_filter.h"
 #include "decision/pod_demand.h"
 #include "history/recorder.h"
 #include "history/refusal_aggregator.h"
@@ -126,9 +127,12 @@ class Extender {
                                                                        const decision::GpuDemand& demand) const;
   decision::ClaimNodeVerdict JudgeClaims(const decision::ClaimGpuDemand& claims, const decision::GpuDemand& demand,
                                          const decision::NodeGpuSnapshot& node) const;
-  // Filter for a pod whose GPUs come from claims (extender_claims.cc): each node judged by JudgeClaims.
-  codec::ExtenderFilterResult FilterClaimPod(const codec::ExtenderArgs& args, const decision::GpuDemand& demand,
-                                             const decision::ClaimGpuDemand& claims, RequestNodes nodes);
+  // decision::FilterPod's outcome for a pod whose GPUs come from claims (extender_claims.cc): each node judged
+  // by JudgeClaims, then by the holds; `reasons` gets each refused node's words (empty for a node it fits).
+  decision::PodFilterOutcome FilterClaims(const decision::ClaimGpuDemand& claims, const decision::GpuDemand& demand,
+                                          const decision::JudgedPod& pod,
+                                          const std::vector<const decision::NodeGpuSnapshot*>& nodes,
+                                          const decision::CapacityHolds& holds, std::vector<std::string>& reasons) const;
   // The reply to a pod whose own fields are wrong (every node would fail alike): said once, as the error.
   codec::ExtenderFilterResult InvalidPod(const kube::Pod& pod, const std::string& pod_key, absl::string_view message);
   // The snapshots with the GPUs reserved for gangs other than `gang` (an id, GangIdOf; empty: every gang)
