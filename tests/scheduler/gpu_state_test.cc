@@ -146,6 +146,30 @@ TEST_CASE("nodes no request names are forgotten unless pods hold GPUs there", "[
   CHECK(state->Snapshot("idle")->free().size() == 8);
 }
 
+TEST_CASE("a NodeNames lookup counts as naming each node it finds", "[gpu_state][hostile]") {
+  // The time a node was last named lives in its slot of the name index, written by SnapshotsOf too (and
+  // copied when the index grows): a node only NodeNames requests name must not be forgotten as unseen.
+  server::FakeClock clock;
+  std::vector<std::string> forgotten;
+  GpuStateLimits limits;
+  limits.forget_unseen_after = absl::Minutes(10);
+  limits.max_nodes = 40;
+  limits.on_forgotten = [&](const std::string& node) { forgotten.push_back(node); };
+  std::unique_ptr<GpuState> state = NewInMemoryGpuState(clock, limits);
+  for (const char* name : {"named", "unnamed"}) REQUIRE(state->UpsertNode(P4d(name)).ok());
+  clock.Advance(absl::Minutes(6));
+  const auto found = state->SnapshotsOf({"named", "never-seen"});
+  REQUIRE(found.size() == 2);
+  CHECK(found[0] != nullptr);
+  CHECK(found[1] == nullptr);
+  for (int i = 0; i < 30; ++i) REQUIRE(state->UpsertNode(P4d(absl::StrCat("grow-", i))).ok());  // the index grows
+  clock.Advance(absl::Minutes(5));  // unnamed unseen for 11 minutes, named for 5
+  for (int i = 30; i < 38; ++i) REQUIRE(state->UpsertNode(P4d(absl::StrCat("grow-", i))).ok());
+  REQUIRE(state->UpsertNode(P4d("new")).ok());  // full: forgetting makes room
+  CHECK(forgotten == std::vector<std::string>{"unnamed"});
+  CHECK(state->Snapshot("named") != nullptr);
+}
+
 TEST_CASE("a flood of invented nodes pushes out its own: real nodes named later always find room",
           "[gpu_state][hostile]") {
   // One /filter of 15,000 invented nodes filled the node table without --live-state: real nodes named
