@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/container/btree_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "codec/bounded_json.h"
@@ -42,8 +43,8 @@ struct ExtenderArgs {
 struct ExtenderFilterResult {
   std::optional<std::vector<absl::string_view>> nodes;  // the passing nodes' bytes (NodeArg::raw)
   std::optional<std::vector<std::string>> node_names;
-  std::map<std::string, std::string> failed_nodes;
-  std::map<std::string, std::string> failed_and_unresolvable_nodes;
+  absl::btree_map<std::string, std::string> failed_nodes;
+  absl::btree_map<std::string, std::string> failed_and_unresolvable_nodes;
   std::string error;
 };
 

@@ -160,6 +160,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   // a label vector cost more than the verdict for a request refused on thousands of nodes.
   std::map<decision::Refusal, int> refused;
   for (size_t i = 0; i < offered.size(); ++i) {
+    if (i + decision::kPrefetchAhead < offered.size()) decision::PrefetchForReasons(*offered[i + decision::kPrefetchAhead]);
     const NodeGpuSnapshot& node = *offered[i];
     const NodeVerdict& verdict = outcome.verdicts[i];
     const absl::string_view name = nodes->names[i];
