@@ -31,6 +31,7 @@ RUN apt-get update \
         libgcc-s1 \
         libgrpc++1.51 \
         libgrpc29 \
+        libjemalloc2 \
         libprotobuf32 \
         libre2-9 \
         libsimdjson14 \

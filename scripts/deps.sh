@@ -6,6 +6,7 @@ packages=(
   libabsl-dev libboost-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libsimdjson-dev
   catch2 libbenchmark-dev libcpp-httplib-dev libssl-dev libyaml-cpp-dev
   libsqlite3-dev  # the decision history (history/store.cc)
+  libjemalloc-dev  # the servers' allocator (CMakeLists.txt: topofit_allocator)
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   clang libclang-rt-dev  # libFuzzer for scripts/fuzz.sh (fuzz/)
   gnuplot-nox  # draws `topofit bench --out`'s plots; the report's tests check the SVGs when it is there
