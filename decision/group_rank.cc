@@ -159,19 +159,32 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
   int64_t placed_gpus = 0;
   double useful_gpus = 0;
   size_t first_open = 0;  // the nodes before it have no GPU left, so no GPU pod fits them
+  size_t first_fresh = 0;  // no pod placed on it or after it yet
+  // The new nodes share one topology, so a pod's verdict on one is a function of its free GPUs (FilterMemo's
+  // key): a pod is judged once per distinct free set, and once on all the fresh nodes together. Before, a
+  // pod no node would take was judged on every node of the option: 97% of 320,000 judgements per call of
+  // 10 options x 800 pods, most of ranking's time.
+  std::vector<topology::GpuSet> refused_free;  // the free sets the pod was refused on
   for (const PlacedPod& pod : gpu_pods) {
     while (first_open < nodes.size() && nodes[first_open].free().empty()) ++first_open;
     bool placed = false;
     const NodeVerdict* asking = nullptr;  // the first set it fitted but refused, asking for better capacity
+    refused_free.clear();
     for (size_t i = first_open; i < nodes.size() && !placed; ++i) {
       if (stopper.AfterJudgement()) return;
+      const topology::GpuSet free = nodes[i].free();
+      if (std::find(refused_free.begin(), refused_free.end(), free) != refused_free.end()) continue;
       const NodeVerdict& v = memo.Filter(pod.demand, nodes[i]);
-      if (!v.fits) continue;
-      // The extender would refuse this set and ask for the capacity that gives the pod's ask.
-      if (pod.ask != nullptr && AsksForCapacity(pod.demand, v, *pod.ask)) {
-        if (asking == nullptr) asking = &v;
+      const bool refused = !v.fits || (pod.ask != nullptr && AsksForCapacity(pod.demand, v, *pod.ask));
+      if (refused) {
+        // The extender would refuse this set, or take it only to ask for the capacity that gives the pod's
+        // ask.
+        if (v.fits && asking == nullptr) asking = &v;
+        if (i >= first_fresh) break;  // every node from here on is as fresh as this one
+        refused_free.push_back(free);
         continue;
       }
+      first_fresh = std::max(first_fresh, i + 1);
       nodes[i].ours = nodes[i].ours | v.chosen->gpus;
       placed = true;
       placed_gpus += pod.demand.request.gpus;

@@ -579,18 +579,19 @@ TEST_CASE("The ranking stops between options once the deadline passes: DEADLINE_
 }
 
 TEST_CASE("The ranking stops inside one option too, once the deadline passes", "[expander][hostile]") {
-  // Each pod that fits none of an option's new nodes tries every one of them: at CA's largest node count and
-  // a few thousand such pods, tens of millions of placements in one option. The deadline was asked only
-  // between options, so such a call worked on for seconds past it.
+  // Each pod first tries the partly filled nodes before a fresh one: at CA's largest node count and a few
+  // thousand pods that each leave a GPU no later pod can use, tens of millions of nodes tried in one option
+  // (the refused ones skipped by their free GPUs, but each tried). The deadline was asked only between
+  // options, so such a call worked on for seconds past it.
   Fixture f;
   std::vector<corev1::Pod> pods;
-  for (int i = 0; i < 100; ++i) pods.push_back(PodProto(absl::StrCat("wide-", i)).gpus(9));  // fits no 8-GPU node
+  for (int i = 0; i < 1'000; ++i) pods.push_back(PodProto(absl::StrCat("seven-", i)).gpus(7));  // one GPU left each
   RequestBuilder request = ThreeGroups(Layout::kBytes);
-  request.option("p4d", 5'000, pods);
+  request.option("p4d", 1'000, pods);
   SECTION("asked while the option's pods are placed") {
     int asked = 0;
     REQUIRE_OK(f.service->Answer(request.build(), {absl::InfiniteFuture(), [&asked] { return ++asked < 0; }}));
-    CHECK(asked > 100);  // 500,000 placements tried, asked every 4,096 of them
+    CHECK(asked > 100);  // 500,000 nodes tried, asked every 4,096 of them
   }
   SECTION("and stopped there") {
     // On arrival, before the option, after 4,096 placements: no; after 8,192: yes.
