@@ -153,6 +153,17 @@ struct DraCluster : testing::E2eCluster {
     const json annotations = api.Object(Resource::kPods, "ml", pod)["metadata"]["annotations"];
     return annotations.value("topofit.io/gpu-ids", "");
   }
+
+  // Binds the pod to the node where its claim names its GPUs: bound, and no `topofit.io/gpu-ids` written.
+  void BindWithoutGpuIds(const std::string& pod) {
+    const json args = {{"PodName", pod}, {"PodNamespace", "ml"}, {"PodUID", absl::StrCat("uid-", pod)}, {"Node", kNode}};
+    const json bound = Post("/bind", args);
+    INFO(bound.dump());
+    CHECK(bound.value("Error", "x").empty());
+    const json stored = api.Object(Resource::kPods, "ml", pod);
+    CHECK(stored["spec"].value("nodeName", "") == kNode);
+    CHECK_FALSE(stored["metadata"].value("annotations", json::object()).contains("topofit.io/gpu-ids"));
+  }
 };
 
 TEST_CASE("DRA end to end: a claim's GPUs are never offered to a device-plugin pod, and are once it is deleted",
@@ -243,13 +254,7 @@ TEST_CASE("DRA end to end: on a node only the DRA driver serves, a claim pod pas
   c.StartExtender();
   REQUIRE(c.Passes("trainer-0"));
 
-  const json args = {{"PodName", "trainer-0"}, {"PodNamespace", "ml"}, {"PodUID", "uid-trainer-0"}, {"Node", kNode}};
-  const json bound = c.Post("/bind", args);
-  INFO(bound.dump());
-  CHECK(bound.value("Error", "x").empty());
-  const json stored = c.api.Object(Resource::kPods, "ml", "trainer-0");
-  CHECK(stored["spec"].value("nodeName", "") == kNode);
-  CHECK_FALSE(stored["metadata"].value("annotations", json::object()).contains("topofit.io/gpu-ids"));
+  c.BindWithoutGpuIds("trainer-0");
   CHECK(c.extender.state->Snapshot(kNode)->free().size() == 8);  // nothing taken by topofit's bind
 
   // kube-scheduler's DRA plugin allocated gpu-2 and gpu-3 to the claim: the watch brings it, they are taken.
@@ -281,13 +286,7 @@ TEST_CASE("DRA end to end: a pod asking nvidia.com/gpu where DRA serves it is bo
        {{{"containerName", "main"}, {"resourceName", "nvidia.com/gpu"}, {"requestName", "container-0-request-0"}}}}};
   c.api.Upsert(Resource::kPods, pod);
 
-  const json args = {{"PodName", "server-1"}, {"PodNamespace", "ml"}, {"PodUID", "uid-server-1"}, {"Node", kNode}};
-  const json bound = c.Post("/bind", args);
-  INFO(bound.dump());
-  CHECK(bound.value("Error", "x").empty());
-  const json stored = c.api.Object(Resource::kPods, "ml", "server-1");
-  CHECK(stored["spec"].value("nodeName", "") == kNode);
-  CHECK_FALSE(stored["metadata"].value("annotations", json::object()).contains("topofit.io/gpu-ids"));
+  c.BindWithoutGpuIds("server-1");
   // Once the watches bring the bound pod and its claim: the claim's two GPUs, and no more.
   const topology::GpuSet claimed_free = topology::GpuSet::Parse("0,1,2,3,6,7", 8).value();
   CHECK(Eventually([&] { return c.extender.state->Snapshot(kNode)->free() == claimed_free; }));
