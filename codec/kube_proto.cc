@@ -256,13 +256,19 @@ absl::StatusOr<kube::Node> NodeFromBytes(absl::string_view bytes) {
 }
 
 absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptionsRequest& request,
-                                                 PodBytesCache* cache) {
+                                                 DecodeCaches caches) {
   DecodedRequest out;
   // Bytes first, per key: where a transitional CA sent both, they are the same node and upstream tells
   // readers to prefer the bytes.
   for (const auto* entry : Sorted(request.nodebytesmap())) {
+    std::shared_ptr<const kube::Node> known = caches.templates != nullptr ? caches.templates->Find(entry->second) : nullptr;
+    if (known != nullptr) {
+      out.templates.emplace(entry->first, *known);
+      continue;
+    }
     absl::StatusOr<kube::Node> node = NodeFromBytes(entry->second);
     if (!node.ok()) return At(MapKey("nodeBytesMap", entry->first), node.status());
+    if (caches.templates != nullptr) caches.templates->Insert(entry->second, std::make_shared<const kube::Node>(*node));
     out.templates.emplace(entry->first, *std::move(node));
   }
   for (const auto* entry : Sorted(request.nodemap())) {
@@ -288,13 +294,13 @@ absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptions
       for (int j = 0; j < option.podbytes_size(); ++j) {
         const absl::string_view bytes = option.podbytes(j);
         std::shared_ptr<const kube::Pod>& shared = decoded_bytes[bytes];
-        if (shared == nullptr && cache != nullptr) shared = cache->Find(bytes);
+        if (shared == nullptr && caches.pods != nullptr) shared = caches.pods->Find(bytes);
         if (shared == nullptr) {
           // The first time these bytes are seen, so a bad pod is reported where it first appears.
           absl::StatusOr<kube::Pod> pod = PodFromBytes(bytes);
           if (!pod.ok()) return At(Index(Field(path, "podBytes"), j), pod.status());
           shared = std::make_shared<const kube::Pod>(*std::move(pod));
-          if (cache != nullptr) cache->Insert(bytes, shared);
+          if (caches.pods != nullptr) caches.pods->Insert(bytes, shared);
         }
         decoded.pods.push_back(shared);
       }

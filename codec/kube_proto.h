@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "codec/pod_bytes_cache.h"
+#include "codec/decoded_bytes_cache.h"
 #include "kube/objects.h"
 #include "kube/shared_pods.h"
 #include "proto/expander.pb.h"
@@ -49,11 +49,17 @@ struct DecodedRequest {
   std::map<std::string, kube::Node> templates;
 };
 
+// Where DecodeBestOptions finds what earlier calls decoded (null: decode everything).
+struct DecodeCaches {
+  PodBytesCache* pods = nullptr;           // podBytes entries
+  NodeBytesCache* templates = nullptr;     // nodeBytesMap values
+};
+
 // Reads every wire generation: a template node from nodeBytesMap (3) when that key is there, else from
 // nodeMap (2); an option's pods from podBytes (5) when it has any, else from pod (4). CA 1.34.2-1.34.5
-// send both, and upstream tells readers to prefer the bytes. With `cache`, podBytes entries an earlier call
-// decoded are taken from it, and those decoded now are put in it.
+// send both, and upstream tells readers to prefer the bytes. With caches, bytes an earlier call decoded
+// are taken from them, and those decoded now are put in them.
 absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptionsRequest& request,
-                                                 PodBytesCache* cache = nullptr);
+                                                 DecodeCaches caches = {});
 
 }  // namespace topofit::codec

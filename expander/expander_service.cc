@@ -137,7 +137,7 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
                                                      kMaxNodeCount, " (no cluster is that large)"));
     }
   }
-  absl::StatusOr<codec::DecodedRequest> decoded = codec::DecodeBestOptions(request, &decoded_pods_);
+  absl::StatusOr<codec::DecodedRequest> decoded = codec::DecodeBestOptions(request, {.pods = &decoded_pods_, .templates = &decoded_templates_});
   if (!decoded.ok()) return decoded.status();
 
   decision::RankInput input;

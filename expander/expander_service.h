@@ -25,7 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "codec/node_topology.h"
-#include "codec/pod_bytes_cache.h"
+#include "codec/decoded_bytes_cache.h"
 #include "decision/group_rank.h"
 #include "history/recorder.h"
 #include "ledger/ledger.h"
@@ -117,8 +117,9 @@ class ExpanderService final
   spdlog::logger& log_;
   // Templates' topologies, cached across calls: a cluster's groups have few shapes.
   codec::TopologyResolver topologies_;
-  // CA's pending pods, decoded once for the loops that send them again.
+  // CA's pending pods and node-group templates, decoded once for the loops that send them again.
   codec::PodBytesCache decoded_pods_;
+  codec::NodeBytesCache decoded_templates_;
   history::DecisionRecorder* recorder_ = nullptr;
   const decision::ClaimSource* claims_ = nullptr;
 };

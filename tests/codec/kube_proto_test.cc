@@ -443,7 +443,7 @@ TEST_CASE("DecodeBestOptions with a cache: pods CA sends again are the ones deco
   PodBytesCache cache;
   grpcplugin::BestOptionsRequest first;
   AddOption(&first, Layout::kBytes, "a", 1, {trainer, web});
-  const DecodedRequest before = RequireOk(DecodeBestOptions(OverTheWire(first), &cache));
+  const DecodedRequest before = RequireOk(DecodeBestOptions(OverTheWire(first), {.pods = &cache}));
   CHECK(cache.size() == 2);
 
   // The next loop: the trainer still pending, web changed (its bytes differ), and an option in messages.
@@ -452,7 +452,7 @@ TEST_CASE("DecodeBestOptions with a cache: pods CA sends again are the ones deco
   grpcplugin::BestOptionsRequest next;
   AddOption(&next, Layout::kBytes, "b", 1, {changed.SerializeAsString(), trainer});
   AddOption(&next, Layout::kMessages, "c", 1, {trainer});
-  const DecodedRequest after = RequireOk(DecodeBestOptions(OverTheWire(next), &cache));
+  const DecodedRequest after = RequireOk(DecodeBestOptions(OverTheWire(next), {.pods = &cache}));
   REQUIRE(after.options.size() == 2);
   CHECK(&after.options[0].pods[1] == &before.options[0].pods[0]);  // the trainer, decoded once
   CHECK(&after.options[0].pods[0] != &before.options[0].pods[1]);
@@ -468,8 +468,47 @@ TEST_CASE("DecodeBestOptions with a cache: pods CA sends again are the ones deco
   grpcplugin::BestOptionsRequest bad;
   AddOption(&bad, Layout::kBytes, "d", 1, {trainer, "\xff\xff\xff"});
   for (int call = 0; call < 2; ++call) {
-    CHECK_STATUS(DecodeBestOptions(OverTheWire(bad), &cache), absl::StatusCode::kInvalidArgument,
+    CHECK_STATUS(DecodeBestOptions(OverTheWire(bad), {.pods = &cache}), absl::StatusCode::kInvalidArgument,
                  "options[0].podBytes[1]: malformed Pod protobuf");
+  }
+  CHECK(cache.size() == 3);
+}
+
+TEST_CASE("DecodeBestOptions with a template cache: templates CA sends again are not decoded again, and read the same",
+          "[kube_proto]") {
+  corev1::Node gpu = NamedNode("template-node-for-p4d");
+  (*gpu.mutable_metadata()->mutable_labels())["node.kubernetes.io/instance-type"] = "p4d.24xlarge";
+  (*gpu.mutable_status()->mutable_allocatable())["nvidia.com/gpu"].set_string("8");
+  (*gpu.mutable_status()->mutable_capacity())["cpu"].set_string("96");
+  NodeBytesCache cache;
+  grpcplugin::BestOptionsRequest first;
+  (*first.mutable_nodebytesmap())["p4d"] = gpu.SerializeAsString();
+  (*first.mutable_nodebytesmap())["cpu"] = NamedNode("template-node-for-cpu").SerializeAsString();
+  (*first.mutable_nodemap())["legacy"] = NamedNode("template-node-for-legacy");  // messages: not cached
+  const DecodedRequest before = RequireOk(DecodeBestOptions(OverTheWire(first), {.templates = &cache}));
+  CHECK(cache.size() == 2);
+  REQUIRE(cache.Find(gpu.SerializeAsString()) != nullptr);
+  CHECK(Dump(*cache.Find(gpu.SerializeAsString())) == Dump(before.templates.at("p4d")));
+
+  // The next loop: p4d's template again under another key, cpu's changed (new bytes).
+  grpcplugin::BestOptionsRequest next;
+  (*next.mutable_nodebytesmap())["p4d-b"] = gpu.SerializeAsString();
+  corev1::Node grown = NamedNode("template-node-for-cpu");
+  (*grown.mutable_metadata()->mutable_labels())["pool"] = "bigger";
+  (*next.mutable_nodebytesmap())["cpu"] = grown.SerializeAsString();
+  const DecodedRequest after = RequireOk(DecodeBestOptions(OverTheWire(next), {.templates = &cache}));
+  CHECK(cache.size() == 3);
+  CHECK(Dump(after.templates.at("p4d-b")) == Dump(before.templates.at("p4d")));
+  CHECK(after.templates.at("cpu").metadata.labels.at("pool") == "bigger");
+  const DecodedRequest uncached = RequireOk(DecodeBestOptions(OverTheWire(next)));
+  for (const auto& [group, node] : uncached.templates) CHECK(Dump(after.templates.at(group)) == Dump(node));
+
+  // A template that does not decode is refused every time and never kept.
+  grpcplugin::BestOptionsRequest bad;
+  (*bad.mutable_nodebytesmap())["broken"] = "\xff\xff\xff";
+  for (int call = 0; call < 2; ++call) {
+    CHECK_STATUS(DecodeBestOptions(OverTheWire(bad), {.templates = &cache}), absl::StatusCode::kInvalidArgument,
+                 "nodeBytesMap[\"broken\"]: malformed Node protobuf");
   }
   CHECK(cache.size() == 3);
 }
