@@ -23,8 +23,10 @@ struct ClaimSource {
 };
 
 // ClaimGpuDemandOf for a pod whose own demand (DemandOf: its nvidia.com/gpu and topology annotations) is
-// `demand`; InvalidArgument as well when it asks for GPUs both through nvidia.com/gpu and through claims,
-// which no node can judge as one set.
+// `demand`, with the GPUs it asks through a GPU class's own extended resource
+// (`deviceclass.resource.kubernetes.io/<class>`, kube/pod_resources.h) counted as a claim kube-scheduler
+// will make for it; InvalidArgument as well when it asks for GPUs both through nvidia.com/gpu and through
+// claims, which no node can judge as one set.
 absl::StatusOr<std::optional<ClaimGpuDemand>> PodClaimDemandOf(const kube::Pod& pod, const GpuDemand& demand,
                                                                const ClaimSource& claims);
 

@@ -89,18 +89,18 @@ const int64_t* PodLevelRequest(const Pod& pod, absl::string_view resource) {
   return limit;
 }
 
-absl::Status CheckWholeGpus(const ResourceList& list, absl::string_view where) {
-  const int64_t* milli = Find(list, kResourceNvidiaGpu);
+absl::Status CheckWholeGpus(const ResourceList& list, absl::string_view resource, absl::string_view where) {
+  const int64_t* milli = Find(list, resource);
   if (milli == nullptr || (*milli >= 0 && *milli % 1000 == 0)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(where, " ", kResourceNvidiaGpu, ": ", *milli,
+  return absl::InvalidArgumentError(absl::StrCat(where, " ", resource, ": ", *milli,
                                                  "m is not a whole, non-negative number of GPUs"));
 }
 
-absl::Status CheckWholeGpus(const Container& container, absl::string_view kind) {
+absl::Status CheckWholeGpus(const Container& container, absl::string_view resource, absl::string_view kind) {
   const std::string where = absl::StrCat(kind, " \"", container.name, "\"");
-  absl::Status status = CheckWholeGpus(container.resources.requests, absl::StrCat(where, " requests"));
+  absl::Status status = CheckWholeGpus(container.resources.requests, resource, absl::StrCat(where, " requests"));
   if (!status.ok()) return status;
-  return CheckWholeGpus(container.resources.limits, absl::StrCat(where, " limits"));
+  return CheckWholeGpus(container.resources.limits, resource, absl::StrCat(where, " limits"));
 }
 
 }  // namespace
@@ -112,29 +112,37 @@ int64_t EffectiveRequestMilli(const Pod& pod, absl::string_view resource) {
   return overhead == nullptr ? requests : SaturatingAdd(requests, *overhead);
 }
 
-absl::StatusOr<int> GpuRequest(const Pod& pod) {
+absl::StatusOr<int> WholeGpusRequested(const Pod& pod, absl::string_view resource) {
   for (const Container& container : pod.spec.containers) {
-    if (absl::Status status = CheckWholeGpus(container, "container"); !status.ok()) return status;
+    if (absl::Status status = CheckWholeGpus(container, resource, "container"); !status.ok()) return status;
   }
   for (const Container& container : pod.spec.init_containers) {
-    if (absl::Status status = CheckWholeGpus(container, "init container"); !status.ok()) return status;
+    if (absl::Status status = CheckWholeGpus(container, resource, "init container"); !status.ok()) return status;
   }
-  if (absl::Status status = CheckWholeGpus(pod.spec.overhead, "overhead"); !status.ok()) return status;
+  if (absl::Status status = CheckWholeGpus(pod.spec.overhead, resource, "overhead"); !status.ok()) return status;
 
-  const int64_t milli = EffectiveRequestMilli(pod, kResourceNvidiaGpu);
+  const int64_t milli = EffectiveRequestMilli(pod, resource);
   if (milli / 1000 > std::numeric_limits<int>::max()) {
     return absl::InvalidArgumentError(absl::StrCat("pod requests ", milli / 1000, " GPUs"));
   }
   return static_cast<int>(milli / 1000);
 }
 
-std::string GpuExtendedResourceClaim(const Pod& pod) {
+absl::StatusOr<int> GpuRequest(const Pod& pod) { return WholeGpusRequested(pod, kResourceNvidiaGpu); }
+
+std::string ExtendedResourceClaim(const Pod& pod, absl::string_view resource) {
   const std::optional<PodExtendedResourceClaimStatus>& extended = pod.status.extended_resource_claim_status;
   if (!extended) return std::string();
   for (const ContainerExtendedResourceRequest& mapping : extended->request_mappings) {
-    if (mapping.resource_name == kResourceNvidiaGpu) return extended->resource_claim_name;
+    if (mapping.resource_name == resource) return extended->resource_claim_name;
   }
   return std::string();
+}
+
+std::string GpuExtendedResourceClaim(const Pod& pod) { return ExtendedResourceClaim(pod, kResourceNvidiaGpu); }
+
+std::string DeviceClassResourceName(absl::string_view device_class) {
+  return absl::StrCat(kDeviceClassResourcePrefix, device_class);
 }
 
 }  // namespace topofit::kube

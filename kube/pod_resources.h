@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -22,14 +23,26 @@ namespace topofit::kube {
 // Sums saturate at INT64_MAX rather than wrap.
 int64_t EffectiveRequestMilli(const Pod& pod, absl::string_view resource);
 
-// The pod's effective nvidia.com/gpu request in whole GPUs. InvalidArgument when a container, init
-// container or the overhead asks for a fractional or negative number of GPUs (the API server rejects
-// those, so such a pod did not come from it), or for more than INT_MAX.
+// The pod's effective request of `resource`, an extended resource counting GPUs, in whole GPUs.
+// InvalidArgument when a container, init container or the overhead asks for a fractional or negative
+// number (the API server rejects those for extended resources, so such a pod did not come from it), or for
+// more than INT_MAX.
+absl::StatusOr<int> WholeGpusRequested(const Pod& pod, absl::string_view resource);
+// WholeGpusRequested of nvidia.com/gpu.
 absl::StatusOr<int> GpuRequest(const Pod& pod);
 
-// The ResourceClaim that holds the pod's nvidia.com/gpu when DRA serves that extended resource on the pod's
-// node (status.extendedResourceClaimStatus maps it: KEP-5004, a DeviceClass with that extendedResourceName and
-// no device plugin advertising it there). Empty when the device plugin serves them, or nothing says yet.
+// The ResourceClaim that holds the pod's `resource` when DRA serves that extended resource
+// (status.extendedResourceClaimStatus maps it: KEP-5004, written when kube-scheduler allocated the claim it
+// made for the pod). Empty when nothing maps it: the device plugin serves it, or the pod is not scheduled yet.
+std::string ExtendedResourceClaim(const Pod& pod, absl::string_view resource);
+// ExtendedResourceClaim of nvidia.com/gpu: on a node where no device plugin advertises it and a DeviceClass
+// names it its extendedResourceName.
 std::string GpuExtendedResourceClaim(const Pod& pod);
+
+// Every DeviceClass is also an extended resource by its own name, whatever its extendedResourceName
+// (KEP-5004): a pod asking `deviceclass.resource.kubernetes.io/gpu.nvidia.com: 2` gets a claim for two
+// devices of class gpu.nvidia.com, made and allocated by kube-scheduler, which no device plugin can serve.
+inline constexpr absl::string_view kDeviceClassResourcePrefix = "deviceclass.resource.kubernetes.io/";
+std::string DeviceClassResourceName(absl::string_view device_class);
 
 }  // namespace topofit::kube

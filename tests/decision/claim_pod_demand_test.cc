@@ -2,7 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "tests/decision/claim_builders.h"
+#include "tests/kube/builders.h"
 
 namespace topofit::decision {
 namespace {
@@ -72,6 +74,73 @@ TEST_CASE("A pod asking GPUs through nvidia.com/gpu and through claims is refuse
   const absl::StatusOr<GpuDemand> demand = DemandOnTemplates(ClaimPod(), &whole);
   REQUIRE(demand.ok());
   CHECK(demand->request.gpus == 1);
+}
+
+// A pod asking GPUs by a DeviceClass's own extended resource name (KEP-5004), with the annotations given.
+kube::Pod ClassNamedPod(const std::string& device_class, absl::string_view quantity,
+                        std::map<std::string, std::string> annotations = {}) {
+  kube::testing::PodBuilder pod = kube::testing::MakePod();
+  pod.name("server-0").container(kube::testing::MakeContainer("main").limit(
+      absl::StrCat("deviceclass.resource.kubernetes.io/", device_class), quantity));
+  for (auto& [key, value] : annotations) pod.annotation(key, value);
+  return pod.build();
+}
+
+TEST_CASE("A pod asking a GPU class's own extended resource asks that many GPUs, as a claim would",
+          "[claim_pod_demand]") {
+  const Claims none;
+  const ClaimSource source = none.Source();  // gpu.nvidia.com is a GPU class by default
+  const kube::Pod pod = ClassNamedPod("gpu.nvidia.com", "2", {{"topofit.io/min-link", "NV"}});
+  const absl::StatusOr<std::optional<ClaimGpuDemand>> asked = PodClaimDemandOf(pod, *DemandOf(pod), source);
+  REQUIRE(asked.ok());
+  REQUIRE(asked->has_value());
+  CHECK((*asked)->gpus == 2);
+  CHECK_FALSE((*asked)->all);
+  CHECK((*asked)->selectors.empty());
+  CHECK((*asked)->match_attributes.empty());
+  const absl::StatusOr<GpuDemand> demand = DemandOnTemplates(pod, &source);
+  REQUIRE(demand.ok());
+  CHECK(demand->request.gpus == 2);
+  CHECK(demand->request.min_link == topology::LinkClass::kNvLink);
+
+  // Another DeviceClass's resource asks no GPU; without a claim source (no --dra) neither does this one.
+  const kube::Pod nic = ClassNamedPod("nic.example.com", "2");
+  CHECK_FALSE(PodClaimDemandOf(nic, *DemandOf(nic), source)->has_value());
+  CHECK_FALSE(DemandOnTemplates(pod, nullptr)->wants_gpus());
+
+  // Once kube-scheduler made and allocated the claim, it maps the resource in the pod's status: the claim
+  // holds the GPUs, the pod asks no more.
+  kube::Pod scheduled = pod;
+  scheduled.status.extended_resource_claim_status = kube::PodExtendedResourceClaimStatus{
+      .resource_claim_name = "server-0-extended-resources-x7k2p",
+      .request_mappings = {{.container_name = "main",
+                            .resource_name = "deviceclass.resource.kubernetes.io/gpu.nvidia.com",
+                            .request_name = "container-0-request-0"}}};
+  CHECK_FALSE(PodClaimDemandOf(scheduled, *DemandOf(scheduled), source)->has_value());
+
+  // Added to the GPUs of the pod's own claims: one set.
+  const Claims claims = Claims().Add(Claim("trainer-0-gpus", {Gpus("gpus", 2)}));
+  const ClaimSource with_claim = claims.Source();
+  kube::Pod mixed = ClaimPod();
+  mixed.spec.containers = pod.spec.containers;
+  CHECK(PodClaimDemandOf(mixed, *DemandOf(mixed), with_claim)->value().gpus == 4);
+}
+
+TEST_CASE("A class-named GPU request beside nvidia.com/gpu, or of a fraction, is refused", "[claim_pod_demand]") {
+  const Claims none;
+  const ClaimSource source = none.Source();
+  kube::Pod both = ClassNamedPod("gpu.nvidia.com", "1");
+  both.spec.containers.push_back(kube::testing::MakeContainer("sidecar").gpus(1).build());
+  const absl::StatusOr<std::optional<ClaimGpuDemand>> refused = PodClaimDemandOf(both, *DemandOf(both), source);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()), Catch::Contains("both through nvidia.com/gpu and through"));
+
+  const kube::Pod half = ClassNamedPod("gpu.nvidia.com", "500m");
+  const absl::StatusOr<std::optional<ClaimGpuDemand>> fraction = PodClaimDemandOf(half, *DemandOf(half), source);
+  REQUIRE_FALSE(fraction.ok());
+  CHECK(fraction.status().message() ==
+        "container \"main\" limits deviceclass.resource.kubernetes.io/gpu.nvidia.com: 500m is not a whole, "
+        "non-negative number of GPUs");
 }
 
 }  // namespace

@@ -81,6 +81,31 @@ struct ClaimsFixture : testing::ExtenderFixture {
   FakeDraView dra;
 };
 
+// A pod asking GPUs by a DeviceClass's own extended resource name (KEP-5004): kube-scheduler makes its claim.
+kube::Pod ClassNamedPod(const std::string& device_class, int gpus) {
+  return MakePod().name("server").namespaceName("ml").container(kube::testing::MakeContainer("main").limit(
+      absl::StrCat("deviceclass.resource.kubernetes.io/", device_class), std::to_string(gpus)));
+}
+
+TEST_CASE("A pod asking a GPU class's own extended resource is judged as a claim of that many GPUs",
+          "[extender][dra]") {
+  ClaimsFixture f;
+  const codec::ExtenderFilterResult result = f.Filter(ClassNamedPod("gpu.nvidia.com", 5));
+  CHECK(result.error.empty());
+  CHECK(*result.node_names == std::vector<std::string>{"free"});
+  REQUIRE(result.failed_nodes.count("scattered") == 1);
+  absl::StatusOr<std::vector<codec::HostPriority>> scores = f.extender.Prioritize(
+      codec::ExtenderArgs{ClassNamedPod("gpu.nvidia.com", 5), std::nullopt, std::vector<std::string>{"free", "scattered"}});
+  REQUIRE(scores.ok());
+  std::map<std::string, int64_t> by_node;
+  for (const codec::HostPriority& p : *scores) by_node[p.host] = p.score;
+  CHECK(by_node.at("free") > by_node.at("scattered"));
+
+  // A class the extender was not told asks for GPUs: the pod is no GPU pod to it, and passes everywhere.
+  const codec::ExtenderFilterResult other = f.Filter(ClassNamedPod("nic.example.com", 5));
+  CHECK(other.node_names->size() == 2);
+}
+
 TEST_CASE("A claim pod passes the node with two free GPUs under one root, not the scattered one", "[extender][dra]") {
   ClaimsFixture f;
   const codec::ExtenderFilterResult result = f.Filter(PodWithClaim("two"));
