@@ -8,7 +8,9 @@
 // Input (deterministic), laid out as CA >= 1.35 sends it (bytes fields only):
 //   - G node groups; group i's template is a protobuf corev1.Node in nodeBytesMap, instance type cycling
 //     through p4d.24xlarge (8 GPUs), p5.48xlarge (8), g5.48xlarge (8), g4dn.12xlarge (4), g6.48xlarge (8),
-//     allocatable cpu 96 / memory 1100Gi / pods 110 / nvidia.com/gpu;
+//     allocatable cpu 96 / memory 1100Gi / pods 110 / nvidia.com/gpu, with what a running node's copy
+//     carries besides (16 labels, conditions, addresses, images, managed fields: about 4 KB); as CA does,
+//     every call names every template anew (`template-node-for-<id>-<random>`, the hostname label, a uid);
 //   - 1,000 pending pods, pod j asks for 1/2/4/8 GPUs (j % 4) and 8 CPUs; every third (j % 3 == 0) carries
 //     topofit.io/min-link: NV with topofit.io/topology-policy: required;
 //   - one option per group, in podBytes the n = min(1000, 1000 * 8 / G) pods that would fit the group
@@ -30,10 +32,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <google/protobuf/unknown_field_set.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <spdlog/sinks/null_sink.h>
@@ -73,17 +78,62 @@ void Set(corev1::Node& node, const std::string& resource, const std::string& qua
   (*node.mutable_status()->mutable_capacity())[resource].set_string(quantity);
 }
 
-corev1::Node TemplateNode(const std::string& group, const InstanceType& type) {
+// A template as CA builds one from a running node of the group (SanitizedTemplateNodeInfoFromNodeInfo): the
+// node's labels, annotations, conditions, addresses, images and managed fields, under a name and uid CA
+// makes anew on every loop (NameTemplate). Fields the decoder does not read are written as unknown fields
+// of their upstream numbers, as a real node's bytes carry them.
+corev1::Node TemplateNode(const std::string& group, const InstanceType& type, int index) {
   corev1::Node node;
-  const std::string name = "template-node-for-" + group + "-5827361";
-  node.mutable_metadata()->set_name(name);
-  (*node.mutable_metadata()->mutable_labels())["kubernetes.io/hostname"] = name;
-  (*node.mutable_metadata()->mutable_labels())["node.kubernetes.io/instance-type"] = type.name;
+  auto& labels = *node.mutable_metadata()->mutable_labels();
+  labels["node.kubernetes.io/instance-type"] = type.name;
+  labels["beta.kubernetes.io/instance-type"] = type.name;
+  labels["kubernetes.io/arch"] = labels["beta.kubernetes.io/arch"] = "amd64";
+  labels["kubernetes.io/os"] = labels["beta.kubernetes.io/os"] = "linux";
+  const std::string zone = std::string("us-east-1") + static_cast<char>('a' + index % 4);
+  labels["topology.kubernetes.io/zone"] = labels["failure-domain.beta.kubernetes.io/zone"] = zone;
+  labels["topology.kubernetes.io/region"] = labels["failure-domain.beta.kubernetes.io/region"] = "us-east-1";
+  labels["eks.amazonaws.com/nodegroup"] = group;
+  labels["eks.amazonaws.com/capacityType"] = "ON_DEMAND";
+  labels["nvidia.com/gpu.present"] = "true";
+  labels["nvidia.com/gpu.count"] = std::to_string(type.gpus);
+  auto& annotations = *node.mutable_metadata()->mutable_annotations();
+  annotations["node.alpha.kubernetes.io/ttl"] = "0";
+  annotations["volumes.kubernetes.io/controller-managed-attach-detach"] = "true";
+  node.mutable_metadata()->set_resourceversion("48213377");
+  node.mutable_metadata()->mutable_creationtimestamp()->set_seconds(1764000000 + index);
   Set(node, "cpu", "96");
   Set(node, "memory", "1100Gi");
   Set(node, "pods", "110");
+  Set(node, "ephemeral-storage", "7650130Mi");
+  Set(node, "hugepages-1Gi", "0");
+  Set(node, "hugepages-2Mi", "0");
   Set(node, "nvidia.com/gpu", std::to_string(type.gpus));
+  for (const char* condition : {"MemoryPressure", "DiskPressure", "PIDPressure", "Ready"}) {
+    corev1::NodeCondition* c = node.mutable_status()->add_conditions();
+    c->set_type(condition);
+    c->set_status(std::string(condition) == "Ready" ? "True" : "False");
+    c->set_reason(std::string("Kubelet") + (std::string(condition) == "Ready" ? "Ready" : "HasSufficient"));
+  }
+  google::protobuf::UnknownFieldSet& status = *node.mutable_status()->mutable_unknown_fields();
+  status.AddLengthDelimited(5, "\x0a\x0aInternalIP\x12\x0c" "10.0.12.34");                // addresses
+  status.AddLengthDelimited(7, std::string(180, 'i'));                                 // nodeInfo
+  for (int image = 0; image < 20; ++image) status.AddLengthDelimited(8, std::string(120, 'm'));  // images
+  node.mutable_metadata()->mutable_unknown_fields()->AddLengthDelimited(17, std::string(600, 'f'));  // managedFields
   return node;
+}
+
+// What CA makes anew for every template on every loop: the name `template-node-for-<id>-<random>` (the
+// kubernetes.io/hostname label set to it) and a fresh uid. Deterministic per (group, call).
+void NameTemplate(corev1::Node& node, const std::string& group, uint64_t call) {
+  std::mt19937_64 random(std::hash<std::string>{}(group) ^ (call * 0x9e3779b97f4a7c15ULL));
+  const std::string name = "template-node-for-" + group + "-" + std::to_string(random() >> 1);
+  node.mutable_metadata()->set_name(name);
+  (*node.mutable_metadata()->mutable_labels())["kubernetes.io/hostname"] = name;
+  char uid[40];
+  std::snprintf(uid, sizeof uid, "%08llx-%04llx-4%03llx-a%03llx-%012llx", static_cast<unsigned long long>(random() >> 32),
+                static_cast<unsigned long long>(random() >> 48), static_cast<unsigned long long>(random() >> 52),
+                static_cast<unsigned long long>(random() >> 52), static_cast<unsigned long long>(random() >> 16));
+  node.mutable_metadata()->set_uid(uid);
 }
 
 int PodGpus(int j) { return 1 << (j % 4); }
@@ -109,6 +159,7 @@ std::string PodBytes(int j) {
 
 struct Shape {
   ::grpcplugin::BestOptionsRequest request;
+  std::vector<std::pair<std::string, corev1::Node>> templates;  // by group id; named anew per call
   size_t total_pod_entries = 0;
   int per_option = 0;
 };
@@ -119,7 +170,7 @@ Shape BuildRequest(int groups, const std::vector<std::string>& pods) {
   for (int i = 0; i < groups; ++i) {
     const InstanceType& type = kTypes[i % 5];
     const std::string id = "ng-" + std::string(type.name) + "-" + std::to_string(i);
-    (*shape.request.mutable_nodebytesmap())[id] = TemplateNode(id, type).SerializeAsString();
+    shape.templates.emplace_back(id, TemplateNode(id, type, i));
     ::grpcplugin::Option* option = shape.request.add_options();
     option->set_nodegroupid(id);
     int taken = 0, gpus = 0;
@@ -135,6 +186,14 @@ Shape BuildRequest(int groups, const std::vector<std::string>& pods) {
     shape.total_pod_entries += static_cast<size_t>(taken);
   }
   return shape;
+}
+
+// The request of call `call`: every template under its name for that loop.
+void NameTemplates(Shape& shape, uint64_t call) {
+  for (auto& [id, node] : shape.templates) {
+    NameTemplate(node, id, call);
+    (*shape.request.mutable_nodebytesmap())[id] = node.SerializeAsString();
+  }
 }
 
 std::string Read(const std::string& path) {
@@ -274,10 +333,11 @@ int main(int argc, char** argv) {
   bool failed = false;
   for (int groups : group_counts) {
     if (groups <= 0) continue;
-    const Shape shape = BuildRequest(groups, pods);
+    Shape shape = BuildRequest(groups, pods);
     std::vector<double> rpc_ms;
     int reply_options = 0;
     for (int it = 0; it < iterations + 2; ++it) {
+      NameTemplates(shape, static_cast<uint64_t>(it));
       ::grpcplugin::BestOptionsResponse response;
       ::grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));

@@ -15,6 +15,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "codec/decode_path.h"
+#include "codec/template_key.h"
 #include "kube/quantity.h"
 
 namespace topofit::codec {
@@ -261,21 +262,22 @@ absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptions
   // Bytes first, per key: where a transitional CA sent both, they are the same node and upstream tells
   // readers to prefer the bytes.
   for (const auto* entry : Sorted(request.nodebytesmap())) {
-    std::shared_ptr<const kube::Node> known = caches.templates != nullptr ? caches.templates->Find(entry->second) : nullptr;
-    if (known != nullptr) {
-      out.templates.emplace(entry->first, *known);
-      continue;
+    // Known by their key (template_key.h): CA names every template anew on every loop.
+    const std::optional<std::string> key = caches.templates != nullptr ? TemplateKeyOf(entry->second) : std::nullopt;
+    std::shared_ptr<const kube::Node> known = key ? caches.templates->Find(*key) : nullptr;
+    if (known == nullptr) {
+      absl::StatusOr<kube::Node> node = NodeFromBytes(entry->second);
+      if (!node.ok()) return At(MapKey("nodeBytesMap", entry->first), node.status());
+      known = std::make_shared<const kube::Node>(WithoutIdentity(*std::move(node)));
+      if (key) caches.templates->Insert(*key, known);
     }
-    absl::StatusOr<kube::Node> node = NodeFromBytes(entry->second);
-    if (!node.ok()) return At(MapKey("nodeBytesMap", entry->first), node.status());
-    if (caches.templates != nullptr) caches.templates->Insert(entry->second, std::make_shared<const kube::Node>(*node));
-    out.templates.emplace(entry->first, *std::move(node));
+    out.templates.emplace(entry->first, std::move(known));
   }
   for (const auto* entry : Sorted(request.nodemap())) {
     if (out.templates.contains(entry->first)) continue;
     absl::StatusOr<kube::Node> node = NodeFromProto(entry->second);
     if (!node.ok()) return At(MapKey("nodeMap", entry->first), node.status());
-    out.templates.emplace(entry->first, *std::move(node));
+    out.templates.emplace(entry->first, std::make_shared<const kube::Node>(WithoutIdentity(*std::move(node))));
   }
 
   // podBytes entry -> the pod it decoded to, for the entries repeated across options. Keys view the

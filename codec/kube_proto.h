@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "codec/decoded_bytes_cache.h"
+#include "kube/node_templates.h"
 #include "kube/objects.h"
 #include "kube/shared_pods.h"
 #include "proto/expander.pb.h"
@@ -45,14 +46,15 @@ struct ExpanderOption {
 
 struct DecodedRequest {
   std::vector<ExpanderOption> options;  // in the request's order
-  // Template node of every node group, keyed by node group id.
-  std::map<std::string, kube::Node> templates;
+  // Template node of every node group, keyed by node group id, without the identity cluster-autoscaler
+  // makes anew on every loop (name, uid, resourceVersion, kubernetes.io/hostname: template_key.h).
+  kube::NodeTemplates templates;
 };
 
 // Where DecodeBestOptions finds what earlier calls decoded (null: decode everything).
 struct DecodeCaches {
   PodBytesCache* pods = nullptr;           // podBytes entries
-  NodeBytesCache* templates = nullptr;     // nodeBytesMap values
+  NodeBytesCache* templates = nullptr;     // nodeBytesMap values, by their TemplateKeyOf
 };
 
 // Reads every wire generation: a template node from nodeBytesMap (3) when that key is there, else from

@@ -9,6 +9,11 @@
 namespace topofit::codec {
 namespace {
 
+// What an error names: the node, or a node-group template, which comes without a name (template_key.h).
+std::string Subject(const kube::Node& node) {
+  return node.metadata.name.empty() ? "template node" : absl::StrCat("node ", node.metadata.name);
+}
+
 std::string Label(const kube::Node& node, absl::string_view key) {
   auto it = node.metadata.labels.find(key);
   return it == node.metadata.labels.end() ? "" : it->second;
@@ -38,7 +43,7 @@ absl::StatusOr<decision::NodeTopology> TopologyResolver::Resolve(const kube::Nod
         annotation_text, topology::NvidiaSmiHints{Label(node, topology::kGpuProductLabel)});
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("node ", node.metadata.name, ": annotation ", kube::kGpuTopologyAnnotation, ": ",
+          absl::StrCat(Subject(node), ": annotation ", kube::kGpuTopologyAnnotation, ": ",
                        parsed.status().message()));
     }
     const std::string form = parsed->source() == "json" ? "a JSON descriptor" : "nvidia-smi topo -m output";
@@ -49,7 +54,7 @@ absl::StatusOr<decision::NodeTopology> TopologyResolver::Resolve(const kube::Nod
         topology::TopologyFromLabels(node.metadata.labels, allocatable);
     if (!labelled.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("node ", node.metadata.name, ": ", labelled.status().message()));
+          absl::StrCat(Subject(node), ": ", labelled.status().message()));
     }
     resolved.topology = std::make_shared<const topology::Topology>(labelled->topology);
     resolved.origin = labelled->fallback ? absl::StrCat("fallback: ", labelled->reason)

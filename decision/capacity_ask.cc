@@ -13,18 +13,22 @@ bool MayAskForCapacity(const GpuDemand& demand) {
   return demand.asks_for_topology() && !demand.constraints_required() && demand.expected_runtime.has_value();
 }
 
-std::map<std::string, kube::Node> GpuGroupTemplates(const std::map<std::string, kube::Node>& templates) {
+std::optional<kube::Node> GpuGroupTemplate(const kube::Node& template_node) {
+  if (AllocatableGpus(template_node) <= 0) return std::nullopt;
+  kube::Node kept;
+  kept.metadata.labels = template_node.metadata.labels;
+  kept.metadata.labels.erase("kubernetes.io/hostname");
+  kept.metadata.annotations = template_node.metadata.annotations;
+  kept.spec.taints = template_node.spec.taints;
+  kept.status.capacity = template_node.status.capacity;
+  kept.status.allocatable = template_node.status.allocatable;
+  return kept;
+}
+
+std::map<std::string, kube::Node> GpuGroupTemplates(const kube::NodeTemplates& templates) {
   std::map<std::string, kube::Node> gpu_groups;
   for (const auto& [group, template_node] : templates) {
-    if (AllocatableGpus(template_node) <= 0) continue;
-    kube::Node kept;
-    kept.metadata.labels = template_node.metadata.labels;
-    kept.metadata.labels.erase("kubernetes.io/hostname");
-    kept.metadata.annotations = template_node.metadata.annotations;
-    kept.spec.taints = template_node.spec.taints;
-    kept.status.capacity = template_node.status.capacity;
-    kept.status.allocatable = template_node.status.allocatable;
-    gpu_groups.emplace(group, std::move(kept));
+    if (std::optional<kube::Node> kept = GpuGroupTemplate(*template_node)) gpu_groups.emplace(group, *std::move(kept));
   }
   return gpu_groups;
 }
@@ -54,7 +58,7 @@ std::optional<CapacityAsk> CapacityAskFor(const kube::Pod& pod, const GpuDemand&
   std::vector<std::shared_ptr<const topology::Topology>> resolved;  // alive until the loop is done
   for (const auto& entry : shapes.group_templates) {
     const std::string& group = entry.first;  // named, not bound: a lambda below captures it
-    const kube::Node& template_node = entry.second;
+    const kube::Node& template_node = *entry.second;
     if (shapes.topologies == nullptr || !kube::MatchesNodeSelector(pod, template_node) ||
         !kube::ToleratesTaints(pod, template_node)) {
       continue;

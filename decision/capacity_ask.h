@@ -11,6 +11,7 @@
 #include "decision/filter.h"
 #include "decision/node_snapshot.h"
 #include "decision/node_topology.h"
+#include "kube/node_templates.h"
 #include "decision/pod_demand.h"
 #include "decision/preference.h"
 #include "kube/objects.h"
@@ -44,7 +45,7 @@ struct ClusterShapes {
   // NodeGroups): a group at size zero, often the one with the large NVLink nodes, shows no node. Only those
   // the pod may run on count (its node selector and required affinity, its tolerations); a template
   // whose topology cannot be resolved is skipped.
-  std::map<std::string, kube::Node> group_templates;
+  kube::NodeTemplates group_templates;
   TopologySource* topologies = nullptr;  // resolves group_templates; needed when there are any
 };
 
@@ -53,7 +54,9 @@ struct ClusterShapes {
 // capacity, allocatable) without what CA makes anew on every call (the name, `template-node-for-<id>-
 // <random>`, and the kubernetes.io/hostname label set to it), so a group offered again as it was is the
 // same template. One function for the expander and the replay.
-std::map<std::string, kube::Node> GpuGroupTemplates(const std::map<std::string, kube::Node>& templates);
+std::map<std::string, kube::Node> GpuGroupTemplates(const kube::NodeTemplates& templates);
+// One template as GpuGroupTemplates keeps it; nullopt for a group without GPUs.
+std::optional<kube::Node> GpuGroupTemplate(const kube::Node& template_node);
 
 // The CapacityAsk of `pod` (`demand` is its DemandOf) when it MayAskForCapacity, given the shapes the
 // cluster has and can grow and the pod's own ledger preferences (the first refusal); nullopt when no

@@ -63,8 +63,8 @@ std::vector<kube::NodeSelectorTerm> ShapeTermsFor(const Preference& preference, 
   for (const NodeGpuSnapshot* node : shapes.nodes) consider(node->topology.get(), node->origin->labels);
   for (const auto& entry : shapes.group_templates) {
     if (shapes.topologies == nullptr) break;
-    const absl::StatusOr<NodeTopology> topology = shapes.topologies->Resolve(entry.second);
-    if (topology.ok()) consider(topology->topology.get(), entry.second.metadata.labels);
+    const absl::StatusOr<NodeTopology> topology = shapes.topologies->Resolve(*entry.second);
+    if (topology.ok()) consider(topology->topology.get(), entry.second->metadata.labels);
   }
   if (!some_shape_left_out || unnamed) return {};
   return terms;

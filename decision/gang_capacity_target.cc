@@ -43,7 +43,8 @@ std::optional<GangCapacityTarget> GangCapacityTargetFor(const kube::Pod& member,
   const topology::AllocationRequest request = EnforcedRequest(demand);
   std::vector<GangDomainRoom> rooms;
   std::map<NvlinkDomain, RoomSource> sources;
-  for (const auto& [group, template_node] : shapes.group_templates) {
+  for (const auto& [group, shared_template] : shapes.group_templates) {
+    const kube::Node& template_node = *shared_template;
     if (!kube::MatchesNodeSelector(member, template_node) || !kube::ToleratesTaints(member, template_node)) continue;
     const absl::StatusOr<std::optional<GroupDomainShape>> shape = GroupDomainShapeOf(template_node, labels);
     if (!shape.ok() || !*shape || !(*shape)->nodes_per_domain) continue;

@@ -257,8 +257,8 @@ OptionVerdict JudgeOption(const RankInput& input, const GroupOption& option, con
                                             0, 0);
     }
     if (auto it = input.templates.find(option.node_group_id); it != input.templates.end()) {
-      verdict.provisioned_gpus = verdict.idle_gpus = option.node_count * AllocatableGpus(it->second);
-      verdict.price = option.node_count * PriceOf(input, option.node_group_id, it->second);
+      verdict.provisioned_gpus = verdict.idle_gpus = option.node_count * AllocatableGpus(*it->second);
+      verdict.price = option.node_count * PriceOf(input, option.node_group_id, *it->second);
     }
     verdict.reason = "no GPU pods: passed through";
     return verdict;
@@ -273,7 +273,7 @@ OptionVerdict JudgeOption(const RankInput& input, const GroupOption& option, con
     verdict.reason = std::string(topology->status().message());
     return verdict;
   }
-  const kube::Node& template_node = input.templates.at(option.node_group_id);
+  const kube::Node& template_node = *input.templates.at(option.node_group_id);
   // Members of a gang the group's domains can never hold whole are stranded by any number of its nodes:
   // they are not placed, the rest of the option is (CA counts pods, not domains).
   std::erase_if(gpu_pods, [&](const PlacedPod& pod) {
@@ -382,7 +382,7 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
   for (const GroupOption& option : input.options) {
     auto template_node = input.templates.find(option.node_group_id);
     if (template_node == input.templates.end() || resolved.count(option.node_group_id) > 0) continue;
-    absl::StatusOr<NodeTopology> topology = topologies.Resolve(template_node->second);
+    absl::StatusOr<NodeTopology> topology = topologies.Resolve(*template_node->second);
     if (topology.ok()) best.Add(*topology->topology);
     resolved.emplace(option.node_group_id, std::move(topology));
   }

@@ -7,6 +7,7 @@
 
 #include "absl/time/time.h"
 #include "decision/capacity_wait.h"
+#include "kube/node_templates.h"
 #include "kube/objects.h"
 #include "kube/shared_pods.h"
 #include "decision/node_topology.h"
@@ -26,7 +27,7 @@ struct GroupOption {
 
 struct RankInput {
   std::vector<GroupOption> options;
-  std::map<std::string, kube::Node> templates;         // node group id -> its template node
+  kube::NodeTemplates templates;                 // node group id -> its template node
   std::vector<Preference> preferences;         // the extender's pending preferences
   std::map<std::string, double> price_per_node_hour;   // node group id -> price (absent: from the template)
   absl::Time now;  // when CA asked: how long a pod that asks for capacity has waited (capacity_ask.h)

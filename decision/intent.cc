@@ -29,7 +29,7 @@ std::optional<Intent> IntentFor(const RankInput& input, const Ranking& ranking) 
   intent.node_group = gpu_option->node_group_id;
   intent.node_count = gpu_option->node_count;
   if (auto template_node = input.templates.find(intent.node_group); template_node != input.templates.end()) {
-    intent.node_labels = NodeGroupLabels(template_node->second);
+    intent.node_labels = NodeGroupLabels(*template_node->second);
   }
   for (const kube::Pod& pod : gpu_option->pods) {
     const std::string& uid = LedgerPodUid(pod);

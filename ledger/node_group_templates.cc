@@ -1,13 +1,16 @@
 #include "ledger/node_group_templates.h"
 
+#include <memory>
 #include <utility>
 
 namespace topofit::ledger {
 
-std::map<std::string, kube::Node> TemplatesOf(const std::map<std::string, NodeGroupTemplate>& groups, TemplateTrust trust) {
-  std::map<std::string, kube::Node> templates;
+kube::NodeTemplates TemplatesOf(const std::map<std::string, NodeGroupTemplate>& groups, TemplateTrust trust) {
+  kube::NodeTemplates templates;
   for (const auto& [group, entry] : groups) {
-    if (entry.trusted || trust == TemplateTrust::kAny) templates.emplace(group, entry.template_node);
+    if (entry.trusted || trust == TemplateTrust::kAny) {
+      templates.emplace(group, kube::SharedTemplate(entry.template_node));
+    }
   }
   return templates;
 }

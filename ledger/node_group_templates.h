@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/time/time.h"
+#include "kube/node_templates.h"
 #include "kube/objects.h"
 
 namespace topofit::ledger {
@@ -27,7 +28,7 @@ struct NodeGroupTemplate {
 enum class TemplateTrust { kAny, kTrustedOnly };
 
 // The templates of `groups` (Ledger::NodeGroups) that `trust` admits, by group id.
-std::map<std::string, kube::Node> TemplatesOf(const std::map<std::string, NodeGroupTemplate>& groups, TemplateTrust trust);
+kube::NodeTemplates TemplatesOf(const std::map<std::string, NodeGroupTemplate>& groups, TemplateTrust trust);
 
 // The node group templates a ledger keeps (Ledger::RecordNodeGroups): the latest per group, each until
 // `ttl` after it was last offered, at most `max` of them. An untrusted template never replaces a trusted

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <utility>
 
@@ -175,7 +176,7 @@ absl::StatusOr<std::unique_ptr<World>> World::Create(const Workload& workload, c
   absl::StatusOr<std::vector<GroupState>> groups = BuildGroups(workload.groups);
   if (!groups.ok()) return groups.status();
   world->groups_ = *std::move(groups);
-  for (const GroupState& group : world->groups_) world->group_templates_.emplace(group.spec.name, group.template_node);
+  for (const GroupState& group : world->groups_) world->group_templates_.emplace(group.spec.name, kube::SharedTemplate(group.template_node));
   std::map<std::string, int> class_of;
   std::map<std::string, int> gang_of;
   world->pods_.resize(workload.pods.size());

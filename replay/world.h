@@ -14,6 +14,7 @@
 #include "replay/draws.h"
 #include "replay/policy.h"
 #include "replay/workload.h"
+#include "kube/node_templates.h"
 #include "kube/objects.h"
 #include "decision/headroom_plan.h"
 #include "decision/node_snapshot.h"
@@ -211,7 +212,7 @@ class World {
   std::vector<GroupState>& groups() { return groups_; }
   const std::vector<GroupState>& groups() const { return groups_; }
   // Every group's template node by group name, as CA sends them to an expander (fixed once created).
-  const std::map<std::string, kube::Node>& group_templates() const { return group_templates_; }
+  const kube::NodeTemplates& group_templates() const { return group_templates_; }
   std::vector<SimNode>& nodes() { return nodes_; }
   const std::vector<SimNode>& nodes() const { return nodes_; }
   std::vector<SimPod>& pods() { return pods_; }
@@ -313,7 +314,7 @@ class World {
   SimTime now_ = 0;
   history::DecisionRecorder* recorder_ = nullptr;
   std::vector<GroupState> groups_;
-  std::map<std::string, kube::Node> group_templates_;
+  kube::NodeTemplates group_templates_;
   std::vector<SimNode> nodes_;
   std::vector<PodClass> classes_;
   std::vector<SimPod> pods_;

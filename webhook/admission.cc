@@ -89,7 +89,7 @@ const char* OutcomeName(Outcome outcome) {
   return "unknown";
 }
 
-Admission Admit(const codec::AdmissionRequest& request, const std::map<std::string, kube::Node>& templates,
+Admission Admit(const codec::AdmissionRequest& request, const kube::NodeTemplates& templates,
                 decision::TopologySource& topologies) {
   if (!request.group.empty() || request.version != "v1" || request.kind != "Pod" || request.operation != "CREATE") {
     return Allowed(request, Outcome::kNotPodCreate);
@@ -116,9 +116,9 @@ Admission Admit(const codec::AdmissionRequest& request, const std::map<std::stri
   resolved.reserve(templates.size());
   for (const auto& [id, template_node] : templates) {
     // A group without GPUs (or whose topology does not resolve) serves no GPU pod.
-    absl::StatusOr<decision::NodeTopology> topology = topologies.Resolve(template_node);
+    absl::StatusOr<decision::NodeTopology> topology = topologies.Resolve(*template_node);
     resolved.push_back(topology.ok() ? topology->topology : nullptr);
-    groups.push_back({&template_node, resolved.back().get()});
+    groups.push_back({template_node.get(), resolved.back().get()});
   }
   std::vector<kube::NodeSelectorTerm> terms = decision::TopologyShapeTerms(*pod, required, groups);
   if (terms.empty()) {

@@ -11,6 +11,7 @@
 
 #include "codec/admission_json.h"
 #include "decision/node_topology.h"
+#include "kube/node_templates.h"
 #include "kube/objects.h"
 
 namespace topofit::webhook {
@@ -38,7 +39,7 @@ struct Admission {
 // requiredDuringSchedulingIgnoredDuringExecution that the pod lacks (or replaces its nodeSelectorTerms,
 // each own term ANDed with each group's, every field of them kept), and kTopologyAffinityAnnotation.
 // Pods that are not patched for a reason their author can act on get a warning.
-Admission Admit(const codec::AdmissionRequest& request, const std::map<std::string, kube::Node>& templates,
+Admission Admit(const codec::AdmissionRequest& request, const kube::NodeTemplates& templates,
                 decision::TopologySource& topologies);
 
 }  // namespace topofit::webhook

@@ -11,6 +11,7 @@
 #include <spdlog/logger.h>
 
 #include "decision/node_topology.h"
+#include "kube/node_templates.h"
 #include "kube/objects.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
@@ -28,7 +29,7 @@ struct WebhookMetrics {
   server::Counter& invalid_reviews;  // topofit_webhook_invalid_reviews_total: answered 400
 };
 
-using TemplatesSource = std::function<std::map<std::string, kube::Node>()>;
+using TemplatesSource = std::function<kube::NodeTemplates()>;
 
 // POST kMutatePath on `server`: 200 with the AdmissionReview response, or 400 {"error": why} for a body that
 // is not an AdmissionReview v1 request (nothing is changed then). Everything given must outlive the server.

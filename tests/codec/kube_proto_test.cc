@@ -17,7 +17,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "codec/kube_json.h"
+#include "codec/template_key.h"
+#include "tests/codec/deterministic_bytes.h"
 #include "tests/kube/status_matchers.h"
 
 namespace topofit::codec {
@@ -342,7 +345,8 @@ TEST_CASE("DecodeBestOptions reads every wire generation alike", "[kube_proto][f
     const std::string pod_bytes = ReadFile(Fixture{version, "core.v1.Pod", true}.Raw());
     const std::string node_bytes = ReadFile(Fixture{version, "core.v1.Node", false}.Raw());
     const std::string expected_pod = Dump(RequireOk(PodFromBytes(pod_bytes)));
-    const std::string expected_node = Dump(RequireOk(NodeFromBytes(node_bytes)));
+    // Templates come without the identity CA makes anew on every loop (codec/template_key.h).
+    const std::string expected_node = Dump(WithoutIdentity(RequireOk(NodeFromBytes(node_bytes))));
     for (const Generation& generation : kGenerations) {
       SECTION(std::string(version) + " pods, " + generation.name) {
         grpcplugin::BestOptionsRequest request;
@@ -366,16 +370,51 @@ TEST_CASE("DecodeBestOptions reads every wire generation alike", "[kube_proto][f
         REQUIRE(decoded.templates.size() == 3);
         for (const auto& [id, node] : decoded.templates) {
           INFO(id);
-          CHECK(Dump(node) == expected_node);
+          CHECK(Dump(*node) == expected_node);
         }
       }
     }
   }
 }
 
+TEST_CASE("Kubernetes' own Node bytes have a template key, the same under any loop's identity", "[kube_proto][fixtures]") {
+  if (!HaveFixtures()) return;
+  for (const char* version : {"HEAD", "v1.33.0", "v1.34.0", "v1.35.0", "v1.36.0"}) {
+    INFO(version);
+    const std::string raw = ReadFile(Fixture{version, "core.v1.Node", false}.Raw());
+    const std::optional<std::string> key = TemplateKeyOf(raw);
+    REQUIRE(key.has_value());
+    CHECK(key->size() < raw.size());  // the fixtures fill every field, most of them not read
+    // The same node as CA names it in two loops (fields it does not declare travel along, unknown).
+    std::string renamed[2];
+    for (int loop = 0; loop < 2; ++loop) {
+      corev1::Node node;
+      REQUIRE(node.ParseFromString(raw));
+      const std::string name = absl::StrCat("template-node-for-ng-", 4037200794235010051 + loop);
+      node.mutable_metadata()->set_name(name);
+      node.mutable_metadata()->set_uid(absl::StrCat("uid-", loop));
+      node.mutable_metadata()->set_resourceversion(absl::StrCat(loop));
+      (*node.mutable_metadata()->mutable_labels())["kubernetes.io/hostname"] = name;
+      renamed[loop] = testing::DeterministicBytes(node);
+    }
+    const std::optional<std::string> first = TemplateKeyOf(renamed[0]);
+    REQUIRE(first.has_value());
+    CHECK(TemplateKeyOf(renamed[1]) == first);
+    CHECK(Dump(WithoutIdentity(RequireOk(NodeFromBytes(renamed[0])))) ==
+          Dump(WithoutIdentity(RequireOk(NodeFromBytes(renamed[1])))));
+  }
+}
+
 corev1::Node NamedNode(const std::string& name) {
   corev1::Node node;
   node.mutable_metadata()->set_name(name);
+  return node;
+}
+
+// A template told apart by a label: a template's name is not decoded (it changes on every loop).
+corev1::Node LabelledNode(const std::string& from) {
+  corev1::Node node;
+  (*node.mutable_metadata()->mutable_labels())["from"] = from;
   return node;
 }
 
@@ -387,10 +426,10 @@ corev1::Pod NamedPod(const std::string& name) {
 
 TEST_CASE("DecodeBestOptions prefers the bytes fields, per key and per option", "[kube_proto]") {
   grpcplugin::BestOptionsRequest request;
-  (*request.mutable_nodemap())["both"] = NamedNode("from-nodeMap");
-  (*request.mutable_nodebytesmap())["both"] = NamedNode("from-nodeBytesMap").SerializeAsString();
-  (*request.mutable_nodemap())["message-only"] = NamedNode("only-in-nodeMap");
-  (*request.mutable_nodebytesmap())["bytes-only"] = NamedNode("only-in-nodeBytesMap").SerializeAsString();
+  (*request.mutable_nodemap())["both"] = LabelledNode("nodeMap");
+  (*request.mutable_nodebytesmap())["both"] = LabelledNode("nodeBytesMap").SerializeAsString();
+  (*request.mutable_nodemap())["message-only"] = LabelledNode("only-in-nodeMap");
+  (*request.mutable_nodebytesmap())["bytes-only"] = LabelledNode("only-in-nodeBytesMap").SerializeAsString();
 
   grpcplugin::Option* both = request.add_options();
   *both->add_pod() = NamedPod("from-pod");
@@ -401,9 +440,9 @@ TEST_CASE("DecodeBestOptions prefers the bytes fields, per key and per option", 
 
   const DecodedRequest decoded = RequireOk(DecodeBestOptions(OverTheWire(request)));
   REQUIRE(decoded.templates.size() == 3);
-  CHECK(decoded.templates.at("both").metadata.name == "from-nodeBytesMap");
-  CHECK(decoded.templates.at("message-only").metadata.name == "only-in-nodeMap");
-  CHECK(decoded.templates.at("bytes-only").metadata.name == "only-in-nodeBytesMap");
+  CHECK(decoded.templates.at("both")->metadata.labels.at("from") == "nodeBytesMap");
+  CHECK(decoded.templates.at("message-only")->metadata.labels.at("from") == "only-in-nodeMap");
+  CHECK(decoded.templates.at("bytes-only")->metadata.labels.at("from") == "only-in-nodeBytesMap");
   REQUIRE(decoded.options.size() == 3);
   REQUIRE(decoded.options[0].pods.size() == 1);
   CHECK(decoded.options[0].pods[0].metadata.name == "from-podBytes");
@@ -474,34 +513,48 @@ TEST_CASE("DecodeBestOptions with a cache: pods CA sends again are the ones deco
   CHECK(cache.size() == 3);
 }
 
-TEST_CASE("DecodeBestOptions with a template cache: templates CA sends again are not decoded again, and read the same",
+// CA's template of a group as two loops send it: the same node under a new name, hostname label and uid.
+corev1::Node LoopTemplate(const std::string& group, int loop) {
+  corev1::Node node = NamedNode(absl::StrCat("template-node-for-", group, "-", 5577006791947779410 + loop));
+  (*node.mutable_metadata()->mutable_labels())["kubernetes.io/hostname"] = node.metadata().name();
+  node.mutable_metadata()->set_uid(absl::StrCat("9b3c-", group, "-", loop));
+  (*node.mutable_metadata()->mutable_labels())["node.kubernetes.io/instance-type"] = "p4d.24xlarge";
+  (*node.mutable_status()->mutable_allocatable())["nvidia.com/gpu"].set_string("8");
+  (*node.mutable_status()->mutable_capacity())["cpu"].set_string("96");
+  return node;
+}
+
+TEST_CASE("DecodeBestOptions with a template cache: a template CA names anew is not decoded again, and reads the same",
           "[kube_proto]") {
-  corev1::Node gpu = NamedNode("template-node-for-p4d");
-  (*gpu.mutable_metadata()->mutable_labels())["node.kubernetes.io/instance-type"] = "p4d.24xlarge";
-  (*gpu.mutable_status()->mutable_allocatable())["nvidia.com/gpu"].set_string("8");
-  (*gpu.mutable_status()->mutable_capacity())["cpu"].set_string("96");
   NodeBytesCache cache;
   grpcplugin::BestOptionsRequest first;
-  (*first.mutable_nodebytesmap())["p4d"] = gpu.SerializeAsString();
-  (*first.mutable_nodebytesmap())["cpu"] = NamedNode("template-node-for-cpu").SerializeAsString();
-  (*first.mutable_nodemap())["legacy"] = NamedNode("template-node-for-legacy");  // messages: not cached
+  (*first.mutable_nodebytesmap())["p4d"] = LoopTemplate("p4d", 0).SerializeAsString();
+  (*first.mutable_nodebytesmap())["cpu"] = NamedNode("template-node-for-cpu-1").SerializeAsString();
+  (*first.mutable_nodemap())["legacy"] = NamedNode("template-node-for-legacy-1");  // messages: not cached
   const DecodedRequest before = RequireOk(DecodeBestOptions(OverTheWire(first), {.templates = &cache}));
   CHECK(cache.size() == 2);
-  REQUIRE(cache.Find(gpu.SerializeAsString()) != nullptr);
-  CHECK(Dump(*cache.Find(gpu.SerializeAsString())) == Dump(before.templates.at("p4d")));
+  const DecodedRequest uncached_first = RequireOk(DecodeBestOptions(OverTheWire(first)));
+  for (const auto& [group, node] : uncached_first.templates) {
+    INFO(group);
+    CHECK(node->metadata.name.empty());  // without the identity of the loop, cached or not
+    CHECK_FALSE(node->metadata.labels.contains("kubernetes.io/hostname"));
+    CHECK(Dump(*before.templates.at(group)) == Dump(*node));
+  }
 
-  // The next loop: p4d's template again under another key, cpu's changed (new bytes).
+  // The next loop: p4d's template named anew, and sent for another group too; cpu's changed.
   grpcplugin::BestOptionsRequest next;
-  (*next.mutable_nodebytesmap())["p4d-b"] = gpu.SerializeAsString();
-  corev1::Node grown = NamedNode("template-node-for-cpu");
+  (*next.mutable_nodebytesmap())["p4d"] = LoopTemplate("p4d", 1).SerializeAsString();
+  (*next.mutable_nodebytesmap())["p4d-b"] = LoopTemplate("p4d-b", 1).SerializeAsString();
+  corev1::Node grown = NamedNode("template-node-for-cpu-2");
   (*grown.mutable_metadata()->mutable_labels())["pool"] = "bigger";
   (*next.mutable_nodebytesmap())["cpu"] = grown.SerializeAsString();
   const DecodedRequest after = RequireOk(DecodeBestOptions(OverTheWire(next), {.templates = &cache}));
-  CHECK(cache.size() == 3);
-  CHECK(Dump(after.templates.at("p4d-b")) == Dump(before.templates.at("p4d")));
-  CHECK(after.templates.at("cpu").metadata.labels.at("pool") == "bigger");
+  CHECK(cache.size() == 3);  // p4d's template found under its key; cpu's new one added
+  CHECK(after.templates.at("p4d") == before.templates.at("p4d"));  // the very object: nothing decoded
+  CHECK(after.templates.at("p4d-b") == before.templates.at("p4d"));
+  CHECK(after.templates.at("cpu")->metadata.labels.at("pool") == "bigger");
   const DecodedRequest uncached = RequireOk(DecodeBestOptions(OverTheWire(next)));
-  for (const auto& [group, node] : uncached.templates) CHECK(Dump(after.templates.at(group)) == Dump(node));
+  for (const auto& [group, node] : uncached.templates) CHECK(Dump(*after.templates.at(group)) == Dump(*node));
 
   // A template that does not decode is refused every time and never kept.
   grpcplugin::BestOptionsRequest bad;

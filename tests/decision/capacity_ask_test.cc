@@ -82,7 +82,7 @@ TEST_CASE("A node group at size zero counts through its template, if the pod may
   const std::vector<const NodeGpuSnapshot*> g5_only = {cluster.g5.get()};
   // No node gives NVLink: the p4d group has no node yet, only the template CA offered the expander.
   CHECK_FALSE(CapacityAskFor(TrainerPod("10h"), Trainer("10h"), ShapesOf(g5_only), kNow, {}, {}).has_value());
-  const ClusterShapes with_p4d{g5_only, {{"p4d-group", P4d("template-p4d", 0)}}, &topologies};
+  const ClusterShapes with_p4d{g5_only, kube::SharedTemplates({{"p4d-group", P4d("template-p4d", 0)}}), &topologies};
   std::optional<CapacityAsk> ask = CapacityAskFor(TrainerPod("10h"), Trainer("10h"), with_p4d, kNow, {}, {});
   REQUIRE(ask.has_value());
   CHECK(ask->obtainable_mbps == cluster.p4d->topology->quality().BestBandwidth(4));
@@ -91,7 +91,7 @@ TEST_CASE("A node group at size zero counts through its template, if the pod may
   // A group the pod may not run on gives it nothing: its template's taint, or the pod's node selector.
   kube::Node tainted = P4d("template-p4d", 0);
   tainted.spec.taints.push_back({"dedicated", "inference", kube::TaintEffect::kNoSchedule});
-  CHECK_FALSE(CapacityAskFor(TrainerPod("10h"), Trainer("10h"), {g5_only, {{"p4d-group", tainted}}, &topologies},
+  CHECK_FALSE(CapacityAskFor(TrainerPod("10h"), Trainer("10h"), {g5_only, kube::SharedTemplates({{"p4d-group", tainted}}), &topologies},
                              kNow, {}, {}).has_value());
   kube::Pod pinned = TrainerPod("10h");
   pinned.spec.node_selector["pool"] = "training";
@@ -100,14 +100,14 @@ TEST_CASE("A node group at size zero counts through its template, if the pod may
   // What the expander keeps of a call's templates: the groups with GPUs.
   const std::map<std::string, kube::Node> offered = {{"p4d-group", P4d("template-p4d", 0)},
                                                      {"cpu-group", MakeNode().name("template-cpu")}};
-  const std::map<std::string, kube::Node> kept = GpuGroupTemplates(offered);
+  const std::map<std::string, kube::Node> kept = GpuGroupTemplates(kube::SharedTemplates(offered));
   REQUIRE(kept.size() == 1);
   CHECK(kept.count("p4d-group") == 1);
   // CA names a template anew on every call: offered again as it was, it is the same template.
   const auto named = [](const std::string& name) {
     kube::Node node = P4d(name, 0);
     node.metadata.labels["kubernetes.io/hostname"] = name;
-    return GpuGroupTemplates({{"p4d-group", node}}).at("p4d-group");
+    return GpuGroupTemplates(kube::SharedTemplates({{"p4d-group", node}})).at("p4d-group");
   };
   CHECK(named("template-node-for-p4d-group-5577006791947779410") ==
         named("template-node-for-p4d-group-8674665223082153551"));

@@ -77,7 +77,7 @@ TEST_CASE("ShapeTermsFor confines capacity to the shapes that give the set the p
     Cluster without_p4d_node;
     without_p4d_node.shapes.nodes.pop_back();
     codec::TopologyResolver topologies;
-    without_p4d_node.shapes.group_templates = {{"p4d-a", P4d("template-a", 0)}, {"p4d-b", P4d("template-b", 0)}};
+    without_p4d_node.shapes.group_templates = kube::SharedTemplates({{"p4d-a", P4d("template-a", 0)}, {"p4d-b", P4d("template-b", 0)}});
     without_p4d_node.shapes.topologies = &topologies;
     CHECK(Same(ShapeTermsFor(without_p4d_node.For(nvlink), without_p4d_node.shapes),
                {Term({{"node.kubernetes.io/instance-type", "p4d.24xlarge"}})}));

@@ -67,7 +67,7 @@ struct Cluster {
 TEST_CASE("A gang asks for what a partly built rack lacks, pinned to that rack's pool and clique", "[gang_capacity_target]") {
   // 12 trays of an 18-tray rack, 4 of them busy: 8 members fit now, 6 trays can still come
   Cluster c(12, 4);
-  c.shapes.group_templates = {{"rack-a", PoolTemplate("rack-a", "uuid.a")}};
+  c.shapes.group_templates = kube::SharedTemplates({{"rack-a", PoolTemplate("rack-a", "uuid.a")}});
   // 14 members: 6 new trays hold 6, not all 14; the free trays are counted on for the other 8
   const std::optional<GangCapacityTarget> target = c.For(14);
   REQUIRE(target);
@@ -88,7 +88,7 @@ TEST_CASE("A gang asks for what a partly built rack lacks, pinned to that rack's
 
 TEST_CASE("An empty pool that forms domains is one new domain, pinned by the pool's labels alone", "[gang_capacity_target]") {
   Cluster c(12, 12);  // rack a full
-  c.shapes.group_templates = {{"rack-a", PoolTemplate("rack-a", "uuid.a")}, {"rack-b", PoolTemplate("rack-b")}};
+  c.shapes.group_templates = kube::SharedTemplates({{"rack-a", PoolTemplate("rack-a", "uuid.a")}, {"rack-b", PoolTemplate("rack-b")}});
   const std::optional<GangCapacityTarget> target = c.For(16);
   REQUIRE(target);
   CHECK(target->node_group == "rack-b");
@@ -111,10 +111,10 @@ TEST_CASE("Groups the gang cannot use, or that do not say their domains' size, a
   kube::Node no_domain = PoolTemplate("h100");
   no_domain.metadata.labels.erase("nvidia.com/gpu.clique");
   no_domain.metadata.annotations.clear();
-  c.shapes.group_templates = {{"rack-b", unsized}, {"rack-c", tainted}, {"h100", no_domain}};
+  c.shapes.group_templates = kube::SharedTemplates({{"rack-b", unsized}, {"rack-c", tainted}, {"h100", no_domain}});
   CHECK_FALSE(c.For(4));
   // without a way to resolve templates, nothing
-  c.shapes.group_templates = {{"rack-d", PoolTemplate("rack-d")}};
+  c.shapes.group_templates = kube::SharedTemplates({{"rack-d", PoolTemplate("rack-d")}});
   CHECK(c.For(4));
   c.shapes.topologies = nullptr;
   CHECK_FALSE(c.For(4));

@@ -72,9 +72,9 @@ TEST_CASE("RankOptions grows the group whose domain holds the whole gang, not a 
   RankInput input;
   kube::SharedPods members;  // one set of objects in every option, as the expander shares them
   for (int i = 0; i < 16; ++i) members.push_back(std::make_shared<const kube::Pod>(Member(i, 16, 4, "domain")));
-  input.templates["nvl72"] = Nvl72Template(18);
-  input.templates["nvl72-partition"] = Nvl72Template(4);
-  input.templates["h100"] = H100Template();
+  input.templates["nvl72"] = kube::SharedTemplate(Nvl72Template(18));
+  input.templates["nvl72-partition"] = kube::SharedTemplate(Nvl72Template(4));
+  input.templates["h100"] = kube::SharedTemplate(H100Template());
   input.price_per_node_hour = {{"nvl72", 40}, {"nvl72-partition", 30}, {"h100", 20}};
   input.options = {{"h100", 8, members}, {"nvl72-partition", 16, members},
                    {"nvl72", 16, members}};

@@ -39,11 +39,11 @@ kube::Pod NvPod(const std::string& name, int gpus, bool required) {
 RankInput Input(std::vector<GroupOption> options) {
   RankInput input;
   input.options = std::move(options);
-  input.templates["p4d"] = Template("p4d", "p4d.24xlarge", 8);
-  input.templates["p4de"] = Template("p4de", "p4de.24xlarge", 8);
-  input.templates["g5"] = Template("g5", "g5.48xlarge", 8);
-  input.templates["g4dn"] = Template("g4dn", "g4dn.12xlarge", 4);
-  input.templates["cpu"] = MakeNode().name("template-node-for-cpu");
+  input.templates["p4d"] = kube::SharedTemplate(Template("p4d", "p4d.24xlarge", 8));
+  input.templates["p4de"] = kube::SharedTemplate(Template("p4de", "p4de.24xlarge", 8));
+  input.templates["g5"] = kube::SharedTemplate(Template("g5", "g5.48xlarge", 8));
+  input.templates["g4dn"] = kube::SharedTemplate(Template("g4dn", "g4dn.12xlarge", 4));
+  input.templates["cpu"] = kube::SharedTemplate(MakeNode().name("template-node-for-cpu"));
   return input;
 }
 
@@ -112,8 +112,11 @@ TEST_CASE("ledger preferences first, then cost per useful GPU: topology, idle GP
     CHECK(Rank(input).chosen == std::vector<std::string>{"p4d"});
     // the price may also come from the template annotation
     input.price_per_node_hour.clear();
-    input.templates["p4de"].metadata.annotations[kPriceAnnotation] = "20.5";
-    input.templates["p4d"].metadata.annotations[kPriceAnnotation] = "32.77";
+    for (const auto& [group, price] : {std::pair{"p4de", "20.5"}, std::pair{"p4d", "32.77"}}) {
+      kube::Node priced = *input.templates.at(group);
+      priced.metadata.annotations[kPriceAnnotation] = price;
+      input.templates[group] = kube::SharedTemplate(std::move(priced));
+    }
     CHECK(Rank(input).chosen == std::vector<std::string>{"p4de"});
   }
   SECTION("a ledger preference satisfied outranks everything after it") {
@@ -146,7 +149,7 @@ TEST_CASE("CPU-only options pass through, a stranding-only answer is a veto", "[
   }
   SECTION("GPUs bought for CPU-only pods idle: a group without GPUs is all that goes on when there is one") {
     RankInput input = Input({{"cpu", 2, {cpu_pod}}, {"g4dn", 1, {cpu_pod}}, {"cpu2", 3, {cpu_pod}}});
-    input.templates["cpu2"] = MakeNode().name("template-node-for-cpu2");
+    input.templates["cpu2"] = kube::SharedTemplate(MakeNode().name("template-node-for-cpu2"));
     const Ranking r = Rank(input);
     CHECK(r.chosen == std::vector<std::string>{"cpu", "cpu2"});  // CA's chain picks among them
     CHECK(VerdictOf(r, "g4dn").provisioned_gpus == 4);
@@ -269,11 +272,11 @@ TEST_CASE("realistic templates and pods of 1 to 8 GPUs with and without min-link
       RankInput input;
       for (const std::string& group : gpu_groups) input.options.push_back({group, 1, {pod}});
       input.options.push_back({"cpu", 1, {MakePod().name("web")}});
-      input.templates["p4d"] = Template("p4d", "p4d.24xlarge", 8);
-      input.templates["p5"] = Template("p5", "p5.48xlarge", 8);
-      input.templates["g5"] = Template("g5", "g5.48xlarge", 8);
-      input.templates["g4dn"] = Template("g4dn", "g4dn.12xlarge", 4);
-      input.templates["cpu"] = MakeNode().name("template-node-for-cpu");
+      input.templates["p4d"] = kube::SharedTemplate(Template("p4d", "p4d.24xlarge", 8));
+      input.templates["p5"] = kube::SharedTemplate(Template("p5", "p5.48xlarge", 8));
+      input.templates["g5"] = kube::SharedTemplate(Template("g5", "g5.48xlarge", 8));
+      input.templates["g4dn"] = kube::SharedTemplate(Template("g4dn", "g4dn.12xlarge", 4));
+      input.templates["cpu"] = kube::SharedTemplate(MakeNode().name("template-node-for-cpu"));
       input.price_per_node_hour = {{"p4d", 32.77}, {"p5", 98.32}, {"g5", 16.29}, {"g4dn", 3.91}, {"cpu", 4.61}};
 
       const Ranking r = Rank(input);
@@ -312,8 +315,8 @@ TEST_CASE("a preferred topology is weighed against price, a required one is not"
       const kube::Pod pod = builder;
       RankInput input;
       input.options = {{"p4d", 1, {pod}}, {"g5", 1, {pod}}};
-      input.templates["p4d"] = Template("p4d", "p4d.24xlarge", 8);
-      input.templates["g5"] = Template("g5", "g5.48xlarge", 8);
+      input.templates["p4d"] = kube::SharedTemplate(Template("p4d", "p4d.24xlarge", 8));
+      input.templates["g5"] = kube::SharedTemplate(Template("g5", "g5.48xlarge", 8));
       // At list prices NVLink is worth it, and at ten times its price still: g5's set across the sockets
       // stretches the job almost seven times, so the p4d finishes it that much sooner for a bill three
       // times g5's.
@@ -467,7 +470,7 @@ TEST_CASE("the simulated placement is first-fit decreasing judged on every node,
     }
     const int node_count = 1 + static_cast<int>(random() % 6);
     RankInput input;
-    input.templates["p3"] = template_node;
+    input.templates["p3"] = kube::SharedTemplate(template_node);
     kube::SharedPods shared;
     for (const kube::Pod& pod : pods) shared.push_back(std::make_shared<const kube::Pod>(pod));
     input.options.push_back({"p3", node_count, shared});

@@ -296,9 +296,9 @@ void EveryOptionStrands(Bench& bench) {
     decision::RankInput input;
     input.now = c.clock.Now();
     input.preferences = c.ledger->Preferences();
-    input.templates["g5-group"] = G5("template-node-for-g5-group");
-    input.templates["g4dn-group"] = MakeNode().name("template-node-for-g4dn-group")
-                                        .label("node.kubernetes.io/instance-type", "g4dn.12xlarge").gpus(4);
+    input.templates["g5-group"] = kube::SharedTemplate(G5("template-node-for-g5-group"));
+    input.templates["g4dn-group"] = kube::SharedTemplate(MakeNode().name("template-node-for-g4dn-group")
+                                        .label("node.kubernetes.io/instance-type", "g4dn.12xlarge").gpus(4));
     input.options = {{"g5-group", 1, {pod}}, {"g4dn-group", 2, {pod}}};
     const decision::ScaleUpChoice choice = decision::ChooseScaleUp(input, topologies);
     for (history::Record& r : history::ScaleUpRecords(input.now, input, choice)) c.recorder.Record(std::move(r));

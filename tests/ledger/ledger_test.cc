@@ -218,10 +218,10 @@ TEST_CASE("node group templates: the latest per group, kept a day after last off
   ledger->RecordNodeGroups({{"p4d", Template("p4d.24xlarge")}, {"g5", Template("g5.48xlarge")}}, /*trusted=*/true);
   clock.Advance(absl::Hours(12));
   ledger->RecordNodeGroups({{"p4d", Template("p4de.24xlarge")}}, /*trusted=*/true);  // re-offered: its new template wins
-  std::map<std::string, kube::Node> groups = TemplatesOf(ledger->NodeGroups(), TemplateTrust::kAny);
+  kube::NodeTemplates groups = TemplatesOf(ledger->NodeGroups(), TemplateTrust::kAny);
   REQUIRE(groups.size() == 2);
-  CHECK(groups.at("p4d").metadata.labels.at("node.kubernetes.io/instance-type") == "p4de.24xlarge");
-  CHECK(groups.at("g5").metadata.labels.at("node.kubernetes.io/instance-type") == "g5.48xlarge");
+  CHECK(groups.at("p4d")->metadata.labels.at("node.kubernetes.io/instance-type") == "p4de.24xlarge");
+  CHECK(groups.at("g5")->metadata.labels.at("node.kubernetes.io/instance-type") == "g5.48xlarge");
 
   // At the cap the group offered least recently (g5) makes room.
   clock.Advance(absl::Hours(1));

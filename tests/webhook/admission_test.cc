@@ -27,14 +27,14 @@ codec::AdmissionRequest Request(const Json& review) {
 
 // The groups the expander published: a p4d (NVSwitch), a g5 (PCIe) and a CPU group, as CA's templates, the
 // GPU groups in zone us-east-1a.
-std::map<std::string, kube::Node> Templates() {
-  return {
+kube::NodeTemplates Templates() {
+  return kube::SharedTemplates({
       {"p4d", MakeNode().name("template-node-for-p4d").label("node.kubernetes.io/instance-type", "p4d.24xlarge")
                   .label("topology.kubernetes.io/zone", "us-east-1a").gpus(8)},
       {"g5", MakeNode().name("template-node-for-g5").label("node.kubernetes.io/instance-type", "g5.48xlarge")
                  .label("topology.kubernetes.io/zone", "us-east-1a").gpus(8)},
       {"m5", MakeNode().name("template-node-for-m5").label("node.kubernetes.io/instance-type", "m5.8xlarge")},
-  };
+  });
 }
 
 struct Reviewed {
@@ -42,7 +42,7 @@ struct Reviewed {
   Json patched;  // the object with the patch applied (json::patch, RFC 6902), or as it was without one
 };
 
-Reviewed Review(const Json& review, const std::map<std::string, kube::Node>& templates = Templates()) {
+Reviewed Review(const Json& review, const kube::NodeTemplates& templates = Templates()) {
   codec::TopologyResolver topologies;
   const codec::AdmissionRequest request = Request(review);
   Reviewed out{Admit(request, templates, topologies), request.object};
@@ -164,7 +164,7 @@ TEST_CASE("Pods the webhook leaves as they are, with a warning where their autho
   struct Row {
     const char* name;
     std::function<void(Json& review)> edit;
-    std::map<std::string, kube::Node> templates;
+    kube::NodeTemplates templates;
     Outcome outcome;
     const char* warning;  // "" for none
   };

@@ -1,0 +1,35 @@
+#pragma once
+
+// Node-group templates known again across BestOptions calls although their bytes change on every loop.
+// cluster-autoscaler builds each group's template anew in every loop (from a running node of the group, or
+// from the cloud provider's template when the group has none) and names it `template-node-for-<id>-
+// <random>`, with the kubernetes.io/hostname label set to that name and a fresh uid; a template copied from a
+// running node also carries that node's resourceVersion, images, addresses and managed fields, which change
+// under it. None of that is what decisions read, but all of it is in the bytes: a cache keyed by the bytes
+// found nothing, and decoding 500 templates was a quarter of a call.
+//
+// The key of a template is its bytes reduced to the fields the decoder reads (the fields proto/*.proto
+// declares: the generated descriptors say which, so the key follows the schema as it grows), without its
+// per-loop identity: the name, uid, resourceVersion and hostname label. Templates are decoded without that
+// identity (WithoutIdentity; nothing decides by it, and the ledger never kept it), so two templates of one
+// key decode to the same node, and one object serves every call that sends it.
+//
+// Fields the schema does not declare are skipped at the wire level, as the protobuf parser skips them, and
+// checked as it checks them (tags, wire types, lengths); bytes that use groups, or that the walk cannot
+// read, have no key: they are decoded, never cached, and the decoder reports what is wrong with them.
+
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "kube/objects.h"
+
+namespace topofit::codec {
+
+// The key of a core/v1 Node's bare protobuf bytes (a nodeBytesMap value); nullopt as said above.
+std::optional<std::string> TemplateKeyOf(absl::string_view node_bytes);
+
+// `template_node` without its per-loop identity: what is left is what its key says.
+kube::Node WithoutIdentity(kube::Node template_node);
+
+}  // namespace topofit::codec
