@@ -147,7 +147,9 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   }
   input.templates = std::move(decoded->templates);
   // What CA can grow, groups at size zero included, for the extender's asking rule (capacity_ask.h).
-  ledger_.RecordNodeGroups(decision::GpuGroupTemplates(input.templates), options_.trust_templates);
+  if (std::map<std::string, kube::Node> due = node_group_recording_.Due(input.templates, clock_.Now()); !due.empty()) {
+    ledger_.RecordNodeGroups(std::move(due), options_.trust_templates);
+  }
   input.preferences = ledger_.Preferences();
   input.price_per_node_hour = options_.price_per_node_hour;
   input.now = clock_.Now();

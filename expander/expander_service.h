@@ -27,6 +27,7 @@
 #include "codec/node_topology.h"
 #include "codec/decoded_bytes_cache.h"
 #include "decision/group_rank.h"
+#include "expander/node_group_recording.h"
 #include "history/recorder.h"
 #include "ledger/ledger.h"
 #include "proto/expander.grpc.pb.h"
@@ -120,6 +121,7 @@ class ExpanderService final
   // CA's pending pods and node-group templates, decoded once for the loops that send them again.
   codec::PodBytesCache decoded_pods_;
   codec::NodeBytesCache decoded_templates_;
+  NodeGroupRecording node_group_recording_;
   history::DecisionRecorder* recorder_ = nullptr;
   const decision::ClaimSource* claims_ = nullptr;
 };
