@@ -20,8 +20,9 @@
 //     are spread over the options; nodeCount = ceil(GPUs asked / GPUs per node), as CA's bin-packing
 //     estimator would answer for these power-of-two requests.
 //
-// Besides the RPC, an in-process split of one call's server-side work: codec::DecodeBestOptions (with the
-// caches the service keeps across calls, templates named anew) vs RankOptions, timed on the same request.
+// Besides the RPC, an in-process split of one call's server-side work: reading the request's bytes and
+// decoding them (codec::ReadBestOptions and DecodeBestOptions, with the caches the service keeps across
+// calls, templates named anew) vs RankOptions, timed on the same request.
 //
 //   expander_bench [--quick] [--iterations=N] [--groups=10,100,500] [--dump=PATH]
 //
@@ -423,8 +424,11 @@ int main(int argc, char** argv) {
     const int split_runs = std::max(3, iterations / 5);
     for (int it = -1; it < split_runs; ++it) {
       NameTemplates(shape, static_cast<uint64_t>(1000 + it));
+      const std::string bytes = shape.request.SerializeAsString();
       const auto t0 = std::chrono::steady_clock::now();
-      auto decoded = topofit::codec::DecodeBestOptions(shape.request, {.pods = &split_pods, .templates = &split_templates});
+      auto wire = topofit::codec::ReadBestOptions(bytes);
+      auto decoded = wire.ok() ? topofit::codec::DecodeBestOptions(*wire, {.pods = &split_pods, .templates = &split_templates})
+                               : wire.status();
       const auto t1 = std::chrono::steady_clock::now();
       if (!decoded.ok()) {
         std::fprintf(stderr, "decode: %s\n", decoded.status().ToString().c_str());

@@ -256,66 +256,65 @@ absl::StatusOr<kube::Node> NodeFromBytes(absl::string_view bytes) {
   return NodeFromProto(node);
 }
 
-absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptionsRequest& request,
-                                                 DecodeCaches caches) {
+absl::StatusOr<DecodedRequest> DecodeBestOptions(const BestOptionsWire& request, DecodeCaches caches) {
   DecodedRequest out;
   // Bytes first, per key: where a transitional CA sent both, they are the same node and upstream tells
-  // readers to prefer the bytes.
-  for (const auto* entry : Sorted(request.nodebytesmap())) {
-    // Known by their key (template_key.h): CA names every template anew on every loop.
-    const std::optional<std::string> key = caches.templates != nullptr ? TemplateKeyOf(entry->second) : std::nullopt;
-    std::shared_ptr<const kube::Node> known = key ? caches.templates->Find(*key) : nullptr;
-    if (known == nullptr) {
-      absl::StatusOr<kube::Node> node = NodeFromBytes(entry->second);
-      if (!node.ok()) return At(MapKey("nodeBytesMap", entry->first), node.status());
-      known = std::make_shared<const kube::Node>(WithoutIdentity(*std::move(node)));
-      if (key) caches.templates->Insert(*key, known);
+  // readers to prefer the bytes. A Node message is a Node's bytes, so both are read alike.
+  for (const auto* map : {&request.node_bytes_map, &request.node_map}) {
+    const std::string field = map == &request.node_map ? "nodeMap" : "nodeBytesMap";
+    for (const auto& [group, bytes] : *map) {
+      if (out.templates.contains(group)) continue;
+      // Known by their key (template_key.h): CA names every template anew on every loop.
+      const std::optional<std::string> key = caches.templates != nullptr ? TemplateKeyOf(bytes) : std::nullopt;
+      std::shared_ptr<const kube::Node> known = key ? caches.templates->Find(*key) : nullptr;
+      if (known == nullptr) {
+        absl::StatusOr<kube::Node> node = NodeFromBytes(bytes);
+        if (!node.ok()) return At(MapKey(field, group), node.status());
+        known = std::make_shared<const kube::Node>(WithoutIdentity(*std::move(node)));
+        if (key) caches.templates->Insert(*key, known);
+      }
+      out.templates.emplace(std::string(group), std::move(known));
     }
-    out.templates.emplace(entry->first, std::move(known));
-  }
-  for (const auto* entry : Sorted(request.nodemap())) {
-    if (out.templates.contains(entry->first)) continue;
-    absl::StatusOr<kube::Node> node = NodeFromProto(entry->second);
-    if (!node.ok()) return At(MapKey("nodeMap", entry->first), node.status());
-    out.templates.emplace(entry->first, std::make_shared<const kube::Node>(WithoutIdentity(*std::move(node))));
   }
 
-  // podBytes entry -> the pod it decoded to, for the entries repeated across options. Keys view the
-  // request's own strings, which outlive this call.
+  // Pod bytes -> the pod they decoded to, for the entries repeated across options. Keys view the
+  // request's bytes, which outlive this call.
   absl::flat_hash_map<absl::string_view, std::shared_ptr<const kube::Pod>> decoded_bytes;
-  out.options.reserve(request.options_size());
-  for (int i = 0; i < request.options_size(); ++i) {
-    const ::grpcplugin::Option& option = request.options(i);
-    const std::string path = Index("options", i);
+  out.options.reserve(request.options.size());
+  for (size_t i = 0; i < request.options.size(); ++i) {
+    const OptionWire& option = request.options[i];
     ExpanderOption& decoded = out.options.emplace_back();
-    decoded.node_group_id = option.nodegroupid();
-    decoded.node_count = option.nodecount();
+    decoded.node_group_id = std::string(option.node_group_id);
+    decoded.node_count = option.node_count;
     // Per option, not per pod: an option carries its pods in one field or the other (or both, whole).
-    if (option.podbytes_size() > 0) {
-      decoded.pods.reserve(option.podbytes_size());
-      for (int j = 0; j < option.podbytes_size(); ++j) {
-        const absl::string_view bytes = option.podbytes(j);
-        std::shared_ptr<const kube::Pod>& shared = decoded_bytes[bytes];
-        if (shared == nullptr && caches.pods != nullptr) shared = caches.pods->Find(bytes);
-        if (shared == nullptr) {
-          // The first time these bytes are seen, so a bad pod is reported where it first appears.
-          absl::StatusOr<kube::Pod> pod = PodFromBytes(bytes);
-          if (!pod.ok()) return At(Index(Field(path, "podBytes"), j), pod.status());
-          shared = std::make_shared<const kube::Pod>(*std::move(pod));
-          if (caches.pods != nullptr) caches.pods->Insert(bytes, shared);
+    const bool bytes_field = !option.pod_bytes.empty();
+    const std::vector<absl::string_view>& pods = bytes_field ? option.pod_bytes : option.pods;
+    decoded.pods.reserve(pods.size());
+    for (size_t j = 0; j < pods.size(); ++j) {
+      std::shared_ptr<const kube::Pod>& shared = decoded_bytes[pods[j]];
+      if (shared == nullptr && caches.pods != nullptr) shared = caches.pods->Find(pods[j]);
+      if (shared == nullptr) {
+        // The first time these bytes are seen, so a bad pod is reported where it first appears.
+        absl::StatusOr<kube::Pod> pod = PodFromBytes(pods[j]);
+        if (!pod.ok()) {
+          return At(Index(Field(Index("options", static_cast<int>(i)), bytes_field ? "podBytes" : "pod"), static_cast<int>(j)),
+                    pod.status());
         }
-        decoded.pods.push_back(shared);
+        shared = std::make_shared<const kube::Pod>(*std::move(pod));
+        if (caches.pods != nullptr) caches.pods->Insert(pods[j], shared);
       }
-    } else {
-      decoded.pods.reserve(option.pod_size());
-      for (int j = 0; j < option.pod_size(); ++j) {
-        absl::StatusOr<kube::Pod> pod = PodFromProto(option.pod(j));
-        if (!pod.ok()) return At(Index(Field(path, "pod"), j), pod.status());
-        decoded.pods.push_back(std::make_shared<const kube::Pod>(*std::move(pod)));
-      }
+      decoded.pods.push_back(shared);
     }
   }
   return out;
+}
+
+absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptionsRequest& request,
+                                                 DecodeCaches caches) {
+  const std::string bytes = request.SerializeAsString();
+  absl::StatusOr<BestOptionsWire> wire = ReadBestOptions(bytes);
+  if (!wire.ok()) return wire.status();
+  return DecodeBestOptions(*wire, caches);
 }
 
 #undef TOPOFIT_RETURN_IF_ERROR

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "codec/best_options_wire.h"
 #include "codec/decoded_bytes_cache.h"
 #include "kube/node_templates.h"
 #include "kube/objects.h"
@@ -59,8 +60,11 @@ struct DecodeCaches {
 
 // Reads every wire generation: a template node from nodeBytesMap (3) when that key is there, else from
 // nodeMap (2); an option's pods from podBytes (5) when it has any, else from pod (4). CA 1.34.2-1.34.5
-// send both, and upstream tells readers to prefer the bytes. With caches, bytes an earlier call decoded
-// are taken from them, and those decoded now are put in them.
+// send both, and upstream tells readers to prefer the bytes. With caches, pods and templates an earlier
+// call decoded are taken from them, and those decoded now are put in them. Errors say where in the
+// request the bad object was: options[0].podBytes[2]: malformed Pod protobuf.
+absl::StatusOr<DecodedRequest> DecodeBestOptions(const BestOptionsWire& request, DecodeCaches caches = {});
+// The same from the generated message (serialized and read again: for tests and tools, not the service).
 absl::StatusOr<DecodedRequest> DecodeBestOptions(const ::grpcplugin::BestOptionsRequest& request,
                                                  DecodeCaches caches = {});
 

@@ -9,6 +9,7 @@
 
 #include <google/protobuf/descriptor.h>
 
+#include "codec/proto_wire.h"
 #include "proto/k8s_core_v1.pb.h"
 
 namespace topofit::codec {
@@ -20,8 +21,6 @@ constexpr absl::string_view kHostnameLabel = "kubernetes.io/hostname";
 constexpr uint32_t kNodeMetadata = 1;
 constexpr uint32_t kMetaName = 1, kMetaUid = 5, kMetaResourceVersion = 6, kMetaLabels = 11;
 constexpr uint32_t kEntryKey = 1, kEntryValue = 2;
-
-enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
 
 // What one message type of the schema declares. Field numbers from kMaxField on are rare enough in
 // Kubernetes' messages that a message declaring one is kept whole (`whole`) rather than walked.
@@ -65,67 +64,6 @@ const Schema& NodeSchema() {
   return *node;
 }
 
-bool ReadVarint(absl::string_view& in, uint64_t& value) {
-  value = 0;
-  for (int shift = 0; shift < 64 && !in.empty(); shift += 7) {
-    const auto byte = static_cast<uint8_t>(in.front());
-    in.remove_prefix(1);
-    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) return true;
-  }
-  return false;
-}
-
-void AppendVarint(std::string& out, uint64_t value) {
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>(value | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-}
-
-// One field as the wire has it: `raw` is the whole field (tag included), `payload` a length-delimited
-// field's content.
-struct Field {
-  uint32_t number = 0;
-  uint32_t type = 0;
-  absl::string_view raw;
-  absl::string_view payload;
-};
-
-// Reads the next field of `in` and checks it as the protobuf parser does; false on groups and on what it
-// would reject.
-bool ReadField(absl::string_view& in, Field& field) {
-  const char* start = in.data();
-  uint64_t tag = 0;
-  if (!ReadVarint(in, tag) || tag > UINT32_MAX) return false;
-  field.number = static_cast<uint32_t>(tag >> 3);
-  field.type = static_cast<uint32_t>(tag & 7);
-  if (field.number == 0) return false;
-  uint64_t value = 0;
-  switch (field.type) {
-    case kVarint:
-      if (!ReadVarint(in, value)) return false;
-      break;
-    case kFixed64:
-    case kFixed32: {
-      const size_t size = field.type == kFixed64 ? 8 : 4;
-      if (in.size() < size) return false;
-      in.remove_prefix(size);
-      break;
-    }
-    case kLengthDelimited:
-      if (!ReadVarint(in, value) || value > in.size()) return false;
-      field.payload = in.substr(0, value);
-      in.remove_prefix(value);
-      break;
-    default:
-      return false;  // groups (3, 4) and the unused wire types
-  }
-  field.raw = absl::string_view(start, static_cast<size_t>(in.data() - start));
-  return true;
-}
-
 // Appends a length-delimited field whose content `write` appends; the length is written once known.
 template <typename Write>
 bool AppendNested(std::string& out, uint32_t number, Write write) {
@@ -142,7 +80,9 @@ bool AppendNested(std::string& out, uint32_t number, Write write) {
 bool AppendDeclared(absl::string_view in, const Schema& schema, std::string& out);
 
 // Appends `field` of a message of `schema` when the schema declares it, a nested message walked alike.
-bool AppendIfDeclared(const Field& field, const Schema& schema, std::string& out) {
+// A group leaves the template without a key: the parser's to judge.
+bool AppendIfDeclared(const WireField& field, const Schema& schema, std::string& out) {
+  if (field.type == kStartGroup) return false;
   if (!schema.Declares(field.number)) return true;
   const Schema* nested = schema.message[field.number];
   if (nested == nullptr || field.type != kLengthDelimited) {
@@ -158,9 +98,9 @@ bool AppendDeclared(absl::string_view in, const Schema& schema, std::string& out
     out.append(in.data(), in.size());
     return true;
   }
-  Field field;
+  WireField field;
   while (!in.empty()) {
-    if (!ReadField(in, field) || !AppendIfDeclared(field, schema, out)) return false;
+    if (!ReadWireField(in, field) || !AppendIfDeclared(field, schema, out)) return false;
   }
   return true;
 }
@@ -168,9 +108,9 @@ bool AppendDeclared(absl::string_view in, const Schema& schema, std::string& out
 // A labels entry's key (the last, as the map parser keeps it); false when the entry holds anything but a
 // key and a value.
 bool ReadEntryKey(absl::string_view entry, absl::string_view& key) {
-  Field field;
+  WireField field;
   while (!entry.empty()) {
-    if (!ReadField(entry, field) || field.type != kLengthDelimited) return false;
+    if (!ReadWireField(entry, field) || field.type != kLengthDelimited) return false;
     if (field.number == kEntryKey) {
       key = field.payload;
     } else if (field.number != kEntryValue) {
@@ -184,9 +124,9 @@ bool ReadEntryKey(absl::string_view entry, absl::string_view& key) {
 // type, a labels entry with more than a key and a value) leaves the template without a key: the key must
 // not guess which of two readings the parser keeps.
 bool AppendMetadata(absl::string_view in, const Schema& schema, std::string& out) {
-  Field field;
+  WireField field;
   while (!in.empty()) {
-    if (!ReadField(in, field)) return false;
+    if (!ReadWireField(in, field)) return false;
     if (field.number == kMetaName || field.number == kMetaUid || field.number == kMetaResourceVersion) {
       if (field.type != kLengthDelimited) return false;
       continue;
@@ -209,9 +149,9 @@ std::optional<std::string> TemplateKeyOf(absl::string_view node_bytes) {
   if (node.whole || metadata == nullptr || metadata->whole) return std::nullopt;
   std::string key;
   key.reserve(node_bytes.size());
-  Field field;
+  WireField field;
   while (!node_bytes.empty()) {
-    if (!ReadField(node_bytes, field)) return std::nullopt;
+    if (!ReadWireField(node_bytes, field)) return std::nullopt;
     const bool ok = field.number == kNodeMetadata && field.type == kLengthDelimited
                         ? AppendNested(key, field.number, [&] { return AppendMetadata(field.payload, *metadata, key); })
                         : AppendIfDeclared(field, node, key);

@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <exception>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include <grpcpp/support/proto_buffer_reader.h>
 #include <grpcpp/support/proto_buffer_writer.h>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codec/kube_proto.h"
@@ -39,11 +38,11 @@ std::string ResultLabel(absl::StatusCode code) {
 }
 
 // CA reads only nodeGroupId; the pods are left out so the reply does not echo up to 128 MiB of pods back.
-::grpcplugin::Option ReplyOption(const ::grpcplugin::Option& option) {
+::grpcplugin::Option ReplyOption(const codec::OptionWire& option) {
   ::grpcplugin::Option out;
-  out.set_nodegroupid(option.nodegroupid());
-  out.set_nodecount(option.nodecount());
-  out.set_debug(option.debug());
+  out.set_nodegroupid(std::string(option.node_group_id));
+  out.set_nodecount(option.node_count);
+  out.set_debug(std::string(option.debug));
   return out;
 }
 
@@ -77,17 +76,32 @@ ExpanderService::ExpanderService(ExpanderServiceOptions options, ledger::Ledger&
     reactor->Finish(::grpc::Status(static_cast<::grpc::StatusCode>(status.code()), std::string(status.message())));
     return reactor;
   };
-  ::grpcplugin::BestOptionsRequest request;
-  ::grpc::ByteBuffer input(*request_bytes);  // shares the slices; the reader consumes its own copy
-  ::grpc::ProtoBufferReader reader(&input);
-  if (!request.ParseFromZeroCopyStream(&reader)) {
-    const absl::Status status = absl::InvalidArgumentError(absl::StrCat(
-        "the request (", request_bytes->Length(), " bytes) is not a grpcplugin.BestOptionsRequest message"));
+  // Read in place (codec/best_options_wire.h): the request's bytes as one slice, or its slices joined into
+  // this thread's buffer, kept for the next call (a fresh 3 MB buffer per call was mostly page faults)
+  // unless a rare large request grew it past kKeptJoinBytes.
+  constexpr size_t kKeptJoinBytes = size_t{16} << 20;
+  thread_local std::string joined;
+  std::vector<::grpc::Slice> slices;
+  absl::string_view bytes;
+  if (request_bytes->Dump(&slices).ok() && slices.size() == 1) {
+    bytes = absl::string_view(reinterpret_cast<const char*>(slices[0].begin()), slices[0].size());
+  } else {
+    if (joined.capacity() > kKeptJoinBytes) std::string().swap(joined);
+    joined.clear();
+    joined.reserve(request_bytes->Length());
+    for (const ::grpc::Slice& slice : slices) joined.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    bytes = joined;
+  }
+  const absl::StatusOr<codec::BestOptionsWire> request = codec::ReadBestOptions(bytes);
+  if (!request.ok()) {
+    const absl::Status status = absl::InvalidArgumentError(absl::StrCat("the request (", request_bytes->Length(),
+                                                                        " bytes) is not a grpcplugin.BestOptionsRequest message: ",
+                                                                        request.status().message()));
     Record(clock_.Now(), status, ResultLabel(status.code()), 0);
     return finish(status);
   }
   const CallDeadline deadline{absl::FromChrono(context->deadline()), [context] { return context->IsCancelled(); }};
-  absl::StatusOr<::grpcplugin::BestOptionsResponse> reply = Answer(request, deadline);
+  absl::StatusOr<::grpcplugin::BestOptionsResponse> reply = Answer(*request, deadline);
   if (!reply.ok()) return finish(reply.status());
   bool own_buffer = false;
   const ::grpc::Status serialized =
@@ -97,7 +111,7 @@ ExpanderService::ExpanderService(ExpanderServiceOptions options, ledger::Ledger&
 }
 
 absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Answer(
-    const ::grpcplugin::BestOptionsRequest& request, const CallDeadline& deadline) {
+    const codec::BestOptionsWire& request, const CallDeadline& deadline) {
   const absl::Time start = clock_.Now();
   absl::StatusOr<::grpcplugin::BestOptionsResponse> reply;
   try {
@@ -106,8 +120,8 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Answer(
     reply = absl::InternalError(absl::StrCat("expander: ", e.what()));
   }
   std::string result = ResultLabel(reply.status().code());
-  if (reply.ok() && reply->options().empty() && request.options_size() > 0) result = "veto";
-  Record(start, reply.status(), result, request.options_size());
+  if (reply.ok() && reply->options().empty() && !request.options.empty()) result = "veto";
+  Record(start, reply.status(), result, static_cast<int>(request.options.size()));
   return reply;
 }
 
@@ -122,16 +136,16 @@ void ExpanderService::Record(absl::Time start, const absl::Status& status, const
 }
 
 absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
-    const ::grpcplugin::BestOptionsRequest& request, const CallDeadline& deadline) {
+    const codec::BestOptionsWire& request, const CallDeadline& deadline) {
   if (Expired(deadline, clock_.Now())) {
     return absl::DeadlineExceededError("the call was cancelled or past its deadline on arrival");
   }
-  if (static_cast<size_t>(request.options_size()) > options_.max_options) {
-    return absl::ResourceExhaustedError(absl::StrCat(request.options_size(), " options, more than the ",
+  if (request.options.size() > options_.max_options) {
+    return absl::ResourceExhaustedError(absl::StrCat(request.options.size(), " options, more than the ",
                                                      options_.max_options, " this expander judges per call"));
   }
-  for (int i = 0; i < request.options_size(); ++i) {
-    const int64_t count = request.options(i).nodecount();
+  for (size_t i = 0; i < request.options.size(); ++i) {
+    const int64_t count = request.options[i].node_count;
     if (count < 0 || count > kMaxNodeCount) {
       return absl::InvalidArgumentError(absl::StrCat("options[", i, "].nodeCount ", count, " is outside 0..",
                                                      kMaxNodeCount, " (no cluster is that large)"));
@@ -162,12 +176,12 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   if (Expired(deadline, clock_.Now())) {
     return absl::DeadlineExceededError("ranking finished past the call's deadline");
   }
-  if (ranking.chosen.empty() && !ranking.veto && request.options_size() > 0) {
+  if (ranking.chosen.empty() && !ranking.veto && !request.options.empty()) {
     return absl::InternalError("the ranking chose no option without vetoing");
   }
 
-  std::unordered_map<std::string, int> request_index;  // node group id -> its (first) option
-  for (int i = 0; i < request.options_size(); ++i) request_index.emplace(request.options(i).nodegroupid(), i);
+  absl::flat_hash_map<absl::string_view, size_t> request_index;  // node group id -> its (first) option
+  for (size_t i = 0; i < request.options.size(); ++i) request_index.emplace(request.options[i].node_group_id, i);
   int stranding = 0;
   for (const decision::OptionVerdict& verdict : ranking.verdicts) stranding += verdict.strands ? 1 : 0;
   metrics_.options_stranding.Inc({}, stranding);
@@ -176,7 +190,7 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   for (const std::string& id : ranking.chosen) {
     auto it = request_index.find(id);
     if (it == request_index.end()) continue;  // not CA's: it would drop the id anyway
-    *response.add_options() = ReplyOption(request.options(it->second));
+    *response.add_options() = ReplyOption(request.options[it->second]);
   }
 
   if (recorder_ != nullptr) {

@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "codec/best_options_wire.h"
 #include "codec/node_topology.h"
 #include "codec/decoded_bytes_cache.h"
 #include "decision/group_rank.h"
@@ -101,11 +102,11 @@ class ExpanderService final
   void ReadClaimsFrom(const decision::ClaimSource* claims) { claims_ = claims; }
 
   // The whole decision with the status codes above, without gRPC types in the way.
-  absl::StatusOr<::grpcplugin::BestOptionsResponse> Answer(const ::grpcplugin::BestOptionsRequest& request,
+  absl::StatusOr<::grpcplugin::BestOptionsResponse> Answer(const codec::BestOptionsWire& request,
                                                            const CallDeadline& deadline);
 
  private:
-  absl::StatusOr<::grpcplugin::BestOptionsResponse> Decide(const ::grpcplugin::BestOptionsRequest& request,
+  absl::StatusOr<::grpcplugin::BestOptionsResponse> Decide(const codec::BestOptionsWire& request,
                                                            const CallDeadline& deadline);
   void Log(const decision::Ranking& ranking, const decision::RankInput& input, const std::string& intent_group) const;
   // Counts and logs a finished call.

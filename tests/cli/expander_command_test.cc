@@ -19,6 +19,7 @@
 #include "spdlog/sinks/null_sink.h"
 #include "tests/cli/scratch_dir.h"
 #include "tests/codec/hostile_json.h"
+#include "tests/expander/answer_message.h"
 #include "tests/kube/status_matchers.h"
 
 namespace topofit::cli {
@@ -156,7 +157,7 @@ TEST_CASE("expander records the templates of its callers trusted only with --tls
   (*p4d.mutable_metadata()->mutable_labels())["node.kubernetes.io/instance-type"] = "p4d.24xlarge";
   (*p4d.mutable_status()->mutable_allocatable())["nvidia.com/gpu"].set_string("8");
   request.add_options()->set_nodegroupid("p4d");
-  REQUIRE(parts->service->Answer(request, {}).ok());
+  REQUIRE(topofit::testing::AnswerMessage(*parts->service, request, {}).ok());
   const std::map<std::string, ledger::NodeGroupTemplate> groups = process.ledger->NodeGroups();
   REQUIRE(groups.count("p4d") == 1);
   CHECK(groups.at("p4d").trusted == row.trusted);

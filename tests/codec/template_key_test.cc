@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "codec/kube_proto.h"
 #include "proto/k8s_core_v1.pb.h"
+#include "tests/codec/byte_mutations.h"
 #include "tests/codec/deterministic_bytes.h"
 
 namespace topofit::codec {
@@ -157,17 +158,7 @@ TEST_CASE("Property: bytes with a key parse, and bytes of one key decode alike",
   const kube::Node decoded = Decoded(good);
   int keyed = 0, keyed_like_good = 0;
   for (int trial = 0; trial < 20000; ++trial) {
-    std::string bytes = good;
-    const int edits = 1 + static_cast<int>(random() % 3);
-    for (int e = 0; e < edits; ++e) {
-      const size_t at = random() % bytes.size();
-      switch (random() % 3) {
-        case 0: bytes[at] = static_cast<char>(random()); break;
-        case 1: bytes.erase(at, 1 + random() % 4); break;
-        default: bytes.insert(at, 1, static_cast<char>(random())); break;
-      }
-      if (bytes.empty()) bytes = good;
-    }
+    const std::string bytes = testing::Mutated(good, random);
     const std::optional<std::string> key = TemplateKeyOf(bytes);
     if (!key) continue;
     ++keyed;

@@ -28,6 +28,7 @@
 #include "ledger/ledger.h"
 #include "server/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
+#include "tests/expander/answer_message.h"
 #include "tests/history/memory_recorder.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/server/mounted_secret.h"
@@ -191,6 +192,11 @@ struct Fixture {
     return ::grpcplugin::Expander::NewStub(channel)->BestOptions(&context, request, response);
   }
 
+  absl::StatusOr<::grpcplugin::BestOptionsResponse> Answer(const ::grpcplugin::BestOptionsRequest& request,
+                                                           const CallDeadline& deadline) const {
+    return testing::AnswerMessage(*service, request, deadline);
+  }
+
   static std::string Read(const std::string& path) {
     std::ifstream in(path);
     std::stringstream text;
@@ -323,7 +329,7 @@ TEST_CASE("The ranking and its intent are recorded on the pod the ProvisioningRe
   request.option("g5", 1, {from_request, PodProto("other").gpus(1)})
       .option("p4d", 1, {from_request})
       .option("cpu", 1, {PodProto("web")});
-  REQUIRE_OK(f.service->Answer(request.build(), {absl::InfiniteFuture(), nullptr}));
+  REQUIRE_OK(f.Answer(request.build(), {absl::InfiniteFuture(), nullptr}));
   const std::vector<history::Record> records = recorder.records();
   REQUIRE(records.size() == 2);
   const history::Record& ranking = records[0];
@@ -504,9 +510,9 @@ TEST_CASE("A call already past its deadline or cancelled is DEADLINE_EXCEEDED", 
   Fixture f;
   RequestBuilder request = ThreeGroups(Layout::kBytes);
   request.option("p4d", 1, {PodProto("trainer").gpus(4).nv_required()});
-  CHECK_STATUS(f.service->Answer(request.build(), {f.clock.Now() - absl::Seconds(1), nullptr}),
+  CHECK_STATUS(f.Answer(request.build(), {f.clock.Now() - absl::Seconds(1), nullptr}),
                absl::StatusCode::kDeadlineExceeded, "deadline");
-  CHECK_STATUS(f.service->Answer(request.build(), {absl::InfiniteFuture(), [] { return true; }}),
+  CHECK_STATUS(f.Answer(request.build(), {absl::InfiniteFuture(), [] { return true; }}),
                absl::StatusCode::kDeadlineExceeded, "cancelled");
   CHECK(f.metrics.calls.Value({"deadline_exceeded"}) == 2);
   CHECK(f.ledger->Intents().empty());
@@ -556,7 +562,7 @@ TEST_CASE("A nodeCount beyond any cluster is INVALID_ARGUMENT before anything is
   CHECK(f.ledger->Intents().empty());
   RequestBuilder largest = ThreeGroups(Layout::kBytes);
   largest.option("p4d", kMaxNodeCount, {PodProto("trainer").gpus(4).nv_required()});
-  REQUIRE_OK(f.service->Answer(largest.build(), {absl::InfiniteFuture(), nullptr}));
+  REQUIRE_OK(f.Answer(largest.build(), {absl::InfiniteFuture(), nullptr}));
 }
 
 TEST_CASE("The ranking stops between options once the deadline passes: DEADLINE_EXCEEDED, no intent",
@@ -571,7 +577,7 @@ TEST_CASE("The ranking stops between options once the deadline passes: DEADLINE_
   // The deadline passes (the caller goes) while the ranking runs: after the check on arrival and 10 options.
   int asked = 0;
   const CallDeadline deadline{absl::InfiniteFuture(), [&asked] { return ++asked > 11; }};
-  CHECK_STATUS(f.service->Answer(request.build(), deadline), absl::StatusCode::kDeadlineExceeded,
+  CHECK_STATUS(f.Answer(request.build(), deadline), absl::StatusCode::kDeadlineExceeded,
                "past the call's deadline");
   CHECK(asked < 20);  // not once per option of the 1,000
   CHECK(f.metrics.calls.Value({"deadline_exceeded"}) == 1);
@@ -590,13 +596,13 @@ TEST_CASE("The ranking stops inside one option too, once the deadline passes", "
   request.option("p4d", 1'000, pods);
   SECTION("asked while the option's pods are placed") {
     int asked = 0;
-    REQUIRE_OK(f.service->Answer(request.build(), {absl::InfiniteFuture(), [&asked] { return ++asked < 0; }}));
+    REQUIRE_OK(f.Answer(request.build(), {absl::InfiniteFuture(), [&asked] { return ++asked < 0; }}));
     CHECK(asked > 100);  // 500,000 nodes tried, asked every 4,096 of them
   }
   SECTION("and stopped there") {
     // On arrival, before the option, after 4,096 placements: no; after 8,192: yes.
     int asked = 0;
-    CHECK_STATUS(f.service->Answer(request.build(), {absl::InfiniteFuture(), [&asked] { return ++asked > 3; }}),
+    CHECK_STATUS(f.Answer(request.build(), {absl::InfiniteFuture(), [&asked] { return ++asked > 3; }}),
                  absl::StatusCode::kDeadlineExceeded, "past the call's deadline");
     CHECK(asked == 5);  // and once more by the service, which discards the unfinished ranking
     CHECK(f.metrics.calls.Value({"deadline_exceeded"}) == 1);
