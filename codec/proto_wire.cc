@@ -1,5 +1,7 @@
 #include "codec/proto_wire.h"
 
+#include <vector>
+
 namespace topofit::codec {
 
 bool ReadVarint(absl::string_view& in, uint64_t& value) {
@@ -23,30 +25,60 @@ void AppendVarint(std::string& out, uint64_t value) {
 
 namespace {
 
-// The parser's own bound on nesting (io::CodedInputStream's default recursion limit).
-constexpr int kMaxDepth = 100;
+// Groups nest at most this deep here, far deeper than the parser's own limit (100): what it reads, this
+// reads. Skipped without recursion, so the depth costs no stack.
+constexpr size_t kMaxGroupDepth = 10000;
 
-bool ReadField(absl::string_view& in, WireField& field, int depth);
-
-// Skips the rest of group `number`, through its end tag.
-bool SkipGroup(absl::string_view& in, uint32_t number, int depth) {
-  if (depth >= kMaxDepth) return false;
-  WireField inner;
-  while (true) {
-    if (in.empty()) return false;
-    absl::string_view rest = in;
-    uint64_t tag = 0;
-    if (!ReadVarint(rest, tag)) return false;
-    if ((tag & 7) == kEndGroup) {
-      if ((tag >> 3) != number) return false;
-      in = rest;
+// Reads a value of wire type `type` (not a group) off the front of `in`.
+bool ReadValue(absl::string_view& in, uint32_t type, uint64_t& varint, absl::string_view& payload) {
+  switch (type) {
+    case kVarint:
+      return ReadVarint(in, varint);
+    case kFixed64:
+    case kFixed32: {
+      const size_t size = type == kFixed64 ? 8 : 4;
+      if (in.size() < size) return false;
+      in.remove_prefix(size);
       return true;
     }
-    if (!ReadField(in, inner, depth + 1)) return false;
+    case kLengthDelimited: {
+      uint64_t length = 0;
+      if (!ReadVarint(in, length) || length > in.size()) return false;
+      payload = in.substr(0, length);
+      in.remove_prefix(length);
+      return true;
+    }
+    default:
+      return false;  // groups are the caller's; the unused wire types are errors
   }
 }
 
-bool ReadField(absl::string_view& in, WireField& field, int depth) {
+// Skips the rest of group `number`, through its end tag, groups nested in it included.
+bool SkipGroup(absl::string_view& in, uint32_t number) {
+  std::vector<uint32_t> open = {number};
+  uint64_t varint = 0;
+  absl::string_view payload;
+  while (!open.empty()) {
+    uint64_t tag = 0;
+    if (!ReadVarint(in, tag) || tag > UINT32_MAX || (tag >> 3) == 0) return false;
+    const auto inner = static_cast<uint32_t>(tag >> 3);
+    const auto type = static_cast<uint32_t>(tag & 7);
+    if (type == kEndGroup) {
+      if (inner != open.back()) return false;
+      open.pop_back();
+    } else if (type == kStartGroup) {
+      if (open.size() >= kMaxGroupDepth) return false;
+      open.push_back(inner);
+    } else if (!ReadValue(in, type, varint, payload)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ReadWireField(absl::string_view& in, WireField& field) {
   const char* start = in.data();
   uint64_t tag = 0;
   if (!ReadVarint(in, tag) || tag > UINT32_MAX) return false;
@@ -55,36 +87,11 @@ bool ReadField(absl::string_view& in, WireField& field, int depth) {
   field.payload = {};
   field.varint = 0;
   if (field.number == 0) return false;
-  switch (field.type) {
-    case kVarint:
-      if (!ReadVarint(in, field.varint)) return false;
-      break;
-    case kFixed64:
-    case kFixed32: {
-      const size_t size = field.type == kFixed64 ? 8 : 4;
-      if (in.size() < size) return false;
-      in.remove_prefix(size);
-      break;
-    }
-    case kLengthDelimited: {
-      uint64_t length = 0;
-      if (!ReadVarint(in, length) || length > in.size()) return false;
-      field.payload = in.substr(0, length);
-      in.remove_prefix(length);
-      break;
-    }
-    case kStartGroup:
-      if (!SkipGroup(in, field.number, depth)) return false;
-      break;
-    default:
-      return false;  // an end of group outside one, and the unused wire types
-  }
+  const bool read = field.type == kStartGroup ? SkipGroup(in, field.number)
+                                              : ReadValue(in, field.type, field.varint, field.payload);
+  if (!read) return false;
   field.raw = absl::string_view(start, static_cast<size_t>(in.data() - start));
   return true;
 }
-
-}  // namespace
-
-bool ReadWireField(absl::string_view& in, WireField& field) { return ReadField(in, field, 0); }
 
 }  // namespace topofit::codec

@@ -145,6 +145,28 @@ TEST_CASE("ReadBestOptions: last field and last map entry win, a message value i
   CHECK(split->status.allocatable.contains("cpu"));
 }
 
+TEST_CASE("ReadBestOptions skips unknown groups however deep the parser lets them nest", "[best_options_wire]") {
+  for (int depth : {1, 50, 99}) {
+    INFO("depth " << depth);
+    std::string groups;
+    for (int i = 0; i < depth; ++i) groups += "\x5b";  // field 11, start group
+    groups += std::string("\x08\x01", 2);
+    for (int i = 0; i < depth; ++i) groups += "\x5c";  // field 11, end group
+    const std::string bytes = Request().SerializeAsString() + groups;
+    grpcplugin::BestOptionsRequest parsed;
+    REQUIRE(parsed.ParseFromString(bytes));
+    const absl::StatusOr<BestOptionsWire> wire = ReadBestOptions(bytes);
+    REQUIRE(wire.ok());
+    CheckSame(*wire, parsed);
+  }
+  // An end without its start, or with another field's number, is refused by both.
+  for (const std::string& bad : {std::string("\x5c"), std::string("\x5b\x64")}) {
+    grpcplugin::BestOptionsRequest parsed;
+    CHECK_FALSE(parsed.ParseFromString(bad));
+    CHECK_FALSE(ReadBestOptions(bad).ok());
+  }
+}
+
 TEST_CASE("ReadBestOptions refuses what the generated parser refuses, saying what", "[best_options_wire]") {
   const std::vector<std::pair<std::string, std::string>> rows = {
       {"\x0a\xff\xff\xff\xff\x0f not protobuf", "malformed protobuf"},
