@@ -3,9 +3,9 @@
 // Objects decoded from their protobuf bytes, kept from one BestOptions call to the next. cluster-autoscaler
 // sends the same pending pods and the same node-group templates in every loop (every 10 s by default), and
 // decoding them was most of a call's allocations (pods) and a quarter of its time at 500 groups (templates:
-// every quantity of every resource list parsed again). Keyed by the bytes themselves: an object that changed
-// has new bytes (a pod a new resourceVersion, a template its new labels or capacity), so an entry never goes
-// stale; only bytes that decoded are kept.
+// every quantity of every resource list parsed again). Keyed by bytes: a pod by its own (one that changed
+// has a new resourceVersion), a template by its key (codec/template_key.h: the bytes of what the decoder
+// reads, without the name CA makes anew per loop), so an entry never goes stale; only what decoded is kept.
 //
 // Bounded by two generations: an object used in the current generation or the one before stays. When the
 // current generation's keys reach half of `max_bytes`, it becomes the previous one and the older one is
@@ -78,7 +78,7 @@ class DecodedBytesCache {
 };
 
 using PodBytesCache = DecodedBytesCache<kube::Pod>;
-// Node-group templates (nodeBytesMap).
+// Node-group templates (nodeBytesMap, nodeMap), by their TemplateKeyOf.
 using NodeBytesCache = DecodedBytesCache<kube::Node>;
 
 }  // namespace topofit::codec

@@ -54,8 +54,8 @@ struct DecodedRequest {
 
 // Where DecodeBestOptions finds what earlier calls decoded (null: decode everything).
 struct DecodeCaches {
-  PodBytesCache* pods = nullptr;           // podBytes entries
-  NodeBytesCache* templates = nullptr;     // nodeBytesMap values, by their TemplateKeyOf
+  PodBytesCache* pods = nullptr;           // podBytes and pod entries
+  NodeBytesCache* templates = nullptr;     // nodeBytesMap and nodeMap values, by their TemplateKeyOf
 };
 
 // Reads every wire generation: a template node from nodeBytesMap (3) when that key is there, else from
