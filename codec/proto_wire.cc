@@ -29,6 +29,15 @@ namespace {
 // reads. Skipped without recursion, so the depth costs no stack.
 constexpr size_t kMaxGroupDepth = 10000;
 
+// Reads a tag as the parser does: at most five bytes, the bits past 32 dropped.
+bool ReadTag(absl::string_view& in, uint32_t& tag) {
+  uint64_t value = 0;
+  const size_t before = in.size();
+  if (!ReadVarint(in, value) || before - in.size() > 5) return false;
+  tag = static_cast<uint32_t>(value);
+  return true;
+}
+
 // Reads a value of wire type `type` (not a group) off the front of `in`.
 bool ReadValue(absl::string_view& in, uint32_t type, uint64_t& varint, absl::string_view& payload) {
   switch (type) {
@@ -59,10 +68,10 @@ bool SkipGroup(absl::string_view& in, uint32_t number) {
   uint64_t varint = 0;
   absl::string_view payload;
   while (!open.empty()) {
-    uint64_t tag = 0;
-    if (!ReadVarint(in, tag) || tag > UINT32_MAX || (tag >> 3) == 0) return false;
-    const auto inner = static_cast<uint32_t>(tag >> 3);
-    const auto type = static_cast<uint32_t>(tag & 7);
+    uint32_t tag = 0;
+    if (!ReadTag(in, tag) || (tag >> 3) == 0) return false;
+    const uint32_t inner = tag >> 3;
+    const uint32_t type = tag & 7;
     if (type == kEndGroup) {
       if (inner != open.back()) return false;
       open.pop_back();
@@ -80,10 +89,10 @@ bool SkipGroup(absl::string_view& in, uint32_t number) {
 
 bool ReadWireField(absl::string_view& in, WireField& field) {
   const char* start = in.data();
-  uint64_t tag = 0;
-  if (!ReadVarint(in, tag) || tag > UINT32_MAX) return false;
-  field.number = static_cast<uint32_t>(tag >> 3);
-  field.type = static_cast<uint32_t>(tag & 7);
+  uint32_t tag = 0;
+  if (!ReadTag(in, tag)) return false;
+  field.number = tag >> 3;
+  field.type = tag & 7;
   field.payload = {};
   field.varint = 0;
   if (field.number == 0) return false;

@@ -27,7 +27,8 @@ bool ReadVarint(absl::string_view& in, uint64_t& value);
 void AppendVarint(std::string& out, uint64_t value);
 
 // Reads the next field off the front of `in`; false on what the parser would refuse (field number 0, a
-// length past the end, a truncated value, an end of group that ends none). A group (a proto2 relic, which
+// length past the end, a truncated value, an end of group that ends none, a tag longer than five bytes;
+// as the parser does, a tag's bits past 32 are dropped). A group (a proto2 relic, which
 // the parser skips as an unknown field) is read whole, to its end, nested groups included: `raw` holds it.
 bool ReadWireField(absl::string_view& in, WireField& field);
 
