@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
 
 #include "codec/proto_wire.h"
 #include "proto/k8s_core_v1.pb.h"
@@ -22,8 +23,10 @@ constexpr uint32_t kNodeMetadata = 1;
 constexpr uint32_t kMetaName = 1, kMetaUid = 5, kMetaResourceVersion = 6, kMetaLabels = 11;
 constexpr uint32_t kEntryKey = 1, kEntryValue = 2;
 
-// What one message type of the schema declares. Field numbers from kMaxField on are rare enough in
-// Kubernetes' messages that a message declaring one is kept whole (`whole`) rather than walked.
+// What one message type of the schema declares. Kept whole (`whole`) rather than walked: a map's entries
+// (a key and a value, labels, annotations and resource quantities: nothing in them changes per loop, and
+// walking each was most of a key's time), and a message declaring a field number from kMaxField on, rare
+// in Kubernetes' messages. What is kept whole is in the key as it came: the same bytes decode the same.
 struct Schema {
   static constexpr uint32_t kMaxField = 64;
   bool whole = false;
@@ -39,6 +42,7 @@ class SchemaTable {
     if (!inserted) return it->second.get();  // built, or being built up the stack (a recursive type)
     it->second = std::make_unique<Schema>();
     Schema* schema = it->second.get();
+    schema->whole = type->options().map_entry();
     for (int i = 0; i < type->field_count(); ++i) {
       const google::protobuf::FieldDescriptor* field = type->field(i);
       const auto number = static_cast<uint32_t>(field->number());

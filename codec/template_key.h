@@ -9,14 +9,17 @@
 // found nothing, and decoding 500 templates was a quarter of a call.
 //
 // The key of a template is its bytes reduced to the fields the decoder reads (the fields proto/*.proto
-// declares: the generated descriptors say which, so the key follows the schema as it grows), without its
-// per-loop identity: the name, uid, resourceVersion and hostname label. Templates are decoded without that
+// declares: the generated descriptors say which, so the key follows the schema as it grows; a map entry,
+// a label or a quantity, is kept whole), without its per-loop identity: the name, uid, resourceVersion
+// and hostname label. Templates are decoded without that
 // identity (WithoutIdentity; nothing decides by it, and the ledger never kept it), so two templates of one
 // key decode to the same node, and one object serves every call that sends it.
 //
 // Fields the schema does not declare are skipped at the wire level, as the protobuf parser skips them, and
 // checked as it checks them (tags, wire types, lengths); bytes that use groups, or that the walk cannot
 // read, have no key: they are decoded, never cached, and the decoder reports what is wrong with them.
+// What is kept whole is not checked here: bytes under a key the cache holds have those parts byte for byte
+// as the bytes it was decoded from, and bytes that do not decode are never put in it.
 
 #include <optional>
 #include <string>

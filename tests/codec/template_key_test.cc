@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -105,7 +106,7 @@ TEST_CASE("A template's key leaves out what CA makes anew per loop, and nothing 
 
 TEST_CASE("What the schema does not declare changes neither the key nor the node decoded", "[template_key]") {
   // Upstream fields proto/ leaves out, at each level: managedFields, podCIDR, images, a condition's
-  // heartbeat, a quantity's and a taint's unknown fields, fields of every wire type.
+  // heartbeat, a taint's unknown fields, fields of every wire type.
   const std::vector<std::pair<const char*, std::function<void(corev1::Node&)>>> additions = {
       {"managedFields", [](corev1::Node& n) { n.mutable_metadata()->mutable_unknown_fields()->AddLengthDelimited(17, std::string(300, 'f')); }},
       {"generation", [](corev1::Node& n) { n.mutable_metadata()->mutable_unknown_fields()->AddVarint(7, 12); }},
@@ -119,9 +120,6 @@ TEST_CASE("What the schema does not declare changes neither the key nor the node
          n.mutable_status()->mutable_conditions(0)->mutable_unknown_fields()->AddLengthDelimited(3, "\x08\x01");
        }},
       {"a taint's timeAdded", [](corev1::Node& n) { n.mutable_spec()->mutable_taints(0)->mutable_unknown_fields()->AddLengthDelimited(4, "\x08\x01"); }},
-      {"a quantity's field", [](corev1::Node& n) {
-         (*n.mutable_status()->mutable_allocatable())["nvidia.com/gpu"].mutable_unknown_fields()->AddVarint(9, 1);
-       }},
   };
   const std::string key = KeyOf(Template(0));
   const kube::Node decoded = Decoded(Bytes(Template(0)));
@@ -133,6 +131,12 @@ TEST_CASE("What the schema does not declare changes neither the key nor the node
     CHECK(KeyOf(added) == key);
     CHECK(Decoded(Bytes(added)) == decoded);  // if this fails, the decoder reads a field the key drops
   }
+  // A map entry (a label, an annotation, a quantity) is kept whole: unknown fields inside one are rare
+  // enough to cost a miss, not a walk of every entry.
+  corev1::Node in_entry = Template(3);
+  (*in_entry.mutable_status()->mutable_allocatable())["nvidia.com/gpu"].mutable_unknown_fields()->AddVarint(9, 1);
+  CHECK(KeyOf(in_entry) != key);
+  CHECK(Decoded(Bytes(in_entry)) == decoded);
 }
 
 TEST_CASE("Bytes the parser refuses, or that the key cannot read for sure, have no key", "[template_key]") {
@@ -152,28 +156,36 @@ TEST_CASE("Bytes the parser refuses, or that the key cannot read for sure, have 
   CHECK(TemplateKeyOf("").has_value());  // an empty node is a node
 }
 
-TEST_CASE("Property: bytes with a key parse, and bytes of one key decode alike", "[template_key][property]") {
+TEST_CASE("Property: bytes of one key decode alike, or fail alike", "[template_key][property]") {
+  // What the cache relies on: bytes found under a key decode as the bytes the entry was decoded from.
+  // Mutations near a template: many keep its key (a changed name or uid), most make keys of their own.
   std::mt19937 random(20261206);
   const std::string good = Bytes(Template(0));
-  const kube::Node decoded = Decoded(good);
-  int keyed = 0, keyed_like_good = 0;
+  struct Seen {
+    std::string bytes;
+    absl::StatusOr<kube::Node> node;
+  };
+  std::map<std::string, Seen> first_of_key;
+  int keyed = 0, repeated = 0, repeated_ok = 0;
   for (int trial = 0; trial < 20000; ++trial) {
-    const std::string bytes = testing::Mutated(good, random);
+    const std::string bytes = trial == 0 ? good : testing::Mutated(good, random);
     const std::optional<std::string> key = TemplateKeyOf(bytes);
     if (!key) continue;
     ++keyed;
-    corev1::Node parsed;
-    INFO(trial);
-    REQUIRE(parsed.ParseFromString(bytes));  // the key never accepts what the parser refuses
-    if (*key == *TemplateKeyOf(good)) {
-      ++keyed_like_good;
-      const absl::StatusOr<kube::Node> node = NodeFromBytes(bytes);
-      REQUIRE(node.ok());
-      CHECK(WithoutIdentity(*node) == decoded);
+    absl::StatusOr<kube::Node> node = NodeFromBytes(bytes);
+    if (node.ok()) node = WithoutIdentity(*std::move(node));
+    const auto [seen, first] = first_of_key.try_emplace(*key, Seen{bytes, node});
+    if (first) continue;
+    ++repeated;
+    INFO("trial " << trial);
+    REQUIRE(node.ok() == seen->second.node.ok());
+    if (node.ok()) {
+      ++repeated_ok;
+      CHECK(*node == *seen->second.node);
     }
   }
   CHECK(keyed > 1000);  // the mutations reach past the first field
-  CHECK(keyed_like_good > 0);
+  CHECK(repeated_ok > 100);
 }
 
 }  // namespace
