@@ -12,6 +12,7 @@
 
 #include "codec/admission_json.h"
 #include "codec/node_topology.h"
+#include "kube/node_templates.h"
 #include "webhook/admission.h"
 
 namespace {
@@ -27,8 +28,8 @@ topofit::kube::Node Template(const std::string& instance_type) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::map<std::string, topofit::kube::Node> templates = {{"p4d", Template("p4d.24xlarge")},
-                                                                       {"g5", Template("g5.48xlarge")}};
+  static const topofit::kube::NodeTemplates templates =
+      topofit::kube::SharedTemplates({{"p4d", Template("p4d.24xlarge")}, {"g5", Template("g5.48xlarge")}});
   static topofit::codec::TopologyResolver topologies;
   const absl::StatusOr<topofit::codec::AdmissionRequest> request =
       topofit::codec::ParseAdmissionReview(std::string(reinterpret_cast<const char*>(data), size));
