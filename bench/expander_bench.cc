@@ -34,7 +34,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <future>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -60,6 +59,7 @@
 #include "server/clock.h"
 #include "server/logging.h"
 #include "server/metrics.h"
+#include "tests/expander/raw_best_options.h"
 #include "tests/server/test_certs.h"
 
 namespace {
@@ -266,16 +266,9 @@ class FloorService final
 // reply into `response`.
 double TimedCall(::grpc::GenericStub& stub, const std::string& request_bytes, ::grpcplugin::BestOptionsResponse& response,
                  ::grpc::Status& status) {
-  ::grpc::Slice slice(request_bytes);
-  const ::grpc::ByteBuffer request(&slice, 1);
   ::grpc::ByteBuffer reply;
-  ::grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  std::promise<::grpc::Status> done;
   const auto start = std::chrono::steady_clock::now();
-  stub.UnaryCall(&context, "/grpcplugin.Expander/BestOptions", ::grpc::StubOptions(), &request, &reply,
-                 [&done](::grpc::Status finished) { done.set_value(std::move(finished)); });
-  status = done.get_future().get();
+  status = topofit::testing::RawBestOptions(stub, request_bytes, &reply);
   const double ms = Ms(std::chrono::steady_clock::now() - start);
   response.Clear();
   if (status.ok() && !::grpc::GenericDeserialize<::grpc::ProtoBufferReader, ::grpcplugin::BestOptionsResponse>(

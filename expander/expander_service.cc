@@ -7,6 +7,7 @@
 
 #include <grpcpp/support/proto_buffer_writer.h>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -35,6 +36,20 @@ std::string ResultLabel(absl::StatusCode code) {
     case absl::StatusCode::kDeadlineExceeded: return "deadline_exceeded";
     default: return "internal";
   }
+}
+
+constexpr size_t kKeptJoinBytes = size_t{16} << 20;
+
+// The request's bytes: its one slice as it is (gRPC mostly hands one), else its slices joined into
+// `joined`. Views into `slices` or `joined`.
+absl::string_view ContiguousBytes(const ::grpc::ByteBuffer& buffer, std::vector<::grpc::Slice>& slices, std::string& joined) {
+  if (buffer.Dump(&slices).ok() && slices.size() == 1) {
+    return absl::string_view(reinterpret_cast<const char*>(slices[0].begin()), slices[0].size());
+  }
+  joined.clear();
+  joined.reserve(buffer.Length());
+  for (const ::grpc::Slice& slice : slices) joined.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  return joined;
 }
 
 // CA reads only nodeGroupId; the pods are left out so the reply does not echo up to 128 MiB of pods back.
@@ -76,22 +91,15 @@ ExpanderService::ExpanderService(ExpanderServiceOptions options, ledger::Ledger&
     reactor->Finish(::grpc::Status(static_cast<::grpc::StatusCode>(status.code()), std::string(status.message())));
     return reactor;
   };
-  // Read in place (codec/best_options_wire.h): the request's bytes as one slice, or its slices joined into
-  // this thread's buffer, kept for the next call (a fresh 3 MB buffer per call was mostly page faults)
-  // unless a rare large request grew it past kKeptJoinBytes.
-  constexpr size_t kKeptJoinBytes = size_t{16} << 20;
+  // Read in place (codec/best_options_wire.h), from this thread's buffer when gRPC hands several slices.
   thread_local std::string joined;
   std::vector<::grpc::Slice> slices;
-  absl::string_view bytes;
-  if (request_bytes->Dump(&slices).ok() && slices.size() == 1) {
-    bytes = absl::string_view(reinterpret_cast<const char*>(slices[0].begin()), slices[0].size());
-  } else {
+  const absl::string_view bytes = ContiguousBytes(*request_bytes, slices, joined);
+  // Kept for the next call (a fresh 3 MB buffer per call was mostly page faults), unless a rare large
+  // request grew it: then given back once this call is done with it.
+  absl::Cleanup trim = [] {
     if (joined.capacity() > kKeptJoinBytes) std::string().swap(joined);
-    joined.clear();
-    joined.reserve(request_bytes->Length());
-    for (const ::grpc::Slice& slice : slices) joined.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-    bytes = joined;
-  }
+  };
   const absl::StatusOr<codec::BestOptionsWire> request = codec::ReadBestOptions(bytes);
   if (!request.ok()) {
     const absl::Status status = absl::InvalidArgumentError(absl::StrCat("the request (", request_bytes->Length(),

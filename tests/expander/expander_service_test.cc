@@ -29,6 +29,7 @@
 #include "server/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/expander/answer_message.h"
+#include "tests/expander/raw_best_options.h"
 #include "tests/history/memory_recorder.h"
 #include "tests/kube/status_matchers.h"
 #include "tests/server/mounted_secret.h"
@@ -525,15 +526,8 @@ TEST_CASE("Bytes that are not a BestOptionsRequest are INVALID_ARGUMENT with a m
   auto channel = ::grpc::CreateChannel("127.0.0.1:" + std::to_string(f.server->port()), f.TlsCredentials());
   ::grpc::GenericStub stub(channel);
   const std::string garbage = "\x0a\xff\xff\xff\xff\x0f not protobuf";  // a length past the end
-  ::grpc::Slice slice(garbage);
-  const ::grpc::ByteBuffer request(&slice, 1);
   ::grpc::ByteBuffer response;
-  ::grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  std::promise<::grpc::Status> done;
-  stub.UnaryCall(&context, "/grpcplugin.Expander/BestOptions", ::grpc::StubOptions(), &request, &response,
-                 [&done](::grpc::Status status) { done.set_value(std::move(status)); });
-  const ::grpc::Status status = done.get_future().get();
+  const ::grpc::Status status = testing::RawBestOptions(stub, garbage, &response);
   CHECK(status.error_code() == ::grpc::StatusCode::INVALID_ARGUMENT);
   CHECK_THAT(status.error_message(), Catch::Contains("is not a grpcplugin.BestOptionsRequest message"));
   CHECK(f.metrics.calls.Value({"invalid_argument"}) == 1);
