@@ -79,13 +79,14 @@ absl::string_view GangSourceName(GangSource source) {
     case GangSource::kKueuePodGroup: return "kueue";
     case GangSource::kLeaderWorkerSet: return "leaderworkerset";
     case GangSource::kTopofit: return "topofit";
+    case GangSource::kComputeDomain: return "computedomain";
     case GangSource::kJobSet: return "jobset";
     case GangSource::kJob: return "job";
   }
   return "unknown";
 }
 
-absl::StatusOr<std::optional<Gang>> GangOf(const kube::Pod& pod) {
+absl::StatusOr<std::optional<Gang>> GangOf(const kube::Pod& pod, const kube::ComputeDomain* compute_domain) {
   const kube::StringMap& labels = pod.metadata.labels;
   const kube::StringMap& annotations = pod.metadata.annotations;
   // Read whether or not a source below uses it: a malformed size is an error wherever it stands.
@@ -121,6 +122,10 @@ absl::StatusOr<std::optional<Gang>> GangOf(const kube::Pod& pod) {
       return AnnotationError(it->first, it->second, absl::StrCat("needs ", kube::kGangSizeAnnotation, ", the gang's pod count"));
     }
     return gang(GangSource::kTopofit, GangKey(pod, it->second), std::nullopt);
+  }
+  if (compute_domain != nullptr) {
+    return gang(GangSource::kComputeDomain, GangKey(pod, compute_domain->metadata.name),
+                *size ? *size : compute_domain->num_nodes);
   }
   if (!*size) return std::nullopt;
   // JobSet and Job pods are gangs only when the user says how many pods start together: their pods carry

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "decision/nvlink_domain.h"
+#include "kube/compute_domain.h"
 #include "kube/objects.h"
 
 namespace topofit::decision {
@@ -25,11 +26,12 @@ enum class GangSource {
   kKueuePodGroup,    // kueue.x-k8s.io/pod-group-name
   kLeaderWorkerSet,  // leaderworkerset.sigs.k8s.io/group-key
   kTopofit,          // topofit.io/gang
+  kComputeDomain,    // a ComputeDomain's channel claim template in spec.resourceClaims (compute_domain.h)
   kJobSet,           // jobset.sigs.k8s.io/jobset-name, with topofit.io/gang-size
   kJob,              // batch.kubernetes.io/job-name, with topofit.io/gang-size
 };
 
-// "pod-group", "workload", "kueue", "leaderworkerset", "topofit", "jobset", "job".
+// "pod-group", "workload", "kueue", "leaderworkerset", "topofit", "computedomain", "jobset", "job".
 absl::string_view GangSourceName(GangSource source);
 
 struct Gang {
@@ -37,7 +39,8 @@ struct Gang {
   // "<namespace>/<name>[/<replica>]", unique within its source: two pods are in one gang when source and
   // key are both equal. The name and replica by source: pod-group <podGroupName>; workload
   // <workload>/<podGroup>[/<podGroupReplicaKey>]; kueue <pod-group-name>; leaderworkerset
-  // <set name>/<group-key>; topofit <topofit.io/gang>; jobset <name>[/<restart attempt>]; job <job-name>.
+  // <set name>/<group-key>; topofit <topofit.io/gang>; computedomain <ComputeDomain name>; jobset
+  // <name>[/<restart attempt>]; job <job-name>.
   std::string key;
   // How many pods must be placed together: the source's own count, else topofit.io/gang-size. nullopt when
   // neither says, as for the Workload API, whose count lives in the PodGroup object: the caller supplies it.
@@ -48,10 +51,13 @@ struct Gang {
 // "<source>:<key>": one string per gang, for maps and messages.
 std::string GangIdOf(const Gang& gang);
 
-// The pod's gang; nullopt when it is in none. InvalidArgument naming the annotation and its value for a
-// malformed count (not a whole number from 1 to kMaxAnnotatedCount, annotation_value.h), and for
-// topofit.io/gang without topofit.io/gang-size (topofit's own gangs have no other place to say it).
-absl::StatusOr<std::optional<Gang>> GangOf(const kube::Pod& pod);
+// The pod's gang; nullopt when it is in none. `compute_domain`: the ComputeDomain the pod joins
+// (compute_domain.h, ComputeDomainOf), null when none; its pods are a gang whose count is
+// topofit.io/gang-size, else the domain's number of nodes (its pods take one node each). InvalidArgument
+// naming the annotation and its value for a malformed count (not a whole number from 1 to
+// kMaxAnnotatedCount, annotation_value.h), and for topofit.io/gang without topofit.io/gang-size
+// (topofit's own gangs have no other place to say it).
+absl::StatusOr<std::optional<Gang>> GangOf(const kube::Pod& pod, const kube::ComputeDomain* compute_domain = nullptr);
 
 // What a gang's pods must share.
 enum class GangLevel {

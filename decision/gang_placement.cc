@@ -217,6 +217,9 @@ std::vector<topology::GpuSet> MemberSets(const topology::Topology& topology, top
 
 absl::StatusOr<GangPlacement> PlaceGang(const GangAsk& ask, const std::vector<GangCandidate>& candidates) {
   if (ask.members < 1) return absl::InvalidArgumentError(absl::StrCat("a gang of ", ask.members, " members"));
+  if (ask.most_per_node < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("at most ", ask.most_per_node, " members per node"));
+  }
   if (!ask.member.wants_gpus()) return absl::InvalidArgumentError("a gang whose members ask for no GPUs");
   absl::StatusOr<std::vector<std::optional<GangLevel>>> levels = LevelsToTry(ask.topology);
   if (!levels.ok()) return levels.status();
@@ -225,7 +228,8 @@ absl::StatusOr<GangPlacement> PlaceGang(const GangAsk& ask, const std::vector<Ga
   std::vector<NodeRoom> rooms;
   rooms.reserve(candidates.size());
   MemberSetsMemo memo;
-  for (const GangCandidate& candidate : candidates) rooms.push_back(RoomOn(candidate, request, ask.members, memo));
+  const int per_node = ask.most_per_node > 0 ? std::min(ask.members, ask.most_per_node) : ask.members;
+  for (const GangCandidate& candidate : candidates) rooms.push_back(RoomOn(candidate, request, per_node, memo));
 
   absl::Status last = absl::OkStatus();
   for (const std::optional<GangLevel>& level : *levels) {

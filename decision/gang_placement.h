@@ -32,6 +32,9 @@ struct GangAsk {
   GpuDemand member;
   int members = 0;
   GangTopology topology;
+  // The most members one node may hold; 0 for no limit beyond its GPUs. A ComputeDomain's pods take one
+  // node each (compute_domain.h).
+  int most_per_node = 0;
 };
 
 // One member's place: the node and the GPUs it gets there.
@@ -61,9 +64,9 @@ std::vector<topology::GpuSet> MemberSets(const topology::Topology& topology, top
 // with the fewest free GPUs (best fit: large free domains stay whole), then the smallest domain id and
 // node names. Exact: the node choice is a knapsack over the nodes' (members they hold, free GPUs) classes.
 // Each node holds as many members as successive best sets (topology::Fit of the member's enforced
-// request) give it.
+// request) give it, and at most `most_per_node` when that is set.
 //
-// Errors: InvalidArgument for fewer than one member or members without GPUs; FailedPrecondition, saying
+// Errors: InvalidArgument for fewer than one member, a negative most_per_node or members without GPUs; FailedPrecondition, saying
 // what the best domain or node offered holds, when no placement exists at the level required.
 absl::StatusOr<GangPlacement> PlaceGang(const GangAsk& ask, const std::vector<GangCandidate>& candidates);
 

@@ -114,6 +114,18 @@ TEST_CASE("PlaceGang fills partly used nodes before whole ones", "[gang_placemen
   CHECK(placed->slots[2].gpus == topology::GpuSet::FromMask(0b1100));
 }
 
+TEST_CASE("PlaceGang with one member per node spreads a ComputeDomain's pods over trays", "[gang_placement]") {
+  Fleet fleet;
+  fleet.Rack("r", 3);
+  GangAsk ask = Ask(3, 1, GangLevel::kDomain);
+  ask.most_per_node = 1;
+  absl::StatusOr<GangPlacement> placed = PlaceGang(ask, fleet.candidates());
+  REQUIRE(placed.ok());
+  CHECK(MembersByNode(*placed) == std::map<std::string, int>{{"r-10", 1}, {"r-11", 1}, {"r-12", 1}});
+  ask.members = 4;  // without the limit one tray would hold all four
+  CHECK(absl::IsFailedPrecondition(PlaceGang(ask, fleet.candidates()).status()));
+}
+
 TEST_CASE("PlaceGang never uses GPUs another gang reserved", "[gang_placement]") {
   Fleet fleet;
   fleet.Node("a", "gb200-nvl72-node", {}, "r", topology::GpuSet::FromMask(0b1111))
@@ -164,6 +176,9 @@ TEST_CASE("PlaceGang refuses what is not a gang and a level it does not know", "
   fleet.Rack("rack-a", 2);
   CHECK(absl::IsInvalidArgument(PlaceGang(Ask(0, 4), fleet.candidates()).status()));
   CHECK(absl::IsInvalidArgument(PlaceGang(Ask(2, 0), fleet.candidates()).status()));
+  GangAsk negative = Ask(2, 4);
+  negative.most_per_node = -1;
+  CHECK(absl::IsInvalidArgument(PlaceGang(negative, fleet.candidates()).status()));
   GangAsk rack = Ask(2, 4);
   rack.topology.required = GangTopologyConstraint{.annotation = "kueue.x-k8s.io/podset-required-topology",
                                                   .value = "cloud.example.com/rack",
@@ -175,7 +190,8 @@ TEST_CASE("PlaceGang refuses what is not a gang and a level it does not know", "
 }
 
 // Brute force over every subset of every domain: the fewest nodes, then the fewest free GPUs touched, then
-// the tightest domain. Members per node as successive best sets give them (the same rule as PlaceGang's).
+// the tightest domain. Members per node as successive best sets give them (the same rule as PlaceGang's),
+// at most most_per_node when the ask sets it.
 TEST_CASE("PlaceGang's domain choice is optimal against brute force", "[gang_placement]") {
   std::mt19937 rng(20261205);
   const char* shapes[] = {"gb200-nvl72-node", "hgx-h100"};
@@ -191,7 +207,9 @@ TEST_CASE("PlaceGang's domain choice is optimal against brute force", "[gang_pla
     }
     const int gpus = 1 + static_cast<int>(rng() % 4);
     const int members = 1 + static_cast<int>(rng() % 8);
-    const GangAsk ask = Ask(members, gpus, GangLevel::kDomain);
+    GangAsk ask = Ask(members, gpus, GangLevel::kDomain);
+    ask.most_per_node = static_cast<int>(rng() % 3);  // 0: no limit
+    const int per_node = ask.most_per_node > 0 ? ask.most_per_node : members;
 
     // Each node's members and free GPUs, by successive topology::Fit as documented.
     std::vector<int> holds;
@@ -200,7 +218,7 @@ TEST_CASE("PlaceGang's domain choice is optimal against brute force", "[gang_pla
       topology::GpuSet free = candidate.node->free();
       free_gpus.push_back(free.size());
       int held = 0;
-      while (held < members) {
+      while (held < std::min(members, per_node)) {
         absl::StatusOr<topology::FitResult> fit = topology::Fit(*candidate.node->topology, free, EnforcedRequest(ask.member));
         if (!fit.ok() || !fit->fits()) break;
         free = free.without(fit->chosen->gpus);
@@ -228,7 +246,8 @@ TEST_CASE("PlaceGang's domain choice is optimal against brute force", "[gang_pla
       if (!brute || key < *brute) brute = key;
     }
     absl::StatusOr<GangPlacement> placed = PlaceGang(ask, fleet.candidates());
-    INFO("trial " << trial << ": " << nodes << " " << shape << " nodes, " << members << " x " << gpus << " GPUs");
+    INFO("trial " << trial << ": " << nodes << " " << shape << " nodes, " << members << " x " << gpus
+                  << " GPUs, at most " << ask.most_per_node << " per node");
     REQUIRE(placed.ok() == brute.has_value());
     if (!brute) continue;
     int touched = 0;
@@ -243,6 +262,7 @@ TEST_CASE("PlaceGang's domain choice is optimal against brute force", "[gang_pla
     CHECK(std::make_tuple(placed->nodes_used, touched, unit_free) == *brute);
     CHECK(static_cast<int>(placed->slots.size()) == members);
     CHECK(static_cast<int>(used.size()) == placed->nodes_used);
+    for (const auto& [node, held] : MembersByNode(*placed)) CHECK(held <= per_node);
     // no GPU given twice, none busy
     std::map<std::string, topology::GpuSet> given;
     for (const GangSlotPlacement& slot : placed->slots) {

@@ -122,6 +122,12 @@ class PodBuilder {
     pod_.spec.scheduling_group = PodSchedulingGroup{std::move(pod_group_name)};
     return *this;
   }
+  // spec.resourceClaims[]: a claim made for the pod from the ResourceClaimTemplate `template_name`.
+  PodBuilder& claimTemplate(std::string name, std::string template_name) {
+    pod_.spec.resource_claims.push_back(PodResourceClaim{.name = std::move(name), .resource_claim_name = std::nullopt,
+                                                         .resource_claim_template_name = std::move(template_name)});
+    return *this;
+  }
   // Adds a regular container.
   PodBuilder& container(const ContainerBuilder& container) {
     pod_.spec.containers.push_back(container.build());
