@@ -102,6 +102,11 @@ absl::Status CheckDraVersion(absl::string_view version) {
   return absl::InvalidArgumentError(absl::StrCat("--dra ", version, ": expected v1, v1beta2 or v1beta1"));
 }
 
+absl::Status CheckComputeDomainsVersion(absl::string_view version) {
+  if (version == "v1beta1" || version == "v1beta2") return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--compute-domains ", version, ": expected v1beta1 or v1beta2"));
+}
+
 absl::Status UsePodEvents(const std::string& kubeconfig, ProcessState& process, spdlog::logger& log) {
   if (process.pod_events.recorder != nullptr) return absl::OkStatus();
   absl::StatusOr<PodEvents> events = StartPodEvents(kubeconfig, process.registry, process.clock, log);
@@ -208,6 +213,12 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
     if (!options.live_state) return absl::InvalidArgumentError("--dra: needs --live-state (the claims feed the watched state)");
     if (absl::Status version = CheckDraVersion(options.dra_version); !version.ok()) return version;
   }
+  if (!options.compute_domains_version.empty()) {
+    if (!options.live_state) {
+      return absl::InvalidArgumentError("--compute-domains: needs --live-state (the domains' nodes come from the node watch)");
+    }
+    if (absl::Status version = CheckComputeDomainsVersion(options.compute_domains_version); !version.ok()) return version;
+  }
   if (!(options.kube_api_qps > 0) || options.kube_api_burst < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--kube-api-qps must be positive and --kube-api-burst at least 1, not ",
                                                    options.kube_api_qps, " and ", options.kube_api_burst));
@@ -258,6 +269,15 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
       watches.push_back({parts.slice_watch.get(), "resourceslices"});
       watches.push_back({parts.claim_watch.get(), "resourceclaims"});
     }
+    if (!options.compute_domains_version.empty()) {
+      kubeclient::ListWatchOptions domain_options;
+      process.kube_observability.Observe(domain_options, "computedomains");
+      parts.compute_domains = std::make_unique<kubeclient::ComputeDomainCache>();
+      parts.compute_domain_watch = kubeclient::ListWatcher::ForComputeDomains(
+          *parts.rest, options.compute_domains_version, domain_options, parts.compute_domains->Handler());
+      parts.compute_domain_watch->Start();
+      watches.push_back({parts.compute_domain_watch.get(), "computedomains"});
+    }
     if (options.keep_buffered_sets) {
       if (absl::Status kept = WatchBufferedSets(process, log, parts, watches); !kept.ok()) return kept;
     }
@@ -289,6 +309,13 @@ absl::StatusOr<ExtenderServers> BuildExtender(const ExtenderOptions& options, Pr
   parts.extender->ReadPendingPodsFrom(parts.pending_pods.get());
   // Pods whose GPUs come from ResourceClaims are judged by what the claims ask (docs/dra.md).
   if (parts.slice_watch != nullptr) parts.extender->JudgeClaimsWith(parts.live_state.get());
+  // A ComputeDomain's pods are one gang in one NVLink domain (docs/gangs.md, "ComputeDomains").
+  if (parts.compute_domains != nullptr) {
+    parts.extender->JoinComputeDomainsFrom(
+        [domains = parts.compute_domains.get()](absl::string_view namespace_name, absl::string_view channel_template) {
+          return domains->ByChannelTemplate(namespace_name, channel_template);
+        });
+  }
   // Device-plugin pods are scored away from breaking the sets CapacityBuffers keep warm (docs/headroom.md).
   if (parts.buffered_shapes != nullptr) parts.extender->KeepWarmFrom(parts.buffered_shapes.get());
   absl::StatusOr<decision::CapacityWaitPolicy> wait =
@@ -446,6 +473,10 @@ void AddExtenderFlags(CLI::App& cmd, ExtenderOptions& options) {
                  "with --dra: a DeviceClass whose claim requests ask for whole GPUs (repeatable; requests whose "
                  "CEL selector names the driver gpu.nvidia.com count too)")
       ->capture_default_str();
+  cmd.add_option("--compute-domains", options.compute_domains_version,
+                 "with --live-state: watch NVIDIA's ComputeDomains (resource.nvidia.com at this version: v1beta1, or "
+                 "v1beta2 from the driver that serves it) and place each domain's pods as one gang in one NVLink "
+                 "domain, one per node, never on a node another domain holds (docs/gangs.md)");
   cmd.add_flag_callback("--no-keep-buffered-sets", [&options] { options.keep_buffered_sets = false; },
                         "with --live-state: do not watch cluster-autoscaler's CapacityBuffers (by default, where they "
                         "are served, prioritize scores down the nodes where a pod would break a buffered set: "

@@ -16,6 +16,7 @@
 #include "cli/pod_events.h"
 #include "cli/restart_notify_flags.h"
 #include "kubeclient/buffered_shapes.h"
+#include "kubeclient/compute_domain_cache.h"
 #include "kubeclient/gpu_state_sync.h"
 #include "kubeclient/kube_api.h"
 #include "kubeclient/leader_election.h"
@@ -74,6 +75,9 @@ struct ExtenderOptions {
   std::string dra_version;
   // With dra_version: the DeviceClasses whose requests ask for whole GPUs (decision::DraGpuClasses).
   std::vector<std::string> dra_gpu_classes = {"gpu.nvidia.com"};
+  // With live_state: the resource.nvidia.com version whose ComputeDomains make their pods gangs in one
+  // NVLink domain ("v1beta1", "v1beta2"; decision/compute_domain.h); empty: none.
+  std::string compute_domains_version;
   // With live_state: where cluster-autoscaler's CapacityBuffers are served, watch them and their
   // PodTemplates, so that prioritize keeps the buffered sets whole (decision/warm_capacity.h).
   bool keep_buffered_sets = true;
@@ -111,6 +115,8 @@ inline constexpr absl::Duration kDrainGuardPeriod = absl::Seconds(30);
 
 // OK for a version of resource.k8s.io that --dra reads (v1, v1beta2, v1beta1); else the flag's error.
 absl::Status CheckDraVersion(absl::string_view version);
+// --compute-domains VERSION: v1beta1 or v1beta2.
+absl::Status CheckComputeDomainsVersion(absl::string_view version);
 
 // A secret mounted as a file (--admin-token-file), surrounding whitespace trimmed; "" for no path.
 absl::StatusOr<std::string> ReadSecretFile(const std::string& path);
@@ -145,6 +151,9 @@ struct ExtenderServers {
   // With --dra as well.
   std::unique_ptr<kubeclient::ListWatcher> slice_watch;
   std::unique_ptr<kubeclient::ListWatcher> claim_watch;
+  // With --compute-domains: the domains, then the watch feeding them.
+  std::unique_ptr<kubeclient::ComputeDomainCache> compute_domains;
+  std::unique_ptr<kubeclient::ListWatcher> compute_domain_watch;
   // With keep_buffered_sets where CapacityBuffers are served: the buffers, then the watches feeding them.
   std::unique_ptr<kubeclient::BufferedShapes> buffered_shapes;
   std::unique_ptr<kubeclient::ListWatcher> buffer_watch;

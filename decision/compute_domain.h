@@ -6,6 +6,7 @@
 // cannot take them (the driver refuses to prepare it there); and once the domain runs in an NVLink clique,
 // its next pods join that clique. Pure. Docs: docs/gangs.md, "ComputeDomains".
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -22,6 +23,10 @@ namespace topofit::decision {
 // none is known.
 using ComputeDomainLookup =
     absl::FunctionRef<std::optional<kube::ComputeDomain>(absl::string_view namespace_name, absl::string_view channel_template)>;
+
+// A lookup that outlives a call: a watch's domains, held by a server.
+using ComputeDomainSource =
+    std::function<std::optional<kube::ComputeDomain>(absl::string_view namespace_name, absl::string_view channel_template)>;
 
 // The ComputeDomain the pod joins: the one whose channel template an entry of spec.resourceClaims names
 // (resourceClaimTemplateName), in the pod's namespace; nullopt when it names none. InvalidArgument when it

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "codec/bounded_json.h"
+#include "codec/compute_domain_json.h"
 #include "codec/dra_json.h"
 #include "codec/kube_json.h"
 
@@ -112,6 +113,13 @@ std::unique_ptr<ListWatcher> ListWatcher::ForResourceClaims(RestClient& rest, ab
                                                             WatchHandler<kube::ResourceClaim> handler) {
   return TypedListWatcher(rest, ResourceCollection(version, "resourceclaims"), std::move(options),
                           &codec::ResourceClaimFromJson, std::move(handler));
+}
+
+std::unique_ptr<ListWatcher> ListWatcher::ForComputeDomains(RestClient& rest, absl::string_view version,
+                                                            ListWatchOptions options,
+                                                            WatchHandler<kube::ComputeDomain> handler) {
+  return TypedListWatcher(rest, absl::StrCat("/apis/resource.nvidia.com/", version, "/computedomains"),
+                          std::move(options), &codec::ComputeDomainFromJson, std::move(handler));
 }
 
 ListWatcher::ListWatcher(RestClient& rest, std::string collection_path, ListWatchOptions options, Sink sink)

@@ -30,6 +30,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "kube/compute_domain.h"
 #include "kube/dra_objects.h"
 #include "kube/objects.h"
 #include "kubeclient/rest_client.h"
@@ -143,6 +144,11 @@ class ListWatcher {
   static std::unique_ptr<ListWatcher> ForResourceClaims(RestClient& rest, absl::string_view version,
                                                         ListWatchOptions options,
                                                         WatchHandler<kube::ResourceClaim> handler);
+  // All ComputeDomains of NVIDIA's DRA driver in all namespaces, resource.nvidia.com at `version`
+  // ("v1beta1", or "v1beta2" from the driver that serves it).
+  static std::unique_ptr<ListWatcher> ForComputeDomains(RestClient& rest, absl::string_view version,
+                                                        ListWatchOptions options,
+                                                        WatchHandler<kube::ComputeDomain> handler);
 
   // `collection_path` as "/api/v1/pods". `rest` must outlive this object.
   ListWatcher(RestClient& rest, std::string collection_path, ListWatchOptions options, Sink sink);

@@ -120,6 +120,8 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   if (!claims.ok()) return InvalidPod(args.pod, pod_key, claims.status().message());
   const bool claim_pod = claims->has_value();
   const GpuDemand counted = claim_pod ? decision::CountedDemand(*demand, **claims) : *demand;
+  absl::StatusOr<std::optional<kube::ComputeDomain>> compute_domain = ComputeDomainOf(args.pod);
+  if (!compute_domain.ok()) return InvalidPod(args.pod, pod_key, compute_domain.status().message());
   std::optional<decision::Gang> gang;  // of known size: placed all or nothing
   if (demand->wants_gpus()) {
     absl::StatusOr<std::optional<decision::Gang>> member_of = CountedGangOf(args.pod);
@@ -128,8 +130,10 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   }
   absl::StatusOr<RequestNodes> nodes = NodesOf(args);
   if (!nodes.ok()) return nodes.status();
+  if (*compute_domain) RefuseOutside(**compute_domain, *nodes);
   if (gang) {
-    if (std::optional<codec::ExtenderFilterResult> placed = FilterGangMember(args, *demand, *gang, *nodes)) {
+    if (std::optional<codec::ExtenderFilterResult> placed =
+            FilterGangMember(args, *demand, *gang, *nodes, compute_domain->has_value() ? &**compute_domain : nullptr)) {
       return *std::move(placed);
     }
   }
@@ -141,6 +145,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
 
   if (args.nodes) result.nodes.emplace(); else result.node_names.emplace();
   result.failed_and_unresolvable_nodes.insert(nodes->unresolved.begin(), nodes->unresolved.end());
+  result.failed_and_unresolvable_nodes.insert(nodes->outside_domain.begin(), nodes->outside_domain.end());
   result.failed_nodes.insert(nodes->unknown.begin(), nodes->unknown.end());
   const CapacityHolds holds = HoldsNow(counted);
   const std::optional<decision::CapacityAsk> ask = claim_pod ? std::nullopt : AskNow(args.pod, *demand);
@@ -186,6 +191,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   }
   metrics_.nodes_refused.Inc({"unknown-topology"}, static_cast<double>(nodes->unresolved.size()));
   metrics_.nodes_refused.Inc({"unknown-node"}, static_cast<double>(nodes->unknown.size()));
+  metrics_.nodes_refused.Inc({"compute-domain"}, static_cast<double>(nodes->outside_domain.size()));
 
   std::optional<decision::UnplacedPod> unplaced;
   if (counted.wants_gpus() && !outcome.any_fits()) {
@@ -389,7 +395,7 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
     std::lock_guard<std::mutex> gangs(gangs_mu_);
     if (gangs_.Bound(args.pod_uid)) {
       metrics_.gang_reservations.Inc({"landed"});
-      if (absl::StatusOr<std::optional<decision::Gang>> gang = decision::GangOf(*stored); gang.ok() && *gang) {
+      if (absl::StatusOr<std::optional<decision::Gang>> gang = CountedGangOf(*stored); gang.ok() && *gang) {
         WithdrawGangCapacity(decision::GangIdOf(**gang));
       }
     }

@@ -29,6 +29,7 @@
 #include "scheduler/bind_authorization.h"
 #include "scheduler/capacity_requests.h"
 #include "decision/claim_pod_demand.h"
+#include "decision/compute_domain.h"
 #include "scheduler/dra_view.h"
 #include "scheduler/drain_guard.h"
 #include "scheduler/extender_metrics.h"
@@ -104,6 +105,11 @@ class Extender {
   // `warm` holds (not owned, outlives this; decision/warm_capacity.h). Unset, it keeps no buffered set
   // whole. Set before serving.
   void KeepWarmFrom(const WarmSource* warm) { warm_ = warm; }
+  // The pods of a ComputeDomain (NVIDIA's multi-node NVLink domain, decision/compute_domain.h) are placed as
+  // one gang in one NVLink domain, one per node, never on a node another domain holds; `domains` finds a
+  // pod's domain by its channel claim template (docs/gangs.md, "ComputeDomains"). Unset, such pods are
+  // placed as their other labels say. Set before serving.
+  void JoinComputeDomainsFrom(decision::ComputeDomainSource domains) { compute_domains_ = std::move(domains); }
   // The claims JudgeClaimsWith gave, as decisions read them; null without. Lives as long as the extender.
   const decision::ClaimSource* claim_source() const { return dra_ != nullptr ? &claims_ : nullptr; }
 
@@ -119,6 +125,7 @@ class Extender {
     std::vector<absl::string_view> raw;                             // parallel, for Nodes requests
     std::map<std::string, std::string> unresolved;
     std::map<std::string, std::string> unknown;
+    std::map<std::string, std::string> outside_domain;  // RefuseOutside's, with the reason
   };
   absl::StatusOr<RequestNodes> NodesOf(const codec::ExtenderArgs& args);
   // What the pod asks of GPUs through its ResourceClaims (decision::ClaimGpuDemandOf); nullopt when nothing,
@@ -144,9 +151,17 @@ class Extender {
   // Filter for a member of a gang of known size (decision/gang_book.h): reserves the whole gang's places
   // on the first member's call, steers each member to its place, refuses every node while the gang has no
   // room. nullopt when the pod places as a single pod (its gang landed, or every place is taken).
+  // `domain`: the ComputeDomain the members join, null when none.
   std::optional<codec::ExtenderFilterResult> FilterGangMember(const codec::ExtenderArgs& args,
                                                               const decision::GpuDemand& demand,
-                                                              const decision::Gang& gang, const RequestNodes& nodes);
+                                                              const decision::Gang& gang, const RequestNodes& nodes,
+                                                              const kube::ComputeDomain* domain);
+  // The ComputeDomain the pod joins (decision::ComputeDomainOf over JoinComputeDomainsFrom's domains);
+  // nullopt when it joins none or no domains are read.
+  absl::StatusOr<std::optional<kube::ComputeDomain>> ComputeDomainOf(const kube::Pod& pod) const;
+  // Moves the nodes that cannot take a pod of `domain` (decision::ComputeDomainRefusal) to
+  // `outside_domain`, refused as unresolvable: no preemption makes another domain's node or clique fit.
+  static void RefuseOutside(const kube::ComputeDomain& domain, RequestNodes& nodes);
   // Whether a gang member may bind to `node` now, and with which GPUs: an error while the gang's places
   // are not all joined (no member binds before every member has its place) or the pod's place is
   // elsewhere; `reserved` set to its place's GPUs when it has one.
@@ -156,7 +171,8 @@ class Extender {
   // The pod's gang when its count is known: the source's own, or for the Workload API gang.minCount of
   // the PodGroup or Workload the pod names (KubeClient::WorkloadGangMinCount, remembered per gang); nullopt
   // when the pod is in no gang, its group's policy is basic, or the object cannot be read (logged: the
-  // pod then places as a single pod, and its next filter reads again). InvalidArgument as decision::GangOf.
+  // pod then places as a single pod, and its next filter reads again). A ComputeDomain's pods are its
+  // gang (ComputeDomainOf). InvalidArgument as decision::GangOf and ComputeDomainOf.
   absl::StatusOr<std::optional<decision::Gang>> CountedGangOf(const kube::Pod& pod);
   // For a gang that no domain holds now: asks CA for capacity in the domain nearest to holding it
   // (decision/gang_capacity_target.h), once per gang, and has this member consume the request. The words
@@ -227,6 +243,7 @@ class Extender {
   history::DecisionRecorder* recorder_ = nullptr;
   const DraView* dra_ = nullptr;
   const WarmSource* warm_ = nullptr;
+  decision::ComputeDomainSource compute_domains_;  // empty: none read
   decision::ClaimSource claims_;  // dra_'s claims, as decision::PodClaimDemandOf reads them
   history::RefusalAggregator refusals_;  // on clock_'s time
   decision::CapacityWaitPolicy capacity_wait_;

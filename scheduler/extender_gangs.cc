@@ -36,8 +36,32 @@ std::string Places(const decision::GangReservation& reservation) {
 
 }  // namespace
 
+absl::StatusOr<std::optional<kube::ComputeDomain>> Extender::ComputeDomainOf(const kube::Pod& pod) const {
+  if (!compute_domains_) return std::nullopt;
+  return decision::ComputeDomainOf(pod, compute_domains_);
+}
+
+void Extender::RefuseOutside(const kube::ComputeDomain& domain, RequestNodes& nodes) {
+  size_t kept = 0;
+  for (size_t i = 0; i < nodes.snapshots.size(); ++i) {
+    if (std::optional<std::string> refusal = decision::ComputeDomainRefusal(domain, nodes.snapshots[i]->origin->labels)) {
+      nodes.outside_domain.insert_or_assign(std::string(nodes.names[i]), absl::StrCat("topofit: ", *refusal));
+      continue;
+    }
+    nodes.snapshots[kept] = std::move(nodes.snapshots[i]);
+    nodes.names[kept] = nodes.names[i];
+    if (!nodes.raw.empty()) nodes.raw[kept] = nodes.raw[i];
+    ++kept;
+  }
+  nodes.snapshots.resize(kept);
+  nodes.names.resize(kept);
+  if (!nodes.raw.empty()) nodes.raw.resize(kept);
+}
+
 absl::StatusOr<std::optional<decision::Gang>> Extender::CountedGangOf(const kube::Pod& pod) {
-  absl::StatusOr<std::optional<decision::Gang>> gang = decision::GangOf(pod);
+  absl::StatusOr<std::optional<kube::ComputeDomain>> domain = ComputeDomainOf(pod);
+  if (!domain.ok()) return domain.status();
+  absl::StatusOr<std::optional<decision::Gang>> gang = decision::GangOf(pod, domain->has_value() ? &**domain : nullptr);
   if (!gang.ok() || !*gang || (*gang)->min_count) return gang;
   if ((*gang)->source != decision::GangSource::kPodGroup && (*gang)->source != decision::GangSource::kWorkload) {
     return std::optional<decision::Gang>();
@@ -107,7 +131,8 @@ void Extender::ExpireGangs() {
 std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const codec::ExtenderArgs& args,
                                                                       const decision::GpuDemand& demand,
                                                                       const decision::Gang& gang,
-                                                                      const RequestNodes& nodes) {
+                                                                      const RequestNodes& nodes,
+                                                                      const kube::ComputeDomain* domain) {
   const std::string id = decision::GangIdOf(gang);
   const std::string pod_uid = decision::LedgerPodUid(args.pod);
   const std::string pod_key = absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name);
@@ -121,13 +146,15 @@ std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const code
       result.error = absl::StrCat("topofit: pod ", pod_key, ": ", wanted.status().message());
       return result;
     }
+    if (domain != nullptr) *wanted = decision::ComputeDomainTopology(*wanted, *domain);
     const auto snapshots = WithoutReserved(nodes.snapshots, id);
     std::vector<decision::GangCandidate> candidates;
     candidates.reserve(snapshots.size());
     for (const auto& snapshot : snapshots) {
       candidates.push_back({snapshot.get(), {}, decision::NvlinkDomainOf(snapshot->origin->labels, domain_labels_)});
     }
-    const decision::GangAsk ask{demand, *gang.min_count, wanted->value_or(decision::GangTopology{})};
+    // A ComputeDomain's channel is prepared once per node: its members take a node each.
+    const decision::GangAsk ask{demand, *gang.min_count, wanted->value_or(decision::GangTopology{}), domain != nullptr ? 1 : 0};
     absl::StatusOr<decision::GangPlacement> placement = decision::PlaceGang(ask, candidates);
     absl::Status reserved = placement.ok() ? gangs_.Reserve(id, *placement, clock_.Now()) : placement.status();
     if (!reserved.ok()) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <spdlog/sinks/null_sink.h>
 
 #include "absl/strings/str_cat.h"
@@ -67,6 +68,17 @@ struct ExtenderFixture {
   explicit ExtenderFixture(CapacityRequests* capacity_requests = nullptr)
       : extender{*state, *ledger, kube, metrics, log, clock, capacity_requests != nullptr ? capacity_requests : &capacity} {
     extender.GuardFromDrains(&drain_guard);
+  }
+  // The filter of `pod` (known to the API server from now on) over the nodes named `nodes`; must succeed.
+  codec::ExtenderFilterResult FilterOn(const kube::Pod& pod, const std::vector<std::string>& nodes) {
+    kube.PutPod(pod);
+    absl::StatusOr<codec::ExtenderFilterResult> result = extender.Filter({pod, std::nullopt, nodes});
+    REQUIRE(result.ok());
+    return *std::move(result);
+  }
+  // The bind of `pod` (namespace "default") to `node`: "" when bound, else the error.
+  std::string BindTo(const kube::Pod& pod, const std::string& node) {
+    return *extender.Bind({pod.metadata.name, "default", pod.metadata.uid, node});
   }
   server::FakeClock clock;
   server::MetricsRegistry registry;

@@ -37,15 +37,8 @@ struct GangCluster {
     for (const char* name : {"small-0", "small-1"}) REQUIRE(f.state->UpsertNode(Tray(name, "uuid.small")).ok());
     for (const char* name : {"big-0", "big-1", "big-2", "big-3"}) REQUIRE(f.state->UpsertNode(Tray(name, "uuid.big")).ok());
   }
-  codec::ExtenderFilterResult Filter(const kube::Pod& pod) {
-    f.kube.PutPod(pod);
-    absl::StatusOr<codec::ExtenderFilterResult> result = f.extender.Filter({pod, std::nullopt, nodes});
-    REQUIRE(result.ok());
-    return *std::move(result);
-  }
-  std::string Bind(const kube::Pod& pod, const std::string& node) {
-    return *f.extender.Bind({pod.metadata.name, "default", pod.metadata.uid, node});
-  }
+  codec::ExtenderFilterResult Filter(const kube::Pod& pod) { return f.FilterOn(pod, nodes); }
+  std::string Bind(const kube::Pod& pod, const std::string& node) { return f.BindTo(pod, node); }
   testing::ExtenderFixture f;
   std::vector<std::string> nodes{"small-0", "small-1", "big-0", "big-1", "big-2", "big-3"};
 };

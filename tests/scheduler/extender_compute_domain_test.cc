@@ -1,0 +1,123 @@
+#include <map>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "tests/kube/builders.h"
+#include "tests/scheduler/extender_fixture.h"
+
+namespace topofit::scheduler {
+namespace {
+
+using kube::testing::MakeNode;
+using kube::testing::MakePod;
+
+// A GB200 compute tray (4 GPUs) of the NVLink clique `clique`.
+kube::testing::NodeBuilder Tray(const std::string& name, const std::string& clique) {
+  return MakeNode().name(name).label("nvidia.com/gpu.product", "NVIDIA-GB200").label("nvidia.com/gpu.clique", clique).gpus(4);
+}
+
+kube::ComputeDomain Domain(const std::string& name, std::optional<int> num_nodes) {
+  kube::ComputeDomain domain;
+  domain.metadata.namespace_name = "default";
+  domain.metadata.name = name;
+  domain.metadata.uid = "uid-" + name;
+  domain.channel_template = name + "-channel";
+  domain.num_nodes = num_nodes;
+  return domain;
+}
+
+// Pod `i` of the workload of ComputeDomain `domain`: 2 GPUs from the device plugin, and the domain's channel.
+kube::Pod Member(const std::string& domain, int i) {
+  return MakePod()
+      .name(absl::StrCat(domain, "-", i))
+      .uid(absl::StrCat("uid-", domain, "-", i))
+      .gpus(2)
+      .claimTemplate("channel", domain + "-channel");
+}
+
+// Two cliques, "small" of two trays and "big" of four; big-1 holds the channel of another ComputeDomain.
+struct DomainCluster {
+  DomainCluster() {
+    for (const char* name : {"small-0", "small-1"}) REQUIRE(f.state->UpsertNode(Tray(name, "uuid.small")).ok());
+    for (const char* name : {"big-0", "big-2", "big-3"}) REQUIRE(f.state->UpsertNode(Tray(name, "uuid.big")).ok());
+    REQUIRE(f.state->UpsertNode(Tray("big-1", "uuid.big").label("resource.nvidia.com/computeDomain", "uid-elsewhere")).ok());
+    f.extender.JoinComputeDomainsFrom([this](absl::string_view ns, absl::string_view channel_template) {
+      auto it = domains.find(absl::StrCat(ns, "/", channel_template));
+      return it == domains.end() ? std::nullopt : std::optional<kube::ComputeDomain>(it->second);
+    });
+  }
+  void Add(const kube::ComputeDomain& domain) {
+    domains[absl::StrCat(domain.metadata.namespace_name, "/", domain.channel_template)] = domain;
+  }
+  codec::ExtenderFilterResult Filter(const kube::Pod& pod) { return f.FilterOn(pod, nodes); }
+  std::string Bind(const kube::Pod& pod, const std::string& node) { return f.BindTo(pod, node); }
+  testing::ExtenderFixture f;
+  std::map<std::string, kube::ComputeDomain> domains;
+  std::vector<std::string> nodes{"small-0", "small-1", "big-0", "big-1", "big-2", "big-3"};
+};
+
+TEST_CASE("A ComputeDomain's pods are one gang in one clique, a tray each, never on a tray another domain holds",
+          "[extender][gang][compute_domain]") {
+  DomainCluster c;
+  c.Add(Domain("train", 3));
+  // three 2-GPU pods: one tray would hold two of them, but the driver prepares one channel per tray; the small
+  // clique has two trays and big-1 is another domain's, so the gang takes big-0, big-2 and big-3
+  std::vector<std::string> places;
+  for (int i = 0; i < 3; ++i) {
+    const codec::ExtenderFilterResult placed = c.Filter(Member("train", i));
+    REQUIRE(placed.node_names->size() == 1);
+    places.push_back(placed.node_names->front());
+  }
+  CHECK(places == std::vector<std::string>{"big-0", "big-2", "big-3"});
+  for (int i = 0; i < 3; ++i) CHECK(c.Bind(Member("train", i), places[i]) == "");
+  for (int i = 0; i < 3; ++i) CHECK(c.f.state->AssignmentOf(absl::StrCat("uid-train-", i))->second.size() == 2);
+  CHECK(c.f.registry.Render().find("topofit_extender_gang_reservations_total{event=\"landed\"} 1") != std::string::npos);
+
+  // a domain of four finds no clique with four trays it may use: big-1 is another domain's, and the big
+  // trays train uses hold one more 2-GPU pod each (until the driver labels them as train's)
+  c.Add(Domain("wide", 4));
+  const codec::ExtenderFilterResult wide = c.Filter(Member("wide", 0));
+  CHECK(wide.node_names->empty());
+  CHECK(wide.failed_and_unresolvable_nodes.at("small-0") ==
+        "topofit: gang computedomain:default/wide: no NVLink domain offered holds all 4 members of 2 GPUs (the most one "
+        "holds is 3, in domain nvidia.com/gpu.clique=uuid.big)");
+}
+
+TEST_CASE("A ComputeDomain that runs in a clique takes its next pods there, whatever their count", "[extender][compute_domain]") {
+  DomainCluster c;
+  kube::ComputeDomain running = Domain("serve", std::nullopt);  // no count: its pods place one at a time
+  running.nodes = {{.name = "small-0", .clique_id = "uuid.small", .status = "Ready"}};
+  c.Add(running);
+  const codec::ExtenderFilterResult next = c.Filter(Member("serve", 1));
+  CHECK(*next.node_names == std::vector<std::string>{"small-0", "small-1"});
+  CHECK(next.failed_and_unresolvable_nodes.at("big-0") ==
+        "topofit: ComputeDomain default/serve runs in NVLink clique uuid.small; this node is in clique uuid.big");
+  CHECK(next.failed_and_unresolvable_nodes.at("big-1") ==
+        "topofit: the node holds the channel of another ComputeDomain (resource.nvidia.com/computeDomain=uid-elsewhere); "
+        "NVIDIA's DRA driver prepares one ComputeDomain's channel per node");
+  CHECK(next.failed_nodes.empty());
+  CHECK(c.f.registry.Render().find("topofit_extender_nodes_refused_total{reason=\"compute-domain\"} 4") != std::string::npos);
+
+  // without the domains read, the same pod is an ordinary 2-GPU pod
+  c.f.extender.JoinComputeDomainsFrom({});
+  CHECK(c.Filter(Member("serve", 1)).node_names->size() == 6);
+}
+
+TEST_CASE("A pod naming the channels of two ComputeDomains gets the filter's error", "[extender][compute_domain]") {
+  DomainCluster c;
+  c.Add(Domain("a", 2));
+  c.Add(Domain("b", 2));
+  kube::Pod both = Member("a", 0);
+  both.spec.resource_claims.push_back({.name = "other", .resource_claim_name = std::nullopt,
+                                       .resource_claim_template_name = "b-channel"});
+  c.f.kube.PutPod(both);
+  absl::StatusOr<codec::ExtenderFilterResult> result = c.f.extender.Filter({both, std::nullopt, c.nodes});
+  REQUIRE(result.ok());
+  CHECK_THAT(result->error, Catch::Contains("the pod's claims name the channels of two ComputeDomains, default/a and default/b"));
+  CHECK_FALSE(result->node_names.has_value());
+}
+
+}  // namespace
+}  // namespace topofit::scheduler
