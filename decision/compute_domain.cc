@@ -41,11 +41,17 @@ GangTopology ComputeDomainTopology(std::optional<GangTopology> wanted, const kub
   return topology;
 }
 
-std::optional<std::string> ComputeDomainRefusal(const kube::ComputeDomain& domain, const kube::StringMap& node_labels) {
-  if (auto held = node_labels.find(kube::kComputeDomainNodeLabel);
-      held != node_labels.end() && !held->second.empty() && held->second != domain.metadata.uid) {
-    return absl::StrCat("the node holds the channel of another ComputeDomain (", kube::kComputeDomainNodeLabel, "=",
-                        held->second, "); NVIDIA's DRA driver prepares one ComputeDomain's channel per node");
+std::optional<std::string> ComputeDomainRefusal(const kube::ComputeDomain& domain, const kube::StringMap& node_labels,
+                                                absl::string_view bound_for) {
+  auto held = node_labels.find(kube::kComputeDomainNodeLabel);
+  if (held != node_labels.end() && !held->second.empty()) {
+    if (held->second != domain.metadata.uid) {
+      return absl::StrCat("the node holds the channel of another ComputeDomain (", kube::kComputeDomainNodeLabel, "=",
+                          held->second, "); NVIDIA's DRA driver prepares one ComputeDomain's channel per node");
+    }
+  } else if (!bound_for.empty() && bound_for != domain.metadata.uid) {
+    return absl::StrCat("a pod of another ComputeDomain (uid ", bound_for,
+                        ") was just bound to the node; NVIDIA's DRA driver prepares one ComputeDomain's channel per node");
   }
   std::set<absl::string_view> cliques;
   for (const kube::ComputeDomainNode& node : domain.nodes) {

@@ -39,8 +39,11 @@ GangTopology ComputeDomainTopology(std::optional<GangTopology> wanted, const kub
 
 // Why a node with `node_labels` cannot take a pod of `domain`, for the filter's refusal; nullopt when it
 // can. A node is refused when the driver's label says another ComputeDomain's channel is prepared there,
-// and when the domain already runs on nodes of NVLink cliques (status.nodes) and the node's
-// nvidia.com/gpu.clique is none of them: GPU memory is shared over NVLink within a clique only.
-std::optional<std::string> ComputeDomainRefusal(const kube::ComputeDomain& domain, const kube::StringMap& node_labels);
+// or, while it carries no such label, when `bound_for` (the uid of the domain a pod was just bound there
+// for, whose channel the driver has not prepared yet; empty when none) is another domain's; and when the
+// domain already runs on nodes of NVLink cliques (status.nodes) and the node's nvidia.com/gpu.clique is
+// none of them: GPU memory is shared over NVLink within a clique only.
+std::optional<std::string> ComputeDomainRefusal(const kube::ComputeDomain& domain, const kube::StringMap& node_labels,
+                                                absl::string_view bound_for = {});
 
 }  // namespace topofit::decision

@@ -378,6 +378,15 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
     server::LogEvent(log_, "bind", {{"pod", pod.key()}, {"node", args.node}, {"result", waiting}});
     return waiting;
   }
+  // Two filters of pods of different ComputeDomains may both have passed the node.
+  absl::StatusOr<std::optional<kube::ComputeDomain>> compute_domain = ComputeDomainOf(*stored);
+  if (compute_domain.ok() && *compute_domain) {
+    if (std::string held = ComputeDomainBindGate(**compute_domain, args.node); !held.empty()) {
+      metrics_.binds.Inc({"refused"});
+      server::LogEvent(log_, "bind", {{"pod", pod.key()}, {"node", args.node}, {"result", held}}, spdlog::level::warn);
+      return held;
+    }
+  }
   // A gang member's request is its gang's, withdrawn when the gang lands.
   const bool asked_capacity = !reserved && (ConsumesCapacityRequest(*stored) || HasAskedCapacity(args.pod_uid));
   std::string gpu_ids;
@@ -391,6 +400,7 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
                 : BindClaimPod(args, pod, asked_capacity);
   }
   ReleasePodBindLock(args.pod_uid, std::move(lock));
+  if (error.empty() && compute_domain.ok() && *compute_domain) RememberDomainBind(**compute_domain, args.node);
   if (reserved && error.empty()) {
     std::lock_guard<std::mutex> gangs(gangs_mu_);
     if (gangs_.Bound(args.pod_uid)) {

@@ -159,9 +159,23 @@ class Extender {
   // The ComputeDomain the pod joins (decision::ComputeDomainOf over JoinComputeDomainsFrom's domains);
   // nullopt when it joins none or no domains are read.
   absl::StatusOr<std::optional<kube::ComputeDomain>> ComputeDomainOf(const kube::Pod& pod) const;
-  // Moves the nodes that cannot take a pod of `domain` (decision::ComputeDomainRefusal) to
-  // `outside_domain`, refused as unresolvable: no preemption makes another domain's node or clique fit.
-  static void RefuseOutside(const kube::ComputeDomain& domain, RequestNodes& nodes);
+  // Moves the nodes that cannot take a pod of `domain` (decision::ComputeDomainRefusal, with the domains
+  // this extender bound pods for) to `outside_domain`, refused as unresolvable: no preemption makes another
+  // domain's node or clique fit.
+  void RefuseOutside(const kube::ComputeDomain& domain, RequestNodes& nodes);
+  // The uid of the ComputeDomain whose pod this extender bound to each node within
+  // kComputeDomainBindMemory, by node: the driver labels a node and lists it in the domain's status only once
+  // the kubelet prepares the pod's channel. Until then a pod of another domain bound there would never
+  // start, and the domain's next pods would not know the clique it runs in.
+  std::map<std::string, std::string, std::less<>> DomainsBoundNow();
+  // `domain` with the nodes `bound` names for it among its status's nodes, as the driver will list them.
+  kube::ComputeDomain WithBoundNodes(const kube::ComputeDomain& domain,
+                                     const std::map<std::string, std::string, std::less<>>& bound) const;
+  // Refusal of a bind of a pod of `domain` to `node` that another domain holds (two filters raced and both
+  // passed it), "" when it may bind.
+  std::string ComputeDomainBindGate(const kube::ComputeDomain& domain, const std::string& node);
+  // After a pod of `domain` was bound to `node`: BoundDomainOn says so until the driver's label does.
+  void RememberDomainBind(const kube::ComputeDomain& domain, const std::string& node);
   // Whether a gang member may bind to `node` now, and with which GPUs: an error while the gang's places
   // are not all joined (no member binds before every member has its place) or the pod's place is
   // elsewhere; `reserved` set to its place's GPUs when it has one.
@@ -244,6 +258,13 @@ class Extender {
   const DraView* dra_ = nullptr;
   const WarmSource* warm_ = nullptr;
   decision::ComputeDomainSource compute_domains_;  // empty: none read
+  static constexpr absl::Duration kComputeDomainBindMemory = absl::Minutes(10);
+  struct DomainBind {
+    std::string uid;
+    absl::Time at;
+  };
+  std::mutex domain_binds_mu_;
+  std::map<std::string, DomainBind, std::less<>> domain_binds_;  // by node, under domain_binds_mu_
   decision::ClaimSource claims_;  // dra_'s claims, as decision::PodClaimDemandOf reads them
   history::RefusalAggregator refusals_;  // on clock_'s time
   decision::CapacityWaitPolicy capacity_wait_;

@@ -9,6 +9,7 @@
 #include "decision/gang_placement.h"
 #include "decision/pod_uid.h"
 #include "history/from_decisions.h"
+#include "topology/catalog.h"
 #include "scheduler/extender.h"
 #include "server/logging.h"
 
@@ -41,10 +42,58 @@ absl::StatusOr<std::optional<kube::ComputeDomain>> Extender::ComputeDomainOf(con
   return decision::ComputeDomainOf(pod, compute_domains_);
 }
 
+std::map<std::string, std::string, std::less<>> Extender::DomainsBoundNow() {
+  std::map<std::string, std::string, std::less<>> bound;
+  const absl::Time now = clock_.Now();
+  std::lock_guard<std::mutex> lock(domain_binds_mu_);
+  for (auto it = domain_binds_.begin(); it != domain_binds_.end();) {
+    if (now - it->second.at >= kComputeDomainBindMemory) {
+      it = domain_binds_.erase(it);
+      continue;
+    }
+    bound.emplace(it->first, it->second.uid);
+    ++it;
+  }
+  return bound;
+}
+
+void Extender::RememberDomainBind(const kube::ComputeDomain& domain, const std::string& node) {
+  std::lock_guard<std::mutex> lock(domain_binds_mu_);
+  domain_binds_.insert_or_assign(node, DomainBind{domain.metadata.uid, clock_.Now()});
+}
+
+kube::ComputeDomain Extender::WithBoundNodes(const kube::ComputeDomain& domain,
+                                             const std::map<std::string, std::string, std::less<>>& bound) const {
+  kube::ComputeDomain joined = domain;
+  for (const auto& [node, uid] : bound) {
+    if (uid != domain.metadata.uid) continue;
+    const std::shared_ptr<const decision::NodeGpuSnapshot> snapshot = state_.Snapshot(node);
+    if (snapshot == nullptr) continue;
+    auto clique = snapshot->origin->labels.find(topology::kGpuCliqueLabel);
+    if (clique == snapshot->origin->labels.end()) continue;
+    joined.nodes.push_back(kube::ComputeDomainNode{.name = node, .clique_id = clique->second, .status = {}});
+  }
+  return joined;
+}
+
+std::string Extender::ComputeDomainBindGate(const kube::ComputeDomain& domain, const std::string& node) {
+  const std::shared_ptr<const decision::NodeGpuSnapshot> snapshot = state_.Snapshot(node);
+  if (snapshot == nullptr) return std::string();
+  const std::map<std::string, std::string, std::less<>> bound = DomainsBoundNow();
+  const auto on_node = bound.find(node);
+  std::optional<std::string> refusal = decision::ComputeDomainRefusal(
+      WithBoundNodes(domain, bound), snapshot->origin->labels, on_node == bound.end() ? "" : on_node->second);
+  return refusal ? absl::StrCat("topofit: ", *refusal) : std::string();
+}
+
 void Extender::RefuseOutside(const kube::ComputeDomain& domain, RequestNodes& nodes) {
+  const std::map<std::string, std::string, std::less<>> bound = DomainsBoundNow();
+  const kube::ComputeDomain joined = WithBoundNodes(domain, bound);
   size_t kept = 0;
   for (size_t i = 0; i < nodes.snapshots.size(); ++i) {
-    if (std::optional<std::string> refusal = decision::ComputeDomainRefusal(domain, nodes.snapshots[i]->origin->labels)) {
+    const auto on_node = bound.find(nodes.names[i]);
+    if (std::optional<std::string> refusal = decision::ComputeDomainRefusal(
+            joined, nodes.snapshots[i]->origin->labels, on_node == bound.end() ? "" : on_node->second)) {
       nodes.outside_domain.insert_or_assign(std::string(nodes.names[i]), absl::StrCat("topofit: ", *refusal));
       continue;
     }

@@ -76,13 +76,13 @@ TEST_CASE("A ComputeDomain's pods are one gang in one clique, a tray each, never
   CHECK(c.f.registry.Render().find("topofit_extender_gang_reservations_total{event=\"landed\"} 1") != std::string::npos);
 
   // a domain of four finds no clique with four trays it may use: big-1 is another domain's, and the big
-  // trays train uses hold one more 2-GPU pod each (until the driver labels them as train's)
+  // trays train's pods were just bound to are train's (before the driver labels them)
   c.Add(Domain("wide", 4));
   const codec::ExtenderFilterResult wide = c.Filter(Member("wide", 0));
   CHECK(wide.node_names->empty());
   CHECK(wide.failed_and_unresolvable_nodes.at("small-0") ==
         "topofit: gang computedomain:default/wide: no NVLink domain offered holds all 4 members of 2 GPUs (the most one "
-        "holds is 3, in domain nvidia.com/gpu.clique=uuid.big)");
+        "holds is 2, in domain nvidia.com/gpu.clique=uuid.small)");
 }
 
 TEST_CASE("A ComputeDomain that runs in a clique takes its next pods there, whatever their count", "[extender][compute_domain]") {
@@ -103,6 +103,32 @@ TEST_CASE("A ComputeDomain that runs in a clique takes its next pods there, what
   // without the domains read, the same pod is an ordinary 2-GPU pod
   c.f.extender.JoinComputeDomainsFrom({});
   CHECK(c.Filter(Member("serve", 1)).node_names->size() == 6);
+}
+
+TEST_CASE("A node just bound for a ComputeDomain is not another's, and pins its clique, before the driver says so",
+          "[extender][compute_domain]") {
+  DomainCluster c;
+  c.Add(Domain("serve", std::nullopt));
+  c.Add(Domain("other", std::nullopt));
+  CHECK(c.Filter(Member("serve", 0)).node_names->size() == 5);  // all but big-1
+  REQUIRE(c.Bind(Member("serve", 0), "small-0") == "");
+
+  // the driver has neither labelled small-0 nor listed it in the domain's status yet
+  CHECK(*c.Filter(Member("serve", 1)).node_names == std::vector<std::string>{"small-0", "small-1"});
+  const codec::ExtenderFilterResult other = c.Filter(Member("other", 0));
+  CHECK(*other.node_names == std::vector<std::string>{"small-1", "big-0", "big-2", "big-3"});
+  CHECK(other.failed_and_unresolvable_nodes.at("small-0") ==
+        "topofit: a pod of another ComputeDomain (uid uid-serve) was just bound to the node; NVIDIA's DRA driver "
+        "prepares one ComputeDomain's channel per node");
+  // a bind that raced the first one is refused
+  CHECK_THAT(c.Bind(Member("other", 0), "small-0"), Catch::Contains("a pod of another ComputeDomain (uid uid-serve)"));
+  CHECK(c.Bind(Member("serve", 1), "small-0") == "");
+
+  // remembered for ten minutes: by then the driver's label and the domain's status say it
+  c.f.clock.Advance(absl::Minutes(10));
+  const codec::ExtenderFilterResult later = c.Filter(Member("other", 1));
+  CHECK(later.failed_nodes.contains("small-0"));  // its GPUs are serve's two pods'
+  CHECK_FALSE(later.failed_and_unresolvable_nodes.contains("small-0"));
 }
 
 TEST_CASE("A pod naming the channels of two ComputeDomains gets the filter's error", "[extender][compute_domain]") {
