@@ -617,6 +617,9 @@ PY
   then ok "components/dra: the base's scheduler config without managedResources; the expander's --dra=v1 and its claims list/watch"
   else fail "components/dra: scheduler config or expander"; fi
 fi
+check_extender_component compute-domains --compute-domains=v1beta1 topofit-extender-compute-domains \
+  '[(("resource.nvidia.com",), ("computedomains",), ("list", "watch"))]' \
+  "computedomains list/watch"
 check_extender_component restarts --collect-restarts topofit-extender-restarts \
   '[(("",), ("events",), ("list",)), (("",), ("pods/log",), ("get",))]' "events list and pods/log get"
 # restart-notifications on top of restarts: the Slack URL file flag on the extender, read from the Secret
