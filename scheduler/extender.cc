@@ -134,6 +134,8 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   if (gang) {
     if (std::optional<codec::ExtenderFilterResult> placed =
             FilterGangMember(args, *demand, *gang, *nodes, compute_domain->has_value() ? &**compute_domain : nullptr)) {
+      // The gang's words cover every node; a node its domain may not use says why itself.
+      for (const auto& [node, reason] : nodes->outside_domain) placed->failed_and_unresolvable_nodes.insert_or_assign(node, reason);
       return *std::move(placed);
     }
   }

@@ -43,7 +43,7 @@ struct E2eCluster {
     port = extender.api->Start().value();
     for (const kubeclient::ListWatcher* watch :
          {extender.node_watch.get(), extender.pod_watch.get(), extender.slice_watch.get(), extender.claim_watch.get(),
-          extender.buffer_watch.get(), extender.template_watch.get()}) {
+          extender.compute_domain_watch.get(), extender.buffer_watch.get(), extender.template_watch.get()}) {
       if (watch != nullptr) REQUIRE(watch->WaitForSync(kubeclient::testing::kPatience));
     }
   }

@@ -47,6 +47,24 @@ json Tray(const std::string& name, const std::string& clique, const std::string&
           {"status", {{"capacity", {{"nvidia.com/gpu", "4"}}}, {"allocatable", {{"nvidia.com/gpu", "4"}}}}}};
 }
 
+// A ComputeDomain of NVIDIA's DRA driver in namespace ml, of `nodes` nodes (0: unset), and its channel's claim
+// template `<name>-channel`.
+json ComputeDomain(const std::string& name, int nodes) {
+  return {{"apiVersion", "resource.nvidia.com/v1beta1"},
+          {"kind", "ComputeDomain"},
+          {"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", absl::StrCat("uid-", name)}}},
+          {"spec", {{"numNodes", nodes}, {"channel", {{"resourceClaimTemplate", {{"name", name + "-channel"}}}}}}},
+          {"status", {{"status", "NotReady"}}}};
+}
+
+// A pending pod of `gpus` device-plugin GPUs joining ComputeDomain `domain` through its channel.
+json DomainPod(const std::string& name, int gpus, const std::string& domain) {
+  json pod = testing::PendingGpuPod(name, gpus);
+  pod["spec"]["resourceClaims"] = json::array({{{"name", "channel"}, {"resourceClaimTemplateName", domain + "-channel"}}});
+  pod["spec"]["containers"][0]["resources"]["claims"] = json::array({{{"name", "channel"}}});
+  return pod;
+}
+
 // Trays by name, with their clique and pool.
 struct TrayList {
   std::vector<std::array<std::string, 3>> trays;
@@ -57,7 +75,9 @@ struct TrayList {
 };
 
 struct GangCluster : testing::E2eCluster {
-  explicit GangCluster(const TrayList& trays, bool provisioning_requests = false) : E2eCluster("topofit-gang-e2e-test") {
+  // `compute_domains`: the extender reads ComputeDomains (--compute-domains v1beta1).
+  explicit GangCluster(const TrayList& trays, bool provisioning_requests = false, bool compute_domains = false)
+      : E2eCluster("topofit-gang-e2e-test") {
     for (const auto& [name, clique, pool] : trays.trays) {
       api.Upsert(Resource::kNodes, Tray(name, clique, pool));
       nodes.push_back(name);
@@ -65,6 +85,7 @@ struct GangCluster : testing::E2eCluster {
     cli::ExtenderOptions options = ExtenderOptions();
     options.scheduler_name = "topofit";
     options.provisioning_requests = provisioning_requests;
+    if (compute_domains) options.compute_domains_version = "v1beta1";
     REQUIRE(cli::UseLedger(options.ledger, options.kubeconfig, process, log).ok());
     StartExtender(options);
   }
@@ -237,6 +258,50 @@ TEST_CASE("A gang whose only rack is partly busy waits, asks once for what the r
   REQUIRE(kubeclient::testing::Eventually([&] {
     return c.api.StoredObjects(collection).empty() &&
            c.api.StoredObject("/api/v1/namespaces/ml/podtemplates/" + name).is_null();
+  }));
+}
+
+TEST_CASE("A ComputeDomain's pods land in one clique, a tray each, away from a tray another domain holds",
+          "[e2e][gang][compute_domain]") {
+  // clique a: 2 trays; clique b: 4 trays, of which b-1 holds another domain's channel
+  GangCluster c(TrayList().Add(2, "a-", "uuid.a", "rack-a").Add(4, "b-", "uuid.b", "rack-b"),
+                /*provisioning_requests=*/false, /*compute_domains=*/true);
+  json held = Tray("b-1", "uuid.b", "rack-b");
+  held["metadata"]["labels"]["resource.nvidia.com/computeDomain"] = "uid-elsewhere";
+  c.api.Upsert(Resource::kNodes, held);
+  c.api.Upsert(Resource::kComputeDomains, ComputeDomain("train", 3));
+  std::vector<std::string> members;
+  for (int i = 0; i < 3; ++i) {
+    members.push_back(absl::StrCat("train-", i));
+    c.api.Upsert(Resource::kPods, DomainPod(members.back(), 2, "train"));
+  }
+  // the watches have the domain and the label: the first member's filter reserves the whole domain
+  REQUIRE(kubeclient::testing::Eventually([&] {
+    const json probe = c.Post("/filter", {{"Pod", c.api.Object(Resource::kPods, "ml", "train-0")}, {"NodeNames", c.nodes}});
+    return probe["NodeNames"].is_array() && probe["NodeNames"].size() == 1 &&
+           probe["FailedAndUnresolvableNodes"].value("b-1", "").find("another ComputeDomain") != std::string::npos;
+  }));
+  std::set<std::string> trays;
+  for (int round = 0; round < 3 && trays.size() < members.size(); ++round) {
+    for (const std::string& member : members) {
+      if (c.api.Object(Resource::kPods, "ml", member)["spec"].contains("nodeName")) continue;
+      c.Cycle(member);
+    }
+    trays.clear();
+    for (const std::string& member : members) {
+      trays.insert(c.api.Object(Resource::kPods, "ml", member)["spec"].value("nodeName", ""));
+    }
+  }
+  // two GPUs each, a tray each, all in clique b and none on b-1
+  CHECK(trays == std::set<std::string>{"b-0", "b-2", "b-3"});
+
+  // a pod of another domain is refused the trays train's pods were just bound to, before the driver
+  // labels them
+  c.api.Upsert(Resource::kComputeDomains, ComputeDomain("serve", 0));
+  c.api.Upsert(Resource::kPods, DomainPod("serve-0", 2, "serve"));
+  REQUIRE(kubeclient::testing::Eventually([&] {
+    return c.Post("/filter", {{"Pod", c.api.Object(Resource::kPods, "ml", "serve-0")}, {"NodeNames", c.nodes}})["NodeNames"] ==
+           json::array({"a-0", "a-1"});
   }));
 }
 

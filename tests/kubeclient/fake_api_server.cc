@@ -39,6 +39,9 @@ const std::vector<ServedResource>& ServedResources() {
       {.resource = Resource::kResourceClaims, .prefix = {"apis", "resource.k8s.io", "v1"},
        .api_version = "resource.k8s.io/v1", .plural = "resourceclaims", .kind = "ResourceClaim", .namespaced = true,
        .qualified = "resourceclaims.resource.k8s.io"},
+      {.resource = Resource::kComputeDomains, .prefix = {"apis", "resource.nvidia.com", "v1beta1"},
+       .api_version = "resource.nvidia.com/v1beta1", .plural = "computedomains", .kind = "ComputeDomain",
+       .namespaced = true, .qualified = "computedomains.resource.nvidia.com"},
   };
   return served;
 }

@@ -69,7 +69,7 @@ struct ScriptedReply {
 
 // The collections of the object store. Pods and ResourceClaims are namespaced (listed per namespace or
 // across all), nodes and ResourceSlices cluster-scoped (their namespace is "").
-enum class Resource { kPods, kNodes, kResourceSlices, kResourceClaims };
+enum class Resource { kPods, kNodes, kResourceSlices, kResourceClaims, kComputeDomains };
 
 // A Kubernetes metav1.Status, as the API server writes it for a failed request.
 std::string StatusJson(int code, const std::string& reason, const std::string& message);

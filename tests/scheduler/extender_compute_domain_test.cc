@@ -71,6 +71,8 @@ TEST_CASE("A ComputeDomain's pods are one gang in one clique, a tray each, never
     places.push_back(placed.node_names->front());
   }
   CHECK(places == std::vector<std::string>{"big-0", "big-2", "big-3"});
+  CHECK_THAT(c.Filter(Member("train", 0)).failed_and_unresolvable_nodes.at("big-1"),
+             Catch::StartsWith("topofit: the node holds the channel of another ComputeDomain"));
   for (int i = 0; i < 3; ++i) CHECK(c.Bind(Member("train", i), places[i]) == "");
   for (int i = 0; i < 3; ++i) CHECK(c.f.state->AssignmentOf(absl::StrCat("uid-train-", i))->second.size() == 2);
   CHECK(c.f.registry.Render().find("topofit_extender_gang_reservations_total{event=\"landed\"} 1") != std::string::npos);
