@@ -92,6 +92,28 @@ absl::Status WatchClaims(const ExpanderOptions& options, ProcessState& process, 
   return absl::OkStatus();
 }
 
+// --compute-domains: a ComputeDomain watch of its own feeding the domains the service ranks gangs by.
+absl::Status WatchComputeDomains(const ExpanderOptions& options, ProcessState& process, ExpanderParts& parts) {
+  if (absl::Status version = CheckComputeDomainsVersion(options.compute_domains_version); !version.ok()) return version;
+  kubeclient::RestOptions rest_options;
+  process.kube_observability.Observe(rest_options, "compute_domains");
+  absl::StatusOr<std::unique_ptr<kubeclient::RestClient>> rest = ConnectToCluster(options.kubeconfig, rest_options);
+  if (!rest.ok()) return Prefixed("--compute-domains", rest.status());
+  parts.domain_rest = *std::move(rest);
+  parts.compute_domains = std::make_unique<kubeclient::ComputeDomainCache>();
+  parts.compute_domain_source = std::make_unique<decision::ComputeDomainSource>(
+      [domains = parts.compute_domains.get()](absl::string_view namespace_name, absl::string_view channel_template) {
+        return domains->ByChannelTemplate(namespace_name, channel_template);
+      });
+  kubeclient::ListWatchOptions domain_options;
+  process.kube_observability.Observe(domain_options, "computedomains");
+  parts.compute_domain_watch = kubeclient::ListWatcher::ForComputeDomains(
+      *parts.domain_rest, options.compute_domains_version, domain_options, parts.compute_domains->Handler());
+  parts.compute_domain_watch->Start();
+  parts.service->ReadComputeDomainsFrom(parts.compute_domain_source.get());
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ExpanderParts> BuildExpander(const ExpanderOptions& options, ProcessState& process,
@@ -119,6 +141,9 @@ absl::StatusOr<ExpanderParts> BuildExpander(const ExpanderOptions& options, Proc
   parts.service->RecordDecisionsTo(process.recorder());
   if (!options.dra_version.empty()) {
     if (absl::Status watched = WatchClaims(options, process, parts); !watched.ok()) return watched;
+  }
+  if (!options.compute_domains_version.empty()) {
+    if (absl::Status watched = WatchComputeDomains(options, process, parts); !watched.ok()) return watched;
   }
   parts.grpc.address = options.address;
   parts.grpc.port = options.grpc_port;
@@ -160,6 +185,11 @@ int RunExpander(const ExpanderOptions& options, const std::function<void(int, in
   server::ReadinessChecks readiness = process.ReadinessChecks(serving);
   if (parts->claim_watch != nullptr) {
     readiness.push_back({"claims-sync", [watch = parts->claim_watch.get()] { return NotListedYet(*watch, "resourceclaims"); }});
+  }
+  if (parts->compute_domain_watch != nullptr) {
+    readiness.push_back({"compute-domains-sync", [watch = parts->compute_domain_watch.get()] {
+                           return NotListedYet(*watch, "computedomains");
+                         }});
   }
   absl::StatusOr<std::unique_ptr<server::HttpServer>> ops =
       server::CreateOpsServer(options.ops_address, options.ops_port, process.registry, std::move(readiness));
@@ -221,6 +251,7 @@ int RunServe(const ServeOptions& options, const std::function<void(int, int, int
   if (!expander.ok()) return Fail(kCommand, expander.status());
   // The extender's claim watch (--dra) serves the ranking too.
   expander->service->ReadClaimsFrom(extender->extender->claim_source());
+  expander->service->ReadComputeDomainsFrom(extender->extender->compute_domain_source());
   RegisterIntentsRoute(*extender->ops, *process.ledger, extender->admin_token);
 
   absl::StatusOr<int> ops_port = extender->ops->Start();
@@ -278,6 +309,10 @@ void AddExpanderCommand(CLI::App& app, int& exit_code) {
                   "with --dra: a DeviceClass whose claim requests ask for whole GPUs (repeatable; requests whose "
                   "CEL selector names the driver gpu.nvidia.com count too)")
       ->capture_default_str();
+  cmd->add_option("--compute-domains", options->compute_domains_version,
+                  "watch NVIDIA's ComputeDomains (resource.nvidia.com at this version: v1beta1, or v1beta2 from the "
+                  "driver that serves it), so each domain's pods are ranked as one gang in one NVLink domain, a node "
+                  "each (docs/gangs.md)");
   cmd->callback([options, &exit_code] { exit_code = RunExpander(*options); });
 }
 

@@ -16,6 +16,7 @@
 #include "expander/expander_service.h"
 #include "expander/grpc_server.h"
 #include "kubeclient/claim_cache.h"
+#include "kubeclient/compute_domain_cache.h"
 #include "kubeclient/list_watcher.h"
 #include "kubeclient/rest_client.h"
 #include "ledger/ledger.h"
@@ -54,6 +55,9 @@ struct ExpanderOptions {
   // (docs/dra.md); empty: not. `serve` reads its extender's claims instead.
   std::string dra_version;
   std::vector<std::string> dra_gpu_classes = {"gpu.nvidia.com"};
+  // Watch ComputeDomains at this version of resource.nvidia.com, so their pods are ranked as gangs in one
+  // NVLink domain (docs/gangs.md); empty: not. `serve` reads its extender's domains instead.
+  std::string compute_domains_version;
 };
 
 // Price per node-hour by node group id, from a JSON object: {"p4d-us-east-1a": 32.77, "g5": 16.29}.
@@ -69,6 +73,11 @@ struct ExpanderParts {
   std::unique_ptr<kubeclient::ClaimCache> claims;
   std::unique_ptr<decision::ClaimSource> claim_source;
   std::unique_ptr<kubeclient::ListWatcher> claim_watch;  // feeds `claims`: declared after it, stopped first
+  // With --compute-domains: the domains the service reads, kept by a watch of their own (started).
+  std::unique_ptr<kubeclient::RestClient> domain_rest;
+  std::unique_ptr<kubeclient::ComputeDomainCache> compute_domains;
+  std::unique_ptr<decision::ComputeDomainSource> compute_domain_source;
+  std::unique_ptr<kubeclient::ListWatcher> compute_domain_watch;  // feeds `compute_domains`, stopped first
   std::unique_ptr<expander::ExpanderMetrics> metrics;
   std::unique_ptr<expander::ExpanderService> service;
   expander::GrpcServerOptions grpc;

@@ -4,12 +4,20 @@
 #include "decision/gang_placement.h"
 
 namespace topofit::decision {
-std::optional<RequiredGang> RequiredGangOf(const kube::Pod& pod, const NvlinkDomainLabels& labels) {
-  absl::StatusOr<std::optional<Gang>> in_gang = GangOf(pod);
+std::optional<RequiredGang> RequiredGangOf(const kube::Pod& pod, const NvlinkDomainLabels& labels,
+                                           const ComputeDomainSource* compute_domains) {
+  absl::StatusOr<std::optional<kube::ComputeDomain>> domain =
+      compute_domains != nullptr && *compute_domains ? ComputeDomainOf(pod, *compute_domains)
+                                                     : absl::StatusOr<std::optional<kube::ComputeDomain>>(std::nullopt);
+  if (!domain.ok()) return std::nullopt;
+  absl::StatusOr<std::optional<Gang>> in_gang = GangOf(pod, domain->has_value() ? &**domain : nullptr);
   if (!in_gang.ok() || !*in_gang || !(*in_gang)->min_count) return std::nullopt;
   absl::StatusOr<std::optional<GangTopology>> wanted = GangTopologyOf(pod, labels);
-  if (!wanted.ok() || !*wanted || !(*wanted)->required || !(*wanted)->required->level) return std::nullopt;
-  return RequiredGang{.gang = **std::move(in_gang), .level = *(*wanted)->required->level};
+  if (!wanted.ok()) return std::nullopt;
+  if (*domain) *wanted = ComputeDomainTopology(*wanted, **domain);
+  if (!*wanted || !(*wanted)->required || !(*wanted)->required->level) return std::nullopt;
+  return RequiredGang{.gang = **std::move(in_gang), .level = *(*wanted)->required->level,
+                      .most_per_node = domain->has_value() ? 1 : 0};
 }
 
 std::optional<std::string> GangNeverFitsGroup(const RequiredGang& required, const GpuDemand& member,
@@ -17,8 +25,9 @@ std::optional<std::string> GangNeverFitsGroup(const RequiredGang& required, cons
                                               const NvlinkDomainLabels& labels) {
   const Gang& gang = required.gang;
   const int members = *gang.min_count;
-  const int per_node = static_cast<int>(
-      MemberSets(topology, topology.all_gpus(), EnforcedRequest(member), members).size());
+  const int per_node = static_cast<int>(MemberSets(topology, topology.all_gpus(), EnforcedRequest(member),
+                                                   required.most_per_node > 0 ? required.most_per_node : members)
+                                            .size());
   const std::string what = absl::StrCat("gang ", GangIdOf(gang), " needs all ", members,
                                         " members of ", member.request.gpus, " GPUs ");
   if (members <= per_node) return std::nullopt;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "decision/compute_domain.h"
 #include "decision/gang.h"
 #include "decision/nvlink_domain.h"
 #include "decision/pod_demand.h"
@@ -19,11 +20,15 @@ namespace topofit::decision {
 struct RequiredGang {
   Gang gang;
   GangLevel level = GangLevel::kDomain;
+  int most_per_node = 0;  // GangAsk's: 1 for a ComputeDomain's pods, else 0 (no limit)
 };
 
 // The pod's gang when it has a known count and requires a level it understands; nullopt otherwise (no
-// gang, nothing required, or said wrongly: the extender refuses such a pod anyway).
-std::optional<RequiredGang> RequiredGangOf(const kube::Pod& pod, const NvlinkDomainLabels& labels);
+// gang, nothing required, or said wrongly: the extender refuses such a pod anyway). `compute_domains`:
+// where the pod's ComputeDomain is found (compute_domain.h), whose pods are a gang in one NVLink domain a
+// node each; null: none are read.
+std::optional<RequiredGang> RequiredGangOf(const kube::Pod& pod, const NvlinkDomainLabels& labels,
+                                           const ComputeDomainSource* compute_domains = nullptr);
 
 // Why the group whose template node is `template_node` (topology `topology`) can never host the whole of
 // `gang` at its required level, each member asking `member`; nullopt when it can, or when the template

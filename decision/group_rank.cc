@@ -75,7 +75,8 @@ struct PlacedPod {
 // tries (FilterMemo).
 class CallMemo {
  public:
-  explicit CallMemo(const ClaimSource* claims) : claims_(claims) {}
+  CallMemo(const ClaimSource* claims, const ComputeDomainSource* compute_domains)
+      : claims_(claims), compute_domains_(compute_domains) {}
   const absl::StatusOr<GpuDemand>& Demand(const kube::Pod& pod) {
     auto [it, inserted] = demands_.try_emplace(&pod);
     if (inserted) it->second = DemandOnTemplates(pod, claims_);
@@ -91,7 +92,7 @@ class CallMemo {
                                                   const topology::Topology& topology, const NvlinkDomainLabels& labels) {
     static const std::optional<std::string> kFits;
     auto [gang, read] = gangs_.try_emplace(&pod);
-    if (read) gang->second = RequiredGangOf(pod, labels);
+    if (read) gang->second = RequiredGangOf(pod, labels, compute_domains_);
     if (!gang->second) return kFits;
     auto [verdict, judged] = gang_fits_.try_emplace({GangIdOf(gang->second->gang), group});
     if (judged) verdict->second = GangNeverFitsGroup(*gang->second, demand, template_node, topology, labels);
@@ -109,6 +110,7 @@ class CallMemo {
 
  private:
   const ClaimSource* claims_;
+  const ComputeDomainSource* compute_domains_;
   absl::node_hash_map<const kube::Pod*, absl::StatusOr<GpuDemand>> demands_;  // input pods outlive the call
   absl::node_hash_map<const kube::Pod*, std::optional<RequiredGang>> gangs_;
   std::map<std::pair<std::string, std::string>, std::optional<std::string>> gang_fits_;  // (gang, group)
@@ -368,7 +370,7 @@ PodAsks AsksOf(const RankInput& input, TopologySource& topologies, const RankPol
 Ranking RankOptions(const RankInput& input, TopologySource& topologies, const RankPolicy& policy,
                     const std::function<bool()>& stop) {
   Ranking ranking;
-  CallMemo memo(input.claims);
+  CallMemo memo(input.claims, input.compute_domains);
   PreferredSets preferred;
   for (const Preference& p : input.preferences) {
     preferred.emplace(p.pod_uid, topology::AllocationRequest{.gpus = p.gpus, .min_link = p.min_link,

@@ -7,6 +7,7 @@
 
 #include "absl/time/time.h"
 #include "decision/capacity_wait.h"
+#include "decision/compute_domain.h"
 #include "kube/node_templates.h"
 #include "kube/objects.h"
 #include "kube/shared_pods.h"
@@ -34,6 +35,9 @@ struct RankInput {
   // The claims of pods whose GPUs come from ResourceClaims (claim_pod_demand.h: DemandOnTemplates); null:
   // pods ask for GPUs through nvidia.com/gpu only.
   const ClaimSource* claims = nullptr;
+  // Where a pod's ComputeDomain is found (compute_domain.h): its pods are a gang in one NVLink domain, a
+  // node each (gang_fit.h). Null: none are read.
+  const ComputeDomainSource* compute_domains = nullptr;
 };
 
 struct RankPolicy {

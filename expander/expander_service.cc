@@ -176,6 +176,7 @@ absl::StatusOr<::grpcplugin::BestOptionsResponse> ExpanderService::Decide(
   input.price_per_node_hour = options_.price_per_node_hour;
   input.now = clock_.Now();
   input.claims = claims_;
+  input.compute_domains = compute_domains_;
   decision::ScaleUpChoice choice = decision::ChooseScaleUp(input, topologies_, options_.policy,
                                                            [&] { return Expired(deadline, clock_.Now()); });
   const decision::Ranking& ranking = choice.ranking;

@@ -100,6 +100,9 @@ class ExpanderService final
   // Pods whose GPUs come from ResourceClaims are ranked by what their claims ask (docs/dra.md); null: by
   // their nvidia.com/gpu alone. `claims` must outlive the service.
   void ReadClaimsFrom(const decision::ClaimSource* claims) { claims_ = claims; }
+  // A ComputeDomain's pods are ranked as one gang in one NVLink domain, a node each (docs/gangs.md,
+  // "ComputeDomains"); null: none are read. `domains` must outlive the service.
+  void ReadComputeDomainsFrom(const decision::ComputeDomainSource* domains) { compute_domains_ = domains; }
 
   // The whole decision with the status codes above, without gRPC types in the way.
   absl::StatusOr<::grpcplugin::BestOptionsResponse> Answer(const codec::BestOptionsWire& request,
@@ -125,6 +128,7 @@ class ExpanderService final
   NodeGroupRecording node_group_recording_;
   history::DecisionRecorder* recorder_ = nullptr;
   const decision::ClaimSource* claims_ = nullptr;
+  const decision::ComputeDomainSource* compute_domains_ = nullptr;
 };
 
 }  // namespace topofit::expander

@@ -110,6 +110,10 @@ class Extender {
   // pod's domain by its channel claim template (docs/gangs.md, "ComputeDomains"). Unset, such pods are
   // placed as their other labels say. Set before serving.
   void JoinComputeDomainsFrom(decision::ComputeDomainSource domains) { compute_domains_ = std::move(domains); }
+  // The domains JoinComputeDomainsFrom gave; null without. Lives as long as the extender.
+  const decision::ComputeDomainSource* compute_domain_source() const {
+    return compute_domains_ ? &compute_domains_ : nullptr;
+  }
   // The claims JudgeClaimsWith gave, as decisions read them; null without. Lives as long as the extender.
   const decision::ClaimSource* claim_source() const { return dra_ != nullptr ? &claims_ : nullptr; }
 

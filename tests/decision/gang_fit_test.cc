@@ -91,5 +91,50 @@ TEST_CASE("RankOptions grows the group whose domain holds the whole gang, not a 
   CHECK(ranking.verdicts[2].placed_pods == 16);
 }
 
+// Pod `i` of ComputeDomain "train" (channel template "train-channel"), asking `gpus` device-plugin GPUs.
+kube::Pod DomainMember(int i, int gpus) {
+  return MakePod().name("train-" + std::to_string(i)).gpus(gpus).claimTemplate("channel", "train-channel");
+}
+
+TEST_CASE("RankOptions ranks a ComputeDomain's pods as one gang in one domain, a node each", "[gang_fit][rank][compute_domain]") {
+  kube::ComputeDomain domain;
+  domain.metadata.name = "train";
+  domain.metadata.namespace_name = "default";
+  domain.metadata.uid = "uid-train";
+  domain.channel_template = "train-channel";
+  domain.num_nodes = 3;
+  const ComputeDomainSource domains = [&](absl::string_view ns, absl::string_view channel_template) {
+    return ns == "default" && channel_template == "train-channel" ? std::optional<kube::ComputeDomain>(domain)
+                                                                   : std::nullopt;
+  };
+  // three pods of 2 GPUs: one H100 node would hold them all on GPUs, but the driver gives a node one channel
+  RankInput input;
+  kube::SharedPods members;
+  for (int i = 0; i < 3; ++i) members.push_back(std::make_shared<const kube::Pod>(DomainMember(i, 2)));
+  input.templates["nvl72"] = kube::SharedTemplate(Nvl72Template(18));
+  input.templates["h100"] = kube::SharedTemplate(H100Template());
+  input.price_per_node_hour = {{"nvl72", 40}, {"h100", 20}};
+  input.options = {{"h100", 1, members}, {"nvl72", 3, members}};
+  codec::TopologyResolver topologies;
+  // without the domains read, they are three pods of 2 GPUs and the cheaper node takes them
+  CHECK(RankOptions(input, topologies).chosen == std::vector<std::string>{"h100"});
+
+  input.compute_domains = &domains;
+  const Ranking ranking = RankOptions(input, topologies);
+  CHECK(ranking.chosen == std::vector<std::string>{"nvl72"});
+  REQUIRE(ranking.verdicts.size() == 2);
+  CHECK(ranking.verdicts[0].strands);
+  CHECK_THAT(ranking.verdicts[0].reason,
+             Catch::Contains("gang computedomain:default/train needs all 3 members of 2 GPUs in one NVLink domain"));
+
+  // the gang's member limit reaches the domain's size too: a partition of 2 trays holds 2 of them
+  const RequiredGang gang = *RequiredGangOf(DomainMember(0, 2), NvlinkDomainLabels::Default(), &domains);
+  CHECK(gang.most_per_node == 1);
+  CHECK(GangNeverFitsGroup(gang, DemandOf(DomainMember(0, 2)).value(), Nvl72Template(2),
+                           topology::CatalogShape("gb200-nvl72-node").value(), NvlinkDomainLabels::Default()) ==
+        "gang computedomain:default/train needs all 3 members of 2 GPUs in one NVLink domain; a domain of the group "
+        "holds 2 nodes of 1 members, 2 in all");
+}
+
 }  // namespace
 }  // namespace topofit::decision

@@ -5,9 +5,11 @@
 // members; the gang lands in one clique, whole, and no GPU is given twice. A gang whose only rack is partly
 // busy and partly built waits, and asks cluster-autoscaler once for what the rack lacks (the request owned by
 // a member, so the garbage collector deletes it with the gang); once the nodes come the gang lands there and
-// the request is withdrawn.
+// the request is withdrawn. NVIDIA's ComputeDomains: their pods land as one gang in one clique, a tray
+// each, away from trays another domain holds, and the expander ranks them as that gang.
 
 #include <array>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <set>
@@ -15,12 +17,16 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cli/expander_command.h"
 #include "cli/extender_command.h"
 #include "cli/ledger_flags.h"
 #include "kubeclient/provisioning.h"
+#include "proto/expander.grpc.pb.h"
+#include "proto/k8s_core_v1.pb.h"
 #include "tests/e2e/e2e_cluster.h"
 #include "tests/e2e/e2e_objects.h"
 #include "tests/kube/builders.h"
@@ -303,6 +309,74 @@ TEST_CASE("A ComputeDomain's pods land in one clique, a tray each, away from a t
     return c.Post("/filter", {{"Pod", c.api.Object(Resource::kPods, "ml", "serve-0")}, {"NodeNames", c.nodes}})["NodeNames"] ==
            json::array({"a-0", "a-1"});
   }));
+}
+
+// cluster-autoscaler sends a ComputeDomain's pending pods as they are: 2 GPUs each and the domain's channel.
+// `topofit expander --compute-domains v1beta1` reads the domain from its own watch and ranks the three pods
+// as one gang needing one NVLink domain, a node each: the GB200 rack's group, not one cheaper H100 node that
+// holds their GPUs but gives one channel.
+TEST_CASE("ComputeDomains end to end: topofit expander --compute-domains ranks a domain's pods as one gang",
+          "[e2e][gang][compute_domain]") {
+  GangCluster c(TrayList().Add(1, "a-", "uuid.a", "rack-a"));
+  c.api.Upsert(Resource::kComputeDomains, ComputeDomain("train", 3));
+
+  ::grpcplugin::BestOptionsRequest request;
+  ::k8s::io::api::core::v1::Node rack = testing::TemplateNode("gb200-rack", "unlisted", 4);
+  auto& labels = *rack.mutable_metadata()->mutable_labels();
+  labels.erase("node.kubernetes.io/instance-type");
+  labels["nvidia.com/gpu.product"] = "NVIDIA-GB200";
+  labels["nvidia.com/gpu.clique"] = "template";
+  (*rack.mutable_metadata()->mutable_annotations())["topofit.io/nodes-per-domain"] = "18";
+  (*request.mutable_nodebytesmap())["gb200-rack"] = rack.SerializeAsString();
+  (*request.mutable_nodebytesmap())["h100"] = testing::TemplateNode("h100", "p5.48xlarge", 8).SerializeAsString();
+  std::vector<std::string> pods;
+  for (int i = 0; i < 3; ++i) {
+    ::k8s::io::api::core::v1::Pod pod;
+    pod.mutable_metadata()->set_name(absl::StrCat("train-", i));
+    pod.mutable_metadata()->set_namespace_("ml");
+    pod.mutable_metadata()->set_uid(absl::StrCat("uid-train-", i));
+    ::k8s::io::api::core::v1::Container* container = pod.mutable_spec()->add_containers();
+    container->set_name("worker");
+    (*container->mutable_resources()->mutable_limits())["nvidia.com/gpu"].set_string("2");
+    ::k8s::io::api::core::v1::PodResourceClaim* channel = pod.mutable_spec()->add_resourceclaims();
+    channel->set_name("channel");
+    channel->set_resourceclaimtemplatename("train-channel");
+    pods.push_back(pod.SerializeAsString());
+  }
+  for (const auto& [group, nodes] : {std::pair<std::string, int>{"h100", 1}, {"gb200-rack", 3}}) {
+    ::grpcplugin::Option* option = request.add_options();
+    option->set_nodegroupid(group);
+    option->set_nodecount(nodes);
+    for (const std::string& pod : pods) option->add_podbytes(pod);
+  }
+
+  // The expander's choice, with or without the domains read.
+  const auto chosen = [&](bool compute_domains) {
+    cli::ExpanderOptions options;
+    options.address = "127.0.0.1";
+    options.grpc_port = 0;
+    options.insecure = true;
+    options.kubeconfig = c.ExtenderOptions().kubeconfig;
+    options.prices_file = c.scratch.path("prices.json");
+    if (compute_domains) options.compute_domains_version = "v1beta1";
+    cli::ProcessState process;
+    REQUIRE(cli::UseLedger("memory", options.kubeconfig, process, c.log).ok());
+    absl::StatusOr<cli::ExpanderParts> parts = cli::BuildExpander(options, process, c.log);
+    REQUIRE(parts.ok());
+    if (compute_domains) REQUIRE(parts->compute_domain_watch->WaitForSync(kubeclient::testing::kPatience));
+    std::unique_ptr<expander::GrpcServer> grpc = expander::GrpcServer::Start(parts->grpc, *parts->service).value();
+    auto channel = ::grpc::CreateChannel(absl::StrCat("127.0.0.1:", grpc->port()), ::grpc::InsecureChannelCredentials());
+    ::grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    ::grpcplugin::BestOptionsResponse response;
+    REQUIRE(::grpcplugin::Expander::NewStub(channel)->BestOptions(&context, request, &response).ok());
+    grpc->Shutdown(absl::ZeroDuration());
+    REQUIRE(response.options_size() == 1);
+    return response.options(0).nodegroupid();
+  };
+  c.scratch.Write("prices.json", R"({"h100": 30, "gb200-rack": 40})");
+  CHECK(chosen(false) == "h100");
+  CHECK(chosen(true) == "gb200-rack");
 }
 
 }  // namespace

@@ -620,6 +620,26 @@ fi
 check_extender_component compute-domains --compute-domains=v1beta1 topofit-extender-compute-domains \
   '[(("resource.nvidia.com",), ("computedomains",), ("list", "watch"))]' \
   "computedomains list/watch"
+# compute-domains also has the expander watch the domains.
+if [ -f "$tmp/compute-domains.yaml" ] && command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/null; then
+  if python3 - "$tmp/compute-domains.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+expander = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "topofit-expander")
+args = expander["spec"]["template"]["spec"]["containers"][0]["args"]
+if args[0] != "expander" or args.count("--compute-domains=v1beta1") != 1:
+    sys.exit(f"expander args {args}")
+role = next(d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "topofit-expander-compute-domains")
+if role["rules"] != [{"apiGroups": ["resource.nvidia.com"], "resources": ["computedomains"], "verbs": ["list", "watch"]}]:
+    sys.exit(f"topofit-expander-compute-domains rules {role['rules']}")
+binding = next(d for d in docs if d["kind"] == "ClusterRoleBinding" and d["metadata"]["name"] == "topofit-expander-compute-domains")
+sa = expander["spec"]["template"]["spec"]["serviceAccountName"]
+if binding["subjects"] != [{"kind": "ServiceAccount", "name": sa, "namespace": expander["metadata"]["namespace"]}]:
+    sys.exit(f"topofit-expander-compute-domains subjects {binding['subjects']}")
+PY
+  then ok "components/compute-domains: the expander's --compute-domains=v1beta1 and its computedomains list/watch"
+  else fail "components/compute-domains: expander"; fi
+fi
 check_extender_component restarts --collect-restarts topofit-extender-restarts \
   '[(("",), ("events",), ("list",)), (("",), ("pods/log",), ("get",))]' "events list and pods/log get"
 # restart-notifications on top of restarts: the Slack URL file flag on the extender, read from the Secret
