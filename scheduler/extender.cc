@@ -115,7 +115,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   if (!demand.ok()) return InvalidPod(args.pod, pod_key, demand.status().message());
   // A pod whose GPUs come from claims goes through the same cycle, each node judged by what its claims ask
   // (extender_claims.cc); it asks for no capacity of its own (a ProvisioningRequest's pod template would name
-  // the pod's own claim) and is in no gang.
+  // the pod's own claim), and its gang is placed whole where GangPlacesClaims says it can be.
   absl::StatusOr<std::optional<decision::ClaimGpuDemand>> claims = ClaimDemandOf(args.pod, *demand);
   if (!claims.ok()) return InvalidPod(args.pod, pod_key, claims.status().message());
   const bool claim_pod = claims->has_value();
@@ -123,17 +123,21 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   absl::StatusOr<std::optional<kube::ComputeDomain>> compute_domain = ComputeDomainOf(args.pod);
   if (!compute_domain.ok()) return InvalidPod(args.pod, pod_key, compute_domain.status().message());
   std::optional<decision::Gang> gang;  // of known size: placed all or nothing
-  if (demand->wants_gpus()) {
+  if (counted.wants_gpus()) {
     absl::StatusOr<std::optional<decision::Gang>> member_of = CountedGangOf(args.pod);
     if (!member_of.ok()) return InvalidPod(args.pod, pod_key, member_of.status().message());
-    if (*member_of && (*member_of)->min_count) gang = **member_of;
+    if (*member_of && (*member_of)->min_count &&
+        (!claim_pod || GangPlacesClaims(**claims, compute_domain->has_value() ? &**compute_domain : nullptr))) {
+      gang = **member_of;
+    }
   }
   absl::StatusOr<RequestNodes> nodes = NodesOf(args);
   if (!nodes.ok()) return nodes.status();
   if (*compute_domain) RefuseOutside(**compute_domain, *nodes);
   if (gang) {
     if (std::optional<codec::ExtenderFilterResult> placed =
-            FilterGangMember(args, *demand, *gang, *nodes, compute_domain->has_value() ? &**compute_domain : nullptr)) {
+            FilterGangMember(args, counted, *gang, *nodes, compute_domain->has_value() ? &**compute_domain : nullptr,
+                             claim_pod ? &**claims : nullptr, *demand)) {
       // The gang's words cover every node; a node its domain may not use says why itself.
       for (const auto& [node, reason] : nodes->outside_domain) placed->failed_and_unresolvable_nodes.insert_or_assign(node, reason);
       return *std::move(placed);
@@ -375,7 +379,7 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
   // A pod that says whether CA may evict it is left as its owner wrote it.
   const bool says_safe_to_evict = stored->metadata.annotations.contains(kube::kSafeToEvictAnnotation);
   std::optional<topology::GpuSet> reserved;  // a gang member's place
-  if (std::string waiting = GangBindGate(*stored, args, reserved); !waiting.empty()) {
+  if (std::string waiting = GangBindGate(*stored, args, !authorized.demand.wants_gpus(), reserved); !waiting.empty()) {
     metrics_.binds.Inc({"waiting_for_gang"});
     server::LogEvent(log_, "bind", {{"pod", pod.key()}, {"node", args.node}, {"result", waiting}});
     return waiting;

@@ -155,11 +155,20 @@ class Extender {
   // Filter for a member of a gang of known size (decision/gang_book.h): reserves the whole gang's places
   // on the first member's call, steers each member to its place, refuses every node while the gang has no
   // room. nullopt when the pod places as a single pod (its gang landed, or every place is taken).
-  // `domain`: the ComputeDomain the members join, null when none.
+  // `domain`: the ComputeDomain the members join, null when none. `claims`: what a member whose GPUs come
+  // from ResourceClaims asks (null for a device-plugin pod; `demand` is then its count, `own` the pod's own
+  // DemandOf): only nodes where its claims are met hold members.
   std::optional<codec::ExtenderFilterResult> FilterGangMember(const codec::ExtenderArgs& args,
                                                               const decision::GpuDemand& demand,
                                                               const decision::Gang& gang, const RequestNodes& nodes,
-                                                              const kube::ComputeDomain* domain);
+                                                              const kube::ComputeDomain* domain,
+                                                              const decision::ClaimGpuDemand* claims,
+                                                              const decision::GpuDemand& own);
+  // Whether the gang of a member whose GPUs come from `claims` can be placed all at once: each node's first
+  // member is judged on its claims, the next ones by their count alone, which is right when the claims
+  // select no particular GPUs (no selector, no matchAttribute, not All) or when a node holds one member
+  // (a ComputeDomain's pods). Otherwise its members place as single pods.
+  static bool GangPlacesClaims(const decision::ClaimGpuDemand& claims, const kube::ComputeDomain* domain);
   // The ComputeDomain the pod joins (decision::ComputeDomainOf over JoinComputeDomainsFrom's domains);
   // nullopt when it joins none or no domains are read.
   absl::StatusOr<std::optional<kube::ComputeDomain>> ComputeDomainOf(const kube::Pod& pod) const;
@@ -183,7 +192,8 @@ class Extender {
   // Whether a gang member may bind to `node` now, and with which GPUs: an error while the gang's places
   // are not all joined (no member binds before every member has its place) or the pod's place is
   // elsewhere; `reserved` set to its place's GPUs when it has one.
-  std::string GangBindGate(const kube::Pod& pod, const codec::ExtenderBindingArgs& args,
+  // `claim_pod`: its GPUs come from claims (the DRA plugin allocated them before the bind).
+  std::string GangBindGate(const kube::Pod& pod, const codec::ExtenderBindingArgs& args, bool claim_pod,
                            std::optional<topology::GpuSet>& reserved);
 
   // The pod's gang when its count is known: the source's own, or for the Workload API gang.minCount of

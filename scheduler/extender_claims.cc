@@ -65,6 +65,11 @@ decision::PodFilterOutcome Extender::FilterClaims(const decision::ClaimGpuDemand
   return outcome;
 }
 
+bool Extender::GangPlacesClaims(const decision::ClaimGpuDemand& claims, const kube::ComputeDomain* domain) {
+  if (domain != nullptr) return true;  // a node each
+  return !claims.all && claims.selectors.empty() && claims.match_attributes.empty();
+}
+
 std::string Extender::BindClaimPod(const codec::ExtenderBindingArgs& args, const PodRef& pod, bool asked_capacity) {
   if (absl::Status bound = kube_.BindPod(args.pod_namespace, args.pod_name, args.pod_uid, args.node, {}); !bound.ok()) {
     // A retry of a bind that landed (kube-scheduler's call timed out after the API server took it) is one.

@@ -181,7 +181,9 @@ std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const code
                                                                       const decision::GpuDemand& demand,
                                                                       const decision::Gang& gang,
                                                                       const RequestNodes& nodes,
-                                                                      const kube::ComputeDomain* domain) {
+                                                                      const kube::ComputeDomain* domain,
+                                                                      const decision::ClaimGpuDemand* claims,
+                                                                      const decision::GpuDemand& own) {
   const std::string id = decision::GangIdOf(gang);
   const std::string pod_uid = decision::LedgerPodUid(args.pod);
   const std::string pod_key = absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name);
@@ -200,6 +202,8 @@ std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const code
     std::vector<decision::GangCandidate> candidates;
     candidates.reserve(snapshots.size());
     for (const auto& snapshot : snapshots) {
+      // A member whose GPUs come from claims goes only where its claims are met (a node's slices, selectors).
+      if (claims != nullptr && !JudgeClaims(*claims, own, *snapshot).verdict.fits) continue;
       candidates.push_back({snapshot.get(), {}, decision::NvlinkDomainOf(snapshot->origin->labels, domain_labels_)});
     }
     // A ComputeDomain's channel is prepared once per node: its members take a node each.
@@ -219,8 +223,10 @@ std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const code
       if (recorder_ != nullptr) {
         RecordCycle({history::GangNoRoomRecord(clock_.Now(), {pod_uid, pod_key}, id, *gang.min_count, demand.request.gpus)});
       }
-      return RefuseAll(args, absl::StrCat(reason, RequestGangCapacity(args.pod, demand, gang,
-                                                                      wanted->value_or(decision::GangTopology{}))));
+      // No ProvisioningRequest for claim pods: its pod template would name the member's own claim.
+      return RefuseAll(args, claims != nullptr ? reason
+                                               : absl::StrCat(reason, RequestGangCapacity(args.pod, demand, gang,
+                                                                                          wanted->value_or(decision::GangTopology{}))));
     }
     metrics_.gang_reservations.Inc({"reserved"});
     if (recorder_ != nullptr) {
@@ -304,7 +310,7 @@ void Extender::WithdrawGangCapacity(const std::string& gang) {
   gang_asks_.erase(asked);
 }
 
-std::string Extender::GangBindGate(const kube::Pod& pod, const codec::ExtenderBindingArgs& args,
+std::string Extender::GangBindGate(const kube::Pod& pod, const codec::ExtenderBindingArgs& args, bool claim_pod,
                                    std::optional<topology::GpuSet>& reserved) {
   absl::StatusOr<std::optional<decision::Gang>> gang = CountedGangOf(pod);
   if (!gang.ok() || !*gang || !(*gang)->min_count) return std::string();
@@ -314,7 +320,9 @@ std::string Extender::GangBindGate(const kube::Pod& pod, const codec::ExtenderBi
   const decision::GangReservation* reservation = gangs_.Find(id);
   const std::optional<decision::GangSlot> slot = gangs_.SlotOf(args.pod_uid);
   if (!slot) {
-    if (gangs_.Landed(id) || (reservation != nullptr && reservation->complete())) return std::string();
+    // The filter places a claim pod's gang only when it can judge its claims on every node at once
+    // (GangPlacesClaims); one it did not place binds as a single pod.
+    if (claim_pod || gangs_.Landed(id) || (reservation != nullptr && reservation->complete())) return std::string();
     return absl::StrCat("topofit: gang ", id, ": the pod has no reserved place (none was made, or it expired); "
                         "its next filter reserves one");
   }
@@ -329,6 +337,12 @@ std::string Extender::GangBindGate(const kube::Pod& pod, const codec::ExtenderBi
   }
   if (slot->node != args.node) {
     return absl::StrCat("topofit: gang ", id, ": the pod's place is on node ", slot->node, ", not ", args.node);
+  }
+  // kube-scheduler's DRA plugin allocated a claim pod's devices before this bind, from what was free: they
+  // are its own, whichever GPUs of the node they are.
+  if (claim_pod) {
+    reserved = slot->gpus;
+    return std::string();
   }
   // Another pod took the place's GPUs since the reservation (a bind racing the filter that made it): the
   // gang is placed again from scratch rather than bound in part.

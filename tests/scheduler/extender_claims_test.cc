@@ -203,6 +203,66 @@ TEST_CASE("Capacity grown for another pod is held from a claim pod", "[extender]
   CHECK(*f.Filter(other).node_names == std::vector<std::string>{"free"});
 }
 
+// Member `i` of the 3-pod gang "train" (namespace ml) whose GPUs come from its claim `claim`.
+kube::Pod ClaimMember(int i, const std::string& claim) {
+  kube::Pod pod = MakePod()
+                      .name(absl::StrCat("train-", i))
+                      .namespaceName("ml")
+                      .annotation("topofit.io/gang", "train")
+                      .annotation("topofit.io/gang-size", "3");
+  pod.spec.resource_claims = {{.name = "gpus", .resource_claim_name = claim, .resource_claim_template_name = std::nullopt}};
+  return pod;
+}
+
+TEST_CASE("A gang of claim pods whose claims pick no particular GPUs is placed whole and binds only whole",
+          "[extender][dra][gang]") {
+  ClaimsFixture f;
+  for (int i = 0; i < 3; ++i) {
+    kube::ResourceClaim four = GpusUnderOneRoot(absl::StrCat("four-", i), 4);
+    four.constraints.clear();
+    f.dra.claims[four.metadata.name] = four;
+  }
+  const std::vector<std::string> nodes = {"free", "scattered"};
+  // 3 x 4 GPUs: "free" holds two members, "scattered" (one GPU of each root taken) the third
+  std::map<std::string, int> members_on;
+  for (int i = 0; i < 3; ++i) {
+    const codec::ExtenderFilterResult placed = f.FilterOn(ClaimMember(i, absl::StrCat("four-", i)), nodes);
+    REQUIRE(placed.node_names->size() == 1);
+    ++members_on[placed.node_names->front()];
+    if (i == 0) {
+      // no member binds before every member has its place
+      CHECK(f.BindTo(ClaimMember(0, "four-0"), placed.node_names->front()) ==
+            "topofit: gang topofit:ml/train: 1 of 3 members have their place; none binds before all do (kube-scheduler "
+            "retries the pod)");
+    }
+  }
+  CHECK(members_on == std::map<std::string, int>{{"free", 2}, {"scattered", 1}});
+  // a 5-GPU claim pod outside the gang finds the reserved GPUs taken
+  f.dra.claims["five"] = GpusUnderOneRoot("five", 5);
+  f.dra.claims["five"].constraints.clear();
+  kube::Pod other = PodWithClaim("five");
+  CHECK(f.FilterOn(other, nodes).node_names->empty());
+
+  // the DRA plugin allocated each member's devices before its bind: bound with no GPU ids of topofit's
+  int bound = 0;
+  for (int i = 0; i < 3; ++i) {
+    for (const std::string& node : nodes) {
+      if (f.BindTo(ClaimMember(i, absl::StrCat("four-", i)), node).empty()) ++bound;
+    }
+  }
+  CHECK(bound == 3);
+  CHECK(f.registry.Render().find("topofit_extender_gang_reservations_total{event=\"landed\"} 1") != std::string::npos);
+}
+
+TEST_CASE("A claim pod of a gang whose claims pick particular GPUs places and binds as a single pod",
+          "[extender][dra][gang]") {
+  ClaimsFixture f;
+  const kube::Pod member = ClaimMember(0, "two");  // two GPUs under one PCIe root: judged node by node only
+  const codec::ExtenderFilterResult placed = f.FilterOn(member, {"free", "scattered"});
+  CHECK(*placed.node_names == std::vector<std::string>{"free"});
+  CHECK(f.BindTo(member, "free") == "");
+}
+
 TEST_CASE("Without a DraView, a claim pod asks no GPU of topofit, as before", "[extender][dra]") {
   ClaimsFixture f;
   f.extender.JudgeClaimsWith(nullptr);

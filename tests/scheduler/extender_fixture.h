@@ -76,9 +76,9 @@ struct ExtenderFixture {
     REQUIRE(result.ok());
     return *std::move(result);
   }
-  // The bind of `pod` (namespace "default") to `node`: "" when bound, else the error.
+  // The bind of `pod` to `node`: "" when bound, else the error.
   std::string BindTo(const kube::Pod& pod, const std::string& node) {
-    return *extender.Bind({pod.metadata.name, "default", pod.metadata.uid, node});
+    return *extender.Bind({pod.metadata.name, pod.metadata.namespace_name, pod.metadata.uid, node});
   }
   server::FakeClock clock;
   server::MetricsRegistry registry;
