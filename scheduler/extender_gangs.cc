@@ -9,9 +9,9 @@
 #include "decision/gang_placement.h"
 #include "decision/pod_uid.h"
 #include "history/from_decisions.h"
-#include "topology/catalog.h"
 #include "scheduler/extender.h"
 #include "server/logging.h"
+#include "topology/catalog.h"
 
 namespace topofit::scheduler {
 namespace {
