@@ -140,7 +140,8 @@ absl::StatusOr<std::optional<Gang>> GangOf(const kube::Pod& pod, const kube::Com
   }
   return AnnotationError(kube::kGangSizeAnnotation, annotations.find(kube::kGangSizeAnnotation)->second,
                          absl::StrCat("names no gang: add ", kube::kGangAnnotation,
-                                      ", or set it on the pods of a JobSet or a Job"));
+                                      ", or set it on the pods of a JobSet, a Job or a ComputeDomain (read "
+                                      "with --compute-domains)"));
 }
 
 absl::StatusOr<std::optional<GangTopology>> GangTopologyOf(const kube::Pod& pod,
