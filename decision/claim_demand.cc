@@ -9,9 +9,7 @@
 #include "absl/strings/str_join.h"
 
 namespace topofit::decision {
-namespace {
 
-// The claim a spec.resourceClaims entry stands for, or nullopt when a template's claim has no name yet.
 std::optional<std::string> ClaimNameOf(const kube::Pod& pod, const kube::PodResourceClaim& entry) {
   if (entry.resource_claim_name) return entry.resource_claim_name;
   for (const kube::PodResourceClaimStatus& status : pod.status.resource_claim_statuses) {
@@ -19,6 +17,8 @@ std::optional<std::string> ClaimNameOf(const kube::Pod& pod, const kube::PodReso
   }
   return std::nullopt;
 }
+
+namespace {
 
 bool AsksForGpus(const kube::DeviceRequest& request, const std::vector<DeviceSelector>& selectors,
                  const DraGpuClasses& classes) {

@@ -41,6 +41,10 @@ struct ClaimGpuDemand {
   bool operator==(const ClaimGpuDemand&) const = default;
 };
 
+// The claim a spec.resourceClaims entry stands for (its name, or the name status.resourceClaimStatuses gives
+// a template's claim); nullopt when a template's claim has no name yet.
+std::optional<std::string> ClaimNameOf(const kube::Pod& pod, const kube::PodResourceClaim& entry);
+
 // A claim by namespace and name; nullopt when it is not known (not created yet, or not seen by the watch).
 using ClaimLookup = absl::FunctionRef<std::optional<kube::ResourceClaim>(absl::string_view, absl::string_view)>;
 

@@ -37,8 +37,6 @@ std::vector<std::string> VanishedFrom(const Tracked& tracked, const std::vector<
 
 }  // namespace
 
-std::string ClaimHolderUid(absl::string_view claim_uid) { return absl::StrCat("resourceclaim:", claim_uid); }
-
 WatchHandler<kube::Node> GpuStateSync::NodeHandler() {
   return WatchHandlerOf(*this, &GpuStateSync::SyncNodes, &GpuStateSync::NodeChanged);
 }

@@ -72,8 +72,7 @@ struct GpuStateSyncStats {
   int64_t claims_holding_gpus = 0;  // allocated claims holding GPUs, tracked now
 };
 
-// The GpuState key of what a ResourceClaim holds: never a pod's uid.
-std::string ClaimHolderUid(absl::string_view claim_uid);
+using scheduler::ClaimHolderUid;
 
 class GpuStateSync : public scheduler::DraView {
  public:

@@ -6,6 +6,7 @@
 
 #include "decision/scale_down_guard.h"
 #include "kube/topofit_annotations.h"
+#include "topology/set_quality.h"
 #include "server/logging.h"
 
 namespace topofit::scheduler {
@@ -36,20 +37,46 @@ bool DrainGuard::KeepsNow(const decision::GpuDemand& demand, absl::string_view n
 
 void DrainGuard::Track(const PodRef& pod, std::string node, decision::GpuDemand demand, bool kept) {
   std::lock_guard<std::mutex> lock(mu_);
-  tracked_[pod.uid] = Tracked{pod, std::move(node), std::move(demand), kept};
+  tracked_[pod.uid] = Tracked{.pod = pod, .node = std::move(node), .demand = std::move(demand), .kept = kept,
+                              .holders = {}, .judged = true, .unseen = 0};
   PublishLocked();
 }
 
+void DrainGuard::TrackClaims(const PodRef& pod, std::string node, decision::GpuDemand demand,
+                             std::vector<std::string> holders) {
+  std::lock_guard<std::mutex> lock(mu_);
+  tracked_[pod.uid] = Tracked{.pod = pod, .node = std::move(node), .demand = std::move(demand), .kept = false,
+                              .holders = std::move(holders), .judged = false, .unseen = 0};
+  PublishLocked();
+}
+
+std::optional<topology::GpuSet> DrainGuard::HeldNow(const Tracked& pod) const {
+  if (pod.holders.empty()) {
+    const auto assignment = state_.AssignmentOf(pod.pod.uid);
+    if (!assignment || assignment->first != pod.node) return std::nullopt;
+    return assignment->second;
+  }
+  topology::GpuSet held;
+  for (const std::string& holder : pod.holders) {
+    const auto assignment = state_.AssignmentOf(holder);
+    if (!assignment || assignment->first != pod.node) return std::nullopt;
+    held = held | assignment->second;
+  }
+  return held;
+}
+
 void DrainGuard::Refresh() {
-  std::vector<Tracked> pods;
+  std::vector<std::pair<Tracked, topology::GpuSet>> pods;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = tracked_.begin(); it != tracked_.end();) {
-      const auto assignment = state_.AssignmentOf(it->first);
-      if (!assignment || assignment->first != it->second.node) {
-        it = tracked_.erase(it);  // ended, deleted or moved: nothing of ours to keep
+      const std::optional<topology::GpuSet> held = HeldNow(it->second);
+      if (held) {
+        pods.emplace_back(it++->second, *held);
+      } else if (!it->second.judged && ++it->second.unseen < kClaimRefreshes) {
+        ++it;  // the claim watch has not brought its devices yet
       } else {
-        pods.push_back(it++->second);
+        it = tracked_.erase(it);  // ended, deleted or moved: nothing of ours to keep
       }
     }
   }
@@ -57,7 +84,23 @@ void DrainGuard::Refresh() {
   // judged once per refresh.
   const ReadyNodes ready(state_);
   decision::FilterMemo memo;
-  for (const Tracked& pod : pods) {
+  for (auto& [pod, held] : pods) {
+    if (!pod.judged) {
+      // A claim pod's set, now known: kept only if it got the topology it would refuse or wait for elsewhere.
+      pod.demand.request.gpus = held.size();
+      const std::shared_ptr<const decision::NodeGpuSnapshot> node = state_.Snapshot(pod.node);
+      const bool guarded = node != nullptr && node->topology != nullptr &&
+                           decision::KeepFromScaleDownDrain(pod.demand, node->topology->quality().Of(held));
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = tracked_.find(pod.pod.uid);
+      if (it == tracked_.end()) continue;
+      if (!guarded) {
+        tracked_.erase(it);
+        continue;
+      }
+      it->second.judged = true;
+      it->second.demand = pod.demand;
+    }
     const bool keep = !decision::AnotherNodeGivesItsTopology(pod.demand, pod.node, ready.nodes, memo);
     if (keep == pod.kept) continue;
     // Removing the key (not writing "true") leaves CA's own drain rules to decide, as before the bind.

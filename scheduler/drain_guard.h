@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,6 +42,14 @@ class DrainGuard {
   bool KeepsNow(const decision::GpuDemand& demand, absl::string_view node) const;
   // `pod`, bound to `node`, is the guard's to keep or release from now on; `kept`: its bind wrote "false".
   void Track(const PodRef& pod, std::string node, decision::GpuDemand demand, bool kept);
+  // A pod whose GPUs come from ResourceClaims, bound to `node` with the topology ask `demand` (DemandOf: its
+  // annotations): the DRA plugin allocated its devices, which the state shows under its claims' `holders`
+  // (ClaimHolderUid) once the claim watch has them. The first Refresh that sees them all on `node` judges
+  // the set they make as a bind judges a device-plugin pod's (KeepFromScaleDownDrain), then keeps or
+  // releases the pod as any other; a pod whose claims are not seen within kClaimRefreshes refreshes, or go,
+  // is forgotten.
+  void TrackClaims(const PodRef& pod, std::string node, decision::GpuDemand demand, std::vector<std::string> holders);
+  static constexpr int kClaimRefreshes = 20;
   // Judges every tracked pod again; forgets the pods no longer bound where they were.
   void Refresh();
   void Start(absl::Duration period);
@@ -51,7 +60,15 @@ class DrainGuard {
     std::string node;
     decision::GpuDemand demand;
     bool kept = false;
+    // A claim pod's (TrackClaims): what its GPUs are held under, whether its set was judged yet, and how
+    // many refreshes did not see them.
+    std::vector<std::string> holders;
+    bool judged = true;
+    int unseen = 0;
   };
+  // The GPUs `pod` holds on its node now: its own assignment, or its claims' together; nullopt when they are
+  // not (all) there.
+  std::optional<topology::GpuSet> HeldNow(const Tracked& pod) const;
 
   // The GPU state's Ready nodes at one moment (the snapshots kept alive while the pointers are used).
   struct ReadyNodes {

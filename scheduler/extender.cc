@@ -403,7 +403,7 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
     error = authorized.demand.wants_gpus()
                 ? BindOnce(args, pod, decision::JudgedPod::Of(*stored), authorized.demand, asked_capacity,
                            says_safe_to_evict, reserved, gpu_ids)
-                : BindClaimPod(args, pod, asked_capacity);
+                : BindClaimPod(args, pod, *stored, asked_capacity, says_safe_to_evict);
   }
   ReleasePodBindLock(args.pod_uid, std::move(lock));
   if (error.empty() && compute_domain.ok() && *compute_domain) RememberDomainBind(**compute_domain, args.node);

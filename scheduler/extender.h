@@ -240,8 +240,11 @@ class Extender {
   absl::StatusOr<kube::Pod> PodToBind(const codec::ExtenderBindingArgs& args);
   // A repeated bind whose Binding the API server refused: success when the pod is bound to `node`
   // already (an earlier bind of ours landed), else the error.
-  // A claim pod's bind (extender_claims.cc): the Binding alone, no GPU taken nor annotated.
-  std::string BindClaimPod(const codec::ExtenderBindingArgs& args, const PodRef& pod, bool asked_capacity);
+  // A claim pod's bind (extender_claims.cc): the Binding alone, no GPU taken nor annotated; the drain guard
+  // then judges the devices its claims hold once the claim watch shows them (DrainGuard::TrackClaims),
+  // unless the pod says whether it is safe to evict.
+  std::string BindClaimPod(const codec::ExtenderBindingArgs& args, const PodRef& pod, const kube::Pod& stored,
+                           bool asked_capacity, bool says_safe_to_evict);
   // After a pod landed: its preference is served, and the capacity it asked for is withdrawn.
   void Landed(const PodRef& pod, bool asked_capacity);
   std::string RepeatedBindOutcome(const codec::ExtenderBindingArgs& args, const absl::Status& bound);

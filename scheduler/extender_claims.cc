@@ -70,10 +70,28 @@ bool Extender::GangPlacesClaims(const decision::ClaimGpuDemand& claims, const ku
   return !claims.all && claims.selectors.empty() && claims.match_attributes.empty();
 }
 
-std::string Extender::BindClaimPod(const codec::ExtenderBindingArgs& args, const PodRef& pod, bool asked_capacity) {
+std::string Extender::BindClaimPod(const codec::ExtenderBindingArgs& args, const PodRef& pod, const kube::Pod& stored,
+                                   bool asked_capacity, bool says_safe_to_evict) {
   if (absl::Status bound = kube_.BindPod(args.pod_namespace, args.pod_name, args.pod_uid, args.node, {}); !bound.ok()) {
     // A retry of a bind that landed (kube-scheduler's call timed out after the API server took it) is one.
     if (std::string outcome = RepeatedBindOutcome(args, bound); !outcome.empty()) return outcome;
+  }
+  if (drain_guard_ != nullptr && dra_ != nullptr && !says_safe_to_evict) {
+    absl::StatusOr<GpuDemand> ask = decision::DemandOf(stored);
+    std::vector<std::string> holders;
+    for (const kube::PodResourceClaim& entry : stored.spec.resource_claims) {
+      const std::optional<std::string> name = decision::ClaimNameOf(stored, entry);
+      if (!name) continue;
+      if (std::optional<kube::ResourceClaim> claim = dra_->Claim(stored.metadata.namespace_name, *name)) {
+        holders.push_back(ClaimHolderUid(claim->metadata.uid));
+      }
+    }
+    // Only a pod that asks for a topology can lose one to a drain (decision::KeepFromScaleDownDrain, which
+    // judges it again once its number of GPUs is known).
+    if (ask.ok() && (ask->request.min_link != topology::LinkClass::kSys || ask->request.min_bandwidth_mbps > 0) &&
+        !holders.empty()) {
+      drain_guard_->TrackClaims(pod, args.node, *ask, std::move(holders));
+    }
   }
   Landed(pod, asked_capacity);
   return std::string();

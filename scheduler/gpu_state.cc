@@ -15,6 +15,8 @@
 #include "topology/occupancy.h"
 
 namespace topofit::scheduler {
+
+std::string ClaimHolderUid(absl::string_view claim_uid) { return absl::StrCat("resourceclaim:", claim_uid); }
 namespace {
 
 using topology::GpuSet;

@@ -94,6 +94,10 @@ struct GpuStateLimits {
 };
 
 // Forgets nothing (a watch feeds it), at most GpuStateLimits{}.max_nodes nodes, in no order of recency.
+// The GpuState key of what a ResourceClaim holds (kubeclient::GpuStateSync observes an allocated claim's
+// GPUs under it): never a pod's uid.
+std::string ClaimHolderUid(absl::string_view claim_uid);
+
 std::unique_ptr<GpuState> NewInMemoryGpuState();
 // `clock` (which must outlive the state) tells when nodes were last seen.
 std::unique_ptr<GpuState> NewInMemoryGpuState(const server::Clock& clock, GpuStateLimits limits);

@@ -8,6 +8,7 @@
 
 #include "tests/kube/builders.h"
 #include "tests/scheduler/extender_fixture.h"
+#include "tests/scheduler/fake_dra_view.h"
 
 namespace topofit::scheduler {
 namespace {
@@ -136,6 +137,83 @@ TEST_CASE("Pods that take any set, and pods that say safe-to-evict themselves, a
     REQUIRE(*f.extender.Bind({pod.metadata.name, "default", pod.metadata.uid, "p4d-1"}) == "");
   }
   CHECK(SafeToEvictCalls(f.kube).empty());
+  CHECK(GuardedPods(f.registry) == std::pair(0, 0));
+}
+
+// A trainer whose 4 GPUs come from its claim "trainer-gpus" (requiring NVLink), bound to p4d-1 while the
+// only other node is a g5. kube-scheduler's DRA plugin allocated the devices before the bind; the claim watch
+// shows them some moments later.
+struct ClaimBound : testing::ExtenderFixture {
+  ClaimBound() {
+    REQUIRE(state->UpsertNode(Node("p4d-1", "p4d.24xlarge")).ok());
+    REQUIRE(state->UpsertNode(Node("g5-1", "g5.48xlarge")).ok());
+    kube::ResourceClaim claim;
+    claim.metadata.name = "trainer-gpus";
+    claim.metadata.namespace_name = "ml";
+    claim.metadata.uid = "uid-claim";
+    claim.allocated = true;
+    claim.node_name = "p4d-1";
+    dra.claims[claim.metadata.name] = claim;
+    extender.JudgeClaimsWith(&dra);
+    trainer.spec.resource_claims = {
+        {.name = "gpus", .resource_claim_name = "trainer-gpus", .resource_claim_template_name = std::nullopt}};
+  }
+  // `pod`, known to the API server, bound to `node`.
+  std::string Bind(const kube::Pod& pod, const std::string& node) {
+    kube.PutPod(pod);
+    return BindTo(pod, node);
+  }
+  // The claim watch shows the claim holding `gpus` of `node`.
+  void ClaimHolds(const std::string& node, topology::GpuSet gpus) {
+    REQUIRE(state->Assume(PodRef{ClaimHolderUid("uid-claim"), "ml", "trainer-gpus"}, node, gpus).ok());
+  }
+  testing::FakeDraView dra;
+  kube::Pod trainer = MakePod().name("trainer").uid("uid-trainer").namespaceName("ml")
+                          .annotation("topofit.io/min-link", "NV").annotation("topofit.io/topology-policy", "required");
+};
+
+TEST_CASE("A claim pod is judged on the devices its claim holds, once the claim watch shows them", "[drain_guard][dra]") {
+  ClaimBound f;
+  REQUIRE(f.Bind(f.trainer, "p4d-1") == "");
+  CHECK(SafeToEvictCalls(f.kube).empty());  // its set is not known at bind
+  CHECK(GuardedPods(f.registry) == std::pair(0, 1));
+  f.drain_guard.Refresh();  // not shown yet: still waiting
+  CHECK(GuardedPods(f.registry) == std::pair(0, 1));
+
+  // 4 NVLink GPUs of p4d-1, and no other node could give them: kept
+  f.ClaimHolds("p4d-1", topology::GpuSet::FirstN(4));
+  f.drain_guard.Refresh();
+  CHECK(GuardedPods(f.registry) == std::pair(1, 0));
+  CHECK(SafeToEvictCalls(f.kube) ==
+        std::vector<std::string>{"annotate ml/trainer cluster-autoscaler.kubernetes.io/safe-to-evict=false"});
+
+  // the claim goes (the pod ended): forgotten
+  f.state->Forget(ClaimHolderUid("uid-claim"));
+  f.drain_guard.Refresh();
+  CHECK(GuardedPods(f.registry) == std::pair(0, 0));
+}
+
+TEST_CASE("A claim pod whose devices never show, or fall short of its ask, is not the guard's", "[drain_guard][dra]") {
+  ClaimBound f;
+  REQUIRE(f.Bind(f.trainer, "p4d-1") == "");
+  for (int i = 0; i < DrainGuard::kClaimRefreshes; ++i) f.drain_guard.Refresh();
+  CHECK(GuardedPods(f.registry) == std::pair(0, 0));
+
+  // bound again elsewhere (a new pod of the same claim): 4 GPUs of the g5 are no NVLink set, nothing to keep
+  f.trainer.metadata.uid = "uid-trainer-2";
+  f.trainer.metadata.name = "trainer-2";
+  REQUIRE(f.Bind(f.trainer, "g5-1") == "");
+  f.ClaimHolds("g5-1", topology::GpuSet::FirstN(4));
+  f.drain_guard.Refresh();
+  CHECK(GuardedPods(f.registry) == std::pair(0, 0));
+  CHECK(SafeToEvictCalls(f.kube).empty());
+
+  // a pod asking for no topology is never tracked
+  kube::Pod plain = f.trainer;
+  plain.metadata.uid = "uid-plain";
+  plain.metadata.name = "plain";
+  plain.metadata.annotations.clear();
+  REQUIRE(f.Bind(plain, "p4d-1") == "");
   CHECK(GuardedPods(f.registry) == std::pair(0, 0));
 }
 

@@ -1,5 +1,5 @@
 // The extender's filter and prioritize for pods whose GPUs come from ResourceClaims, over a DraView of two
-// A100 nodes whose GPUs pair up under four PCIe roots.
+// A100 nodes whose GPUs pair up under four PCIe roots (tests/scheduler/fake_dra_view.h).
 
 #include <map>
 #include <string>
@@ -12,6 +12,7 @@
 #include "tests/history/memory_recorder.h"
 #include "tests/kube/builders.h"
 #include "tests/scheduler/extender_fixture.h"
+#include "tests/scheduler/fake_dra_view.h"
 
 namespace topofit::scheduler {
 namespace {
@@ -19,30 +20,7 @@ namespace {
 using kube::testing::MakeNode;
 using kube::testing::MakePod;
 
-// Claims by name (namespace ml), and every node's slice: GPU i under root "pci<i/2>".
-class FakeDraView final : public DraView {
- public:
-  std::optional<kube::ResourceClaim> Claim(absl::string_view namespace_name, absl::string_view name) const override {
-    auto it = claims.find(std::string(name));
-    if (namespace_name != "ml" || it == claims.end()) return std::nullopt;
-    return it->second;
-  }
-  std::vector<decision::SliceGpu> NodeGpus(absl::string_view node) const override {
-    std::vector<decision::SliceGpu> gpus;
-    for (int i = 0; i < 8; ++i) {
-      decision::SliceGpu gpu{.index = i, .device = {}};
-      gpu.device.name = absl::StrCat(node, "-gpu-", i);
-      gpu.device.attributes["index"].int_value = i;
-      gpu.device.attributes["resource.kubernetes.io/pcieRoot"].string_value = absl::StrCat("pci", i / 2);
-      gpus.push_back(std::move(gpu));
-    }
-    return gpus;
-  }
-  const decision::DraGpuClasses& gpu_classes() const override { return classes; }
-
-  std::map<std::string, kube::ResourceClaim> claims;
-  decision::DraGpuClasses classes;
-};
+using testing::FakeDraView;
 
 // A pending claim asking `gpus` GPUs under one PCIe root.
 kube::ResourceClaim GpusUnderOneRoot(const std::string& name, int64_t gpus) {
