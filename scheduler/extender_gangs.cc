@@ -189,6 +189,18 @@ std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const code
   const std::string pod_key = absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name);
   std::lock_guard<std::mutex> lock(gangs_mu_);
   ExpireGangs();
+  // A place on a node the gang's ComputeDomain may no longer use (the driver labelled it for another
+  // domain after the reservation was made) would never be taken: the gang is placed again from scratch.
+  if (const decision::GangReservation* held = gangs_.Find(id); held != nullptr && !nodes.outside_domain.empty()) {
+    for (const decision::GangSlot& slot : held->slots) {
+      if (slot.bound || !nodes.outside_domain.contains(slot.node)) continue;
+      gangs_.Cancel(id);
+      metrics_.gang_reservations.Inc({"cancelled"});
+      server::LogEvent(log_, "gang", {{"gang", id}, {"event", "cancelled"}, {"node", slot.node},
+                                      {"reason", nodes.outside_domain.at(slot.node)}});
+      break;
+    }
+  }
   if (gangs_.Find(id) == nullptr && !gangs_.SlotOf(pod_uid)) {
     if (gangs_.Landed(id)) return std::nullopt;  // a pod that replaces a member of a running gang
     absl::StatusOr<std::optional<decision::GangTopology>> wanted = decision::GangTopologyOf(args.pod, domain_labels_);

@@ -133,6 +133,22 @@ TEST_CASE("A node just bound for a ComputeDomain is not another's, and pins its 
   CHECK_FALSE(later.failed_and_unresolvable_nodes.contains("small-0"));
 }
 
+TEST_CASE("A ComputeDomain's gang reserved on a node another domain then takes is placed again", "[extender][gang][compute_domain]") {
+  DomainCluster c;
+  c.Add(Domain("pair", 2));
+  // two members: the small clique fits them most tightly
+  CHECK(*c.Filter(Member("pair", 0)).node_names == std::vector<std::string>{"small-0"});
+  // the driver labels small-1 for another domain before the second member comes (a reservation made before
+  // its label was seen)
+  REQUIRE(c.f.state->UpsertNode(Tray("small-1", "uuid.small").label("resource.nvidia.com/computeDomain", "uid-late")).ok());
+  const codec::ExtenderFilterResult second = c.Filter(Member("pair", 1));
+  REQUIRE(second.node_names->size() == 1);
+  CHECK(second.node_names->front().rfind("big-", 0) == 0);
+  CHECK(c.f.registry.Render().find("topofit_extender_gang_reservations_total{event=\"cancelled\"} 1") != std::string::npos);
+  // the first member is steered to the new places too
+  CHECK(c.Filter(Member("pair", 0)).node_names->front().rfind("big-", 0) == 0);
+}
+
 TEST_CASE("A pod naming the channels of two ComputeDomains gets the filter's error", "[extender][compute_domain]") {
   DomainCluster c;
   c.Add(Domain("a", 2));
