@@ -194,10 +194,11 @@ std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const code
   if (const decision::GangReservation* held = gangs_.Find(id); held != nullptr && !nodes.outside_domain.empty()) {
     for (const decision::GangSlot& slot : held->slots) {
       if (slot.bound || !nodes.outside_domain.contains(slot.node)) continue;
+      const std::string node = slot.node;  // the slot goes with the reservation
       gangs_.Cancel(id);
       metrics_.gang_reservations.Inc({"cancelled"});
-      server::LogEvent(log_, "gang", {{"gang", id}, {"event", "cancelled"}, {"node", slot.node},
-                                      {"reason", nodes.outside_domain.at(slot.node)}});
+      server::LogEvent(log_, "gang", {{"gang", id}, {"event", "cancelled"}, {"node", node},
+                                      {"reason", nodes.outside_domain.at(node)}});
       break;
     }
   }
