@@ -124,7 +124,8 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   if (!compute_domain.ok()) return InvalidPod(args.pod, pod_key, compute_domain.status().message());
   std::optional<decision::Gang> gang;  // of known size: placed all or nothing
   if (counted.wants_gpus()) {
-    absl::StatusOr<std::optional<decision::Gang>> member_of = CountedGangOf(args.pod);
+    absl::StatusOr<std::optional<decision::Gang>> member_of =
+        CountedGangOf(args.pod, compute_domain->has_value() ? &**compute_domain : nullptr);
     if (!member_of.ok()) return InvalidPod(args.pod, pod_key, member_of.status().message());
     if (*member_of && (*member_of)->min_count &&
         (!claim_pod || GangPlacesClaims(**claims, compute_domain->has_value() ? &**compute_domain : nullptr))) {
@@ -378,16 +379,19 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
   }
   // A pod that says whether CA may evict it is left as its owner wrote it.
   const bool says_safe_to_evict = stored->metadata.annotations.contains(kube::kSafeToEvictAnnotation);
+  // The ComputeDomain the pod joins, read once for the gang, the domain's own gate and its memory of binds.
+  absl::StatusOr<std::optional<kube::ComputeDomain>> joined = ComputeDomainOf(*stored);
+  const kube::ComputeDomain* compute_domain = joined.ok() && *joined ? &**joined : nullptr;
   std::optional<topology::GpuSet> reserved;  // a gang member's place
-  if (std::string waiting = GangBindGate(*stored, args, !authorized.demand.wants_gpus(), reserved); !waiting.empty()) {
+  if (std::string waiting = GangBindGate(*stored, compute_domain, args, !authorized.demand.wants_gpus(), reserved);
+      !waiting.empty()) {
     metrics_.binds.Inc({"waiting_for_gang"});
     server::LogEvent(log_, "bind", {{"pod", pod.key()}, {"node", args.node}, {"result", waiting}});
     return waiting;
   }
   // Two filters of pods of different ComputeDomains may both have passed the node.
-  absl::StatusOr<std::optional<kube::ComputeDomain>> compute_domain = ComputeDomainOf(*stored);
-  if (compute_domain.ok() && *compute_domain) {
-    if (std::string held = ComputeDomainBindGate(**compute_domain, args.node); !held.empty()) {
+  if (compute_domain != nullptr) {
+    if (std::string held = ComputeDomainBindGate(*compute_domain, args.node); !held.empty()) {
       metrics_.binds.Inc({"refused"});
       server::LogEvent(log_, "bind", {{"pod", pod.key()}, {"node", args.node}, {"result", held}}, spdlog::level::warn);
       return held;
@@ -406,12 +410,12 @@ absl::StatusOr<std::string> Extender::Bind(const codec::ExtenderBindingArgs& arg
                 : BindClaimPod(args, pod, *stored, asked_capacity, says_safe_to_evict);
   }
   ReleasePodBindLock(args.pod_uid, std::move(lock));
-  if (error.empty() && compute_domain.ok() && *compute_domain) RememberDomainBind(**compute_domain, args.node);
+  if (error.empty() && compute_domain != nullptr) RememberDomainBind(*compute_domain, args.node);
   if (reserved && error.empty()) {
     std::lock_guard<std::mutex> gangs(gangs_mu_);
     if (gangs_.Bound(args.pod_uid)) {
       metrics_.gang_reservations.Inc({"landed"});
-      if (absl::StatusOr<std::optional<decision::Gang>> gang = CountedGangOf(*stored); gang.ok() && *gang) {
+      if (absl::StatusOr<std::optional<decision::Gang>> gang = CountedGangOf(*stored, compute_domain); gang.ok() && *gang) {
         WithdrawGangCapacity(decision::GangIdOf(**gang));
       }
     }

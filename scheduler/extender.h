@@ -184,6 +184,11 @@ class Extender {
   // `domain` with the nodes `bound` names for it among its status's nodes, as the driver will list them.
   kube::ComputeDomain WithBoundNodes(const kube::ComputeDomain& domain,
                                      const std::map<std::string, std::string, std::less<>>& bound) const;
+  // decision::ComputeDomainRefusal of `node` (with `labels`) for `joined` (WithBoundNodes), the node's own
+  // bound domain read from `bound`.
+  static std::optional<std::string> RefusalWithBinds(const kube::ComputeDomain& joined,
+                                                     const std::map<std::string, std::string, std::less<>>& bound,
+                                                     absl::string_view node, const kube::StringMap& labels);
   // Refusal of a bind of a pod of `domain` to `node` that another domain holds (two filters raced and both
   // passed it), "" when it may bind.
   std::string ComputeDomainBindGate(const kube::ComputeDomain& domain, const std::string& node);
@@ -193,15 +198,18 @@ class Extender {
   // are not all joined (no member binds before every member has its place) or the pod's place is
   // elsewhere; `reserved` set to its place's GPUs when it has one.
   // `claim_pod`: its GPUs come from claims (the DRA plugin allocated them before the bind).
-  std::string GangBindGate(const kube::Pod& pod, const codec::ExtenderBindingArgs& args, bool claim_pod,
+  // `domain`: the ComputeDomain the pod joins (ComputeDomainOf), null when none.
+  std::string GangBindGate(const kube::Pod& pod, const kube::ComputeDomain* domain,
+                           const codec::ExtenderBindingArgs& args, bool claim_pod,
                            std::optional<topology::GpuSet>& reserved);
 
   // The pod's gang when its count is known: the source's own, or for the Workload API gang.minCount of
   // the PodGroup or Workload the pod names (KubeClient::WorkloadGangMinCount, remembered per gang); nullopt
   // when the pod is in no gang, its group's policy is basic, or the object cannot be read (logged: the
-  // pod then places as a single pod, and its next filter reads again). A ComputeDomain's pods are its
-  // gang (ComputeDomainOf). InvalidArgument as decision::GangOf and ComputeDomainOf.
-  absl::StatusOr<std::optional<decision::Gang>> CountedGangOf(const kube::Pod& pod);
+  // pod then places as a single pod, and its next filter reads again). `domain`: the ComputeDomain the pod
+  // joins (ComputeDomainOf, read once by the caller), whose pods are its gang; null when none.
+  // InvalidArgument as decision::GangOf.
+  absl::StatusOr<std::optional<decision::Gang>> CountedGangOf(const kube::Pod& pod, const kube::ComputeDomain* domain);
   // For a gang that no domain holds now: asks CA for capacity in the domain nearest to holding it
   // (decision/gang_capacity_target.h), once per gang, and has this member consume the request. The words
   // the refusal adds ("" when nothing was asked: not the leader, no CapacityRequests, a gang that must

@@ -76,13 +76,18 @@ kube::ComputeDomain Extender::WithBoundNodes(const kube::ComputeDomain& domain,
   return joined;
 }
 
+std::optional<std::string> Extender::RefusalWithBinds(const kube::ComputeDomain& joined,
+                                                      const std::map<std::string, std::string, std::less<>>& bound,
+                                                      absl::string_view node, const kube::StringMap& labels) {
+  const auto on_node = bound.find(node);
+  return decision::ComputeDomainRefusal(joined, labels, on_node == bound.end() ? "" : on_node->second);
+}
+
 std::string Extender::ComputeDomainBindGate(const kube::ComputeDomain& domain, const std::string& node) {
   const std::shared_ptr<const decision::NodeGpuSnapshot> snapshot = state_.Snapshot(node);
   if (snapshot == nullptr) return std::string();
   const std::map<std::string, std::string, std::less<>> bound = DomainsBoundNow();
-  const auto on_node = bound.find(node);
-  std::optional<std::string> refusal = decision::ComputeDomainRefusal(
-      WithBoundNodes(domain, bound), snapshot->origin->labels, on_node == bound.end() ? "" : on_node->second);
+  std::optional<std::string> refusal = RefusalWithBinds(WithBoundNodes(domain, bound), bound, node, snapshot->origin->labels);
   return refusal ? absl::StrCat("topofit: ", *refusal) : std::string();
 }
 
@@ -91,9 +96,8 @@ void Extender::RefuseOutside(const kube::ComputeDomain& domain, RequestNodes& no
   const kube::ComputeDomain joined = WithBoundNodes(domain, bound);
   size_t kept = 0;
   for (size_t i = 0; i < nodes.snapshots.size(); ++i) {
-    const auto on_node = bound.find(nodes.names[i]);
-    if (std::optional<std::string> refusal = decision::ComputeDomainRefusal(
-            joined, nodes.snapshots[i]->origin->labels, on_node == bound.end() ? "" : on_node->second)) {
+    if (std::optional<std::string> refusal =
+            RefusalWithBinds(joined, bound, nodes.names[i], nodes.snapshots[i]->origin->labels)) {
       nodes.outside_domain.insert_or_assign(std::string(nodes.names[i]), absl::StrCat("topofit: ", *refusal));
       continue;
     }
@@ -107,10 +111,9 @@ void Extender::RefuseOutside(const kube::ComputeDomain& domain, RequestNodes& no
   if (!nodes.raw.empty()) nodes.raw.resize(kept);
 }
 
-absl::StatusOr<std::optional<decision::Gang>> Extender::CountedGangOf(const kube::Pod& pod) {
-  absl::StatusOr<std::optional<kube::ComputeDomain>> domain = ComputeDomainOf(pod);
-  if (!domain.ok()) return domain.status();
-  absl::StatusOr<std::optional<decision::Gang>> gang = decision::GangOf(pod, domain->has_value() ? &**domain : nullptr);
+absl::StatusOr<std::optional<decision::Gang>> Extender::CountedGangOf(const kube::Pod& pod,
+                                                                      const kube::ComputeDomain* domain) {
+  absl::StatusOr<std::optional<decision::Gang>> gang = decision::GangOf(pod, domain);
   if (!gang.ok() || !*gang || (*gang)->min_count) return gang;
   if ((*gang)->source != decision::GangSource::kPodGroup && (*gang)->source != decision::GangSource::kWorkload) {
     return std::optional<decision::Gang>();
@@ -323,9 +326,10 @@ void Extender::WithdrawGangCapacity(const std::string& gang) {
   gang_asks_.erase(asked);
 }
 
-std::string Extender::GangBindGate(const kube::Pod& pod, const codec::ExtenderBindingArgs& args, bool claim_pod,
+std::string Extender::GangBindGate(const kube::Pod& pod, const kube::ComputeDomain* domain,
+                                   const codec::ExtenderBindingArgs& args, bool claim_pod,
                                    std::optional<topology::GpuSet>& reserved) {
-  absl::StatusOr<std::optional<decision::Gang>> gang = CountedGangOf(pod);
+  absl::StatusOr<std::optional<decision::Gang>> gang = CountedGangOf(pod, domain);
   if (!gang.ok() || !*gang || !(*gang)->min_count) return std::string();
   const std::string id = decision::GangIdOf(**gang);
   std::lock_guard<std::mutex> lock(gangs_mu_);
