@@ -6,7 +6,11 @@ namespace topofit::decision {
 
 NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeGpuSnapshot& node,
                       const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask) {
-  NodeVerdict verdict = memo.FilterAndScore(demand, node).verdict;
+  return HoldsAndAskOn(demand, pod, node, holds, memo.FilterAndScore(demand, node).verdict, ask);
+}
+
+NodeVerdict HoldsAndAskOn(const GpuDemand& demand, const JudgedPod& pod, const NodeGpuSnapshot& node,
+                          const CapacityHolds& holds, NodeVerdict verdict, const CapacityAsk* ask) {
   if (!verdict.fits || !demand.wants_gpus()) return verdict;
   if (std::optional<NodeVerdict> held = HeldBack(pod, node, holds, demand.request.gpus)) return *std::move(held);
   Refusal refusal = Refusal::kNone;
@@ -51,16 +55,20 @@ PodFilterOutcome FilterPod(const GpuDemand& demand, const JudgedPod& pod, const 
   outcome.verdicts.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (i + kPrefetchAhead < nodes.size()) PrefetchForJudging(*nodes[i + kPrefetchAhead]);
-    NodeVerdict& verdict = outcome.verdicts.emplace_back(JudgeNode(demand, pod, *nodes[i], holds, memo, ask));
-    if (verdict.fits) {
-      ++outcome.fitting;
-    } else if (verdict.refusal == Refusal::kHeldForScaleUp || verdict.refusal == Refusal::kWaitingForCapacity) {
-      outcome.held_back = true;
-    } else if (verdict.refusal == Refusal::kAskingForCapacity) {
-      outcome.preferred_set = PreferredSet::kAsked;
-    }
+    outcome.Add(JudgeNode(demand, pod, *nodes[i], holds, memo, ask));
   }
   return outcome;
+}
+
+void PodFilterOutcome::Add(NodeVerdict verdict) {
+  if (verdict.fits) {
+    ++fitting;
+  } else if (verdict.refusal == Refusal::kHeldForScaleUp || verdict.refusal == Refusal::kWaitingForCapacity) {
+    held_back = true;
+  } else if (verdict.refusal == Refusal::kAskingForCapacity) {
+    preferred_set = PreferredSet::kAsked;
+  }
+  verdicts.push_back(std::move(verdict));
 }
 
 std::optional<UnplacedPod> UnplacedAfter(const kube::Pod& pod, const GpuDemand& demand, const PodFilterOutcome& outcome,

@@ -22,12 +22,18 @@ namespace topofit::decision {
 // records read like a cluster's by construction.
 
 // The extender's verdict on a node for a pod, as filter and bind give it: FilterNode (through `memo`),
-// then the holds, then, for a pod no capacity is held for and given its `ask`, whether it asks for
-// capacity rather than take this node's poorer set (capacity_ask.h). A hold or an ask refuses a node the
-// pod fits as unresolvable: evicting running pods cannot release GPUs held for pods not running yet, nor
-// give a better set, so preemption would only harm; the pod retries later.
+// then HoldsAndAskOn.
 NodeVerdict JudgeNode(const GpuDemand& demand, const JudgedPod& pod, const NodeGpuSnapshot& node,
                       const CapacityHolds& holds, FilterMemo& memo, const CapacityAsk* ask = nullptr);
+
+// What becomes of `verdict`, the node's verdict on its GPUs alone (FilterNode's, or a claim pod's on its
+// claims), once capacity grown for pods is counted: the holds for other pods, the capacity the pod waits
+// for itself, then, for a pod no capacity is held for and given its `ask`, whether it asks for capacity
+// rather than take this node's poorer set (capacity_ask.h). A hold or an ask refuses a node the pod fits
+// as unresolvable: evicting running pods cannot release GPUs held for pods not running yet, nor give a
+// better set, so preemption would only harm; the pod retries later.
+NodeVerdict HoldsAndAskOn(const GpuDemand& demand, const JudgedPod& pod, const NodeGpuSnapshot& node,
+                          const CapacityHolds& holds, NodeVerdict verdict, const CapacityAsk* ask = nullptr);
 
 // A node `pod` fits by its GPUs, refused because capacity is held there for other pods (capacity_hold.h):
 // the verdict JudgeNode gives then; nullopt when the holds let it take `gpus` there.
@@ -49,6 +55,8 @@ struct PodFilterOutcome {
   // capacity that gives its preferred set, kEnforced otherwise.
   PreferredSet preferred_set = PreferredSet::kEnforced;
 
+  // Appends a node's verdict, in the order offered, and counts what it says.
+  void Add(NodeVerdict verdict);
   bool any_fits() const { return fitting > 0; }
   bool asking_for_capacity() const { return preferred_set == PreferredSet::kAsked; }
 };

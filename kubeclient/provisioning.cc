@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <set>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -34,13 +35,73 @@ nlohmann::json Keep(const nlohmann::json& from, std::initializer_list<const char
   return kept;
 }
 
+// The containers' scheduling fields, without their references to the pod's ResourceClaims (resources.claims):
+// the template has no claims of its own for them to name until GiveClaims adds some.
 nlohmann::json KeepContainers(const nlohmann::json& containers) {
   nlohmann::json kept = nlohmann::json::array();
   if (!containers.is_array()) return kept;
   for (const nlohmann::json& container : containers) {
-    kept.push_back(Keep(container, {"name", "image", "resources", "ports", "restartPolicy"}));
+    nlohmann::json& copy = kept.emplace_back(Keep(container, {"name", "image", "resources", "ports", "restartPolicy"}));
+    if (copy.contains("resources") && copy["resources"].is_object()) copy["resources"].erase("claims");
   }
   return kept;
+}
+
+// The pod's ResourceClaims entries, each naming the claim the pod uses: its own resourceClaimName, or the
+// claim the resource-claim controller made from its template (status.resourceClaimStatuses). An entry the
+// controller found needs no claim is left out.
+absl::StatusOr<nlohmann::json> ClaimsByNameOf(const nlohmann::json& pod) {
+  nlohmann::json by_name = nlohmann::json::array();
+  const nlohmann::json* entries = nullptr;
+  if (pod.is_object() && pod.contains("spec") && pod["spec"].is_object() && pod["spec"].contains("resourceClaims")) {
+    entries = &pod["spec"]["resourceClaims"];
+  }
+  if (entries == nullptr || !entries->is_array()) return by_name;
+  const nlohmann::json* statuses = nullptr;
+  if (pod.contains("status") && pod["status"].is_object() && pod["status"].contains("resourceClaimStatuses")) {
+    statuses = &pod["status"]["resourceClaimStatuses"];
+  }
+  for (const nlohmann::json& entry : *entries) {
+    const std::string name = StringAt(entry, "name");
+    std::string claim = StringAt(entry, "resourceClaimName");
+    bool made = !claim.empty();
+    if (!made && statuses != nullptr && statuses->is_array()) {
+      for (const nlohmann::json& status : *statuses) {
+        if (StringAt(status, "name") != name) continue;
+        claim = StringAt(status, "resourceClaimName");
+        made = true;  // without a claim name: none was needed
+      }
+    }
+    if (!made) {
+      return absl::FailedPreconditionError(absl::StrCat("the ResourceClaim of ", name, " (template \"",
+                                                        StringAt(entry, "resourceClaimTemplateName"),
+                                                        "\") is not made yet"));
+    }
+    if (!claim.empty()) by_name.push_back({{"name", name}, {"resourceClaimName", claim}});
+  }
+  return by_name;
+}
+
+// Gives the template `spec` the claims `by_name` (ClaimsByNameOf, not empty: the pod has a spec) and, in
+// each of its containers, the pod's references to them (KeepContainers keeps the pod's containers in order).
+void GiveClaims(nlohmann::json& spec, const nlohmann::json& pod_spec, const nlohmann::json& by_name) {
+  spec["resourceClaims"] = by_name;
+  std::set<std::string> names;
+  for (const nlohmann::json& entry : by_name) names.insert(StringAt(entry, "name"));
+  for (const char* key : {"containers", "initContainers"}) {
+    if (!spec.contains(key) || !pod_spec.contains(key) || !pod_spec[key].is_array()) continue;
+    for (size_t i = 0; i < spec[key].size() && i < pod_spec[key].size(); ++i) {
+      const nlohmann::json& resources = pod_spec[key][i].is_object() && pod_spec[key][i].contains("resources")
+                                            ? pod_spec[key][i]["resources"]
+                                            : nlohmann::json();
+      if (!resources.is_object() || !resources.contains("claims") || !resources["claims"].is_array()) continue;
+      nlohmann::json claims = nlohmann::json::array();
+      for (const nlohmann::json& claim : resources["claims"]) {
+        if (names.count(StringAt(claim, "name")) > 0) claims.push_back(claim);
+      }
+      if (!claims.empty()) spec[key][i]["resources"]["claims"] = std::move(claims);
+    }
+  }
 }
 
 struct PodIdentity {
@@ -181,8 +242,11 @@ absl::StatusOr<nlohmann::json> PodTemplateForPod(const nlohmann::json& pod,
                                                  const std::vector<kube::NodeSelectorTerm>& shapes) {
   absl::StatusOr<PodIdentity> identity = IdentityOf(pod);
   if (!identity.ok()) return identity.status();
+  absl::StatusOr<nlohmann::json> claims = ClaimsByNameOf(pod);
+  if (!claims.ok()) return claims.status();
   nlohmann::json pod_template = TemplateOf(
       pod, *identity, {kube::kMinLinkAnnotation, kube::kMinBandwidthAnnotation, kube::kTopologyPolicyAnnotation});
+  if (!claims->empty()) GiveClaims(pod_template["spec"], pod["spec"], *claims);
   ConfineToShapes(pod_template["spec"], shapes);
   ExcludeNodes(pod_template["spec"], refused_nodes);
   return PodTemplateObject(ObjectMetaFor(*identity), std::move(pod_template));

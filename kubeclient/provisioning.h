@@ -35,14 +35,21 @@ std::string ProvisioningObjectName(absl::string_view pod_name);
 // one term per shape, ANDed with it (no term: the shapes are the terms), so CA books and grows only nodes
 // of those shapes. To every term it then adds `kubernetes.io/hostname NotIn refused_nodes` (terms are ORed,
 // so the exclusion must be in each); with no term, it becomes the one term. Nothing is added when both are
-// empty. Owned by the pod, so it goes when the pod goes. InvalidArgument when the pod lacks a name,
-// namespace or uid.
+// empty. The pod's ResourceClaims are named by the claims it uses (its own resourceClaimName, or the one
+// made from its template, status.resourceClaimStatuses), with the containers' references to them:
+// cluster-autoscaler's simulation then allocates the pod's very claim on the nodes it imagines, and a
+// claim template it could not (it makes no claim for a pod that exists only in its simulation). Owned by
+// the pod, so it goes when the pod goes. InvalidArgument when the pod lacks a name, namespace or uid;
+// FailedPrecondition when a claim of its template is not made yet.
 absl::StatusOr<nlohmann::json> PodTemplateForPod(const nlohmann::json& pod,
                                                  const std::vector<std::string>& refused_nodes,
                                                  const std::vector<kube::NodeSelectorTerm>& shapes = {});
 
 // A pod template (metadata and spec) of what scheduling reads of `pod` (the API server's JSON): its labels,
-// the `annotations` named, and the spec fields PodTemplateForPod lists. Shared by ProvisioningRequests and
+// the `annotations` named, and the spec fields PodTemplateForPod lists. No ResourceClaims, and no
+// references to them in the containers (a template naming a claim the pod spec lacks is invalid): it stands
+// for pods not made yet, which have no claims of their own, and cluster-autoscaler makes none from a claim
+// template for the pods it imagines (it finds them unschedulable). Shared by ProvisioningRequests and
 // CapacityBuffers (capacity_buffers.h).
 nlohmann::json SchedulingTemplateOf(const nlohmann::json& pod, std::initializer_list<absl::string_view> annotations);
 
@@ -55,7 +62,8 @@ absl::StatusOr<nlohmann::json> ProvisioningRequestForPod(const nlohmann::json& p
 std::string GangProvisioningObjectName(absl::string_view gang_id);
 
 // The PodTemplate for a gang, from `member` (one of its pods, as the API server returns it): as
-// PodTemplateForPod, with the gang's own annotations (topofit's, Kueue's, LeaderWorkerSet's, KAI's) kept
+// PodTemplateForPod but without claims (SchedulingTemplateOf; a ComputeDomain's channel is one per node,
+// which the domain term below already asks for), with the gang's own annotations (topofit's, Kueue's, LeaderWorkerSet's, KAI's) kept
 // so that the expander judges the request's pods as the gang's, and every required node-affinity term
 // ANDed with `domain` (the group and domain to grow, decision/gang_capacity_target.h). Owned by `member`.
 absl::StatusOr<nlohmann::json> PodTemplateForGang(const nlohmann::json& member, absl::string_view gang_id,

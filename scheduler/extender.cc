@@ -114,8 +114,8 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
   const std::string pod_key = absl::StrCat(args.pod.metadata.namespace_name, "/", args.pod.metadata.name);
   if (!demand.ok()) return InvalidPod(args.pod, pod_key, demand.status().message());
   // A pod whose GPUs come from claims goes through the same cycle, each node judged by what its claims ask
-  // (extender_claims.cc); it asks for no capacity of its own (a ProvisioningRequest's pod template would name
-  // the pod's own claim), and its gang is placed whole where GangPlacesClaims says it can be.
+  // (extender_claims.cc); its ProvisioningRequest names its own claims (kubeclient/provisioning.h), and its
+  // gang is placed whole where GangPlacesClaims says it can be.
   absl::StatusOr<std::optional<decision::ClaimGpuDemand>> claims = ClaimDemandOf(args.pod, *demand);
   if (!claims.ok()) return InvalidPod(args.pod, pod_key, claims.status().message());
   const bool claim_pod = claims->has_value();
@@ -208,7 +208,7 @@ absl::StatusOr<codec::ExtenderFilterResult> Extender::Filter(const codec::Extend
     }
     unplaced = decision::UnplacedAfter(args.pod, counted, outcome, std::move(refused));
   }
-  const bool capacity_requested = unplaced && !claim_pod && unplaced->needs_capacity_request &&
+  const bool capacity_requested = unplaced && unplaced->needs_capacity_request &&
                                   RequestCapacity(args.pod, unplaced->preference);
   if (recording) {
     for (const auto& [name, reason] : nodes->unresolved) candidates.AddUnknownTopology(name);

@@ -139,7 +139,9 @@ class Extender {
   decision::ClaimNodeVerdict JudgeClaims(const decision::ClaimGpuDemand& claims, const decision::GpuDemand& demand,
                                          const decision::NodeGpuSnapshot& node) const;
   // decision::FilterPod's outcome for a pod whose GPUs come from claims (extender_claims.cc): each node judged
-  // by JudgeClaims, then by the holds; `reasons` gets each refused node's words (empty for a node it fits).
+  // by JudgeClaims, then by the holds and the capacity it waits for (decision::HoldsAndAskOn, without an
+  // ask: the DRA allocator, not topofit, picks a claim pod's devices on a node, so no set can be promised
+  // for waiting); `reasons` gets each refused node's words (empty for a node it fits).
   decision::PodFilterOutcome FilterClaims(const decision::ClaimGpuDemand& claims, const decision::GpuDemand& demand,
                                           const decision::JudgedPod& pod,
                                           const std::vector<const decision::NodeGpuSnapshot*>& nodes,

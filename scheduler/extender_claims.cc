@@ -46,21 +46,19 @@ decision::PodFilterOutcome Extender::FilterClaims(const decision::ClaimGpuDemand
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodeGpuSnapshot& node = *nodes[i];
     decision::ClaimNodeVerdict judged = JudgeClaims(claims, demand, node);
-    // Capacity grown for other pods is held from claim pods as from device-plugin pods (capacity_hold.h).
+    // Capacity grown for pods is counted for claim pods as for device-plugin pods (capacity_hold.h), by the
+    // GPUs the claims take here (all of a node's, for allocationMode All).
     if (judged.verdict.fits) {
-      if (std::optional<decision::NodeVerdict> held =
-              decision::HeldBack(pod, node, holds, static_cast<int>(judged.verdict.chosen->gpus.size()))) {
-        judged.reason = decision::JudgedReasonText(*held, pod, node, holds);
-        judged.verdict = *std::move(held);
+      GpuDemand here = decision::CountedDemand(demand, claims);
+      here.request.gpus = static_cast<int>(judged.verdict.chosen->gpus.size());
+      decision::NodeVerdict counted = decision::HoldsAndAskOn(here, pod, node, holds, judged.verdict);
+      if (!counted.fits) {
+        judged.reason = decision::JudgedReasonText(counted, pod, node, holds);
+        judged.verdict = std::move(counted);
       }
     }
-    if (judged.verdict.fits) {
-      ++outcome.fitting;
-    } else {
-      if (judged.verdict.refusal == decision::Refusal::kHeldForScaleUp) outcome.held_back = true;
-      reasons[i] = std::move(judged.reason);
-    }
-    outcome.verdicts.push_back(std::move(judged.verdict));
+    if (!judged.verdict.fits) reasons[i] = std::move(judged.reason);
+    outcome.Add(std::move(judged.verdict));
   }
   return outcome;
 }

@@ -239,7 +239,9 @@ std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const code
       if (recorder_ != nullptr) {
         RecordCycle({history::GangNoRoomRecord(clock_.Now(), {pod_uid, pod_key}, id, *gang.min_count, demand.request.gpus)});
       }
-      // No ProvisioningRequest for claim pods: its pod template would name the member's own claim.
+      // No ProvisioningRequest for a gang of claim pods: its one template stands for members not made yet,
+      // whose claims cluster-autoscaler's simulation cannot make (kubeclient/provisioning.h); without them
+      // its pods would ask no GPU.
       return RefuseAll(args, claims != nullptr ? reason
                                                : absl::StrCat(reason, RequestGangCapacity(args.pod, demand, gang,
                                                                                           wanted->value_or(decision::GangTopology{}))));

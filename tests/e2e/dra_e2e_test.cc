@@ -124,10 +124,11 @@ struct DraCluster : testing::E2eCluster {
     api.Upsert(Resource::kResourceSlices, testing::DraFixture("resourceslice-v1.json"));
   }
 
-  void StartExtender() {
+  void StartExtender(bool provisioning_requests = false) {
     cli::ExtenderOptions options = ExtenderOptions();
     options.scheduler_name = "topofit";
     options.dra_version = "v1";
+    options.provisioning_requests = provisioning_requests;
     E2eCluster::StartExtender(options);
   }
 
@@ -236,6 +237,38 @@ TEST_CASE("DRA end to end: a claim asking 2 GPUs under one pcieRoot passes the n
   // The scattered node's other claim is deleted: its GPUs come back, and the pod passes it too.
   c.api.Delete(Resource::kResourceClaims, "ml", "others");
   CHECK(Eventually([&] { return c.Filter("trainer-0", {scattered})["NodeNames"].size() == 1; }));
+}
+
+// The claim pod every node refused asks cluster-autoscaler for a node through a ProvisioningRequest whose
+// template names the very claim the pod uses (made from its template, named in its status), so that CA's
+// DRA simulation allocates that claim on the node it imagines; the API server accepts the template only
+// because each claim its containers name is one of its own (the fake validates as the real one does).
+TEST_CASE("DRA end to end: a claim pod refused everywhere gets a ProvisioningRequest naming its own claim",
+          "[e2e][dra][provisioning]") {
+  DraCluster c;
+  c.api.Upsert(Resource::kResourceClaims, ClaimAllocated("others", kNode, {0, 2, 4, 6}));
+  c.api.Upsert(Resource::kResourceClaims, PendingTwoGpusOneRoot("trainer-0-gpus-7hq2d"));
+  c.api.Upsert(Resource::kPods, PendingClaimPod("trainer-0", "trainer-0-gpus-7hq2d"));
+  c.StartExtender(/*provisioning_requests=*/true);
+
+  const json refused = c.Filter("trainer-0", {kNode});
+  INFO(refused.dump());
+  CHECK(refused["NodeNames"].empty());
+  REQUIRE(Eventually([&] {
+    return c.api.Object(Resource::kPods, "ml", "trainer-0")["metadata"].value("annotations", json::object()).contains(
+        "autoscaling.x-k8s.io/consume-provisioning-request");
+  }));
+  const json pod_template = c.api.StoredObject("/api/v1/namespaces/ml/podtemplates/topofit-trainer-0");
+  const json request =
+      c.api.StoredObject("/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests/topofit-trainer-0");
+  REQUIRE(pod_template.is_object());
+  REQUIRE(request.is_object());
+  const json& spec = pod_template["template"]["spec"];
+  CHECK(spec["resourceClaims"] == json::parse(R"([{"name": "gpus", "resourceClaimName": "trainer-0-gpus-7hq2d"}])"));
+  CHECK(spec["containers"][0]["resources"]["claims"] == json::parse(R"([{"name": "gpus"}])"));
+  CHECK(spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+            ["matchExpressions"]
+            .back() == json::parse(R"({"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["a100-node-1"]})"));
 }
 
 // Where only NVIDIA's DRA driver hands out GPUs, a node advertises no nvidia.com/gpu: its slice says which

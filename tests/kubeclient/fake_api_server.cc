@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -366,6 +367,36 @@ std::string ConflictMessage(absl::string_view qualified, absl::string_view name)
                       "again");
 }
 
+// What the API server's validation says of a PodTemplate's claims (ValidatePodSpec): each of spec.resourceClaims
+// names exactly one source, and each claim a container names is one of them. Empty when valid.
+std::string InvalidTemplateClaims(const nlohmann::json& pod_template) {
+  const nlohmann::json spec = pod_template.value("template", nlohmann::json::object()).value("spec", nlohmann::json::object());
+  std::set<std::string> names;
+  const nlohmann::json claims = spec.value("resourceClaims", nlohmann::json::array());
+  for (size_t i = 0; i < claims.size(); ++i) {
+    if (claims[i].contains("resourceClaimName") == claims[i].contains("resourceClaimTemplateName")) {
+      return absl::StrCat("template.spec.resourceClaims[", i,
+                          "]: Invalid value: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`");
+    }
+    names.insert(claims[i].value("name", ""));
+  }
+  for (const char* key : {"initContainers", "containers"}) {
+    const nlohmann::json containers = spec.value(key, nlohmann::json::array());
+    for (size_t c = 0; c < containers.size(); ++c) {
+      const nlohmann::json used =
+          containers[c].value("resources", nlohmann::json::object()).value("claims", nlohmann::json::array());
+      for (size_t i = 0; i < used.size(); ++i) {
+        const std::string name = used[i].value("name", "");
+        if (names.count(name) == 0) {
+          return absl::StrCat("template.spec.", key, "[", c, "].resources.claims[", i, "].name: Invalid value: \"", name,
+                              "\": must be the name of one entry in pod.spec.resourceClaims");
+        }
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 bool FakeApiServer::HandleStoredObject(const httplib::Request& req, httplib::Response& res) {
@@ -412,6 +443,12 @@ bool FakeApiServer::HandleStoredObject(const httplib::Request& req, httplib::Res
       return true;
     }
     if (to_collection) name = object["metadata"]["name"].get<std::string>();
+    if (collection->plural == "podtemplates") {
+      if (const std::string invalid = InvalidTemplateClaims(object); !invalid.empty()) {
+        reply(422, StatusJson(422, "Invalid", absl::StrCat("PodTemplate \"", name, "\" is invalid: ", invalid)));
+        return true;
+      }
+    }
     if (object["metadata"]["name"] != name) {
       reply(400, StatusJson(400, "BadRequest",
                             absl::StrCat("the name of the object (", object["metadata"]["name"].get<std::string>(),

@@ -151,6 +151,56 @@ TEST_CASE("PodTemplateForPod: no refused nodes, the affinity is copied unchanged
   CHECK(*plain == ExpectedTemplate(nullptr));
 }
 
+// A claim pod (GPUs from ResourceClaims) as the API server returns it: one claim by name, one made from a
+// template (its name in the status), one template entry the controller found needs no claim.
+json ClaimPod() {
+  json pod = PendingPod(nullptr);
+  pod["spec"]["containers"][0]["resources"] = json::parse(R"({
+    "requests": {"cpu": "8"},
+    "claims": [{"name": "gpus"}, {"name": "channel"}, {"name": "unused"}]})");
+  pod["spec"]["initContainers"] = json::parse(R"([{"name": "warm", "image": "warm:1",
+    "resources": {"claims": [{"name": "gpus", "request": "gpu"}]}}])");
+  pod["spec"]["resourceClaims"] = json::parse(R"([
+    {"name": "gpus", "resourceClaimTemplateName": "four-gpus"},
+    {"name": "channel", "resourceClaimName": "domain-channel"},
+    {"name": "unused", "resourceClaimTemplateName": "maybe"}])");
+  pod["status"]["resourceClaimStatuses"] = json::parse(R"([
+    {"name": "gpus", "resourceClaimName": "train-0-gpus-x7k2p"}, {"name": "unused"}])");
+  return pod;
+}
+
+TEST_CASE("PodTemplateForPod: a claim pod's template names the very claims the pod uses", "[provisioning][dra]") {
+  absl::StatusOr<json> got = PodTemplateForPod(ClaimPod(), {"n1"});
+  REQUIRE_OK(got);
+  const json& spec = (*got)["template"]["spec"];
+  CHECK(spec["resourceClaims"] == json::parse(R"([
+    {"name": "gpus", "resourceClaimName": "train-0-gpus-x7k2p"},
+    {"name": "channel", "resourceClaimName": "domain-channel"}])"));
+  // The containers name only claims the template has: an entry needing no claim goes from them too.
+  CHECK(spec["containers"][0]["resources"] ==
+        json::parse(R"({"requests": {"cpu": "8"}, "claims": [{"name": "gpus"}, {"name": "channel"}]})"));
+  CHECK(spec["initContainers"][0]["resources"] == json::parse(R"({"claims": [{"name": "gpus", "request": "gpu"}]})"));
+}
+
+TEST_CASE("PodTemplateForPod: a claim not made from its template yet leaves nothing to ask with", "[provisioning][dra]") {
+  json pod = ClaimPod();
+  pod["status"].erase("resourceClaimStatuses");
+  CHECK_STATUS(PodTemplateForPod(pod, {"n1"}), absl::StatusCode::kFailedPrecondition,
+               "the ResourceClaim of gpus (template \"four-gpus\") is not made yet");
+}
+
+TEST_CASE("Templates for pods not made yet carry no claims, nor references to them", "[provisioning][dra]") {
+  const json pod_template = SchedulingTemplateOf(ClaimPod(), {});
+  CHECK_FALSE(pod_template["spec"].contains("resourceClaims"));
+  CHECK(pod_template["spec"]["containers"][0]["resources"] == json::parse(R"({"requests": {"cpu": "8"}})"));
+  CHECK(pod_template["spec"]["initContainers"][0]["resources"] == json::object());
+
+  absl::StatusOr<json> gang = PodTemplateForGang(ClaimPod(), "computedomain:ml/domain", kube::NodeSelectorTerm{});
+  REQUIRE_OK(gang);
+  CHECK_FALSE((*gang)["template"]["spec"].contains("resourceClaims"));
+  CHECK_FALSE((*gang)["template"]["spec"]["containers"][0]["resources"].contains("claims"));
+}
+
 TEST_CASE("ProvisioningRequestForPod: best-effort atomic scale-up of one pod, owned by it", "[provisioning]") {
   absl::StatusOr<json> got = ProvisioningRequestForPod(PendingPod(nullptr));
   REQUIRE_OK(got);

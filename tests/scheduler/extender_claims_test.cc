@@ -118,8 +118,8 @@ TEST_CASE("A claim pod the extender cannot judge gets the filter's error, never 
 }
 
 // A claim pod's filter cycle is recorded as a device-plugin pod's is, and a claim pod refused everywhere
-// leaves its preference (its claims' GPUs, its own topology ask) for the expander, but no
-// ProvisioningRequest: the request's pod template would name the pod's own claim.
+// leaves its preference (its claims' GPUs, its own topology ask) for the expander and asks for capacity
+// away from the nodes that refused it (the request names the shapes only where some would not do).
 TEST_CASE("A claim pod's filter is in the decision history and a refused one leaves its preference",
           "[extender][dra][history]") {
   ClaimsFixture f;
@@ -133,26 +133,27 @@ TEST_CASE("A claim pod's filter is in the decision history and a refused one lea
   const codec::ExtenderFilterResult refused = f.Filter(pod);
   CHECK(refused.node_names->empty());
   std::vector<history::Record> records = recorder.records();
-  REQUIRE(records.size() == 2);
+  REQUIRE(records.size() == 3);
   CHECK(records[0].kind == history::Kind::kFilter);
   CHECK(records[0].reason == history::Reason::kNoNodeFits);
   CHECK(records[0].gpus == 4);
   CHECK(records[0].candidates.size() == 2);
   CHECK(records[1].kind == history::Kind::kPreference);
+  CHECK(records[2].kind == history::Kind::kCapacityRequested);
   const std::vector<decision::Preference> preferences = f.ledger->Preferences();
   REQUIRE(preferences.size() == 1);
   CHECK(preferences[0].pod_uid == "uid-trainer");
   CHECK(preferences[0].gpus == 4);
   CHECK(preferences[0].min_link == topology::LinkClass::kNvLink);
-  CHECK(f.capacity.calls().empty());
+  CHECK(f.capacity.calls() == std::vector<std::string>{"request ml/trainer refused=free,scattered"});
 
   kube::Pod fits = PodWithClaim("two");
   fits.metadata.uid = "uid-other";
   REQUIRE(f.Filter(fits).node_names->size() == 1);
   records = recorder.records();
-  REQUIRE(records.size() == 3);
-  CHECK(records[2].reason == history::Reason::kFits);
-  CHECK(records[2].gpus == 2);
+  REQUIRE(records.size() == 4);
+  CHECK(records[3].reason == history::Reason::kFits);
+  CHECK(records[3].gpus == 2);
 }
 
 // The expander scaled p4d-group up for a trainer that requires NVLink: the new node is held for it, from a
@@ -179,6 +180,35 @@ TEST_CASE("Capacity grown for another pod is held from a claim pod", "[extender]
   CHECK_THAT(held->failed_and_unresolvable_nodes.at("p4d-new"), Catch::Contains("scaled up for default/trainer"));
   // Elsewhere it fits as before, and the trainer's own capacity is the trainer's to take.
   CHECK(*f.Filter(other).node_names == std::vector<std::string>{"free"});
+}
+
+// The expander scaled p4d-group up for a claim pod preferring NVLink: while its node boots, the pod keeps off
+// a PCIe node it fits, as a device-plugin pod does (decision::HoldsAndAskOn), and takes its node once up.
+TEST_CASE("A claim pod waits for the NVLink capacity grown for it rather than take a PCIe node",
+          "[extender][dra][capacity_wait]") {
+  ClaimsFixture f;
+  f.clock.Set(absl::FromUnixSeconds(decision::testing::kIntentSeconds));
+  REQUIRE(f.state->UpsertNode(MakeNode().name("g5-1").label("node.kubernetes.io/instance-type", "g5.48xlarge").gpus(8)).ok());
+  kube::ResourceClaim four = GpusUnderOneRoot("four", 4);
+  four.constraints.clear();
+  f.dra.claims["four"] = four;
+  kube::Pod trainer = PodWithClaim("four");
+  trainer.metadata.uid = "uid-trainer";
+  trainer.metadata.annotations["topofit.io/min-link"] = "NV";
+  f.kube.PutPod(trainer);
+  f.ledger->RecordIntent(decision::testing::P4dIntentFor({{"uid-trainer", 4}}));
+
+  const codec::ExtenderFilterResult waiting = f.FilterOn(trainer, {"g5-1"});
+  CHECK(waiting.node_names->empty());
+  REQUIRE(waiting.failed_and_unresolvable_nodes.count("g5-1") == 1);
+  CHECK_THAT(waiting.failed_and_unresolvable_nodes.at("g5-1"), Catch::Contains("scaled up for it just now"));
+  CHECK(f.metrics.nodes_refused.Value({"waiting-for-capacity"}) == 1);
+  CHECK(f.capacity.calls().empty());  // its capacity is coming: none of its own
+
+  REQUIRE(f.state->UpsertNode(decision::testing::P4d("p4d-new", decision::testing::kIntentSeconds + 240)).ok());
+  CHECK(*f.FilterOn(trainer, {"g5-1", "p4d-new"}).node_names == std::vector<std::string>{"p4d-new"});
+  f.clock.Advance(absl::Minutes(10));  // past the wait's bound it takes what there is
+  CHECK(f.FilterOn(trainer, {"g5-1", "p4d-new"}).node_names->size() == 2);
 }
 
 // Member `i` of the 3-pod gang "train" (namespace ml) whose GPUs come from its claim `claim`.
