@@ -66,4 +66,12 @@ std::optional<std::string> ComputeDomainRefusal(const kube::ComputeDomain& domai
                                                                              : absl::StrCat("clique ", clique->second));
 }
 
+std::optional<std::string> ComputeDomainNeverOnGroup(const kube::ComputeDomain& domain,
+                                                     const kube::StringMap& template_labels) {
+  if (!template_labels.contains(kube::kComputeDomainNodeLabel)) return ComputeDomainRefusal(domain, template_labels);
+  kube::StringMap labels = template_labels;
+  labels.erase(labels.find(kube::kComputeDomainNodeLabel));
+  return ComputeDomainRefusal(domain, labels);
+}
+
 }  // namespace topofit::decision

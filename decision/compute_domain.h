@@ -46,4 +46,12 @@ GangTopology ComputeDomainTopology(std::optional<GangTopology> wanted, const kub
 std::optional<std::string> ComputeDomainRefusal(const kube::ComputeDomain& domain, const kube::StringMap& node_labels,
                                                 absl::string_view bound_for = {});
 
+// Why the new nodes of a node group whose template carries `template_labels` can never take a pod of
+// `domain`, for the expander: the domain runs in NVLink cliques and the template's clique is none of them
+// (a template without one forms a clique of its own). nullopt when they can. The template's
+// resource.nvidia.com/computeDomain label (copied from a running node) is not read: a new node holds no
+// channel yet.
+std::optional<std::string> ComputeDomainNeverOnGroup(const kube::ComputeDomain& domain,
+                                                     const kube::StringMap& template_labels);
+
 }  // namespace topofit::decision

@@ -5,19 +5,15 @@
 
 namespace topofit::decision {
 std::optional<RequiredGang> RequiredGangOf(const kube::Pod& pod, const NvlinkDomainLabels& labels,
-                                           const ComputeDomainSource* compute_domains) {
-  absl::StatusOr<std::optional<kube::ComputeDomain>> domain =
-      compute_domains != nullptr && *compute_domains ? ComputeDomainOf(pod, *compute_domains)
-                                                     : absl::StatusOr<std::optional<kube::ComputeDomain>>(std::nullopt);
-  if (!domain.ok()) return std::nullopt;
-  absl::StatusOr<std::optional<Gang>> in_gang = GangOf(pod, domain->has_value() ? &**domain : nullptr);
+                                           const kube::ComputeDomain* compute_domain) {
+  absl::StatusOr<std::optional<Gang>> in_gang = GangOf(pod, compute_domain);
   if (!in_gang.ok() || !*in_gang || !(*in_gang)->min_count) return std::nullopt;
   absl::StatusOr<std::optional<GangTopology>> wanted = GangTopologyOf(pod, labels);
   if (!wanted.ok()) return std::nullopt;
-  if (*domain) *wanted = ComputeDomainTopology(*wanted, **domain);
+  if (compute_domain != nullptr) *wanted = ComputeDomainTopology(*wanted, *compute_domain);
   if (!*wanted || !(*wanted)->required || !(*wanted)->required->level) return std::nullopt;
   return RequiredGang{.gang = **std::move(in_gang), .level = *(*wanted)->required->level,
-                      .most_per_node = domain->has_value() ? 1 : 0};
+                      .most_per_node = compute_domain != nullptr ? 1 : 0};
 }
 
 std::optional<std::string> GangNeverFitsGroup(const RequiredGang& required, const GpuDemand& member,

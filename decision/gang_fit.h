@@ -24,11 +24,10 @@ struct RequiredGang {
 };
 
 // The pod's gang when it has a known count and requires a level it understands; nullopt otherwise (no
-// gang, nothing required, or said wrongly: the extender refuses such a pod anyway). `compute_domains`:
-// where the pod's ComputeDomain is found (compute_domain.h), whose pods are a gang in one NVLink domain a
-// node each; null: none are read.
+// gang, nothing required, or said wrongly: the extender refuses such a pod anyway). `compute_domain`: the
+// pod's ComputeDomain (compute_domain.h), whose pods are a gang in one NVLink domain a node each; null: none.
 std::optional<RequiredGang> RequiredGangOf(const kube::Pod& pod, const NvlinkDomainLabels& labels,
-                                           const ComputeDomainSource* compute_domains = nullptr);
+                                           const kube::ComputeDomain* compute_domain = nullptr);
 
 // Why the group whose template node is `template_node` (topology `topology`) can never host the whole of
 // `gang` at its required level, each member asking `member`; nullopt when it can, or when the template

@@ -85,18 +85,35 @@ class CallMemo {
   const NodeVerdict& Filter(const GpuDemand& demand, const NodeGpuSnapshot& node) {
     return filter_.FilterAndScore(demand, node).verdict;
   }
-  // Why the group can never hold the pod's gang whole (gang_fit.h): read once per pod, judged once per
-  // gang and group.
-  const std::optional<std::string>& GangNeverFits(const kube::Pod& pod, const GpuDemand& demand,
-                                                  const std::string& group, const kube::Node& template_node,
-                                                  const topology::Topology& topology, const NvlinkDomainLabels& labels) {
+  // Why the group's new nodes can never take the pod: they can never hold its gang whole (gang_fit.h), or
+  // they are outside the NVLink cliques its ComputeDomain runs in (compute_domain.h). Read once per pod,
+  // judged once per gang or domain and group.
+  const std::optional<std::string>& NeverFits(const kube::Pod& pod, const GpuDemand& demand, const std::string& group,
+                                              const kube::Node& template_node, const topology::Topology& topology,
+                                              const NvlinkDomainLabels& labels) {
     static const std::optional<std::string> kFits;
+    const kube::ComputeDomain* domain = DomainOf(pod);
     auto [gang, read] = gangs_.try_emplace(&pod);
-    if (read) gang->second = RequiredGangOf(pod, labels, compute_domains_);
-    if (!gang->second) return kFits;
-    auto [verdict, judged] = gang_fits_.try_emplace({GangIdOf(gang->second->gang), group});
-    if (judged) verdict->second = GangNeverFitsGroup(*gang->second, demand, template_node, topology, labels);
+    if (read) gang->second = RequiredGangOf(pod, labels, domain);
+    if (gang->second) {
+      auto [verdict, judged] = gang_fits_.try_emplace({GangIdOf(gang->second->gang), group});
+      if (judged) verdict->second = GangNeverFitsGroup(*gang->second, demand, template_node, topology, labels);
+      if (verdict->second) return verdict->second;
+    }
+    if (domain == nullptr) return kFits;
+    auto [verdict, judged] = domain_fits_.try_emplace({domain->metadata.uid, group});
+    if (judged) verdict->second = ComputeDomainNeverOnGroup(*domain, template_node.metadata.labels);
     return verdict->second;
+  }
+  // The pod's ComputeDomain; null when it joins none, when no domains are read, or when it names two (the
+  // extender refuses such a pod anyway).
+  const kube::ComputeDomain* DomainOf(const kube::Pod& pod) {
+    auto [it, read] = domains_.try_emplace(&pod);
+    if (read && compute_domains_ != nullptr && *compute_domains_) {
+      absl::StatusOr<std::optional<kube::ComputeDomain>> domain = ComputeDomainOf(pod, *compute_domains_);
+      if (domain.ok()) it->second = *std::move(domain);
+    }
+    return it->second ? &*it->second : nullptr;
   }
   // "namespace/name": made once per pod object, not once per option that carries it.
   const std::string& KeyOf(const kube::Pod& pod) {
@@ -114,6 +131,8 @@ class CallMemo {
   absl::node_hash_map<const kube::Pod*, absl::StatusOr<GpuDemand>> demands_;  // input pods outlive the call
   absl::node_hash_map<const kube::Pod*, std::optional<RequiredGang>> gangs_;
   std::map<std::pair<std::string, std::string>, std::optional<std::string>> gang_fits_;  // (gang, group)
+  absl::node_hash_map<const kube::Pod*, std::optional<kube::ComputeDomain>> domains_;
+  std::map<std::pair<std::string, std::string>, std::optional<std::string>> domain_fits_;  // (domain uid, group)
   FilterMemo filter_;
   absl::node_hash_map<const kube::Pod*, std::string> keys_;
   // Hashed: every placed pod entry of every option is looked up, thousands a call (membership only).
@@ -276,11 +295,12 @@ OptionVerdict JudgeOption(const RankInput& input, const GroupOption& option, con
     return verdict;
   }
   const kube::Node& template_node = *input.templates.at(option.node_group_id);
-  // Members of a gang the group's domains can never hold whole are stranded by any number of its nodes:
-  // they are not placed, the rest of the option is (CA counts pods, not domains).
+  // Members of a gang the group's domains can never hold whole, and pods of a ComputeDomain running in
+  // other cliques, are stranded by any number of its nodes: they are not placed, the rest of the option is
+  // (CA counts pods, not domains).
   std::erase_if(gpu_pods, [&](const PlacedPod& pod) {
-    const std::optional<std::string>& never = memo.GangNeverFits(*pod.pod, pod.demand, option.node_group_id,
-                                                                 template_node, *(*topology)->topology, domain_labels);
+    const std::optional<std::string>& never = memo.NeverFits(*pod.pod, pod.demand, option.node_group_id,
+                                                             template_node, *(*topology)->topology, domain_labels);
     if (!never) return false;
     const std::string key = absl::StrCat(pod.pod->metadata.namespace_name, "/", pod.pod->metadata.name);
     if (!verdict.strands) verdict.reason = absl::StrCat("pod ", key, " would not be placed on the new nodes: ", *never);

@@ -128,12 +128,60 @@ TEST_CASE("RankOptions ranks a ComputeDomain's pods as one gang in one domain, a
              Catch::Contains("gang computedomain:default/train needs all 3 members of 2 GPUs in one NVLink domain"));
 
   // the gang's member limit reaches the domain's size too: a partition of 2 trays holds 2 of them
-  const RequiredGang gang = *RequiredGangOf(DomainMember(0, 2), NvlinkDomainLabels::Default(), &domains);
+  const RequiredGang gang = *RequiredGangOf(DomainMember(0, 2), NvlinkDomainLabels::Default(), &domain);
   CHECK(gang.most_per_node == 1);
   CHECK(GangNeverFitsGroup(gang, DemandOf(DomainMember(0, 2)).value(), Nvl72Template(2),
                            topology::CatalogShape("gb200-nvl72-node").value(), NvlinkDomainLabels::Default()) ==
         "gang computedomain:default/train needs all 3 members of 2 GPUs in one NVLink domain; a domain of the group "
         "holds 2 nodes of 1 members, 2 in all");
+}
+
+// A domain that runs in clique "rack-a" and says no count (its pods are not a gang of known size): its next
+// pod can only join that clique, so a rack's group whose template is in another clique (or none) strands it;
+// the group of its own rack takes it though another costs less.
+TEST_CASE("RankOptions strands a running ComputeDomain's pod on groups outside its NVLink clique",
+          "[gang_fit][rank][compute_domain]") {
+  kube::ComputeDomain domain;
+  domain.metadata.name = "serve";
+  domain.metadata.namespace_name = "default";
+  domain.metadata.uid = "uid-serve";
+  domain.channel_template = "train-channel";
+  domain.nodes = {{.name = "tray-a-1", .clique_id = "rack-a", .status = "Ready"}};
+  const ComputeDomainSource domains = [&](absl::string_view, absl::string_view) {
+    return std::optional<kube::ComputeDomain>(domain);
+  };
+  const auto rack = [](const std::string& clique) {
+    kube::Node node = Nvl72Template(18);
+    node.metadata.labels["nvidia.com/gpu.clique"] = clique;
+    // copied from the running tray the template was made from: a new tray holds no channel
+    node.metadata.labels["resource.nvidia.com/computeDomain"] = "uid-other";
+    return node;
+  };
+  RankInput input;
+  kube::SharedPods pods;
+  pods.push_back(std::make_shared<const kube::Pod>(DomainMember(1, 4)));
+  input.templates["rack-a"] = kube::SharedTemplate(rack("rack-a"));
+  input.templates["rack-b"] = kube::SharedTemplate(rack("rack-b"));
+  kube::Node unbuilt = Nvl72Template(18);
+  unbuilt.metadata.labels.erase(unbuilt.metadata.labels.find("nvidia.com/gpu.clique"));
+  input.templates["rack-new"] = kube::SharedTemplate(unbuilt);
+  input.price_per_node_hour = {{"rack-a", 40}, {"rack-b", 30}, {"rack-new", 30}};
+  input.options = {{"rack-b", 1, pods}, {"rack-new", 1, pods}, {"rack-a", 1, pods}};
+  input.compute_domains = &domains;
+  codec::TopologyResolver topologies;
+  const Ranking ranking = RankOptions(input, topologies);
+  CHECK(ranking.chosen == std::vector<std::string>{"rack-a"});
+  REQUIRE(ranking.verdicts.size() == 3);
+  CHECK(ranking.verdicts[0].strands);
+  CHECK_THAT(ranking.verdicts[0].reason,
+             Catch::Contains("ComputeDomain default/serve runs in NVLink clique rack-a; this node is in clique rack-b"));
+  CHECK(ranking.verdicts[1].strands);
+  CHECK_THAT(ranking.verdicts[1].reason, Catch::Contains("this node is in none"));
+  CHECK_FALSE(ranking.verdicts[2].strands);
+
+  // before the domain runs anywhere, every rack may take it: the cheaper one does
+  domain.nodes.clear();
+  CHECK(RankOptions(input, topologies).chosen != std::vector<std::string>{"rack-a"});
 }
 
 }  // namespace
