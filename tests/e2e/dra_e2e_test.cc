@@ -13,6 +13,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cli/expander_command.h"
 #include "cli/extender_command.h"
 #include "cli/ledger_flags.h"
@@ -132,6 +134,27 @@ struct DraCluster : testing::E2eCluster {
     E2eCluster::StartExtender(options);
   }
 
+  // `topofit expander --dra v1` on loopback (insecure gRPC), against this cluster's API server.
+  cli::ExpanderOptions DraExpanderOptions() {
+    cli::ExpanderOptions options;
+    options.address = "127.0.0.1";
+    options.grpc_port = 0;
+    options.insecure = true;
+    options.kubeconfig = ExtenderOptions().kubeconfig;
+    options.dra_version = "v1";
+    return options;
+  }
+
+  // cluster-autoscaler's BestOptions call to the expander serving on `port`.
+  static ::grpcplugin::BestOptionsResponse BestOptions(int port, const ::grpcplugin::BestOptionsRequest& request) {
+    auto channel = ::grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), ::grpc::InsecureChannelCredentials());
+    ::grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    ::grpcplugin::BestOptionsResponse response;
+    REQUIRE(::grpcplugin::Expander::NewStub(channel)->BestOptions(&context, request, &response).ok());
+    return response;
+  }
+
   // kube-scheduler's filter call for the pending pod (NodeNames, the extender's deployed mode): whether the
   // extender passes the node.
   bool Passes(const std::string& pod) {
@@ -239,21 +262,49 @@ TEST_CASE("DRA end to end: a claim asking 2 GPUs under one pcieRoot passes the n
   CHECK(Eventually([&] { return c.Filter("trainer-0", {scattered})["NodeNames"].size() == 1; }));
 }
 
-// The claim pod every node refused asks cluster-autoscaler for a node through a ProvisioningRequest whose
-// template names the very claim the pod uses (made from its template, named in its status), so that CA's
-// DRA simulation allocates that claim on the node it imagines; the API server accepts the template only
-// because each claim its containers name is one of its own (the fake validates as the real one does).
-TEST_CASE("DRA end to end: a claim pod refused everywhere gets a ProvisioningRequest naming its own claim",
+std::string Now() { return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone()); }
+
+// A node of node group `group` (the label CA's templates carry, which the holds read) with `product` GPUs,
+// created now.
+json GroupNode(const std::string& name, const std::string& instance_type, const std::string& group,
+               const std::string& product) {
+  json node = NodeNamed(name);
+  node["metadata"]["labels"]["node.kubernetes.io/instance-type"] = instance_type;
+  node["metadata"]["labels"]["eks.amazonaws.com/nodegroup"] = group;
+  node["metadata"]["labels"]["nvidia.com/gpu.product"] = product;
+  node["metadata"]["creationTimestamp"] = Now();
+  return node;
+}
+
+// The scale-up loop for a claim pod, as for a device-plugin pod (tests/e2e/scale_up_e2e_test.cc): refused on a
+// PCIe node for the NVLink it requires, it asks cluster-autoscaler for a node through a ProvisioningRequest
+// whose template names the very claim the pod uses (made from its template, named in its status), so that
+// CA's DRA simulation allocates that claim on the node it imagines; the API server accepts the template only
+// because each claim its containers name is one of its own (the fake validates as the real one does). The
+// expander, reading the claim the request's pod names, grows the NVLink group; the new node is held for the
+// pod from a latecomer, and the pod passes it.
+TEST_CASE("DRA end to end: a claim pod refused for topology asks CA for a node naming its own claim, gets the "
+          "NVLink group, and the node is held for it",
           "[e2e][dra][provisioning]") {
   DraCluster c;
-  c.api.Upsert(Resource::kResourceClaims, ClaimAllocated("others", kNode, {0, 2, 4, 6}));
+  c.api.Upsert(Resource::kResourceClaims, ClaimAllocated("others", kNode, {0, 1, 2, 3, 4, 5, 6, 7}));  // full
+  c.api.Upsert(Resource::kNodes, GroupNode("g5-1", "g5.48xlarge", "g5-group", "NVIDIA-A10G"));
+  c.api.Upsert(Resource::kResourceSlices, SliceOf("g5-1"));
   c.api.Upsert(Resource::kResourceClaims, PendingTwoGpusOneRoot("trainer-0-gpus-7hq2d"));
-  c.api.Upsert(Resource::kPods, PendingClaimPod("trainer-0", "trainer-0-gpus-7hq2d"));
+  json trainer = PendingClaimPod("trainer-0", "trainer-0-gpus-7hq2d");
+  trainer["metadata"]["annotations"]["topofit.io/min-link"] = "NV";
+  trainer["metadata"]["annotations"]["topofit.io/topology-policy"] = "required";
+  c.api.Upsert(Resource::kPods, trainer);
+  REQUIRE(cli::UseLedger("memory", c.ExtenderOptions().kubeconfig, c.process, c.log).ok());
   c.StartExtender(/*provisioning_requests=*/true);
 
-  const json refused = c.Filter("trainer-0", {kNode});
+  // 1. kube-scheduler offers the g5 (the A100 node's GPUs are all allocated): refused for NVLink.
+  const json refused = c.Filter("trainer-0", {"g5-1"});
   INFO(refused.dump());
   CHECK(refused["NodeNames"].empty());
+  CHECK(refused["FailedAndUnresolvableNodes"].contains("g5-1"));
+
+  // 2. Its ProvisioningRequest, consumed by the pod; the template names the pod's claim.
   REQUIRE(Eventually([&] {
     return c.api.Object(Resource::kPods, "ml", "trainer-0")["metadata"].value("annotations", json::object()).contains(
         "autoscaling.x-k8s.io/consume-provisioning-request");
@@ -268,7 +319,44 @@ TEST_CASE("DRA end to end: a claim pod refused everywhere gets a ProvisioningReq
   CHECK(spec["containers"][0]["resources"]["claims"] == json::parse(R"([{"name": "gpus"}])"));
   CHECK(spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
             ["matchExpressions"]
-            .back() == json::parse(R"({"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["a100-node-1"]})"));
+            .back() == json::parse(R"({"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["g5-1"]})"));
+
+  // 3. CA scales up for the request's pod: the expander (one process with the extender, `topofit serve`)
+  // reads the claim it names and grows the NVLink group, not the cheaper-looking PCIe one.
+  absl::StatusOr<cli::ExpanderParts> parts = cli::BuildExpander(c.DraExpanderOptions(), c.process, c.log);
+  REQUIRE(parts.ok());
+  REQUIRE(parts->claim_watch->WaitForSync(kubeclient::testing::kPatience));
+  std::unique_ptr<expander::GrpcServer> grpc = expander::GrpcServer::Start(parts->grpc, *parts->service).value();
+  ::grpcplugin::BestOptionsRequest best_options;
+  (*best_options.mutable_nodebytesmap())["g5-group"] = testing::TemplateNode("g5-group", "g5.48xlarge", 8).SerializeAsString();
+  (*best_options.mutable_nodebytesmap())["p4d-group"] =
+      testing::TemplateNode("p4d-group", "p4de.24xlarge", 8).SerializeAsString();
+  const std::string from_request = testing::PodFromTemplate(request, pod_template).SerializeAsString();
+  for (const std::string group : {"g5-group", "p4d-group"}) {
+    ::grpcplugin::Option* option = best_options.add_options();
+    option->set_nodegroupid(group);
+    option->set_nodecount(1);
+    option->add_podbytes(from_request);
+  }
+  const ::grpcplugin::BestOptionsResponse chosen = DraCluster::BestOptions(grpc->port(), best_options);
+  grpc->Shutdown(absl::ZeroDuration());
+  REQUIRE(chosen.options_size() == 1);
+  CHECK(chosen.options(0).nodegroupid() == "p4d-group");
+  REQUIRE(Eventually([&] { return !c.process.ledger->Intents().empty(); }));  // the extender sees the intent
+
+  // 4. The new node registers with its slice; a latecomer asking all 8 of its GPUs is refused there.
+  c.api.Upsert(Resource::kNodes, GroupNode("p4d-new", "p4de.24xlarge", "p4d-group", "NVIDIA-A100-SXM4-80GB"));
+  c.api.Upsert(Resource::kResourceSlices, SliceOf("p4d-new"));
+  REQUIRE(Eventually([&] { return c.extender.state->Snapshot("p4d-new") != nullptr; }));
+  c.api.Upsert(Resource::kPods, testing::PendingGpuPod("web", 8, {}, Now()));  // not late: holds apply
+  const json web = c.Filter("web", {"p4d-new"});
+  INFO(web.dump());
+  CHECK(web["NodeNames"].empty());
+  REQUIRE(web["FailedAndUnresolvableNodes"].contains("p4d-new"));
+  CHECK_THAT(web["FailedAndUnresolvableNodes"]["p4d-new"].get<std::string>(), Catch::Contains("scaled up for ml/trainer-0"));
+
+  // 5. The claim pod, offered both, passes only the node grown for it.
+  CHECK(c.Filter("trainer-0", {"g5-1", "p4d-new"})["NodeNames"] == json::array({"p4d-new"}));
 }
 
 // Where only NVIDIA's DRA driver hands out GPUs, a node advertises no nvidia.com/gpu: its slice says which
@@ -335,12 +423,7 @@ TEST_CASE("DRA end to end: topofit expander --dra ranks a claim pod by the GPUs 
   claim["spec"]["devices"].erase("constraints");
   c.api.Upsert(Resource::kResourceClaims, claim);
 
-  cli::ExpanderOptions options;
-  options.address = "127.0.0.1";
-  options.grpc_port = 0;
-  options.insecure = true;
-  options.kubeconfig = c.ExtenderOptions().kubeconfig;
-  options.dra_version = "v1";
+  const cli::ExpanderOptions options = c.DraExpanderOptions();
   cli::ProcessState process;
   REQUIRE(cli::UseLedger("memory", options.kubeconfig, process, c.log).ok());
   absl::StatusOr<cli::ExpanderParts> parts = cli::BuildExpander(options, process, c.log);
@@ -372,11 +455,7 @@ TEST_CASE("DRA end to end: topofit expander --dra ranks a claim pod by the GPUs 
     option->set_nodecount(1);
     option->add_podbytes(pod.SerializeAsString());
   }
-  auto channel = ::grpc::CreateChannel(absl::StrCat("127.0.0.1:", grpc->port()), ::grpc::InsecureChannelCredentials());
-  ::grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  ::grpcplugin::BestOptionsResponse response;
-  REQUIRE(::grpcplugin::Expander::NewStub(channel)->BestOptions(&context, request, &response).ok());
+  const ::grpcplugin::BestOptionsResponse response = DraCluster::BestOptions(grpc->port(), request);
   REQUIRE(response.options_size() == 1);
   CHECK(response.options(0).nodegroupid() == "p4d-group");
   grpc->Shutdown(absl::ZeroDuration());

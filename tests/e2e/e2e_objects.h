@@ -83,4 +83,38 @@ inline ::k8s::io::api::core::v1::Node TemplateNode(const std::string& group, con
   return node;
 }
 
+// The stand-in for cluster-autoscaler's side of a ProvisioningRequest: the pod it makes from the request's
+// PodTemplate as PodsForProvisioningRequest does (name <request>-0-0, uid "<namespace>/<name>", the
+// template's metadata plus the consume annotation), with the fields the expander reads: the containers'
+// limits and the ResourceClaims the template names.
+inline ::k8s::io::api::core::v1::Pod PodFromTemplate(const nlohmann::json& request, const nlohmann::json& pod_template) {
+  ::k8s::io::api::core::v1::Pod pod;
+  const std::string name = absl::StrCat(request["metadata"]["name"].get<std::string>(), "-0-0");
+  pod.mutable_metadata()->set_name(name);
+  pod.mutable_metadata()->set_namespace_("ml");
+  pod.mutable_metadata()->set_uid(absl::StrCat("ml/", name));
+  const nlohmann::json annotations = pod_template["template"]["metadata"].value("annotations", nlohmann::json::object());
+  for (const auto& [key, value] : annotations.items()) {
+    (*pod.mutable_metadata()->mutable_annotations())[key] = value.get<std::string>();
+  }
+  (*pod.mutable_metadata()->mutable_annotations())["autoscaling.x-k8s.io/consume-provisioning-request"] =
+      request["metadata"]["name"].get<std::string>();
+  const nlohmann::json& spec = pod_template["template"]["spec"];
+  pod.mutable_spec()->set_schedulername(spec["schedulerName"].get<std::string>());
+  for (const nlohmann::json& from : spec["containers"]) {
+    ::k8s::io::api::core::v1::Container* container = pod.mutable_spec()->add_containers();
+    container->set_name(from["name"].get<std::string>());
+    const nlohmann::json limits = from["resources"].value("limits", nlohmann::json::object());
+    for (const auto& [resource, quantity] : limits.items()) {
+      (*container->mutable_resources()->mutable_limits())[resource].set_string(quantity.get<std::string>());
+    }
+  }
+  for (const nlohmann::json& from : spec.value("resourceClaims", nlohmann::json::array())) {
+    ::k8s::io::api::core::v1::PodResourceClaim* claim = pod.mutable_spec()->add_resourceclaims();
+    claim->set_name(from["name"].get<std::string>());
+    claim->set_resourceclaimname(from["resourceClaimName"].get<std::string>());
+  }
+  return pod;
+}
+
 }  // namespace topofit::testing

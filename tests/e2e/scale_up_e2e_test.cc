@@ -78,33 +78,6 @@ json GpuPod(const std::string& name, int gpus, bool nv_required, const std::stri
   return pod;
 }
 
-// The stand-in for cluster-autoscaler's side of a ProvisioningRequest: the pod it makes from the request's
-// PodTemplate as PodsForProvisioningRequest does (name <request>-0-0, uid "<namespace>/<name>", the
-// template's metadata plus the consume annotation), with the fields the expander reads.
-corev1::Pod PodFromTemplate(const json& request, const json& pod_template) {
-  corev1::Pod pod;
-  const std::string name = absl::StrCat(request["metadata"]["name"].get<std::string>(), "-0-0");
-  pod.mutable_metadata()->set_name(name);
-  pod.mutable_metadata()->set_namespace_("ml");
-  pod.mutable_metadata()->set_uid(absl::StrCat("ml/", name));
-  const json annotations = pod_template["template"]["metadata"].value("annotations", json::object());
-  for (const auto& [key, value] : annotations.items()) {
-    (*pod.mutable_metadata()->mutable_annotations())[key] = value.get<std::string>();
-  }
-  (*pod.mutable_metadata()->mutable_annotations())["autoscaling.x-k8s.io/consume-provisioning-request"] =
-      request["metadata"]["name"].get<std::string>();
-  pod.mutable_spec()->set_schedulername(pod_template["template"]["spec"]["schedulerName"].get<std::string>());
-  for (const json& from : pod_template["template"]["spec"]["containers"]) {
-    corev1::Container* container = pod.mutable_spec()->add_containers();
-    container->set_name(from["name"].get<std::string>());
-    const json limits = from["resources"].value("limits", json::object());
-    for (const auto& [resource, quantity] : limits.items()) {
-      (*container->mutable_resources()->mutable_limits())[resource].set_string(quantity.get<std::string>());
-    }
-  }
-  return pod;
-}
-
 struct Cluster {
   // `ledger`: "memory", both in one process as `topofit serve` runs them; "api", the expander in a process of
   // its own, each with --ledger=api. `trust_expander_templates`: the expander's flag of that name.
@@ -264,7 +237,7 @@ TEST_CASE("A topology-refused pod gets NVLink capacity through CA, and keeps it 
   REQUIRE(Eventually([&] { return !cluster.expander_process->ledger->Preferences().empty(); }));
 
   // 3. CA scales up for the request: both groups fit the pod by count; the expander picks the NVLink one.
-  const corev1::Pod from_request = PodFromTemplate(request, pod_template);
+  const corev1::Pod from_request = testing::PodFromTemplate(request, pod_template);
   ::grpcplugin::BestOptionsRequest best_options;
   (*best_options.mutable_nodebytesmap())["g5-group"] = TemplateNode("g5-group", "g5.48xlarge", 8).SerializeAsString();
   (*best_options.mutable_nodebytesmap())["p4d-group"] = TemplateNode("p4d-group", "p4d.24xlarge", 8).SerializeAsString();
