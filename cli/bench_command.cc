@@ -34,6 +34,7 @@
 #include "replay/workloads/fleet_file.h"
 #include "replay/workloads/gangs.h"
 #include "replay/workloads/jobs_file.h"
+#include "replay/workloads/lead_in.h"
 #include "replay/workloads/openb.h"
 #include "replay/workloads/synthetic.h"
 #include "history/recorder.h"
@@ -155,7 +156,7 @@ absl::StatusOr<sim::Workload> LoadWorkload(const BenchOptions& options, uint64_t
     absl::StrAppend(&workload->description, "; every multi-GPU pod's comm_fraction set to ", options.comm_fraction);
   }
   if (options.runtimes_declared) sim::DeclareRuntimes(*workload);
-  return workload;
+  return sim::WithLeadIn(*std::move(workload), static_cast<sim::SimTime>(options.lead_in_minutes * sim::kMinute));
 }
 
 // What every `priority` expander reads: --expander-priorities, else the ConfigMap an operator writes to
@@ -459,6 +460,12 @@ void DefineBench(CLI::App& command, int& exit_code) {
                     "set every multi-GPU pod's share of run time in collectives (the slowdown model's weight)")
       ->check(CLI::Range(0.0, 1.0))
       ->option_text("0..1");
+  bench->add_option("--lead-in", options->lead_in_minutes,
+                    "the pods of the trace's first arrival time (a service's running replicas, as Azure LLM's "
+                    "first minute) arrive this long before the rest, and measuring begins when the rest do: "
+                    "the cluster starts warm instead of cold (docs/bench.md)")
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("MINUTES");
   bench->add_flag("--runtimes-declared", options->runtimes_declared,
                   "multi-GPU pods that run to completion say how long (topofit.io/expected-runtime: their "
                   "duration), as users who state a job's length would; only such pods ask for capacity that "

@@ -37,6 +37,7 @@ struct BenchOptions {
   bool openb_initial_from_trace = false;
   bool nv_required = false;            // openb: multi-GPU pods require NVLink (default: prefer)
   double horizon_hours = 0;            // stop the replay here (0: when nothing can change)
+  double lead_in_minutes = 0;          // > 0: the first arrivals ran this long before measuring (lead_in.h)
   double provision_failure_rate = 0;   // share of requested nodes that never come up, every group
   std::string gpu_ids = "agent";       // who gives topofit-bound pods their GPU ids: agent, device-plugin
   std::string gpu_api = "device-plugin";  // how pods ask for GPUs: device-plugin, dra

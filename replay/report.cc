@@ -717,10 +717,11 @@ constexpr std::pair<absl::string_view, double PendingPercentiles::*> kPercentile
 // The lines above the table: the workload, the seeds, and the windows every row is measured over.
 std::string TableHeader(const Workload& workload, const std::vector<std::vector<PolicySummary>>& runs) {
   std::vector<std::string> seeds;
-  std::vector<double> ends, busy_from, fill_from, fill_end;
+  std::vector<double> ends, busy_from, fill_from, fill_end, measure_from;
   for (const std::vector<PolicySummary>& run : runs) {
     seeds.push_back(absl::StrCat(run.front().seed));
     ends.push_back(run.front().window_hours);
+    measure_from.push_back(run.front().measure_from_hours);
     busy_from.push_back(run.front().busy_from_hours);
     fill_from.push_back(run.front().fill_from_hours);
     fill_end.push_back(run.front().fill_end_hours);
@@ -733,11 +734,19 @@ std::string TableHeader(const Workload& workload, const std::vector<std::vector<
     absl::StrAppend(&text, "seeds: ", absl::StrJoin(seeds, ", "),
                     "; each cell is the mean ± the sample standard deviation over them\n");
   }
-  absl::StrAppend(&text, "measuring window: [0, T), T = ", Cell(ends, FormatHours, ""),
+  const bool lead_in = std::any_of(measure_from.begin(), measure_from.end(), [](double hours) { return hours > 0; });
+  absl::StrAppend(&text, "measuring window: [", lead_in ? Cell(measure_from, FormatHours, "") : "0", ", T), T = ",
+                  Cell(ends, FormatHours, ""),
                   ", an hour after the last pod would end had each started on arrival; busy window: [",
                   Cell(busy_from, FormatHours, ""), ", T), from the arrival of the first 1% of the pods; fill: [",
                   Cell(fill_from, FormatHours, ""), ", ", Cell(fill_end, FormatHours, ""),
-                  "), the first arrival to an hour after the last\n\n");
+                  "), the first arrival to an hour after the last\n");
+  if (lead_in) {
+    absl::StrAppend(&text, "lead-in: measuring begins at ", Cell(measure_from, FormatHours, ""),
+                    "; the pods of the first arrival time ran before it and are not among the pods counted; ",
+                    "counts of events (nodes created, peak nodes, evictions, requests) cover the whole replay\n");
+  }
+  absl::StrAppend(&text, "\n");
   return text;
 }
 

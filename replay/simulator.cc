@@ -694,12 +694,17 @@ ReplayResult Replayer::Result() const {
   result.failed_nodes = failed_nodes_;
   result.evicted_pods = evicted_pods_;
   result.evicted_multi_gpu_pods = evicted_multi_gpu_pods_;
+  // Each pod's ideal GPU-hours from where measuring begins (a lead-in's pods count from its end), at the
+  // cheapest price of a GPU it may run on.
+  const SimTime measure_from = world_->workload().measure_from;
   for (int pod = 0; pod < world_->workload_pods(); ++pod) {
     const SimPod& p = world_->pods()[pod];
     const PodClass& c = world_->classes()[p.klass];
-    result.lower_bound_cost_dollars += c.cheapest_gpu_hour * c.gpus *
-                                       static_cast<double>(world_->workload().pods[p.spec].duration) /
-                                       static_cast<double>(kHour);
+    const PodSpec& spec = world_->workload().pods[p.spec];
+    const SimTime ideal = spec.arrival + spec.duration - std::max(spec.arrival, measure_from);
+    if (ideal <= 0) continue;
+    result.lower_bound_cost_dollars +=
+        c.cheapest_gpu_hour * c.gpus * static_cast<double>(ideal) / static_cast<double>(kHour);
   }
   result.end = end_;
   result.events = processed_;

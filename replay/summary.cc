@@ -29,10 +29,12 @@ double Percentile(const std::vector<double>& sorted, double percentile) {
 
 namespace {
 
-// The busy window's start and the fill, from the pods' arrivals (any order), up to `end`.
-MeasuringWindow WindowEndingAt(std::vector<SimTime> arrivals, SimTime end) {
+// The busy window's start and the fill, from the pods' arrivals (any order) from `from` on, up to `end`.
+MeasuringWindow WindowEndingAt(std::vector<SimTime> arrivals, SimTime end, SimTime from = 0) {
   MeasuringWindow window;
+  window.from = std::min(from, end);
   window.end = end;
+  std::erase_if(arrivals, [&](SimTime arrival) { return arrival < from; });
   if (arrivals.empty()) return window;
   std::sort(arrivals.begin(), arrivals.end());
   const auto rank = static_cast<size_t>(std::ceil(0.01 * static_cast<double>(arrivals.size())));
@@ -51,7 +53,7 @@ MeasuringWindow WindowOf(const Workload& workload) {
     arrivals.push_back(pod.arrival);
     ideal_end = std::max(ideal_end, pod.arrival + pod.duration);
   }
-  return WindowEndingAt(std::move(arrivals), ideal_end + kWindowTail);
+  return WindowEndingAt(std::move(arrivals), ideal_end + kWindowTail, workload.measure_from);
 }
 
 IdleGpuHours IntegrateIdle(const std::vector<IdleSample>& samples, SimTime from, SimTime to) {
@@ -75,14 +77,14 @@ PolicySummary Summarise(const ReplayResult& result) {
 PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& window) {
   PolicySummary s;
   s.policy = result.policy;
-  const WindowTotals totals = Integrate(result.timeline, 0, window.end);
+  const WindowTotals totals = Integrate(result.timeline, window.from, window.end);
   s.provisioned_gpu_hours = totals.provisioned_gpu_hours;
   s.allocated_gpu_hours = totals.allocated_gpu_hours;
   s.idle_gpu_hours = totals.provisioned_gpu_hours - totals.allocated_gpu_hours;
   s.idle_share = totals.provisioned_gpu_hours > 0 ? s.idle_gpu_hours / totals.provisioned_gpu_hours : 0;
   s.node_hours = totals.node_hours;
   s.cost_dollars = totals.cost_dollars;
-  const IdleGpuHours idle = IntegrateIdle(result.idle_samples, 0, window.end);
+  const IdleGpuHours idle = IntegrateIdle(result.idle_samples, window.from, window.end);
   using history::IdleReason;
   s.idle_booting_gpu_hours = idle[static_cast<size_t>(IdleReason::kBooting)];
   s.idle_held_for_intent_gpu_hours = idle[static_cast<size_t>(IdleReason::kHeldForIntent)];
@@ -96,21 +98,23 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   s.fill_idle_gpu_hours = fill.provisioned_gpu_hours - fill.allocated_gpu_hours;
   s.fill_idle_share = fill.provisioned_gpu_hours > 0 ? s.fill_idle_gpu_hours / fill.provisioned_gpu_hours : 0;
   s.fill_cost_dollars = fill.cost_dollars;
-  s.scale_ups = static_cast<int>(result.scale_ups.size());
   for (const ScaleUpOutcome& scale_up : result.scale_ups) {
+    if (scale_up.at < window.from) continue;
+    ++s.scale_ups;
     s.stranded_scale_ups += scale_up.stranded;
     s.overtaken_scale_ups += scale_up.overtaken;
   }
   for (const NodeOutcome& node : result.nodes) {
     const SimTime until = std::min(node.removed >= 0 ? node.removed : window.end, window.end);
-    if (until > node.requested) {
-      const double hours = static_cast<double>(until - node.requested) / static_cast<double>(kHour);
+    const SimTime since = std::max(node.requested, window.from);
+    if (until > since) {
+      const double hours = static_cast<double>(until - since) / static_cast<double>(kHour);
       GroupSpend& spend = s.by_group[node.group];
       spend.node_hours += hours;
       spend.cost_dollars += hours * node.price_per_hour;
     }
     // A node a scale-up made: stranded when no pod it was grown for started on it within kStrandedAfter of Ready.
-    if (node.scale_up < 0 || node.ready < 0) continue;
+    if (node.scale_up < 0 || node.ready < 0 || node.requested < window.from) continue;
     ++s.new_nodes;
     const auto within = [&](SimTime start) { return start >= 0 && start <= node.ready + kStrandedAfter; };
     if (within(node.first_own_pod)) continue;
@@ -133,6 +137,7 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   s.lower_bound_cost_dollars = result.lower_bound_cost_dollars;
   s.hours = static_cast<double>(result.end) / static_cast<double>(kHour);
   s.window_hours = static_cast<double>(window.end) / static_cast<double>(kHour);
+  s.measure_from_hours = static_cast<double>(window.from) / static_cast<double>(kHour);
   s.busy_from_hours = static_cast<double>(window.busy_from) / static_cast<double>(kHour);
   s.fill_from_hours = static_cast<double>(window.fill_from) / static_cast<double>(kHour);
   s.fill_end_hours = static_cast<double>(window.fill_end) / static_cast<double>(kHour);
@@ -142,6 +147,7 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   double stretch_sum = 0;
   int best = 0;
   for (const PodOutcome& pod : result.pods) {
+    if (pod.arrival < window.from) continue;
     ++s.pods;
     s.requested_gpu_hours += pod.gpus * static_cast<double>(pod.ideal_duration) / static_cast<double>(kHour);
     const SimTime start = pod.first_start >= 0 ? pod.first_start : std::max(window.end, pod.arrival);
@@ -167,6 +173,7 @@ PolicySummary Summarise(const ReplayResult& result, const MeasuringWindow& windo
   }
   std::vector<double> gang_waits;
   for (const GangOutcome& gang : result.gangs) {
+    if (gang.arrival < window.from) continue;
     ++s.gangs;
     s.gangs_started += gang.started >= 0;
     s.split_gangs += gang.split;

@@ -26,6 +26,10 @@ struct CompletionTimes {
 // (issue 31: before, T was the latest last-pod completion among the policies compared, so adding a policy
 // could move every other's figures).
 struct MeasuringWindow {
+  // Where every figure begins: the workload's measure_from, 0 but after a lead-in (workloads/lead_in.h).
+  // GPU-hours, cost and nodes are counted from it; pods that arrived before it (the lead-in's) are not among
+  // the pods counted. The windows below are written for from = 0: each starts at `from` at the earliest.
+  SimTime from = 0;
   // T, the end of the whole window [0, T): kWindowTail after the latest ideal end (each pod's arrival plus
   // its run time on its best set) — what the workload needs, with room for the last nodes' scale-down.
   SimTime end = 0;
@@ -131,6 +135,7 @@ struct PolicySummary {
   double requested_gpu_hours = 0;  // the pods' ideal GPU-hours: a floor under allocated
   double hours = 0;                // the policy's own last pod completion
   double window_hours = 0;         // T
+  double measure_from_hours = 0;   // MeasuringWindow::from
   double busy_from_hours = 0;      // the busy window's start
   double fill_from_hours = 0;      // the fill's start and end
   double fill_end_hours = 0;

@@ -93,6 +93,9 @@ struct Workload {
   std::string description;  // the assumptions that turned the source into this, for the report
   std::vector<NodeGroupSpec> groups;
   std::vector<PodSpec> pods;
+  // Where measuring begins (summary.h, MeasuringWindow): 0, or the end of a lead-in (workloads/lead_in.h)
+  // during which the cluster came to run what it was running when the trace begins.
+  SimTime measure_from = 0;
 };
 
 }  // namespace topofit::sim

@@ -262,6 +262,23 @@ TEST_CASE("topofit bench --runtimes-declared: pods that say their run time ask f
   CHECK(std::stod(after[1]) < std::stod(before[1]));
 }
 
+TEST_CASE("topofit bench --lead-in: the first arrivals come early and are not counted, the window says so",
+          "[bench][lead_in]") {
+  BenchOptions options = Small();
+  options.baselines = "tuned";
+  options.policies = "topofit";
+  options.lead_in_minutes = 30;
+  std::ostringstream out, err;
+  REQUIRE(RunBench(options, out, err) == 0);
+  INFO(out.str());
+  CHECK_THAT(out.str(), Catch::Contains("lead-in: measuring begins at"));
+  CHECK_THAT(out.str(), Catch::Contains("measuring window: [0."));
+  const std::vector<std::string> pods = Cells(out.str(), "pods");
+  REQUIRE(pods.size() == 2);
+  CHECK(std::stoi(pods[0]) < 400);  // the first arrival time's pods ran before measuring began
+  CHECK(std::stoi(pods[0]) > 350);
+}
+
 TEST_CASE("topofit bench --workload gangs and --workload jobs on --fleet show the gang rows", "[bench]") {
   std::ostringstream out, err;
   BenchOptions gangs;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "replay/policy.h"
+#include "replay/workloads/lead_in.h"
 #include "tests/replay/scenario.h"
 
 namespace topofit::sim {
@@ -238,6 +239,49 @@ TEST_CASE("The fill counts idle GPUs and cost from the first arrival to an hour 
   CHECK(s.fill_cost_dollars == Approx(15));
   CHECK(s.idle_gpu_hours == Approx(32));  // 2 h before the pod and 2 h after it
   CHECK(s.fill_end_hours == Approx(3.5));
+}
+
+// A service replica running when the trace begins (arrival 0, until deleted, 2 h) and a batch pod a minute
+// in, both 8 GPUs, with a 30-minute lead-in: the replica still arrives at 0 and ends when the trace says
+// (now 2 h 30), the batch pod arrives at 31:00, and measuring begins at 30:00. CA grows a node for each
+// (requested 30 s after the arrival, Ready 5 minutes later); only the batch pod's wait and scale-up are
+// counted, and the replica's node from 30:00 on.
+TEST_CASE("A lead-in: the first arrivals ran before measuring, which counts the rest from the lead-in's end",
+          "[summary][lead_in]") {
+  Workload workload;
+  workload.groups = {Group("nvlink", "p4d.24xlarge", 8, 10, 2)};
+  PodSpec service = Pod("service", 0, 2 * kHour, 8);
+  service.runs_until_deleted = true;
+  workload.pods = {service, Pod("batch", kMinute, 30 * kMinute, 8)};
+  const Workload led = WithLeadIn(workload, 30 * kMinute);
+  REQUIRE(led.pods.size() == 2);
+  CHECK(led.pods[0].arrival == 0);
+  CHECK(led.pods[0].duration == 2 * kHour + 30 * kMinute);
+  CHECK(led.pods[1].arrival == 31 * kMinute);
+  CHECK(led.pods[1].duration == 30 * kMinute);
+  CHECK(led.measure_from == 30 * kMinute);
+  CHECK(WithLeadIn(workload, 0).measure_from == 0);
+
+  const ReplayResult result = Stock(led);
+  REQUIRE(result.nodes.size() == 2);
+  REQUIRE(result.nodes[0].requested == 30 * kSecond);
+  const MeasuringWindow window = WindowOf(led);
+  CHECK(window.from == 30 * kMinute);
+  CHECK(window.busy_from == 31 * kMinute);
+  CHECK(window.fill_from == 31 * kMinute);
+  const PolicySummary s = Summarise(result, window);
+  CHECK(s.measure_from_hours == Approx(0.5));
+  CHECK(s.pods == 1);
+  CHECK(s.pending.p95_seconds == Approx(330));  // the batch pod: 30 s to CA's scale-up, 5 minutes to Ready
+  CHECK(s.scale_ups == 1);
+  CHECK(s.new_nodes == 1);
+  // The ideal GPU-hours from 30:00 at $10 / 8 GPUs an hour: the replica's 2 h and the batch pod's half hour.
+  CHECK(s.lower_bound_cost_dollars == Approx(8 * (2.0 + 0.5) * 10 / 8));
+  // Measured from 0 instead, the replica's node adds its first 29.5 minutes.
+  MeasuringWindow from_zero = window;
+  from_zero.from = 0;
+  CHECK(Summarise(result, from_zero).cost_dollars - s.cost_dollars == Approx(10 * 29.5 / 60));
+  CHECK(Summarise(result, from_zero).pods == 2);
 }
 
 }  // namespace
