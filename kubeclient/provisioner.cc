@@ -41,9 +41,9 @@ void Provisioner::RequestForGang(const scheduler::GangCapacity& capacity) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
   const absl::Time now = clock_.Now();
-  auto [gang, first] = gangs_.try_emplace(capacity.gang.id, GangAsked{now, {}});
+  auto [gang, first] = gangs_.try_emplace(capacity.gang.id, GangAsked{now, {}, capacity.claim_members});
   const bool stale = !first && now - gang->second.asked >= kGangRequestLifetime;
-  if (stale) gang->second = GangAsked{now, {}};
+  if (stale) gang->second = GangAsked{now, {}, capacity.claim_members};
   if (!gang->second.members.insert(capacity.member.uid).second) return;
   tasks_.push_back(Task{.action = first ? Action::kCreateForGang : stale ? Action::kReplaceGang : Action::kConsumeGang,
                         .pod = capacity.member,
@@ -54,9 +54,10 @@ void Provisioner::RequestForGang(const scheduler::GangCapacity& capacity) {
 void Provisioner::WithdrawGang(const scheduler::GangRef& gang) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
-  gangs_.erase(gang.id);
   Task task{.action = Action::kWithdrawGang, .pod = {}, .where = {}, .gang = {}};
   task.gang.gang = gang;
+  if (auto asked = gangs_.find(gang.id); asked != gangs_.end()) task.gang.claim_members = asked->second.claim_members;
+  gangs_.erase(gang.id);
   tasks_.push_back(std::move(task));
 }
 
@@ -126,11 +127,36 @@ absl::Status Provisioner::CreateObjects(const absl::StatusOr<nlohmann::json>& po
   if (!pod_template.ok()) return pod_template.status();
   if (!request.ok()) return request.status();
   // The template first: the request refers to it, and CA reads it as soon as the request exists.
-  if (absl::Status created = api_.CreatePodTemplate(*pod_template); !created.ok()) {
+  if (absl::Status created = CreateTemplate(*pod_template); !created.ok()) return created;
+  return CreateRequest(request);
+}
+
+absl::Status Provisioner::CreateTemplate(const nlohmann::json& pod_template) {
+  if (absl::Status created = api_.CreatePodTemplate(pod_template); !created.ok()) {
     return absl::Status(created.code(), absl::StrCat("creating the PodTemplate: ", created.message()));
   }
+  return absl::OkStatus();
+}
+
+absl::Status Provisioner::CreateRequest(const absl::StatusOr<nlohmann::json>& request) {
+  if (!request.ok()) return request.status();
   if (absl::Status created = api_.CreateProvisioningRequest(*request); !created.ok()) {
     return absl::Status(created.code(), absl::StrCat("creating the ProvisioningRequest: ", created.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Provisioner::CreateMemberTemplates(const scheduler::GangCapacity& gang) {
+  for (size_t i = 0; i < gang.claim_members.size(); ++i) {
+    const absl::StatusOr<std::optional<nlohmann::json>> member = AskablePod(gang.claim_members[i], gang.gang.id);
+    if (!member.ok()) return member.status();
+    if (!*member) {
+      return absl::FailedPreconditionError(absl::StrCat("member ", gang.claim_members[i].key(), " is gone or bound"));
+    }
+    absl::StatusOr<nlohmann::json> pod_template =
+        PodTemplateForGangMember(**member, gang.gang.id, static_cast<int>(i), gang.domain);
+    if (!pod_template.ok()) return pod_template.status();
+    if (absl::Status created = CreateTemplate(*pod_template); !created.ok()) return created;
   }
   return absl::OkStatus();
 }
@@ -208,8 +234,15 @@ void Provisioner::CreateForGang(const Task& task) {
   };
   const absl::StatusOr<std::optional<nlohmann::json>> member = AskablePod(gang.member, gang.gang.id);
   if (!member.ok() || !*member) return give_up("get pod", member.status());
-  if (absl::Status created = CreateObjects(PodTemplateForGang(**member, gang.gang.id, gang.domain),
-                                           ProvisioningRequestForGang(**member, gang.gang.id, gang.count));
+  if (!gang.claim_members.empty()) {
+    if (absl::Status created = CreateMemberTemplates(gang); !created.ok()) return give_up("create", created);
+  }
+  if (absl::Status created =
+          gang.claim_members.empty()
+              ? CreateObjects(PodTemplateForGang(**member, gang.gang.id, gang.domain),
+                              ProvisioningRequestForGang(**member, gang.gang.id, gang.count))
+              : CreateRequest(ProvisioningRequestForGangMembers(**member, gang.gang.id,
+                                                                static_cast<int>(gang.claim_members.size())));
       !created.ok()) {
     return give_up("create", created);
   }
@@ -257,6 +290,10 @@ void Provisioner::RemoveGang(const Task& task) {
   const std::string name = GangProvisioningObjectName(task.gang.gang.id);
   absl::Status removed = api_.DeleteProvisioningRequest(task.gang.gang.namespace_name, name);
   if (removed.ok()) removed = api_.DeletePodTemplate(task.gang.gang.namespace_name, name);
+  for (size_t i = 0; removed.ok() && i < task.gang.claim_members.size(); ++i) {
+    removed = api_.DeletePodTemplate(task.gang.gang.namespace_name,
+                                     GangMemberTemplateName(task.gang.gang.id, static_cast<int>(i)));
+  }
   // Both are owned by the member that asked: the garbage collector removes them when it goes.
   if (!removed.ok()) return CountFailed(task.gang.gang.id, "withdraw", removed);
   server::LogEvent(log_, "provisioning_request", {{"gang", task.gang.gang.id}, {"result", "withdrawn"}, {"name", name}});

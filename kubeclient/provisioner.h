@@ -15,7 +15,11 @@
 //                               call kGangRequestLifetime after the request was made replaces it: the
 //                               gang still waits, so what CA brought went elsewhere, or the garbage
 //                               collector took the request with the member that owned it.
-//   WithdrawGang(gang)       -> delete the gang's two objects.
+//                               A gang of claim pods (GangCapacity::claim_members): one PodTemplate per
+//                               member named, each naming that member's claims and owned by it, and one
+//                               request of a pod set per member.
+//   WithdrawGang(gang)       -> delete the gang's objects (a claim gang's member templates too, those
+//                               this process made; the others go with their pods).
 //   RequestFor(pod, ...) again, while its request stands, at most once per kStatusCheckInterval
 //                            -> on the worker: GET the request and, when what cluster-autoscaler says of it
 //                               changed (capacity not found, failed, booking expired, capacity revoked),
@@ -113,6 +117,12 @@ class Provisioner final : public scheduler::CapacityRequests {
   // Creates the PodTemplate, then the ProvisioningRequest (409 counting as done); the first error.
   absl::Status CreateObjects(const absl::StatusOr<nlohmann::json>& pod_template,
                              const absl::StatusOr<nlohmann::json>& request);
+  // One object each (409 counting as done).
+  absl::Status CreateTemplate(const nlohmann::json& pod_template);
+  absl::Status CreateRequest(const absl::StatusOr<nlohmann::json>& request);
+  // A gang of claim pods': each member's template (PodTemplateForGangMember); the first error, or
+  // FailedPrecondition when a member is gone or bound.
+  absl::Status CreateMemberTemplates(const scheduler::GangCapacity& gang);
   void CountFailed(absl::string_view what, absl::string_view step, const absl::Status& status);
 
   KubeApi& api_;
@@ -133,6 +143,8 @@ class Provisioner final : public scheduler::CapacityRequests {
   struct GangAsked {
     absl::Time asked;
     std::set<std::string> members;
+    // A gang of claim pods': the members whose templates the request names, for the withdrawal.
+    std::vector<scheduler::PodRef> claim_members;
   };
   std::map<std::string, GangAsked, std::less<>> gangs_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

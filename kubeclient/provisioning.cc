@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "kubeclient/name_hash.h"
+#include "scheduler/capacity_requests.h"
 
 namespace topofit::kubeclient {
 namespace {
@@ -208,14 +209,23 @@ nlohmann::json PodTemplateObject(nlohmann::json metadata, nlohmann::json pod_tem
   };
 }
 
-nlohmann::json ProvisioningRequestObject(nlohmann::json metadata, int count) {
-  const nlohmann::json pod_set = {{"count", count}, {"podTemplateRef", {{"name", metadata["name"]}}}};
+nlohmann::json PodSet(const std::string& template_name, int count) {
+  return {{"count", count}, {"podTemplateRef", {{"name", template_name}}}};
+}
+
+nlohmann::json ProvisioningRequestObject(nlohmann::json metadata, nlohmann::json pod_sets) {
   return nlohmann::json{
       {"apiVersion", kProvisioningApiVersion},
       {"kind", "ProvisioningRequest"},
       {"metadata", std::move(metadata)},
-      {"spec", {{"provisioningClassName", kBestEffortAtomicScaleUp}, {"podSets", nlohmann::json::array({pod_set})}}},
+      {"spec", {{"provisioningClassName", kBestEffortAtomicScaleUp}, {"podSets", std::move(pod_sets)}}},
   };
+}
+
+// One request of `count` pods of the template named as the request.
+nlohmann::json ProvisioningRequestObject(nlohmann::json metadata, int count) {
+  nlohmann::json pod_sets = nlohmann::json::array({PodSet(metadata["name"].get<std::string>(), count)});
+  return ProvisioningRequestObject(std::move(metadata), std::move(pod_sets));
 }
 
 // The metadata of a gang's objects: named for the gang, owned by the member that asked.
@@ -279,8 +289,12 @@ std::string GangProvisioningObjectName(absl::string_view gang_id) {
   return absl::StrCat(name, suffix);
 }
 
-absl::StatusOr<nlohmann::json> PodTemplateForGang(const nlohmann::json& member, absl::string_view gang_id,
-                                                  const kube::NodeSelectorTerm& domain) {
+namespace {
+
+// A gang's template from `member`, named `name`: the gang's annotations kept, confined to `domain`, and
+// with the member's own claims when `claims` says them (ClaimsByNameOf), else none.
+absl::StatusOr<nlohmann::json> GangTemplate(const nlohmann::json& member, const std::string& name,
+                                            const kube::NodeSelectorTerm& domain, const nlohmann::json* claims) {
   absl::StatusOr<PodIdentity> identity = IdentityOf(member);
   if (!identity.ok()) return identity.status();
   nlohmann::json pod_template =
@@ -291,8 +305,44 @@ absl::StatusOr<nlohmann::json> PodTemplateForGang(const nlohmann::json& member, 
                   kube::kKueueRequiredTopologyAnnotation, kube::kKueuePreferredTopologyAnnotation,
                   kube::kLwsSizeAnnotation, kube::kKaiRequiredPlacementAnnotation,
                   kube::kKaiPreferredPlacementAnnotation});
+  if (claims != nullptr && !claims->empty()) GiveClaims(pod_template["spec"], member["spec"], *claims);
   ConfineToShapes(pod_template["spec"], {domain});
-  return PodTemplateObject(GangObjectMeta(*identity, gang_id), std::move(pod_template));
+  nlohmann::json metadata = ObjectMetaFor(*identity);
+  metadata["name"] = name;
+  return PodTemplateObject(std::move(metadata), std::move(pod_template));
+}
+
+}  // namespace
+
+absl::StatusOr<nlohmann::json> PodTemplateForGang(const nlohmann::json& member, absl::string_view gang_id,
+                                                  const kube::NodeSelectorTerm& domain) {
+  return GangTemplate(member, GangProvisioningObjectName(gang_id), domain, nullptr);
+}
+
+static_assert(kMaxPodSets == scheduler::kMostClaimMembers, "the CapacityRequests interface says the CRD's limit");
+
+std::string GangMemberTemplateName(absl::string_view gang_id, int index) {
+  return GangProvisioningObjectName(absl::StrCat(gang_id, "/member-", index));
+}
+
+absl::StatusOr<nlohmann::json> PodTemplateForGangMember(const nlohmann::json& member, absl::string_view gang_id,
+                                                        int index, const kube::NodeSelectorTerm& domain) {
+  absl::StatusOr<nlohmann::json> claims = ClaimsByNameOf(member);
+  if (!claims.ok()) return claims.status();
+  return GangTemplate(member, GangMemberTemplateName(gang_id, index), domain, &*claims);
+}
+
+absl::StatusOr<nlohmann::json> ProvisioningRequestForGangMembers(const nlohmann::json& owner, absl::string_view gang_id,
+                                                                 int members) {
+  absl::StatusOr<PodIdentity> identity = IdentityOf(owner);
+  if (!identity.ok()) return identity.status();
+  if (members < 1 || members > kMaxPodSets) {
+    return absl::InvalidArgumentError(absl::StrCat("gang ", gang_id, ": a request holds 1 to ", kMaxPodSets,
+                                                   " pod sets, one per member; asked for ", members));
+  }
+  nlohmann::json pod_sets = nlohmann::json::array();
+  for (int i = 0; i < members; ++i) pod_sets.push_back(PodSet(GangMemberTemplateName(gang_id, i), 1));
+  return ProvisioningRequestObject(GangObjectMeta(*identity, gang_id), std::move(pod_sets));
 }
 
 absl::StatusOr<nlohmann::json> ProvisioningRequestForGang(const nlohmann::json& member, absl::string_view gang_id,

@@ -74,6 +74,27 @@ absl::StatusOr<nlohmann::json> PodTemplateForGang(const nlohmann::json& member, 
 absl::StatusOr<nlohmann::json> ProvisioningRequestForGang(const nlohmann::json& member, absl::string_view gang_id,
                                                           int count);
 
+// A ProvisioningRequest holds at most this many pod sets (the CRD's validation).
+inline constexpr int kMaxPodSets = 32;
+
+// A gang of claim pods asks with one pod set per member (its own template naming that member's claims:
+// cluster-autoscaler makes no claim for the pods it imagines, kubeclient/provisioning.h's PodTemplateForPod):
+// the template of the gang's member `index` (0-based), named "topofit-gang-<...>-member-<index>-<hash>" (the
+// gang's name with "/member-<index>" added to its id).
+std::string GangMemberTemplateName(absl::string_view gang_id, int index);
+
+// That template, from `member` (as the API server returns it): as PodTemplateForGang, with the member's claims
+// named as PodTemplateForPod names them, and owned by `member`. FailedPrecondition when a claim of its
+// template is not made yet.
+absl::StatusOr<nlohmann::json> PodTemplateForGangMember(const nlohmann::json& member, absl::string_view gang_id,
+                                                        int index, const kube::NodeSelectorTerm& domain);
+
+// The gang's ProvisioningRequest for `members` members of their own templates (GangMemberTemplateName 0 to
+// members - 1, a pod set of count 1 each), named and owned as ProvisioningRequestForGang's. InvalidArgument
+// for fewer than 1 or more than kMaxPodSets members.
+absl::StatusOr<nlohmann::json> ProvisioningRequestForGangMembers(const nlohmann::json& owner, absl::string_view gang_id,
+                                                                 int members);
+
 // What a ProvisioningRequest's status.conditions say (a condition counts when its status is "True").
 struct ProvisioningState {
   bool provisioned = false;

@@ -20,6 +20,9 @@ struct CapacityPlacement {
   std::vector<kube::NodeSelectorTerm> shapes;  // ORed; empty: any shape
 };
 
+// The most members of their own one request may name (a ProvisioningRequest's pod sets).
+inline constexpr int kMostClaimMembers = 32;
+
 // A gang that no NVLink domain holds now (decision/gang_capacity_target.h): one request for all of it.
 struct GangRef {
   std::string id;  // decision::GangIdOf
@@ -30,6 +33,10 @@ struct GangCapacity {
   PodRef member;  // the member asking: the request's pods copy its spec
   int count = 0;  // members to grow nodes for
   kube::NodeSelectorTerm domain;  // ANDed into the pods' node affinity: the domain's group and label
+  // A gang of claim pods (GPUs from ResourceClaims): `count` members, each a pod set of its own whose
+  // template names that member's claims (cluster-autoscaler makes no claim for a pod it imagines). Empty:
+  // `count` pods copying `member`'s spec, without claims.
+  std::vector<PodRef> claim_members;
 };
 
 class CapacityRequests {

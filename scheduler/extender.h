@@ -215,9 +215,11 @@ class Extender {
   // For a gang that no domain holds now: asks CA for capacity in the domain nearest to holding it
   // (decision/gang_capacity_target.h), once per gang, and has this member consume the request. The words
   // the refusal adds ("" when nothing was asked: not the leader, no CapacityRequests, a gang that must
-  // share one node, or no domain that could hold it). Called with gangs_mu_ held.
+  // share one node, or no domain that could hold it). A gang of claim pods (`claim_pods`) is asked for once
+  // as many of its members as the request needs have asked, each a pod set naming its own claims, and at most
+  // kMostClaimMembers of them. Called with gangs_mu_ held.
   std::string RequestGangCapacity(const kube::Pod& pod, const decision::GpuDemand& demand, const decision::Gang& gang,
-                                  const decision::GangTopology& wanted);
+                                  const decision::GangTopology& wanted, bool claim_pods);
   // Withdraws the gang's request, if this extender asked one. Called with gangs_mu_ held.
   void WithdrawGangCapacity(const std::string& gang);
 
@@ -324,7 +326,7 @@ class Extender {
   // request is withdrawn when the gang lands or one of them goes. Guarded by gangs_mu_.
   struct GangAsked {
     GangRef gang;
-    std::set<std::string> members;
+    std::map<std::string, PodRef> members;  // by uid
     // Where and how much it asked, measured over every node and template at `measured`: reused for the
     // members that come within kGangTargetReuse, since each would measure the same cluster again.
     decision::GangCapacityTarget target;

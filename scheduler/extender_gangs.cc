@@ -239,12 +239,9 @@ std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const code
       if (recorder_ != nullptr) {
         RecordCycle({history::GangNoRoomRecord(clock_.Now(), {pod_uid, pod_key}, id, *gang.min_count, demand.request.gpus)});
       }
-      // No ProvisioningRequest for a gang of claim pods: its one template stands for members not made yet,
-      // whose claims cluster-autoscaler's simulation cannot make (kubeclient/provisioning.h); without them
-      // its pods would ask no GPU.
-      return RefuseAll(args, claims != nullptr ? reason
-                                               : absl::StrCat(reason, RequestGangCapacity(args.pod, demand, gang,
-                                                                                          wanted->value_or(decision::GangTopology{}))));
+      return RefuseAll(args, absl::StrCat(reason, RequestGangCapacity(args.pod, demand, gang,
+                                                                      wanted->value_or(decision::GangTopology{}),
+                                                                      claims != nullptr)));
     }
     metrics_.gang_reservations.Inc({"reserved"});
     if (recorder_ != nullptr) {
@@ -283,7 +280,8 @@ std::optional<codec::ExtenderFilterResult> Extender::FilterGangMember(const code
 }
 
 std::string Extender::RequestGangCapacity(const kube::Pod& pod, const decision::GpuDemand& demand,
-                                          const decision::Gang& gang, const decision::GangTopology& wanted) {
+                                          const decision::Gang& gang, const decision::GangTopology& wanted,
+                                          bool claim_pods) {
   if (capacity_ == nullptr || !leadership_.IsLeader() || !gang.min_count) return std::string();
   // New nodes of a domain are several nodes: a gang that must share one node is not served by them.
   if (wanted.required && wanted.required->level != decision::GangLevel::kDomain) return std::string();
@@ -313,9 +311,28 @@ std::string Extender::RequestGangCapacity(const kube::Pod& pod, const decision::
     }
   }
   const PodRef member{pod.metadata.uid, pod.metadata.namespace_name, pod.metadata.name};
-  asked->second.members.insert(member.uid);
+  asked->second.members.insert_or_assign(member.uid, member);
   const decision::GangCapacityTarget& target = asked->second.target;
-  capacity_->RequestForGang({asked->second.gang, member, target.ask.new_members, target.term});
+  std::vector<PodRef> claim_members;
+  if (claim_pods) {
+    // One pod set per member, naming that member's claims (cluster-autoscaler makes none for the pods it
+    // imagines): the request waits for as many members as it grows nodes for.
+    const int needed = target.ask.new_members;
+    if (needed > kMostClaimMembers) {
+      return absl::StrCat("; a gang of claim pods is asked for with a ProvisioningRequest pod set per member, and ",
+                          needed, " new members is more than one request holds (", kMostClaimMembers, ")");
+    }
+    if (static_cast<int>(asked->second.members.size()) < needed) {
+      return absl::StrCat("; will ask cluster-autoscaler for ", target.ask.new_nodes, " new nodes (", needed,
+                          " members) in ", target.ask.domain.id.value, " of node group ", target.node_group, " once ",
+                          needed, " members have been refused (", asked->second.members.size(), " so far)");
+    }
+    for (const auto& [uid, ref] : asked->second.members) {
+      if (static_cast<int>(claim_members.size()) == needed) break;
+      claim_members.push_back(ref);
+    }
+  }
+  capacity_->RequestForGang({asked->second.gang, member, target.ask.new_members, target.term, std::move(claim_members)});
   return absl::StrCat("; asked cluster-autoscaler for ", target.ask.new_nodes, " new nodes (", target.ask.new_members,
                       " members) in ", target.ask.domain.id.value, " of node group ", target.node_group);
 }

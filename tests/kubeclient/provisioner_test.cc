@@ -233,6 +233,69 @@ TEST_CASE("A gang gets one ProvisioningRequest, every member that asks consumes 
   CHECK(f.server.StoredObject(request_path).is_object());
 }
 
+// Member `i` of the gang, its GPUs from the claim made for it from template "four-gpus".
+json PendingClaimMember(int i) {
+  json pod = PendingMember(i);
+  pod["spec"]["containers"][0]["resources"] = {{"claims", {{{"name", "gpus"}}}}};
+  pod["spec"]["resourceClaims"] = {{{"name", "gpus"}, {"resourceClaimTemplateName", "four-gpus"}}};
+  pod["status"]["resourceClaimStatuses"] = {{{"name", "gpus"}, {"resourceClaimName", "train-" + std::to_string(i) + "-gpus"}}};
+  return pod;
+}
+
+// A gang of claim pods is asked for with a pod set per member, each template naming that member's claim (the
+// fake API server refuses a template whose container names a claim its spec lacks); every template goes
+// with the request.
+TEST_CASE("A gang of claim pods gets one request of a pod set per member, each naming its own claim",
+          "[provisioner][dra]") {
+  Fixture f;
+  for (int i = 0; i < 3; ++i) f.server.Upsert(Resource::kPods, PendingClaimMember(i));
+  Provisioner provisioner(f.api, f.log, f.clock);
+  scheduler::GangCapacity ask = GangAsk(0);
+  ask.count = 2;
+  ask.claim_members = {GangAsk(1).member, GangAsk(2).member};
+  provisioner.RequestForGang(ask);
+  REQUIRE(Eventually([&] { return provisioner.stats().gang_consumers == 1; }));
+  CHECK(provisioner.stats().gang_requested == 1);
+  const std::string name = GangProvisioningObjectName("topofit:ml/train");
+  const json request = f.server.StoredObject("/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests/" + name);
+  REQUIRE(request.is_object());
+  REQUIRE(request["spec"]["podSets"].size() == 2);
+  for (int i = 0; i < 2; ++i) {
+    const std::string member_template = GangMemberTemplateName("topofit:ml/train", i);
+    CHECK(request["spec"]["podSets"][i] == json({{"count", 1}, {"podTemplateRef", {{"name", member_template}}}}));
+    const json stored = f.server.StoredObject("/api/v1/namespaces/ml/podtemplates/" + member_template);
+    REQUIRE(stored.is_object());
+    const std::string member = "train-" + std::to_string(i + 1);
+    CHECK(stored["metadata"]["ownerReferences"][0]["name"] == member);
+    CHECK(stored["template"]["spec"]["resourceClaims"] ==
+          json::array({{{"name", "gpus"}, {"resourceClaimName", member + "-gpus"}}}));
+  }
+  CHECK(f.server.Object(Resource::kPods, "ml", "train-0")["metadata"]["annotations"]
+                       ["autoscaling.x-k8s.io/consume-provisioning-request"] == name);
+
+  provisioner.WithdrawGang({"topofit:ml/train", "ml"});
+  REQUIRE(Eventually([&] { return provisioner.stats().withdrawn == 1; }));
+  for (int i = 0; i < 2; ++i) {
+    CHECK(f.server.StoredObject("/api/v1/namespaces/ml/podtemplates/" + GangMemberTemplateName("topofit:ml/train", i))
+              .is_null());
+  }
+}
+
+// A member named gone before its template was made: nothing is asked, and the gang's next refusal asks again.
+TEST_CASE("A gang of claim pods whose named member is gone asks nothing", "[provisioner][dra]") {
+  Fixture f;
+  f.server.Upsert(Resource::kPods, PendingClaimMember(0));
+  Provisioner provisioner(f.api, f.log, f.clock);
+  scheduler::GangCapacity ask = GangAsk(0);
+  ask.count = 2;
+  ask.claim_members = {GangAsk(0).member, GangAsk(1).member};
+  provisioner.RequestForGang(ask);
+  REQUIRE(Eventually([&] { return provisioner.stats().failed == 1; }));
+  CHECK(provisioner.stats().gang_requested == 0);
+  const std::string name = GangProvisioningObjectName("topofit:ml/train");
+  CHECK(f.server.StoredObject("/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests/" + name).is_null());
+}
+
 TEST_CASE("A member that joins after the request's owner took it away asks again, and owns the new one", "[provisioner]") {
   Fixture f;
   for (int i = 0; i < 3; ++i) f.server.Upsert(Resource::kPods, PendingMember(i));

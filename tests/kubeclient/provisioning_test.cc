@@ -314,6 +314,35 @@ TEST_CASE("PodTemplateForGang: the member's spec confined to the domain, the gan
                "count");
 }
 
+TEST_CASE("A gang of claim pods: a template per member naming its claims, a pod set per member", "[provisioning][dra]") {
+  kube::NodeSelectorTerm domain;
+  domain.match_expressions.push_back({"nvidia.com/gpu.clique", kube::NodeSelectorOperator::kIn, {"uuid.a"}});
+  absl::StatusOr<json> member = PodTemplateForGangMember(ClaimPod(), "computedomain:ml/train", 1, domain);
+  REQUIRE_OK(member);
+  const std::string name = GangMemberTemplateName("computedomain:ml/train", 1);
+  CHECK(name != GangMemberTemplateName("computedomain:ml/train", 0));
+  CHECK(name != GangProvisioningObjectName("computedomain:ml/train"));
+  CHECK(IsDns1123Subdomain(name));
+  CHECK((*member)["metadata"]["name"] == name);
+  CHECK((*member)["metadata"]["ownerReferences"][0]["uid"] == "uid-1");
+  CHECK((*member)["template"]["spec"]["resourceClaims"] == json::parse(R"([
+    {"name": "gpus", "resourceClaimName": "train-0-gpus-x7k2p"},
+    {"name": "channel", "resourceClaimName": "domain-channel"}])"));
+  CHECK((*member)["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                                                 ["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] ==
+        json::array({"uuid.a"}));
+
+  absl::StatusOr<json> request = ProvisioningRequestForGangMembers(ClaimPod(), "computedomain:ml/train", 3);
+  REQUIRE_OK(request);
+  CHECK((*request)["metadata"]["name"] == GangProvisioningObjectName("computedomain:ml/train"));
+  REQUIRE((*request)["spec"]["podSets"].size() == 3);
+  CHECK((*request)["spec"]["podSets"][1] == json({{"count", 1}, {"podTemplateRef", {{"name", name}}}}));
+  CHECK_STATUS(ProvisioningRequestForGangMembers(ClaimPod(), "computedomain:ml/train", 33),
+               absl::StatusCode::kInvalidArgument, "1 to 32 pod sets");
+  CHECK_STATUS(ProvisioningRequestForGangMembers(ClaimPod(), "computedomain:ml/train", 0),
+               absl::StatusCode::kInvalidArgument, "1 to 32 pod sets");
+}
+
 TEST_CASE("ProvisioningStateOf: only conditions with status True count", "[provisioning]") {
   CHECK_FALSE(ProvisioningStateOf(json::parse(R"({"status": {}})")).provisioned);
   const ProvisioningState state = ProvisioningStateOf(json::parse(R"({"status": {"conditions": [

@@ -44,8 +44,14 @@ class RecordingCapacityRequests final : public CapacityRequests {
     for (const kube::NodeSelectorRequirement& r : capacity.domain.match_expressions) {
       values.push_back(absl::StrJoin(r.values, ","));
     }
-    calls_.push_back(absl::StrCat("gang ", capacity.gang.id, " member=", capacity.member.key(),
-                                  " count=", capacity.count, " domain=", absl::StrJoin(values, "/")));
+    std::string call = absl::StrCat("gang ", capacity.gang.id, " member=", capacity.member.key(),
+                                    " count=", capacity.count, " domain=", absl::StrJoin(values, "/"));
+    if (!capacity.claim_members.empty()) {
+      absl::StrAppend(&call, " claim_members=",
+                      absl::StrJoin(capacity.claim_members, ",",
+                                    [](std::string* out, const PodRef& pod) { out->append(pod.key()); }));
+    }
+    calls_.push_back(std::move(call));
   }
   void WithdrawGang(const GangRef& gang) override {
     std::lock_guard<std::mutex> lock(mu_);

@@ -8,6 +8,7 @@
 #include "tests/history/memory_recorder.h"
 #include "tests/kube/builders.h"
 #include "tests/scheduler/extender_fixture.h"
+#include "tests/scheduler/fake_dra_view.h"
 
 namespace topofit::scheduler {
 namespace {
@@ -177,6 +178,55 @@ TEST_CASE("A gang member with a malformed size is an invalid pod", "[extender][g
       c.Filter(MakePod().name("bad").uid("uid-bad").gpus(4).annotation("topofit.io/gang", "train").annotation(
           "topofit.io/gang-size", "zero"));
   CHECK_THAT(result.error, Catch::StartsWith("topofit: pod default/bad: ") && Catch::Contains("topofit.io/gang-size"));
+}
+
+// The gang below with its GPUs from claims (namespace ml, each member's own claim of 4 GPUs): cluster-
+// autoscaler makes no claim for a pod it imagines, so the request names each member's own, a pod set each,
+// and waits until as many members as it grows nodes for have been refused.
+TEST_CASE("A gang of claim pods no clique holds asks once enough members have been refused, naming their claims",
+          "[extender][gang][dra]") {
+  GangCluster c;
+  testing::FakeDraView dra;
+  dra.gpus_per_node = 4;
+  c.f.extender.JudgeClaimsWith(&dra);
+  for (const char* tray : {"big-0", "big-1", "big-2", "big-3"}) {
+    kube::Node node = Tray(tray, "uuid.big");
+    node.metadata.labels["cloud.google.com/gke-nodepool"] = "big";
+    REQUIRE(c.f.state->UpsertNode(node).ok());
+  }
+  kube::Node pool_template = Tray("template-node-for-big", "uuid.big");
+  pool_template.metadata.labels["cloud.google.com/gke-nodepool"] = "big";
+  pool_template.metadata.annotations["topofit.io/nodes-per-domain"] = "8";
+  c.f.ledger->RecordNodeGroups({{"big", pool_template}}, /*trusted=*/true);
+  const auto member = [&](int i) {
+    kube::Pod pod = Member(i, 7);
+    pod.metadata.namespace_name = "ml";
+    pod.spec.containers.front().resources = {};
+    const std::string claim = absl::StrCat("four-", i);
+    pod.spec.resource_claims = {{.name = "gpus", .resource_claim_name = claim, .resource_claim_template_name = std::nullopt}};
+    kube::ResourceClaim four;
+    four.metadata.name = claim;
+    four.metadata.namespace_name = "ml";
+    four.requests = {{.name = "gpus", .device_class_name = "gpu.nvidia.com", .allocation_mode = "ExactCount",
+                      .count = 4, .selectors = {}, .admin_access = false, .first_available = false,
+                      .other_selector = false}};
+    dra.claims[claim] = four;
+    return pod;
+  };
+  CHECK_THAT(c.Filter(member(0)).failed_and_unresolvable_nodes.at("big-0"),
+             Catch::EndsWith("; will ask cluster-autoscaler for 3 new nodes (3 members) in uuid.big of node group big "
+                             "once 3 members have been refused (1 so far)"));
+  CHECK_THAT(c.Filter(member(1)).failed_and_unresolvable_nodes.at("big-0"), Catch::EndsWith("(2 so far)"));
+  CHECK(c.f.capacity.calls().empty());
+  CHECK_THAT(c.Filter(member(2)).failed_and_unresolvable_nodes.at("big-0"),
+             Catch::EndsWith("; asked cluster-autoscaler for 3 new nodes (3 members) in uuid.big of node group big"));
+  c.Filter(member(3));  // consumes the request its claim is not named in
+  CHECK(c.f.capacity.calls() ==
+        std::vector<std::string>{
+            "gang topofit:ml/train member=ml/train-2 count=3 domain=big/NVIDIA-GB200/uuid.big "
+            "claim_members=ml/train-0,ml/train-1,ml/train-2",
+            "gang topofit:ml/train member=ml/train-3 count=3 domain=big/NVIDIA-GB200/uuid.big "
+            "claim_members=ml/train-0,ml/train-1,ml/train-2"});
 }
 
 TEST_CASE("A gang no clique holds asks once for a domain a node pool can grow, and a member's deletion withdraws it",

@@ -1,7 +1,7 @@
 #pragma once
 
-// A DraView for the extender's tests: claims by name in namespace `ml`, and every node's slice of 8 GPUs,
-// GPU i under PCIe root "pci<i/2>".
+// A DraView for the extender's tests: claims by name in namespace `ml`, and every node's slice of 8 GPUs (or
+// `gpus_per_node`), GPU i under PCIe root "pci<i/2>".
 
 #include <map>
 #include <optional>
@@ -22,7 +22,7 @@ class FakeDraView final : public DraView {
   }
   std::vector<decision::SliceGpu> NodeGpus(absl::string_view node) const override {
     std::vector<decision::SliceGpu> gpus;
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < gpus_per_node; ++i) {
       decision::SliceGpu gpu{.index = i, .device = {}};
       gpu.device.name = absl::StrCat(node, "-gpu-", i);
       gpu.device.attributes["index"].int_value = i;
@@ -34,6 +34,7 @@ class FakeDraView final : public DraView {
   const decision::DraGpuClasses& gpu_classes() const override { return classes; }
 
   std::map<std::string, kube::ResourceClaim> claims;
+  int gpus_per_node = 8;
   decision::DraGpuClasses classes;
 };
 
