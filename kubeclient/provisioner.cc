@@ -294,7 +294,8 @@ void Provisioner::RemoveGang(const Task& task) {
     removed = api_.DeletePodTemplate(task.gang.gang.namespace_name,
                                      GangMemberTemplateName(task.gang.gang.id, static_cast<int>(i)));
   }
-  // Both are owned by the member that asked: the garbage collector removes them when it goes.
+  // Each is owned by a member (the request and its template by the one that asked): the garbage collector
+  // removes them when their owners go.
   if (!removed.ok()) return CountFailed(task.gang.gang.id, "withdraw", removed);
   server::LogEvent(log_, "provisioning_request", {{"gang", task.gang.gang.id}, {"result", "withdrawn"}, {"name", name}});
   absl::MutexLock lock(&mu_);
