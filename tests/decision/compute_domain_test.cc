@@ -132,5 +132,21 @@ TEST_CASE("A node is refused to a ComputeDomain when another holds it, or when i
         absl::StrCat("ComputeDomain training/cd-a runs in NVLink clique ", kClique3, "; this node is in none"));
 }
 
+TEST_CASE("A node group's new nodes can take a ComputeDomain's pods only in its cliques, whatever domain the "
+          "template copied",
+          "[compute_domain][rank]") {
+  kube::ComputeDomain domain = Domain("training", "cd-a", "cd-a-channel");
+  kube::StringMap template_labels = {{"nvidia.com/gpu.clique", kClique4},
+                                     {"resource.nvidia.com/computeDomain", "uid-cd-z"}};  // from a running tray
+  CHECK(ComputeDomainNeverOnGroup(domain, template_labels) == std::nullopt);  // runs nowhere yet
+  domain.nodes = {{.name = "tray-1", .clique_id = kClique3, .status = "Ready"}};
+  CHECK(ComputeDomainNeverOnGroup(domain, template_labels) ==
+        absl::StrCat("ComputeDomain training/cd-a runs in NVLink clique ", kClique3, "; this node is in clique ", kClique4));
+  template_labels["nvidia.com/gpu.clique"] = kClique3;
+  CHECK(ComputeDomainNeverOnGroup(domain, template_labels) == std::nullopt);  // another domain's label: not read
+  template_labels.erase(template_labels.find("nvidia.com/gpu.clique"));
+  CHECK_THAT(*ComputeDomainNeverOnGroup(domain, template_labels), Catch::EndsWith("this node is in none"));
+}
+
 }  // namespace
 }  // namespace topofit::decision
