@@ -13,6 +13,22 @@ std::string DomainName(const kube::ComputeDomain& domain) {
   return absl::StrCat(domain.metadata.namespace_name, "/", domain.metadata.name);
 }
 
+// Why a node with `labels` is outside the NVLink cliques `domain` runs in; nullopt when it runs in none yet
+// or the node is in one of them.
+std::optional<std::string> OutsideCliques(const kube::ComputeDomain& domain, const kube::StringMap& labels) {
+  std::set<absl::string_view> cliques;
+  for (const kube::ComputeDomainNode& node : domain.nodes) {
+    if (!node.clique_id.empty()) cliques.insert(node.clique_id);
+  }
+  if (cliques.empty()) return std::nullopt;
+  auto clique = labels.find(topology::kGpuCliqueLabel);
+  if (clique != labels.end() && cliques.contains(clique->second)) return std::nullopt;
+  return absl::StrCat("ComputeDomain ", DomainName(domain), " runs in NVLink ", cliques.size() == 1 ? "clique " : "cliques ",
+                      absl::StrJoin(cliques, ", "), "; this node is in ",
+                      clique == labels.end() || clique->second.empty() ? std::string("none")
+                                                                       : absl::StrCat("clique ", clique->second));
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<kube::ComputeDomain>> ComputeDomainOf(const kube::Pod& pod, ComputeDomainLookup lookup) {
@@ -53,25 +69,12 @@ std::optional<std::string> ComputeDomainRefusal(const kube::ComputeDomain& domai
     return absl::StrCat("a pod of another ComputeDomain (uid ", bound_for,
                         ") was just bound to the node; NVIDIA's DRA driver prepares one ComputeDomain's channel per node");
   }
-  std::set<absl::string_view> cliques;
-  for (const kube::ComputeDomainNode& node : domain.nodes) {
-    if (!node.clique_id.empty()) cliques.insert(node.clique_id);
-  }
-  if (cliques.empty()) return std::nullopt;
-  auto clique = node_labels.find(topology::kGpuCliqueLabel);
-  if (clique != node_labels.end() && cliques.contains(clique->second)) return std::nullopt;
-  return absl::StrCat("ComputeDomain ", DomainName(domain), " runs in NVLink ", cliques.size() == 1 ? "clique " : "cliques ", absl::StrJoin(cliques, ", "),
-                      "; this node is in ",
-                      clique == node_labels.end() || clique->second.empty() ? std::string("none")
-                                                                             : absl::StrCat("clique ", clique->second));
+  return OutsideCliques(domain, node_labels);
 }
 
 std::optional<std::string> ComputeDomainNeverOnGroup(const kube::ComputeDomain& domain,
                                                      const kube::StringMap& template_labels) {
-  if (!template_labels.contains(kube::kComputeDomainNodeLabel)) return ComputeDomainRefusal(domain, template_labels);
-  kube::StringMap labels = template_labels;
-  labels.erase(labels.find(kube::kComputeDomainNodeLabel));
-  return ComputeDomainRefusal(domain, labels);
+  return OutsideCliques(domain, template_labels);
 }
 
 }  // namespace topofit::decision

@@ -302,7 +302,7 @@ OptionVerdict JudgeOption(const RankInput& input, const GroupOption& option, con
     const std::optional<std::string>& never = memo.NeverFits(*pod.pod, pod.demand, option.node_group_id,
                                                              template_node, *(*topology)->topology, domain_labels);
     if (!never) return false;
-    const std::string key = absl::StrCat(pod.pod->metadata.namespace_name, "/", pod.pod->metadata.name);
+    const std::string& key = memo.KeyOf(*pod.pod);
     if (!verdict.strands) verdict.reason = absl::StrCat("pod ", key, " would not be placed on the new nodes: ", *never);
     verdict.strands = true;
     verdict.unplaced_pods.push_back(key);

@@ -43,13 +43,13 @@ decision::PodFilterOutcome Extender::FilterClaims(const decision::ClaimGpuDemand
   decision::PodFilterOutcome outcome;
   outcome.verdicts.reserve(nodes.size());
   reasons.assign(nodes.size(), std::string());
+  // Capacity grown for pods is counted for claim pods as for device-plugin pods (capacity_hold.h), by the
+  // GPUs the claims take on each node (all of a node's, for allocationMode All).
+  GpuDemand here = decision::CountedDemand(demand, claims);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodeGpuSnapshot& node = *nodes[i];
     decision::ClaimNodeVerdict judged = JudgeClaims(claims, demand, node);
-    // Capacity grown for pods is counted for claim pods as for device-plugin pods (capacity_hold.h), by the
-    // GPUs the claims take here (all of a node's, for allocationMode All).
     if (judged.verdict.fits) {
-      GpuDemand here = decision::CountedDemand(demand, claims);
       here.request.gpus = static_cast<int>(judged.verdict.chosen->gpus.size());
       decision::NodeVerdict counted = decision::HoldsAndAskOn(here, pod, node, holds, judged.verdict);
       if (!counted.fits) {

@@ -96,12 +96,18 @@ kube::Pod DomainMember(int i, int gpus) {
   return MakePod().name("train-" + std::to_string(i)).gpus(gpus).claimTemplate("channel", "train-channel");
 }
 
-TEST_CASE("RankOptions ranks a ComputeDomain's pods as one gang in one domain, a node each", "[gang_fit][rank][compute_domain]") {
+// ComputeDomain `name` of namespace default whose channel template DomainMember's pods name.
+kube::ComputeDomain TrainChannelDomain(const std::string& name) {
   kube::ComputeDomain domain;
-  domain.metadata.name = "train";
+  domain.metadata.name = name;
   domain.metadata.namespace_name = "default";
-  domain.metadata.uid = "uid-train";
+  domain.metadata.uid = "uid-" + name;
   domain.channel_template = "train-channel";
+  return domain;
+}
+
+TEST_CASE("RankOptions ranks a ComputeDomain's pods as one gang in one domain, a node each", "[gang_fit][rank][compute_domain]") {
+  kube::ComputeDomain domain = TrainChannelDomain("train");
   domain.num_nodes = 3;
   const ComputeDomainSource domains = [&](absl::string_view ns, absl::string_view channel_template) {
     return ns == "default" && channel_template == "train-channel" ? std::optional<kube::ComputeDomain>(domain)
@@ -141,11 +147,7 @@ TEST_CASE("RankOptions ranks a ComputeDomain's pods as one gang in one domain, a
 // the group of its own rack takes it though another costs less.
 TEST_CASE("RankOptions strands a running ComputeDomain's pod on groups outside its NVLink clique",
           "[gang_fit][rank][compute_domain]") {
-  kube::ComputeDomain domain;
-  domain.metadata.name = "serve";
-  domain.metadata.namespace_name = "default";
-  domain.metadata.uid = "uid-serve";
-  domain.channel_template = "train-channel";
+  kube::ComputeDomain domain = TrainChannelDomain("serve");
   domain.nodes = {{.name = "tray-a-1", .clique_id = "rack-a", .status = "Ready"}};
   const ComputeDomainSource domains = [&](absl::string_view, absl::string_view) {
     return std::optional<kube::ComputeDomain>(domain);
