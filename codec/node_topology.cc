@@ -67,4 +67,17 @@ absl::StatusOr<decision::NodeTopology> TopologyResolver::Resolve(const kube::Nod
   return resolved;
 }
 
+absl::StatusOr<decision::NodeTopology> TopologyResolver::ResolveShared(const std::shared_ptr<const kube::Node>& node) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = by_object_.find(node.get()); it != by_object_.end()) return it->second.topology;
+  }
+  absl::StatusOr<decision::NodeTopology> resolved = Resolve(*node);
+  if (!resolved.ok()) return resolved;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (by_object_.size() >= kMaxEntries) by_object_.clear();
+  by_object_.try_emplace(node.get(), SharedEntry{node, *resolved});
+  return resolved;
+}
+
 }  // namespace topofit::codec

@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/container/node_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "decision/capacity_ask.h"
@@ -59,84 +60,110 @@ class BestBandwidths {
 // topology is placed, by its enforced request, on a poorer set too).
 using PreferredSets = std::map<std::string, topology::AllocationRequest>;
 
-// The asks of the call's pods that may ask for capacity (capacity_ask.h), by pod object: a pod shared by
-// many options is worked out once.
-using PodAsks = std::map<const kube::Pod*, std::optional<CapacityAsk>>;
+// What the ranking reads of one pending pod. CA repeats the same pending pods in every option that fits
+// them: each is read once per call, before any option is judged, and found again by one lookup per pod
+// entry (four hash lookups per entry before, most of them cache misses at 500 groups).
+struct PodFacts {
+  absl::StatusOr<GpuDemand> demand;
+  std::string key;  // "namespace/name"
+  // Its ComputeDomain; none when it joins none, when no domains are read, or when it names two (the
+  // extender refuses such a pod anyway).
+  std::optional<kube::ComputeDomain> domain;
+  std::optional<RequiredGang> gang;  // RequiredGangOf
+  // When it may ask for capacity (capacity_ask.h) and some offered group gives its whole ask.
+  std::optional<CapacityAsk> ask;
+  const topology::AllocationRequest* preferred = nullptr;  // its ledger preference, if any
+  size_t index = 0;                                        // in CallPods
+};
+
+// The call's distinct pending pods (by object: the decoder shares one object per distinct pod).
+class CallPods {
+ public:
+  CallPods(const RankInput& input, TopologySource& topologies, const RankPolicy& policy,
+           const PreferredSets& preferred);
+  const PodFacts& Of(const kube::Pod& pod) const { return *by_object_.at(&pod); }
+  size_t size() const { return facts_.size(); }
+  const PodFacts& operator[](size_t i) const { return facts_[i]; }
+
+ private:
+  std::deque<PodFacts> facts_;  // stable addresses
+  absl::flat_hash_map<const kube::Pod*, const PodFacts*> by_object_;
+};
+
+CallPods::CallPods(const RankInput& input, TopologySource& topologies, const RankPolicy& policy,
+                   const PreferredSets& preferred) {
+  std::optional<ClusterShapes> shapes;  // built for the first pod that may ask: few calls have one
+  for (const GroupOption& option : input.options) {
+    for (const kube::Pod& pod : option.pods) {
+      auto [it, inserted] = by_object_.try_emplace(&pod, nullptr);
+      if (!inserted) continue;
+      PodFacts& facts = facts_.emplace_back();
+      it->second = &facts;
+      facts.index = facts_.size() - 1;
+      facts.demand = DemandOnTemplates(pod, input.claims);
+      facts.key = absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name);
+      if (input.compute_domains != nullptr && *input.compute_domains) {
+        absl::StatusOr<std::optional<kube::ComputeDomain>> domain = ComputeDomainOf(pod, *input.compute_domains);
+        if (domain.ok()) facts.domain = *std::move(domain);
+      }
+      facts.gang = RequiredGangOf(pod, policy.domain_labels, facts.domain ? &*facts.domain : nullptr);
+      if (auto asked = preferred.find(LedgerPodUid(pod)); asked != preferred.end()) facts.preferred = &asked->second;
+      // Its ask judged on the templates of every group CA sent, as the extender judges it on the groups the
+      // ledger knows (which the expander records from the same templates): a group not offered this call (at
+      // its maximum size, say) still gives the ask the extender refuses poorer nodes for.
+      if (facts.demand.ok() && MayAskForCapacity(*facts.demand)) {
+        if (!shapes) shapes = ClusterShapes{{}, input.templates, &topologies};
+        std::vector<Preference> own;
+        for (const Preference& p : input.preferences) {
+          if (p.pod_uid == LedgerPodUid(pod)) own.push_back(p);
+        }
+        facts.ask = CapacityAskFor(pod, *facts.demand, *shapes, input.now, own, policy.capacity_wait);
+      }
+    }
+  }
+}
 
 struct PlacedPod {
   const kube::Pod* pod;
+  const PodFacts* facts;
   GpuDemand demand;
-  const CapacityAsk* ask = nullptr;  // when it may ask, and some offered group gives its whole ask
 };
 
-// What one RankOptions call has already worked out. CA repeats the same pending pods in many options and
-// a request holds few distinct template shapes, while each new node starts empty and fills the same way:
-// the allocator's search behind FilterNode would otherwise run again for every pod entry on every node it
-// tries (FilterMemo).
-class CallMemo {
+// What judging the options has worked out. A request holds few distinct template shapes, while
+// each new node starts empty and fills the same way: the allocator's search behind FilterNode would
+// otherwise run again for every pod entry on every node it tries (FilterMemo).
+class JudgeMemo {
  public:
-  CallMemo(const ClaimSource* claims, const ComputeDomainSource* compute_domains)
-      : claims_(claims), compute_domains_(compute_domains) {}
-  const absl::StatusOr<GpuDemand>& Demand(const kube::Pod& pod) {
-    auto [it, inserted] = demands_.try_emplace(&pod);
-    if (inserted) it->second = DemandOnTemplates(pod, claims_);
-    return it->second;
-  }
+  explicit JudgeMemo(size_t pods) : placed_(pods, 0) {}
   const NodeVerdict& Filter(const GpuDemand& demand, const NodeGpuSnapshot& node) {
     return filter_.FilterAndScore(demand, node).verdict;
   }
   // Why the group's new nodes can never take the pod: they can never hold its gang whole (gang_fit.h), or
-  // they are outside the NVLink cliques its ComputeDomain runs in (compute_domain.h). Read once per pod,
-  // judged once per gang or domain and group.
-  const std::optional<std::string>& NeverFits(const kube::Pod& pod, const GpuDemand& demand, const std::string& group,
+  // they are outside the NVLink cliques its ComputeDomain runs in (compute_domain.h). Judged once per gang
+  // or domain and group.
+  const std::optional<std::string>& NeverFits(const PodFacts& pod, const GpuDemand& demand, const std::string& group,
                                               const kube::Node& template_node, const topology::Topology& topology,
                                               const NvlinkDomainLabels& labels) {
     static const std::optional<std::string> kFits;
-    const kube::ComputeDomain* domain = DomainOf(pod);
-    auto [gang, read] = gangs_.try_emplace(&pod);
-    if (read) gang->second = RequiredGangOf(pod, labels, domain);
-    if (gang->second) {
-      auto [verdict, judged] = gang_fits_.try_emplace({GangIdOf(gang->second->gang), group});
-      if (judged) verdict->second = GangNeverFitsGroup(*gang->second, demand, template_node, topology, labels);
+    if (pod.gang) {
+      auto [verdict, judged] = gang_fits_.try_emplace({GangIdOf(pod.gang->gang), group});
+      if (judged) verdict->second = GangNeverFitsGroup(*pod.gang, demand, template_node, topology, labels);
       if (verdict->second) return verdict->second;
     }
-    if (domain == nullptr) return kFits;
-    auto [verdict, judged] = domain_fits_.try_emplace({domain->metadata.uid, group});
-    if (judged) verdict->second = ComputeDomainNeverOnGroup(*domain, template_node.metadata.labels);
+    if (!pod.domain) return kFits;
+    auto [verdict, judged] = domain_fits_.try_emplace({pod.domain->metadata.uid, group});
+    if (judged) verdict->second = ComputeDomainNeverOnGroup(*pod.domain, template_node.metadata.labels);
     return verdict->second;
   }
-  // The pod's ComputeDomain; null when it joins none, when no domains are read, or when it names two (the
-  // extender refuses such a pod anyway).
-  const kube::ComputeDomain* DomainOf(const kube::Pod& pod) {
-    auto [it, read] = domains_.try_emplace(&pod);
-    if (read && compute_domains_ != nullptr && *compute_domains_) {
-      absl::StatusOr<std::optional<kube::ComputeDomain>> domain = ComputeDomainOf(pod, *compute_domains_);
-      if (domain.ok()) it->second = *std::move(domain);
-    }
-    return it->second ? &*it->second : nullptr;
-  }
-  // "namespace/name": made once per pod object, not once per option that carries it.
-  const std::string& KeyOf(const kube::Pod& pod) {
-    auto [it, inserted] = keys_.try_emplace(&pod);
-    if (inserted) it->second = absl::StrCat(pod.metadata.namespace_name, "/", pod.metadata.name);
-    return it->second;
-  }
-  // Pods (namespace/name) some option's new nodes take.
-  void MarkPlaced(const std::string& pod) { placed_.insert(pod); }
-  bool PlacedSomewhere(const std::string& pod) const { return placed_.contains(pod); }
+  // Pods some option's new nodes take.
+  void MarkPlaced(const PodFacts& pod) { placed_[pod.index] = 1; }
+  bool Placed(size_t pod) const { return placed_[pod] != 0; }
 
  private:
-  const ClaimSource* claims_;
-  const ComputeDomainSource* compute_domains_;
-  absl::node_hash_map<const kube::Pod*, absl::StatusOr<GpuDemand>> demands_;  // input pods outlive the call
-  absl::node_hash_map<const kube::Pod*, std::optional<RequiredGang>> gangs_;
-  std::map<std::pair<std::string, std::string>, std::optional<std::string>> gang_fits_;  // (gang, group)
-  absl::node_hash_map<const kube::Pod*, std::optional<kube::ComputeDomain>> domains_;
-  std::map<std::pair<std::string, std::string>, std::optional<std::string>> domain_fits_;  // (domain uid, group)
   FilterMemo filter_;
-  absl::node_hash_map<const kube::Pod*, std::string> keys_;
-  // Hashed: every placed pod entry of every option is looked up, thousands a call (membership only).
-  absl::flat_hash_set<std::string> placed_;
+  std::map<std::pair<std::string, std::string>, std::optional<std::string>> gang_fits_;  // (gang, group)
+  std::map<std::pair<std::string, std::string>, std::optional<std::string>> domain_fits_;  // (domain uid, group)
+  std::vector<char> placed_;  // by PodFacts::index
 };
 
 // RankOptions' `stop`, asked between options and, within one, every kJudgementsPerAsk placements tried: an
@@ -165,17 +192,14 @@ class Stopper {
 // as CA's binpacking estimator orders them, each placement checked with the extender's filter. Returns
 // early, the verdict incomplete, once `stopper` says so.
 void Simulate(const GroupOption& option, const std::shared_ptr<const topology::Topology>& topology,
-              const std::string& origin, std::vector<PlacedPod>& gpu_pods, const PreferredSets& preferred,
-              const BestBandwidths& best, CallMemo& memo, Stopper& stopper, OptionVerdict& verdict) {
+              const std::string& origin, std::vector<PlacedPod>& gpu_pods, const BestBandwidths& best,
+              JudgeMemo& memo, Stopper& stopper, OptionVerdict& verdict) {
   std::stable_sort(gpu_pods.begin(), gpu_pods.end(), [](const PlacedPod& a, const PlacedPod& b) {
     return a.demand.request.gpus > b.demand.request.gpus;
   });
+  // Nameless: FilterNode reads a node's topology and occupied GPUs, not its name or origin.
   std::vector<NodeGpuSnapshot> nodes(std::max(option.node_count, 0));
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    nodes[i].node = absl::StrCat(option.node_group_id, "-new-", i);
-    nodes[i].topology = topology;
-    nodes[i].topology_origin = origin;
-  }
+  for (NodeGpuSnapshot& node : nodes) node.topology = topology;
   int asked = 0, met = 0;
   int64_t placed_gpus = 0;
   double useful_gpus = 0;
@@ -196,7 +220,7 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
       const topology::GpuSet free = nodes[i].free();
       if (std::find(refused_free.begin(), refused_free.end(), free) != refused_free.end()) continue;
       const NodeVerdict& v = memo.Filter(pod.demand, nodes[i]);
-      const bool refused = !v.fits || (pod.ask != nullptr && AsksForCapacity(pod.demand, v, *pod.ask));
+      const bool refused = !v.fits || (pod.facts->ask && AsksForCapacity(pod.demand, v, *pod.facts->ask));
       if (refused) {
         // The extender would refuse this set, or take it only to ask for the capacity that gives the pod's
         // ask.
@@ -219,22 +243,21 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
       useful_gpus += pod.demand.request.gpus * UsefulShare(Stretch(best.For(pod.demand.request.gpus),
                                                                    v.chosen->quality.bandwidth_mbps,
                                                                    AssumedCommFraction(pod.demand)));
-      if (auto asked = preferred.find(LedgerPodUid(*pod.pod));
-          asked != preferred.end() && topology::MeetsLinkAndBandwidth(v.chosen->quality, asked->second)) {
+      if (pod.facts->preferred != nullptr && topology::MeetsLinkAndBandwidth(v.chosen->quality, *pod.facts->preferred)) {
         ++verdict.preferences_satisfied;
       }
     }
-    const std::string& key = memo.KeyOf(*pod.pod);
+    const std::string& key = pod.facts->key;
     if (placed) {
       ++verdict.placed_pods;
-      memo.MarkPlaced(key);
+      memo.MarkPlaced(*pod.facts);
     } else if (!verdict.strands) {
       // Every node refused it: say why the first one did. The others are still placed, so that an option
       // stranding only pods no option can serve can be judged on the rest.
       verdict.strands = true;
       verdict.reason = absl::StrCat("pod ", key, " would not be placed on the new nodes: ",
                                     nodes.empty()        ? "no nodes"
-                                    : asking != nullptr ? AskingReasonText(*asking, *pod.ask)
+                                    : asking != nullptr ? AskingReasonText(*asking, *pod.facts->ask)
                                                         : ReasonText(memo.Filter(pod.demand, nodes[0]), origin));
     }
     if (!placed) verdict.unplaced_pods.push_back(key);
@@ -247,14 +270,21 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
   verdict.reason = absl::StrCat("placed ", verdict.placed_pods, " GPU pods on ", option.node_count, " x ", origin);
 }
 
-OptionVerdict JudgeOption(const RankInput& input, const GroupOption& option, const absl::StatusOr<NodeTopology>* topology,
-                    const PreferredSets& preferred, const PodAsks& asks, const BestBandwidths& best, CallMemo& memo,
-                    Stopper& stopper, const NvlinkDomainLabels& domain_labels) {
+// An option's group template and its topology; null when CA sent no template for the group.
+struct OptionTemplate {
+  const kube::Node* node = nullptr;
+  const absl::StatusOr<NodeTopology>* topology = nullptr;
+};
+
+OptionVerdict JudgeOption(const RankInput& input, const GroupOption& option, const OptionTemplate& group,
+                          const BestBandwidths& best, const CallPods& pods, JudgeMemo& memo, Stopper& stopper,
+                          const NvlinkDomainLabels& domain_labels) {
   OptionVerdict verdict;
   verdict.node_group_id = option.node_group_id;
   std::vector<PlacedPod> gpu_pods;
   for (const kube::Pod& pod : option.pods) {
-    const absl::StatusOr<GpuDemand>& demand = memo.Demand(pod);
+    const PodFacts& facts = pods.Of(pod);
+    const absl::StatusOr<GpuDemand>& demand = facts.demand;
     if (!demand.ok()) {
       // The scheduler refuses such a pod on every node, so new nodes would not serve it either.
       verdict.needs_gpus = verdict.strands = true;
@@ -262,10 +292,7 @@ OptionVerdict JudgeOption(const RankInput& input, const GroupOption& option, con
                                     demand.status().message());
       return verdict;
     }
-    if (demand->wants_gpus()) {
-      const auto ask = asks.find(&pod);
-      gpu_pods.push_back({&pod, *demand, ask != asks.end() && ask->second ? &*ask->second : nullptr});
-    }
+    if (demand->wants_gpus()) gpu_pods.push_back({&pod, &facts, *demand});
   }
   verdict.needs_gpus = !gpu_pods.empty();
   if (!verdict.needs_gpus) {
@@ -277,39 +304,40 @@ OptionVerdict JudgeOption(const RankInput& input, const GroupOption& option, con
                                                 kMilliBytesPerGib,
                                             0, 0);
     }
-    if (auto it = input.templates.find(option.node_group_id); it != input.templates.end()) {
-      verdict.provisioned_gpus = verdict.idle_gpus = option.node_count * AllocatableGpus(*it->second);
-      verdict.price = option.node_count * PriceOf(input, option.node_group_id, *it->second);
+    if (group.node != nullptr) {
+      verdict.provisioned_gpus = verdict.idle_gpus = option.node_count * AllocatableGpus(*group.node);
+      verdict.price = option.node_count * PriceOf(input, option.node_group_id, *group.node);
     }
     verdict.reason = "no GPU pods: passed through";
     return verdict;
   }
-  if (topology == nullptr) {
+  if (group.node == nullptr) {
     verdict.strands = true;
     verdict.reason = "no template node for this group";
     return verdict;
   }
-  if (!topology->ok()) {
+  const absl::StatusOr<NodeTopology>& topology = *group.topology;
+  if (!topology.ok()) {
     verdict.strands = true;
-    verdict.reason = std::string(topology->status().message());
+    verdict.reason = std::string(topology.status().message());
     return verdict;
   }
-  const kube::Node& template_node = *input.templates.at(option.node_group_id);
+  const kube::Node& template_node = *group.node;
   // Members of a gang the group's domains can never hold whole, and pods of a ComputeDomain running in
   // other cliques, are stranded by any number of its nodes: they are not placed, the rest of the option is
   // (CA counts pods, not domains).
   std::erase_if(gpu_pods, [&](const PlacedPod& pod) {
-    const std::optional<std::string>& never = memo.NeverFits(*pod.pod, pod.demand, option.node_group_id,
-                                                             template_node, *(*topology)->topology, domain_labels);
+    const std::optional<std::string>& never = memo.NeverFits(*pod.facts, pod.demand, option.node_group_id,
+                                                             template_node, *topology->topology, domain_labels);
     if (!never) return false;
-    const std::string& key = memo.KeyOf(*pod.pod);
+    const std::string& key = pod.facts->key;
     if (!verdict.strands) verdict.reason = absl::StrCat("pod ", key, " would not be placed on the new nodes: ", *never);
     verdict.strands = true;
     verdict.unplaced_pods.push_back(key);
     return true;
   });
   verdict.price = option.node_count * PriceOf(input, option.node_group_id, template_node);
-  Simulate(option, (*topology)->topology, (*topology)->origin, gpu_pods, preferred, best, memo, stopper, verdict);
+  Simulate(option, topology->topology, topology->origin, gpu_pods, best, memo, stopper, verdict);
   return verdict;
 }
 
@@ -362,35 +390,11 @@ std::vector<std::string> WithoutGpuPods(std::vector<OptionVerdict>& verdicts) {
   return kept;
 }
 
-// The asks of the pods that may ask for capacity (those that prefer a topology and say their run time),
-// judged on the templates of every group CA sent, as the extender judges them on the groups the ledger
-// knows (which the expander records from the same templates): a group not offered this call (at its
-// maximum size, say) still gives the ask the extender refuses poorer nodes for.
-PodAsks AsksOf(const RankInput& input, TopologySource& topologies, const RankPolicy& policy, CallMemo& memo) {
-  PodAsks asks;
-  std::optional<ClusterShapes> shapes;  // built for the first pod that may ask: few calls have one
-  for (const GroupOption& option : input.options) {
-    for (const kube::Pod& pod : option.pods) {
-      if (asks.contains(&pod)) continue;
-      const absl::StatusOr<GpuDemand>& demand = memo.Demand(pod);
-      if (!demand.ok() || !MayAskForCapacity(*demand)) continue;
-      if (!shapes) shapes = ClusterShapes{{}, input.templates, &topologies};
-      std::vector<Preference> own;
-      for (const Preference& p : input.preferences) {
-        if (p.pod_uid == LedgerPodUid(pod)) own.push_back(p);
-      }
-      asks.emplace(&pod, CapacityAskFor(pod, *demand, *shapes, input.now, own, policy.capacity_wait));
-    }
-  }
-  return asks;
-}
-
 }  // namespace
 
 Ranking RankOptions(const RankInput& input, TopologySource& topologies, const RankPolicy& policy,
                     const std::function<bool()>& stop) {
   Ranking ranking;
-  CallMemo memo(input.claims, input.compute_domains);
   PreferredSets preferred;
   for (const Preference& p : input.preferences) {
     preferred.emplace(p.pod_uid, topology::AllocationRequest{.gpus = p.gpus, .min_link = p.min_link,
@@ -401,30 +405,39 @@ Ranking RankOptions(const RankInput& input, TopologySource& topologies, const Ra
   // Each group's template topology, resolved once; the best set of each size across them.
   std::map<std::string, absl::StatusOr<NodeTopology>> resolved;
   BestBandwidths best;
-  for (const GroupOption& option : input.options) {
-    auto template_node = input.templates.find(option.node_group_id);
-    if (template_node == input.templates.end() || resolved.count(option.node_group_id) > 0) continue;
-    absl::StatusOr<NodeTopology> topology = topologies.Resolve(*template_node->second);
-    if (topology.ok()) best.Add(*topology->topology);
-    resolved.emplace(option.node_group_id, std::move(topology));
+  std::vector<OptionTemplate> templates(input.options.size());
+  for (size_t i = 0; i < input.options.size(); ++i) {
+    const std::string& group = input.options[i].node_group_id;
+    auto template_node = input.templates.find(group);
+    if (template_node == input.templates.end()) continue;
+    auto topology = resolved.find(group);
+    if (topology == resolved.end()) {
+      topology = resolved.emplace(group, topologies.ResolveShared(template_node->second)).first;
+      if (topology->second.ok()) best.Add(*topology->second->topology);
+    }
+    templates[i] = {template_node->second.get(), &topology->second};
   }
-  const PodAsks asks = AsksOf(input, topologies, policy, memo);
+  const CallPods pods(input, topologies, policy, preferred);
+  JudgeMemo memo(pods.size());
   ranking.verdicts.reserve(input.options.size());
   Stopper stopper(stop);
-  for (const GroupOption& option : input.options) {
+  for (size_t i = 0; i < input.options.size(); ++i) {
     if (stopper.Stopped()) return ranking;
-    auto topology = resolved.find(option.node_group_id);
-    ranking.verdicts.push_back(JudgeOption(input, option, topology == resolved.end() ? nullptr : &topology->second,
-                                     preferred, asks, best, memo, stopper, policy.domain_labels));
+    ranking.verdicts.push_back(
+        JudgeOption(input, input.options[i], templates[i], best, pods, memo, stopper, policy.domain_labels));
     if (stopper.stopped()) return ranking;  // inside that option
+  }
+  absl::flat_hash_set<absl::string_view> placed;  // keys ("namespace/name") of pods some option takes
+  for (size_t p = 0; p < pods.size(); ++p) {
+    if (memo.Placed(p)) placed.insert(pods[p].key);
   }
   // A pod no option's new nodes take is stranded whichever group grows: it does not disqualify options
   // that serve the rest (it would otherwise veto every scale-up, for every other pod, on every loop).
-  auto serves_all_it_can = [&memo](const OptionVerdict& v) {
+  auto serves_all_it_can = [&placed](const OptionVerdict& v) {
     if (!v.strands) return true;
     if (v.placed_pods == 0 || v.unplaced_pods.empty()) return false;
     return std::none_of(v.unplaced_pods.begin(), v.unplaced_pods.end(),
-                        [&memo](const std::string& pod) { return memo.PlacedSomewhere(pod); });
+                        [&placed](const std::string& pod) { return placed.contains(pod); });
   };
   bool any_gpu = false;
   const std::vector<std::string> passed_through = WithoutGpuPods(ranking.verdicts);

@@ -29,6 +29,11 @@ class TopologySource {
   virtual ~TopologySource() = default;
   // InvalidArgument for an unparsable annotation or a node with no GPU count at all.
   virtual absl::StatusOr<NodeTopology> Resolve(const kube::Node& node) = 0;
+  // The same for a node shared across calls, as node-group templates are (kube::NodeTemplates): a source
+  // may remember the answer by the object itself, which it then keeps alive.
+  virtual absl::StatusOr<NodeTopology> ResolveShared(const std::shared_ptr<const kube::Node>& node) {
+    return Resolve(*node);
+  }
 };
 
 }  // namespace topofit::decision
