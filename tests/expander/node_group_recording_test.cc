@@ -40,5 +40,27 @@ TEST_CASE("A node group's template goes to the ledger when new, when changed, an
   CHECK(recording.Due(Offered(p4de, cpu), kStart + absl::Seconds(90)).size() == 1);
 }
 
+TEST_CASE("Groups no longer sent are forgotten wherever they sort: first, between, last", "[expander]") {
+  NodeGroupRecording recording(absl::Minutes(1));
+  const auto gpu = kube::SharedTemplate(MakeNode().label("node.kubernetes.io/instance-type", "p4d.24xlarge").gpus(8));
+  const auto groups = [&](std::initializer_list<const char*> names) {
+    kube::NodeTemplates offered;
+    for (const char* name : names) offered.emplace(name, gpu);
+    return offered;
+  };
+  const auto names = [](const std::map<std::string, kube::Node>& due) {
+    std::vector<std::string> out;
+    for (const auto& [group, node] : due) out.push_back(group);
+    return out;
+  };
+  CHECK(names(recording.Due(groups({"a", "b", "c", "d"}), kStart)) == std::vector<std::string>{"a", "b", "c", "d"});
+  CHECK(recording.Due(groups({"b", "d"}), kStart + absl::Seconds(10)).empty());
+  CHECK(names(recording.Due(groups({"a", "b", "c", "d", "e"}), kStart + absl::Seconds(20))) ==
+        std::vector<std::string>{"a", "c", "e"});
+  CHECK(recording.Due(groups({}), kStart + absl::Seconds(30)).empty());
+  CHECK(names(recording.Due(groups({"d"}), kStart + absl::Seconds(40))) == std::vector<std::string>{"d"});
+  CHECK(recording.Due(groups({"d"}), kStart + absl::Seconds(50)).empty());
+}
+
 }  // namespace
 }  // namespace topofit::expander
