@@ -41,10 +41,20 @@ void Provisioner::RequestForGang(const scheduler::GangCapacity& capacity) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
   const absl::Time now = clock_.Now();
-  auto [gang, first] = gangs_.try_emplace(capacity.gang.id, GangAsked{now, {}, capacity.claim_members});
+  const GangAsked fresh{.asked = now,
+                        .members = {},
+                        .status = {now, history::Reason::kFits},
+                        .claim_members = capacity.claim_members};
+  auto [gang, first] = gangs_.try_emplace(capacity.gang.id, fresh);
   const bool stale = !first && now - gang->second.asked >= kGangRequestLifetime;
-  if (stale) gang->second = GangAsked{now, {}, capacity.claim_members};
-  if (!gang->second.members.insert(capacity.member.uid).second) return;
+  if (stale) gang->second = fresh;
+  if (!gang->second.members.insert(capacity.member.uid).second) {
+    // A member asked again while it consumes the gang's request: what does cluster-autoscaler say of it?
+    if (recorder_ == nullptr || now - gang->second.status.checked < kStatusCheckInterval) return;
+    gang->second.status.checked = now;
+    tasks_.push_back(Task{.action = Action::kCheckGang, .pod = capacity.member, .where = {}, .gang = capacity});
+    return;
+  }
   tasks_.push_back(Task{.action = first ? Action::kCreateForGang : stale ? Action::kReplaceGang : Action::kConsumeGang,
                         .pod = capacity.member,
                         .where = {},
@@ -97,6 +107,7 @@ void Provisioner::Run() {
       case Action::kWithdrawGang: RemoveGang(task); break;
       case Action::kReplaceGang: RemoveGang(task); CreateForGang(task); break;
       case Action::kCheck: Check(task); break;
+      case Action::kCheckGang: CheckGang(task); break;
     }
   }
 }
@@ -197,13 +208,13 @@ void Provisioner::Create(const Task& task) {
   ++stats_.requested;
 }
 
-void Provisioner::Check(const Task& task) {
-  const std::string name = ProvisioningObjectName(task.pod.name);
-  const absl::StatusOr<ProvisioningState> state = api_.GetProvisioningState(task.pod.namespace_name, name);
+std::optional<Provisioner::CaSays> Provisioner::ReadStatus(const std::string& namespace_name, const std::string& name,
+                                                           absl::string_view what) {
+  const absl::StatusOr<ProvisioningState> state = api_.GetProvisioningState(namespace_name, name);
   if (!state.ok()) {
-    // Gone (withdrawn meanwhile, or collected with its pod) is nothing to say; the next ask reads it again.
-    if (!absl::IsNotFound(state.status())) CountFailed(task.pod.key(), "read status", state.status());
-    return;
+    // Gone (withdrawn meanwhile, or collected with its owner) is nothing to say; the next ask reads it again.
+    if (!absl::IsNotFound(state.status())) CountFailed(what, "read status", state.status());
+    return std::nullopt;
   }
   // The most final first: revoked and failed end the request, an expired booking ends one attempt.
   history::Reason said = history::Reason::kFits;
@@ -211,18 +222,45 @@ void Provisioner::Check(const Task& task) {
   else if (state->failed) said = history::Reason::kCapacityFailed;
   else if (state->booking_expired) said = history::Reason::kCapacityBookingExpired;
   else if (state->capacity_not_found && !state->provisioned) said = history::Reason::kCapacityNotFound;
+  return CaSays{said, state->message};
+}
+
+void Provisioner::RecordStatus(const scheduler::PodRef& pod, absl::string_view gang, const std::string& request,
+                               const CaSays& said) {
+  server::LogEvent(log_, "provisioning_request",
+                   {{gang.empty() ? "pod" : "gang", gang.empty() ? pod.key() : std::string(gang)},
+                    {"name", request},
+                    {"result", std::string(history::ReasonName(said.reason))},
+                    {"message", said.message}});
+  recorder_->Record(history::CapacityStatusRecord(clock_.Now(), {pod.uid, pod.key()},
+                                                  absl::StrCat(pod.namespace_name, "/", request), said.reason));
+}
+
+void Provisioner::Check(const Task& task) {
+  const std::string name = ProvisioningObjectName(task.pod.name);
+  const auto status = ReadStatus(task.pod.namespace_name, name, task.pod.key());
+  if (!status) return;
   {
     absl::MutexLock lock(&mu_);
     auto seen = requested_.find(task.pod.uid);
-    if (seen == requested_.end() || seen->second.recorded == said) return;  // withdrawn meanwhile, or nothing new
-    seen->second.recorded = said;
+    if (seen == requested_.end() || seen->second.recorded == status->reason) return;  // withdrawn, or nothing new
+    seen->second.recorded = status->reason;
   }
-  if (said == history::Reason::kFits) return;
-  server::LogEvent(log_, "provisioning_request",
-                   {{"pod", task.pod.key()}, {"name", name}, {"result", std::string(history::ReasonName(said))},
-                    {"message", state->message}});
-  recorder_->Record(history::CapacityStatusRecord(clock_.Now(), {task.pod.uid, task.pod.key()},
-                                                  absl::StrCat(task.pod.namespace_name, "/", name), said));
+  if (status->reason != history::Reason::kFits) RecordStatus(task.pod, "", name, *status);
+}
+
+void Provisioner::CheckGang(const Task& task) {
+  const std::string& gang = task.gang.gang.id;
+  const std::string name = GangProvisioningObjectName(gang);
+  const auto status = ReadStatus(task.gang.gang.namespace_name, name, gang);
+  if (!status) return;
+  {
+    absl::MutexLock lock(&mu_);
+    auto seen = gangs_.find(gang);
+    if (seen == gangs_.end() || seen->second.status.recorded == status->reason) return;  // withdrawn, or nothing new
+    seen->second.status.recorded = status->reason;
+  }
+  if (status->reason != history::Reason::kFits) RecordStatus(task.pod, gang, name, *status);
 }
 
 void Provisioner::CreateForGang(const Task& task) {

@@ -24,6 +24,9 @@
 //                            -> on the worker: GET the request and, when what cluster-autoscaler says of it
 //                               changed (capacity not found, failed, booking expired, capacity revoked),
 //                               record it in the decision history (RecordDecisionsTo), on the pod's chain.
+//   RequestForGang(...) by a member already consuming the gang's request, at most once per
+//                               kStatusCheckInterval per gang -> the same for the gang's request, recorded
+//                               on the chain of the member that asked.
 //
 // Both objects are owned by the pod, so the garbage collector removes them if the pod goes while topofit is
 // not looking. Creation is idempotent (409 AlreadyExists is done: the names derive from the pod), so a
@@ -93,7 +96,16 @@ class Provisioner final : public scheduler::CapacityRequests {
   ProvisionerStats stats() const;
 
  private:
-  enum class Action { kCreate, kWithdraw, kCreateForGang, kConsumeGang, kWithdrawGang, kReplaceGang, kCheck };
+  enum class Action {
+    kCreate,
+    kWithdraw,
+    kCreateForGang,
+    kConsumeGang,
+    kWithdrawGang,
+    kReplaceGang,
+    kCheck,
+    kCheckGang
+  };
   struct Task {
     Action action = Action::kCreate;
     scheduler::PodRef pod;  // the pod, or the gang's member
@@ -111,6 +123,19 @@ class Provisioner final : public scheduler::CapacityRequests {
   void RemoveGang(const Task& task);
   // Reads the pod's request and records what cluster-autoscaler says of it, when that changed.
   void Check(const Task& task);
+  // The same for the gang's request, on the chain of the member that asked.
+  void CheckGang(const Task& task);
+  // What cluster-autoscaler says against a ProvisioningRequest (kFits: nothing), in its words.
+  struct CaSays {
+    history::Reason reason = history::Reason::kFits;
+    std::string message;
+  };
+  // Of the request `name`; nullopt when it could not be read (gone is nothing to say; another error is
+  // counted as failed for `what`).
+  std::optional<CaSays> ReadStatus(const std::string& namespace_name, const std::string& name, absl::string_view what);
+  // Logs and records what was said of `request` on `pod`'s chain (`gang`: the gang's request).
+  void RecordStatus(const scheduler::PodRef& pod, absl::string_view gang, const std::string& request,
+                    const CaSays& said);
   // The pod as the API server has it, when a request may be made for it (`what` asks); nullopt, logged and
   // counted as skipped, when it is gone, replaced or bound. A failed GET is an error.
   absl::StatusOr<std::optional<nlohmann::json>> AskablePod(const scheduler::PodRef& pod, absl::string_view what);
@@ -143,6 +168,7 @@ class Provisioner final : public scheduler::CapacityRequests {
   struct GangAsked {
     absl::Time asked;
     std::set<std::string> members;
+    StatusSeen status;  // of its request
     // A gang of claim pods': the members whose templates the request names, for the withdrawal.
     std::vector<scheduler::PodRef> claim_members;
   };

@@ -318,6 +318,66 @@ TEST_CASE("A member that joins after the request's owner took it away asks again
   REQUIRE(Eventually([&] { return provisioner.stats().gang_consumers == 3; }));
 }
 
+TEST_CASE("A gang's members asking again read what cluster-autoscaler says of its request, once per change",
+          "[provisioner]") {
+  Fixture f;
+  for (int i = 0; i < 3; ++i) f.server.Upsert(Resource::kPods, PendingMember(i));
+  history::testing::MemoryRecorder recorder;
+  Provisioner provisioner(f.api, f.log, f.clock);
+  provisioner.RecordDecisionsTo(&recorder);
+  const std::string name = GangProvisioningObjectName("topofit:ml/train");
+  const std::string request_path = "/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests/" + name;
+  const auto gets_of_request = [&] {
+    int gets = 0;
+    for (const auto& request : f.server.requests()) gets += request.method == "GET" && request.target == request_path;
+    return gets;
+  };
+  const auto set_conditions = [&](const json& conditions) {
+    json request = f.server.StoredObject(request_path);
+    request["status"] = {{"conditions", conditions}};
+    f.server.PutStoredObject(request_path, request);
+  };
+  provisioner.RequestForGang(GangAsk(0));
+  provisioner.RequestForGang(GangAsk(1));
+  REQUIRE(Eventually([&] { return provisioner.stats().gang_consumers == 2; }));
+  const int gets_after_asking = gets_of_request();
+
+  set_conditions({{{"type", "Provisioned"}, {"status", "False"}, {"reason", "CapacityIsNotFound"},
+                   {"message", "Capacity is not found, CA will try to find it later."}}});
+  provisioner.RequestForGang(GangAsk(1));  // within a minute of the request: not read
+  f.clock.Advance(kStatusCheckInterval);
+  provisioner.RequestForGang(GangAsk(1));
+  provisioner.RequestForGang(GangAsk(0));  // the same minute, another member: read once per gang
+  REQUIRE(Eventually([&] { return recorder.records().size() == 1; }));
+  CHECK(gets_of_request() == gets_after_asking + 1);
+  const history::Record not_found = recorder.records()[0];
+  CHECK(not_found.kind == history::Kind::kCapacityStatus);
+  CHECK(not_found.reason == history::Reason::kCapacityNotFound);
+  CHECK(not_found.pods == std::vector<history::PodSubject>{{"uid-train-1", "ml/train-1"}});
+  CHECK(not_found.provisioning_request == "ml/" + name);
+
+  // The same answer a minute later is not news; a failure is, on the chain of whichever member asked.
+  f.clock.Advance(kStatusCheckInterval);
+  provisioner.RequestForGang(GangAsk(0));
+  REQUIRE(Eventually([&] { return gets_of_request() == gets_after_asking + 2; }));
+  set_conditions({{{"type", "Failed"}, {"status", "True"}, {"reason", "Failed"}, {"message", "quota"}}});
+  f.clock.Advance(kStatusCheckInterval);
+  provisioner.RequestForGang(GangAsk(0));
+  REQUIRE(Eventually([&] { return recorder.records().size() == 2; }));
+  CHECK(recorder.records()[1].reason == history::Reason::kCapacityFailed);
+  CHECK(recorder.records()[1].pods == std::vector<history::PodSubject>{{"uid-train-0", "ml/train-0"}});
+
+  SECTION("a withdrawn gang's request is read no more") {
+    provisioner.WithdrawGang({"topofit:ml/train", "ml"});
+    REQUIRE(Eventually([&] { return provisioner.stats().withdrawn == 1; }));
+    const int gets = gets_of_request();
+    f.clock.Advance(kStatusCheckInterval);
+    provisioner.RequestForGang(GangAsk(1));  // asks anew: creates, does not read
+    REQUIRE(Eventually([&] { return provisioner.stats().gang_requested == 2; }));
+    CHECK(gets_of_request() == gets);
+  }
+}
+
 TEST_CASE("A gang still asking 15 minutes after its request was made gets it replaced", "[provisioner]") {
   Fixture f;
   for (int i = 0; i < 3; ++i) f.server.Upsert(Resource::kPods, PendingMember(i));
