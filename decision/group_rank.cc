@@ -243,7 +243,8 @@ void Simulate(const GroupOption& option, const std::shared_ptr<const topology::T
       useful_gpus += pod.demand.request.gpus * UsefulShare(Stretch(best.For(pod.demand.request.gpus),
                                                                    v.chosen->quality.bandwidth_mbps,
                                                                    AssumedCommFraction(pod.demand)));
-      if (pod.facts->preferred != nullptr && topology::MeetsLinkAndBandwidth(v.chosen->quality, *pod.facts->preferred)) {
+      const topology::AllocationRequest* preferred = pod.facts->preferred;
+      if (preferred != nullptr && topology::MeetsLinkAndBandwidth(v.chosen->quality, *preferred)) {
         ++verdict.preferences_satisfied;
       }
     }

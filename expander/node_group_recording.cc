@@ -13,7 +13,9 @@ std::map<std::string, kube::Node> NodeGroupRecording::Due(const kube::NodeTempla
   auto recorded = recorded_.begin();
   for (const auto& [group, offered] : templates) {
     while (recorded != recorded_.end() && recorded->first < group) recorded = recorded_.erase(recorded);
-    if (recorded == recorded_.end() || recorded->first != group) recorded = recorded_.emplace_hint(recorded, group, Recorded{});
+    if (recorded == recorded_.end() || recorded->first != group) {
+      recorded = recorded_.emplace_hint(recorded, group, Recorded{});
+    }
     Recorded& entry = (recorded++)->second;
     if (entry.offered == offered && now - entry.at < refresh_) continue;
     entry = {offered, now};

@@ -157,13 +157,13 @@ absl::Status Provisioner::CreateRequest(const absl::StatusOr<nlohmann::json>& re
   return absl::OkStatus();
 }
 
-absl::Status Provisioner::CreateMemberTemplates(const scheduler::GangCapacity& gang) {
+absl::Status Provisioner::CreateMemberTemplates(const scheduler::GangCapacity& gang, const nlohmann::json& asking) {
   for (size_t i = 0; i < gang.claim_members.size(); ++i) {
-    const absl::StatusOr<std::optional<nlohmann::json>> member = AskablePod(gang.claim_members[i], gang.gang.id);
+    const scheduler::PodRef& named = gang.claim_members[i];
+    const absl::StatusOr<std::optional<nlohmann::json>> member =
+        named.uid == gang.member.uid ? std::optional<nlohmann::json>(asking) : AskablePod(named, gang.gang.id);
     if (!member.ok()) return member.status();
-    if (!*member) {
-      return absl::FailedPreconditionError(absl::StrCat("member ", gang.claim_members[i].key(), " is gone or bound"));
-    }
+    if (!*member) return absl::FailedPreconditionError(absl::StrCat("member ", named.key(), " is gone or bound"));
     absl::StatusOr<nlohmann::json> pod_template =
         PodTemplateForGangMember(**member, gang.gang.id, static_cast<int>(i), gang.domain);
     if (!pod_template.ok()) return pod_template.status();
@@ -273,7 +273,7 @@ void Provisioner::CreateForGang(const Task& task) {
   const absl::StatusOr<std::optional<nlohmann::json>> member = AskablePod(gang.member, gang.gang.id);
   if (!member.ok() || !*member) return give_up("get pod", member.status());
   if (!gang.claim_members.empty()) {
-    if (absl::Status created = CreateMemberTemplates(gang); !created.ok()) return give_up("create", created);
+    if (absl::Status created = CreateMemberTemplates(gang, **member); !created.ok()) return give_up("create", created);
   }
   if (absl::Status created =
           gang.claim_members.empty()

@@ -146,8 +146,9 @@ class Provisioner final : public scheduler::CapacityRequests {
   absl::Status CreateTemplate(const nlohmann::json& pod_template);
   absl::Status CreateRequest(const absl::StatusOr<nlohmann::json>& request);
   // A gang of claim pods': each member's template (PodTemplateForGangMember); the first error, or
-  // FailedPrecondition when a member is gone or bound.
-  absl::Status CreateMemberTemplates(const scheduler::GangCapacity& gang);
+  // FailedPrecondition when a member is gone or bound. `asking`: the asking member as just read, not read
+  // again when it is one of those named.
+  absl::Status CreateMemberTemplates(const scheduler::GangCapacity& gang, const nlohmann::json& asking);
   void CountFailed(absl::string_view what, absl::string_view step, const absl::Status& status);
 
   KubeApi& api_;

@@ -47,7 +47,8 @@ TEST_CASE("a template dropped by its caller never answers for the node allocated
   TopologyResolver resolver;
   for (int round = 0; round < 200; ++round) {
     const bool eight = round % 2 == 0;
-    std::shared_ptr<const kube::Node> node = eight ? SharedTemplate("p4d.24xlarge", 8) : SharedTemplate("g4dn.12xlarge", 4);
+    std::shared_ptr<const kube::Node> node =
+        eight ? SharedTemplate("p4d.24xlarge", 8) : SharedTemplate("g4dn.12xlarge", 4);
     const absl::StatusOr<decision::NodeTopology> shared = resolver.ResolveShared(node);
     REQUIRE(shared.ok());
     REQUIRE(shared->topology->gpu_count() == (eight ? 8 : 4));

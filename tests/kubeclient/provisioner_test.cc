@@ -281,6 +281,33 @@ TEST_CASE("A gang of claim pods gets one request of a pod set per member, each n
   }
 }
 
+// The member whose refusal asks is one of the members named, as the extender asks: it is read once.
+TEST_CASE("A claim gang's asking member is read once, also when it is one of the members named", "[provisioner][dra]") {
+  Fixture f;
+  for (int i = 0; i < 3; ++i) f.server.Upsert(Resource::kPods, PendingClaimMember(i));
+  Provisioner provisioner(f.api, f.log, f.clock);
+  scheduler::GangCapacity ask = GangAsk(0);
+  ask.count = 2;
+  ask.claim_members = {GangAsk(0).member, GangAsk(1).member};
+  provisioner.RequestForGang(ask);
+  REQUIRE(Eventually([&] { return provisioner.stats().gang_consumers == 1; }));
+  CHECK(provisioner.stats().gang_requested == 1);
+  const auto gets_of = [&f](const std::string& pod) {
+    int gets = 0;
+    for (const auto& request : f.server.requests()) {
+      gets += request.method == "GET" && request.target == "/api/v1/namespaces/ml/pods/" + pod;
+    }
+    return gets;
+  };
+  CHECK(gets_of("train-0") == 1);
+  CHECK(gets_of("train-1") == 1);
+  const json first =
+      f.server.StoredObject("/api/v1/namespaces/ml/podtemplates/" + GangMemberTemplateName("topofit:ml/train", 0));
+  REQUIRE(first.is_object());
+  CHECK(first["template"]["spec"]["resourceClaims"] ==
+        json::array({{{"name", "gpus"}, {"resourceClaimName", "train-0-gpus"}}}));
+}
+
 // A member named gone before its template was made: nothing is asked, and the gang's next refusal asks again.
 TEST_CASE("A gang of claim pods whose named member is gone asks nothing", "[provisioner][dra]") {
   Fixture f;
