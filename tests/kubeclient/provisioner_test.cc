@@ -242,6 +242,14 @@ json PendingClaimMember(int i) {
   return pod;
 }
 
+// Member 0's ask for a gang of claim pods, naming `named` (a pod set each).
+scheduler::GangCapacity ClaimGangAsk(std::initializer_list<int> named) {
+  scheduler::GangCapacity ask = GangAsk(0);
+  ask.count = static_cast<int>(named.size());
+  for (int member : named) ask.claim_members.push_back(GangAsk(member).member);
+  return ask;
+}
+
 // A gang of claim pods is asked for with a pod set per member, each template naming that member's claim (the
 // fake API server refuses a template whose container names a claim its spec lacks); every template goes
 // with the request.
@@ -250,10 +258,7 @@ TEST_CASE("A gang of claim pods gets one request of a pod set per member, each n
   Fixture f;
   for (int i = 0; i < 3; ++i) f.server.Upsert(Resource::kPods, PendingClaimMember(i));
   Provisioner provisioner(f.api, f.log, f.clock);
-  scheduler::GangCapacity ask = GangAsk(0);
-  ask.count = 2;
-  ask.claim_members = {GangAsk(1).member, GangAsk(2).member};
-  provisioner.RequestForGang(ask);
+  provisioner.RequestForGang(ClaimGangAsk({1, 2}));
   REQUIRE(Eventually([&] { return provisioner.stats().gang_consumers == 1; }));
   CHECK(provisioner.stats().gang_requested == 1);
   const std::string name = GangProvisioningObjectName("topofit:ml/train");
@@ -286,10 +291,7 @@ TEST_CASE("A claim gang's asking member is read once, also when it is one of the
   Fixture f;
   for (int i = 0; i < 3; ++i) f.server.Upsert(Resource::kPods, PendingClaimMember(i));
   Provisioner provisioner(f.api, f.log, f.clock);
-  scheduler::GangCapacity ask = GangAsk(0);
-  ask.count = 2;
-  ask.claim_members = {GangAsk(0).member, GangAsk(1).member};
-  provisioner.RequestForGang(ask);
+  provisioner.RequestForGang(ClaimGangAsk({0, 1}));
   REQUIRE(Eventually([&] { return provisioner.stats().gang_consumers == 1; }));
   CHECK(provisioner.stats().gang_requested == 1);
   const auto gets_of = [&f](const std::string& pod) {
@@ -313,10 +315,7 @@ TEST_CASE("A gang of claim pods whose named member is gone asks nothing", "[prov
   Fixture f;
   f.server.Upsert(Resource::kPods, PendingClaimMember(0));
   Provisioner provisioner(f.api, f.log, f.clock);
-  scheduler::GangCapacity ask = GangAsk(0);
-  ask.count = 2;
-  ask.claim_members = {GangAsk(0).member, GangAsk(1).member};
-  provisioner.RequestForGang(ask);
+  provisioner.RequestForGang(ClaimGangAsk({0, 1}));
   REQUIRE(Eventually([&] { return provisioner.stats().failed == 1; }));
   CHECK(provisioner.stats().gang_requested == 0);
   const std::string name = GangProvisioningObjectName("topofit:ml/train");
