@@ -12,7 +12,8 @@
 //     through p4d.24xlarge (8 GPUs), p5.48xlarge (8), g5.48xlarge (8), g4dn.12xlarge (4), g6.48xlarge (8),
 //     allocatable cpu 96 / memory 1100Gi / pods 110 / nvidia.com/gpu, with what a running node's copy
 //     carries besides (16 labels, conditions, addresses, images, managed fields: about 4 KB); as CA does,
-//     every call names every template anew (`template-node-for-<id>-<random>`, the hostname label, a uid);
+//     every call names every template anew (`template-node-for-<id>-<random>`, the hostname label, a uid),
+//     and a group's Ready condition gets a new heartbeat in one call of 30 (the kubelet's 5-minute report);
 //   - 1,000 pending pods, pod j asks for 1/2/4/8 GPUs (j % 4) and 8 CPUs; every third (j % 3 == 0) carries
 //     topofit.io/min-link: NV with topofit.io/topology-policy: required;
 //   - one option per group, in podBytes the n = min(1000, 1000 * 8 / G) pods that would fit the group
@@ -49,6 +50,7 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include "codec/kube_proto.h"
+#include "proto/k8s_meta_v1.pb.h"
 #include "codec/node_topology.h"
 #include "decision/group_rank.h"
 #include "expander/expander_service.h"
@@ -129,8 +131,17 @@ corev1::Node TemplateNode(const std::string& group, const InstanceType& type, in
 }
 
 // What CA makes anew for every template on every loop: the name `template-node-for-<id>-<random>` (the
-// kubernetes.io/hostname label set to it) and a fresh uid. Deterministic per (group, call).
+// kubernetes.io/hostname label set to it) and a fresh uid. And what changes under the running node it copies:
+// the kubelet reports an unchanged status every 5 minutes (nodeStatusReportFrequency) with a new heartbeat,
+// so in one call of 30 (CA loops every 10 s) a group's template carries a new Ready heartbeat, the groups'
+// reports spread over the 30. Deterministic per (group, call).
 void NameTemplate(corev1::Node& node, const std::string& group, uint64_t call) {
+  const uint64_t report = (call + std::hash<std::string>{}(group) % 30) / 30;
+  ::k8s::io::apimachinery::pkg::apis::meta::v1::Time heartbeat;
+  heartbeat.set_seconds(static_cast<int64_t>(1764000000 + report * 300));
+  google::protobuf::UnknownFieldSet& ready = *node.mutable_status()->mutable_conditions(3)->mutable_unknown_fields();
+  ready.Clear();
+  ready.AddLengthDelimited(3, heartbeat.SerializeAsString());  // lastHeartbeatTime
   std::mt19937_64 random(std::hash<std::string>{}(group) ^ (call * 0x9e3779b97f4a7c15ULL));
   const std::string name = "template-node-for-" + group + "-" + std::to_string(random() >> 1);
   node.mutable_metadata()->set_name(name);
