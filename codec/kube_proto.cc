@@ -264,14 +264,20 @@ absl::StatusOr<DecodedRequest> DecodeBestOptions(const BestOptionsWire& request,
     const std::string field = map == &request.node_map ? "nodeMap" : "nodeBytesMap";
     for (const auto& [group, bytes] : *map) {
       if (out.templates.contains(group)) continue;
-      // Known by their key (template_key.h): CA names every template anew on every loop.
-      const std::optional<std::string> key = caches.templates != nullptr ? TemplateKeyOf(bytes) : std::nullopt;
-      std::shared_ptr<const kube::Node> known = key ? caches.templates->Find(*key) : nullptr;
+      // Known by their keys (template_key.h): CA names every template anew on every loop. The bytes as sent
+      // are found again while nothing of the node changed; else what the decoder reads is.
+      const std::optional<std::string> sent = caches.templates != nullptr ? SentKeyOf(bytes) : std::nullopt;
+      std::shared_ptr<const kube::Node> known = sent ? caches.templates->Find(*sent) : nullptr;
       if (known == nullptr) {
-        absl::StatusOr<kube::Node> node = NodeFromBytes(bytes);
-        if (!node.ok()) return At(MapKey(field, group), node.status());
-        known = std::make_shared<const kube::Node>(WithoutIdentity(*std::move(node)));
-        if (key) caches.templates->Insert(*key, known);
+        const std::optional<std::string> key = caches.templates != nullptr ? TemplateKeyOf(bytes) : std::nullopt;
+        known = key ? caches.templates->Find(*key) : nullptr;
+        if (known == nullptr) {
+          absl::StatusOr<kube::Node> node = NodeFromBytes(bytes);
+          if (!node.ok()) return At(MapKey(field, group), node.status());
+          known = std::make_shared<const kube::Node>(WithoutIdentity(*std::move(node)));
+          if (key) caches.templates->Insert(*key, known);
+        }
+        if (sent) caches.templates->Insert(*sent, known);
       }
       out.templates.emplace(std::string(group), std::move(known));
     }

@@ -124,13 +124,15 @@ bool ReadEntryKey(absl::string_view entry, absl::string_view& key) {
   return true;
 }
 
-// The node's ObjectMeta without its identity. Anything unusual where the identity is read (another wire
-// type, a labels entry with more than a key and a value) leaves the template without a key: the key must
-// not guess which of two readings the parser keeps.
-bool AppendMetadata(absl::string_view in, const Schema& schema, std::string& out) {
+// The node's ObjectMeta without its identity, each other field appended by `append` (false: no key).
+// Anything unusual where the identity is read (another wire type, a labels entry with more than a key and a
+// value, a group) leaves the template without a key: the key must not guess which of two readings the
+// parser keeps.
+template <typename Append>
+bool AppendMetadata(absl::string_view in, std::string& out, const Append& append) {
   WireField field;
   while (!in.empty()) {
-    if (!ReadWireField(in, field)) return false;
+    if (!ReadWireField(in, field) || field.type == kStartGroup || field.type == kEndGroup) return false;
     if (field.number == kMetaName || field.number == kMetaUid || field.number == kMetaResourceVersion) {
       if (field.type != kLengthDelimited) return false;
       continue;
@@ -140,9 +142,28 @@ bool AppendMetadata(absl::string_view in, const Schema& schema, std::string& out
       if (!ReadEntryKey(field.payload, key)) return false;
       if (key == kHostnameLabel) continue;
     }
-    if (!AppendIfDeclared(field, schema, out)) return false;
+    if (!append(field, out)) return false;
   }
   return true;
+}
+
+// The node's fields, its metadata without its identity: the node's other fields appended by `node_field`,
+// the metadata's by `metadata_field`.
+template <typename AppendNodeField, typename AppendMetadataField>
+std::optional<std::string> KeyWithoutIdentity(absl::string_view node_bytes, const AppendNodeField& node_field,
+                                              const AppendMetadataField& metadata_field) {
+  std::string key;
+  key.reserve(node_bytes.size());
+  WireField field;
+  while (!node_bytes.empty()) {
+    if (!ReadWireField(node_bytes, field) || field.type == kStartGroup || field.type == kEndGroup) return std::nullopt;
+    const bool ok =
+        field.number == kNodeMetadata && field.type == kLengthDelimited
+            ? AppendNested(key, field.number, [&] { return AppendMetadata(field.payload, key, metadata_field); })
+            : node_field(field, key);
+    if (!ok) return std::nullopt;
+  }
+  return key;
 }
 
 }  // namespace
@@ -151,17 +172,17 @@ std::optional<std::string> TemplateKeyOf(absl::string_view node_bytes) {
   const Schema& node = NodeSchema();
   const Schema* metadata = node.message[kNodeMetadata];
   if (node.whole || metadata == nullptr || metadata->whole) return std::nullopt;
-  std::string key;
-  key.reserve(node_bytes.size());
-  WireField field;
-  while (!node_bytes.empty()) {
-    if (!ReadWireField(node_bytes, field)) return std::nullopt;
-    const bool ok = field.number == kNodeMetadata && field.type == kLengthDelimited
-                        ? AppendNested(key, field.number, [&] { return AppendMetadata(field.payload, *metadata, key); })
-                        : AppendIfDeclared(field, node, key);
-    if (!ok) return std::nullopt;
-  }
-  return key;
+  return KeyWithoutIdentity(
+      node_bytes, [&](const WireField& field, std::string& out) { return AppendIfDeclared(field, node, out); },
+      [&](const WireField& field, std::string& out) { return AppendIfDeclared(field, *metadata, out); });
+}
+
+std::optional<std::string> SentKeyOf(absl::string_view node_bytes) {
+  const auto as_sent = [](const WireField& field, std::string& out) {
+    out.append(field.raw.data(), field.raw.size());
+    return true;
+  };
+  return KeyWithoutIdentity(node_bytes, as_sent, as_sent);
 }
 
 kube::Node WithoutIdentity(kube::Node template_node) {

@@ -32,6 +32,16 @@ namespace topofit::codec {
 // The key of a core/v1 Node's bare protobuf bytes (a nodeBytesMap value); nullopt as said above.
 std::optional<std::string> TemplateKeyOf(absl::string_view node_bytes);
 
+// The bytes as sent without that identity alone, every other field kept byte for byte, unread ones too:
+// found again without TemplateKeyOf's walk of every field, for the loops in which nothing of the node
+// changed (CA copies a running node again every loop; the status it copies changes every few minutes, on
+// each heartbeat the kubelet reports). Bytes with one such key differ only in their identity, so they decode
+// to one node, as the bytes of one TemplateKeyOf do: one cache holds both keys, this one looked up first.
+// nullopt where the identity cannot be read for sure (as for TemplateKeyOf: a group, an unusual name or
+// labels entry); what lies deeper is kept as sent, not read, so some bytes TemplateKeyOf has no key for have
+// this one, and decode alike all the same.
+std::optional<std::string> SentKeyOf(absl::string_view node_bytes);
+
 // `template_node` without its per-loop identity: what is left is what its key says.
 kube::Node WithoutIdentity(kube::Node template_node);
 

@@ -1,6 +1,6 @@
 // The expander's protobuf wire (codec/best_options_wire.h, codec/kube_proto.h): a BestOptionsRequest read
 // in place and decoded as the service does, with caches as it keeps them; the same bytes as the bare Pod and
-// Node encodings CA puts into podBytes and nodeBytesMap, and as a template's key (codec/template_key.h).
+// Node encodings CA puts into podBytes and nodeBytesMap, and as a template's two keys (codec/template_key.h).
 // Whatever the generated parser reads, the in-place reader must read too.
 #include <cstddef>
 #include <cstdint>
@@ -23,5 +23,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)topofit::codec::PodFromBytes(bytes);
   (void)topofit::codec::NodeFromBytes(bytes);
   (void)topofit::codec::TemplateKeyOf(bytes);
+  (void)topofit::codec::SentKeyOf(bytes);
   return 0;
 }
