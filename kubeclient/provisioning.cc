@@ -228,11 +228,16 @@ nlohmann::json ProvisioningRequestObject(nlohmann::json metadata, int count) {
   return ProvisioningRequestObject(std::move(metadata), std::move(pod_sets));
 }
 
+// The metadata of an object owned by `member`, named `name`.
+nlohmann::json OwnedObjectMeta(const PodIdentity& member, const std::string& name) {
+  nlohmann::json metadata = ObjectMetaFor(member);
+  metadata["name"] = name;
+  return metadata;
+}
+
 // The metadata of a gang's objects: named for the gang, owned by the member that asked.
 nlohmann::json GangObjectMeta(const PodIdentity& member, absl::string_view gang_id) {
-  nlohmann::json metadata = ObjectMetaFor(member);
-  metadata["name"] = GangProvisioningObjectName(gang_id);
-  return metadata;
+  return OwnedObjectMeta(member, GangProvisioningObjectName(gang_id));
 }
 
 }  // namespace
@@ -307,9 +312,7 @@ absl::StatusOr<nlohmann::json> GangTemplate(const nlohmann::json& member, const 
                   kube::kKaiPreferredPlacementAnnotation});
   if (claims != nullptr && !claims->empty()) GiveClaims(pod_template["spec"], member["spec"], *claims);
   ConfineToShapes(pod_template["spec"], {domain});
-  nlohmann::json metadata = ObjectMetaFor(*identity);
-  metadata["name"] = name;
-  return PodTemplateObject(std::move(metadata), std::move(pod_template));
+  return PodTemplateObject(OwnedObjectMeta(*identity, name), std::move(pod_template));
 }
 
 }  // namespace
@@ -318,8 +321,6 @@ absl::StatusOr<nlohmann::json> PodTemplateForGang(const nlohmann::json& member, 
                                                   const kube::NodeSelectorTerm& domain) {
   return GangTemplate(member, GangProvisioningObjectName(gang_id), domain, nullptr);
 }
-
-static_assert(kMaxPodSets == scheduler::kMostClaimMembers, "the CapacityRequests interface says the CRD's limit");
 
 std::string GangMemberTemplateName(absl::string_view gang_id, int index) {
   return GangProvisioningObjectName(absl::StrCat(gang_id, "/member-", index));
@@ -336,8 +337,9 @@ absl::StatusOr<nlohmann::json> ProvisioningRequestForGangMembers(const nlohmann:
                                                                  int members) {
   absl::StatusOr<PodIdentity> identity = IdentityOf(owner);
   if (!identity.ok()) return identity.status();
-  if (members < 1 || members > kMaxPodSets) {
-    return absl::InvalidArgumentError(absl::StrCat("gang ", gang_id, ": a request holds 1 to ", kMaxPodSets,
+  if (members < 1 || members > scheduler::kMostClaimMembers) {
+    return absl::InvalidArgumentError(absl::StrCat("gang ", gang_id, ": a request holds 1 to ",
+                                                   scheduler::kMostClaimMembers,
                                                    " pod sets, one per member; asked for ", members));
   }
   nlohmann::json pod_sets = nlohmann::json::array();

@@ -63,9 +63,10 @@ std::string GangProvisioningObjectName(absl::string_view gang_id);
 
 // The PodTemplate for a gang, from `member` (one of its pods, as the API server returns it): as
 // PodTemplateForPod but without claims (SchedulingTemplateOf; a ComputeDomain's channel is one per node,
-// which the domain term below already asks for), with the gang's own annotations (topofit's, Kueue's, LeaderWorkerSet's, KAI's) kept
-// so that the expander judges the request's pods as the gang's, and every required node-affinity term
-// ANDed with `domain` (the group and domain to grow, decision/gang_capacity_target.h). Owned by `member`.
+// which the domain term below already asks for), with the gang's own annotations (topofit's, Kueue's,
+// LeaderWorkerSet's, KAI's) kept so that the expander judges the request's pods as the gang's, and every
+// required node-affinity term ANDed with `domain` (the group and domain to grow,
+// decision/gang_capacity_target.h). Owned by `member`.
 absl::StatusOr<nlohmann::json> PodTemplateForGang(const nlohmann::json& member, absl::string_view gang_id,
                                                   const kube::NodeSelectorTerm& domain);
 
@@ -73,9 +74,6 @@ absl::StatusOr<nlohmann::json> PodTemplateForGang(const nlohmann::json& member, 
 // gang's PodTemplate, owned by `member`. InvalidArgument as above, or for a count below 1.
 absl::StatusOr<nlohmann::json> ProvisioningRequestForGang(const nlohmann::json& member, absl::string_view gang_id,
                                                           int count);
-
-// A ProvisioningRequest holds at most this many pod sets (the CRD's validation).
-inline constexpr int kMaxPodSets = 32;
 
 // A gang of claim pods asks with one pod set per member (its own template naming that member's claims:
 // cluster-autoscaler makes no claim for the pods it imagines, kubeclient/provisioning.h's PodTemplateForPod):
@@ -91,7 +89,7 @@ absl::StatusOr<nlohmann::json> PodTemplateForGangMember(const nlohmann::json& me
 
 // The gang's ProvisioningRequest for `members` members of their own templates (GangMemberTemplateName 0 to
 // members - 1, a pod set of count 1 each), named and owned as ProvisioningRequestForGang's. InvalidArgument
-// for fewer than 1 or more than kMaxPodSets members.
+// for fewer than 1 or more than scheduler::kMostClaimMembers members (the CRD's limit on pod sets).
 absl::StatusOr<nlohmann::json> ProvisioningRequestForGangMembers(const nlohmann::json& owner, absl::string_view gang_id,
                                                                  int members);
 

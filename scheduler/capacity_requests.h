@@ -20,7 +20,8 @@ struct CapacityPlacement {
   std::vector<kube::NodeSelectorTerm> shapes;  // ORed; empty: any shape
 };
 
-// The most members of their own one request may name (a ProvisioningRequest's pod sets).
+// The most members of their own one request may name: a ProvisioningRequest holds at most 32 pod sets (the
+// CRD's validation), one per such member.
 inline constexpr int kMostClaimMembers = 32;
 
 // A gang that no NVLink domain holds now (decision/gang_capacity_target.h): one request for all of it.

@@ -41,6 +41,12 @@ struct Fixture {
     for (const auto& request : server.requests()) posts += request.method == "POST" ? 1 : 0;
     return posts;
   }
+  // GETs of `path` so far.
+  int Gets(const std::string& path) const {
+    int gets = 0;
+    for (const auto& request : server.requests()) gets += request.method == "GET" && request.target == path;
+    return gets;
+  }
   std::unique_ptr<topofit::testing::TestCerts> certs;
   FakeApiServer server;
   std::unique_ptr<RestClient> rest;
@@ -87,10 +93,10 @@ TEST_CASE("A refused pod gets one ProvisioningRequest, consumes it, and it goes 
 }
 
 // cluster-autoscaler's conditions on the stored request, as its ProvisioningRequest processor writes them.
-void SetConditions(Fixture& f, const json& conditions) {
-  json request = f.server.StoredObject(kRequestPath);
+void SetConditions(Fixture& f, const std::string& request_path, const json& conditions) {
+  json request = f.server.StoredObject(request_path);
   request["status"] = {{"conditions", conditions}};
-  f.server.PutStoredObject(kRequestPath, request);
+  f.server.PutStoredObject(request_path, request);
 }
 
 TEST_CASE("A pod asked for again reads what cluster-autoscaler says of its request, recorded once per change",
@@ -102,13 +108,9 @@ TEST_CASE("A pod asked for again reads what cluster-autoscaler says of its reque
   provisioner.RecordDecisionsTo(&recorder);
   provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
   REQUIRE(Eventually([&] { return provisioner.stats().requested == 1; }));
-  const auto gets_of_request = [&f] {
-    int gets = 0;
-    for (const auto& request : f.server.requests()) gets += request.method == "GET" && request.target == kRequestPath;
-    return gets;
-  };
+  const auto gets_of_request = [&f] { return f.Gets(kRequestPath); };
 
-  SetConditions(f, {{{"type", "Accepted"}, {"status", "True"}},
+  SetConditions(f, kRequestPath, {{{"type", "Accepted"}, {"status", "True"}},
                     {{"type", "Provisioned"}, {"status", "False"}, {"reason", "CapacityIsNotFound"},
                      {"message", "Capacity is not found, CA will try to find it later."}}});
   provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});  // within a minute of the request: not read
@@ -127,7 +129,8 @@ TEST_CASE("A pod asked for again reads what cluster-autoscaler says of its reque
   f.clock.Advance(kStatusCheckInterval);
   provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
   REQUIRE(Eventually([&] { return gets_of_request() == 2; }));
-  SetConditions(f, {{{"type", "Provisioned"}, {"status", "True"}}, {{"type", "BookingExpired"}, {"status", "True"}}});
+  SetConditions(f, kRequestPath,
+                {{{"type", "Provisioned"}, {"status", "True"}}, {{"type", "BookingExpired"}, {"status", "True"}}});
   f.clock.Advance(kStatusCheckInterval);
   provisioner.RequestFor(kTrainer, {{"dgx-1"}, {}});
   REQUIRE(Eventually([&] { return recorder.records().size() == 2; }));
@@ -294,15 +297,8 @@ TEST_CASE("A claim gang's asking member is read once, also when it is one of the
   provisioner.RequestForGang(ClaimGangAsk({0, 1}));
   REQUIRE(Eventually([&] { return provisioner.stats().gang_consumers == 1; }));
   CHECK(provisioner.stats().gang_requested == 1);
-  const auto gets_of = [&f](const std::string& pod) {
-    int gets = 0;
-    for (const auto& request : f.server.requests()) {
-      gets += request.method == "GET" && request.target == "/api/v1/namespaces/ml/pods/" + pod;
-    }
-    return gets;
-  };
-  CHECK(gets_of("train-0") == 1);
-  CHECK(gets_of("train-1") == 1);
+  CHECK(f.Gets("/api/v1/namespaces/ml/pods/train-0") == 1);
+  CHECK(f.Gets("/api/v1/namespaces/ml/pods/train-1") == 1);
   const json first =
       f.server.StoredObject("/api/v1/namespaces/ml/podtemplates/" + GangMemberTemplateName("topofit:ml/train", 0));
   REQUIRE(first.is_object());
@@ -353,23 +349,15 @@ TEST_CASE("A gang's members asking again read what cluster-autoscaler says of it
   provisioner.RecordDecisionsTo(&recorder);
   const std::string name = GangProvisioningObjectName("topofit:ml/train");
   const std::string request_path = "/apis/autoscaling.x-k8s.io/v1/namespaces/ml/provisioningrequests/" + name;
-  const auto gets_of_request = [&] {
-    int gets = 0;
-    for (const auto& request : f.server.requests()) gets += request.method == "GET" && request.target == request_path;
-    return gets;
-  };
-  const auto set_conditions = [&](const json& conditions) {
-    json request = f.server.StoredObject(request_path);
-    request["status"] = {{"conditions", conditions}};
-    f.server.PutStoredObject(request_path, request);
-  };
+  const auto gets_of_request = [&] { return f.Gets(request_path); };
   provisioner.RequestForGang(GangAsk(0));
   provisioner.RequestForGang(GangAsk(1));
   REQUIRE(Eventually([&] { return provisioner.stats().gang_consumers == 2; }));
   const int gets_after_asking = gets_of_request();
 
-  set_conditions({{{"type", "Provisioned"}, {"status", "False"}, {"reason", "CapacityIsNotFound"},
-                   {"message", "Capacity is not found, CA will try to find it later."}}});
+  SetConditions(f, request_path,
+                {{{"type", "Provisioned"}, {"status", "False"}, {"reason", "CapacityIsNotFound"},
+                  {"message", "Capacity is not found, CA will try to find it later."}}});
   provisioner.RequestForGang(GangAsk(1));  // within a minute of the request: not read
   f.clock.Advance(kStatusCheckInterval);
   provisioner.RequestForGang(GangAsk(1));
@@ -386,7 +374,8 @@ TEST_CASE("A gang's members asking again read what cluster-autoscaler says of it
   f.clock.Advance(kStatusCheckInterval);
   provisioner.RequestForGang(GangAsk(0));
   REQUIRE(Eventually([&] { return gets_of_request() == gets_after_asking + 2; }));
-  set_conditions({{{"type", "Failed"}, {"status", "True"}, {"reason", "Failed"}, {"message", "quota"}}});
+  SetConditions(f, request_path,
+                {{{"type", "Failed"}, {"status", "True"}, {"reason", "Failed"}, {"message", "quota"}}});
   f.clock.Advance(kStatusCheckInterval);
   provisioner.RequestForGang(GangAsk(0));
   REQUIRE(Eventually([&] { return recorder.records().size() == 2; }));
