@@ -92,6 +92,7 @@ absl::StatusOr<sim::Workload> LoadSource(const BenchOptions& options, uint64_t s
     sim::SyntheticOptions synthetic;
     synthetic.pod_count = options.pods;
     synthetic.burst_mean_pods = options.burst_pods;
+    synthetic.diurnal_amplitude = options.diurnal;
     synthetic.seed = seed;
     return sim::GenerateSynthetic(synthetic);
   }
@@ -391,6 +392,11 @@ void DefineBench(CLI::App& command, int& exit_code) {
                     "larger bursts)")
       ->check(CLI::Range(1.0, 100000.0))
       ->option_text("N");
+  bench->add_option("--diurnal", options->diurnal,
+                    "synthetic: how much the inference bursts' rate follows the day, A in 0..1: 1 - A cos(2 pi t / "
+                    "24 h) times its mean, lowest at the start (default 0: uniform)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->option_text("A");
   bench->add_option("--pods", options->pods, "synthetic: number of pods (default 10000)")
       ->check(CLI::Range(int64_t{1}, int64_t{100000000}))
       ->option_text("N");

@@ -15,6 +15,7 @@ struct BenchOptions {
   std::string traces;                  // folder holding alibaba-gpu-v2023/ and azure-llm-inference-2023/
   int64_t pods = 10000;                // synthetic: pod count
   double burst_pods = 24;              // synthetic: mean inference pods per burst
+  double diurnal = 0;                  // synthetic: how much the bursts' rate follows the day (0..1)
   int racks = 8;                       // gangs (and jobs without --fleet): NVL72 racks
   std::string jobs_file;               // jobs: the CSV
   std::string fleet;                   // the node groups as YAML; empty: the workload's own

@@ -1,6 +1,8 @@
 #include "replay/workloads/synthetic.h"
 
 #include <algorithm>
+#include <cmath>
+#include <numbers>
 #include <utility>
 #include <vector>
 
@@ -25,6 +27,7 @@ struct Draft {
 
 // Agentic inference: a burst of calls fanned out by one agent step, spread over a minute.
 constexpr SimTime kBurstSpread = kMinute;
+constexpr SimTime kDay = 24 * kHour;
 constexpr int kInferenceGpus[] = {1, 2, 4, 8};
 constexpr double kInferenceGpuWeights[] = {0.60, 0.25, 0.10, 0.05};
 constexpr int kTrainingGpus[] = {4, 8};
@@ -32,11 +35,23 @@ constexpr double kTrainingGpuWeights[] = {0.5, 0.5};
 constexpr int kCpuCores[] = {1, 2, 4, 8};
 constexpr double kCpuCoreWeights[] = {0.3, 0.3, 0.25, 0.15};
 
-void DraftInference(int64_t count, double burst_mean_pods, SimTime horizon, SeededRandom& random,
+// A burst's start in [0, end): uniform, or at the day's rate (SyntheticOptions::diurnal_amplitude) by
+// rejection, which leaves the uniform case's draws as they were.
+SimTime BurstStart(SimTime end, double amplitude, SeededRandom& random) {
+  const double a = std::clamp(amplitude, 0.0, 1.0);
+  while (true) {
+    const SimTime start = random.UniformTime(end);
+    if (a == 0) return start;
+    const double day_phase = 2 * std::numbers::pi * static_cast<double>(start % kDay) / static_cast<double>(kDay);
+    if (random.Uniform() * (1 + a) < 1 - a * std::cos(day_phase)) return start;
+  }
+}
+
+void DraftInference(int64_t count, const SyntheticOptions& options, SimTime horizon, SeededRandom& random,
                     std::vector<Draft>& drafts) {
   while (count > 0) {
-    const int64_t burst = std::min(count, random.Geometric(burst_mean_pods));
-    const SimTime start = random.UniformTime(std::max<SimTime>(horizon - kBurstSpread, 1));
+    const int64_t burst = std::min(count, random.Geometric(options.burst_mean_pods));
+    const SimTime start = BurstStart(std::max<SimTime>(horizon - kBurstSpread, 1), options.diurnal_amplitude, random);
     for (int64_t i = 0; i < burst; ++i) {
       const auto gpus = static_cast<uint8_t>(kInferenceGpus[random.Pick(kInferenceGpuWeights)]);
       drafts.push_back(Draft{start + random.UniformTime(kBurstSpread),
@@ -106,7 +121,7 @@ Workload GenerateSynthetic(const SyntheticOptions& options) {
   SeededRandom random(options.seed);
   std::vector<Draft> drafts;
   drafts.reserve(pod_count);
-  DraftInference(inference, options.burst_mean_pods, horizon, random, drafts);
+  DraftInference(inference, options, horizon, random, drafts);
   DraftTraining(training, horizon, random, drafts);
   DraftCpu(pod_count - inference - training, horizon, random, drafts);
   // Stable, and names follow the sorted order: arrival, then name, as Workload promises.
@@ -128,7 +143,9 @@ Workload GenerateSynthetic(const SyntheticOptions& options) {
   workload.description = absl::StrCat(
       "synthetic agentic mix, seed ", options.seed, ": ", inference,
       " inference pods in bursts (mean ", options.burst_mean_pods, " pods within a minute; 1/2/4/8 GPUs at 60/25/10/5%, run log-normal "
-      "median 90 s), ",
+      "median 90 s",
+      options.diurnal_amplitude > 0 ? absl::StrCat("; their rate 1 - ", options.diurnal_amplitude, " cos(day) times the mean") : "",
+      "), ",
       training, " training jobs (4 or 8 GPUs, min-link NV required, log-normal median 2 h), ",
       pod_count - inference - training, " pods without GPUs, arrivals over ", horizon / kSecond,
       " s; fleet: CloudGpuFleet, max ", options.max_nodes_per_group, " nodes per group");

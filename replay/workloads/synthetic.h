@@ -21,6 +21,11 @@ struct SyntheticOptions {
   double training_share = 0.03;
   // Mean inference pods per burst (geometric); a burst's pods arrive within a minute.
   double burst_mean_pods = 24;
+  // How much the bursts' rate follows the day, A in [0, 1]: at t it is (1 - A cos(2 pi t / 24 h)) times its
+  // mean, lowest at the start of the horizon and highest twelve hours on, as inference follows its users'
+  // working day. 0: uniform over the horizon (stationary), the default. Training and pods without GPUs stay
+  // uniform.
+  double diurnal_amplitude = 0;
   int max_nodes_per_group = 64;  // the fleet's ceiling (CloudGpuFleet)
 };
 

@@ -279,6 +279,20 @@ TEST_CASE("topofit bench --lead-in: the first arrivals come early and are not co
   CHECK(std::stoi(pods[0]) > 350);
 }
 
+// How the bursts follow the day is the generator's test (tests/replay/workloads/synthetic_test.cc).
+TEST_CASE("topofit bench --diurnal reaches the synthetic workload: the same pods, other arrivals", "[bench]") {
+  BenchOptions options = Small();
+  options.baselines = "tuned";
+  options.policies = "topofit";
+  std::ostringstream uniform_out, uniform_err;
+  REQUIRE(RunBench(options, uniform_out, uniform_err) == 0);
+  options.diurnal = 0.8;
+  std::ostringstream out, err;
+  REQUIRE(RunBench(options, out, err) == 0);
+  CHECK(Cells(out.str(), "pods") == Cells(uniform_out.str(), "pods"));
+  CHECK(out.str() != uniform_out.str());
+}
+
 TEST_CASE("topofit bench --workload gangs and --workload jobs on --fleet show the gang rows", "[bench]") {
   std::ostringstream out, err;
   BenchOptions gangs;

@@ -78,6 +78,40 @@ TEST_CASE("synthetic: the mix of kinds and GPU counts, and each kind's topology 
   CHECK(last_arrival > 20000 * SimTime{8640} * 9 / 10);
 }
 
+// Pods of `kind` arriving within three hours of `hour` o'clock on any day of the horizon.
+int ArrivingNear(const Workload& workload, const std::string& kind, int hour) {
+  constexpr SimTime kDay = 24 * kHour;
+  int count = 0;
+  for (const PodSpec& pod : workload.pods) {
+    const SimTime from_hour = (pod.arrival % kDay - hour * kHour + kDay + kDay / 2) % kDay - kDay / 2;
+    if (pod.kind == kind && from_hour >= -3 * kHour && from_hour < 3 * kHour) ++count;
+  }
+  return count;
+}
+
+TEST_CASE("synthetic: --diurnal makes the inference bursts follow the day, and nothing else", "[synthetic]") {
+  // 40,000 pods: two days. The rate 1 - A cos(day) has its low at midnight and its high at noon: over the
+  // six hours around each, 1 -/+ 0.9 A on average, so about 6:1 at A = 0.8 and 1:1 without.
+  SyntheticOptions options = Options(40000, 5);
+  const Workload uniform = GenerateSynthetic(options);
+  options.diurnal_amplitude = 0.8;
+  const Workload diurnal = GenerateSynthetic(options);
+  const double uniform_ratio = 1.0 * ArrivingNear(uniform, "inference", 12) / ArrivingNear(uniform, "inference", 0);
+  const double diurnal_ratio = 1.0 * ArrivingNear(diurnal, "inference", 12) / ArrivingNear(diurnal, "inference", 0);
+  CHECK(uniform_ratio == Approx(1).margin(0.25));
+  CHECK(diurnal_ratio > 4);
+  CHECK(diurnal_ratio < 9);
+  // The same pods of each kind; training and pods without GPUs arrive as they did.
+  std::map<std::string, int> uniform_kinds, diurnal_kinds;
+  for (const PodSpec& pod : uniform.pods) ++uniform_kinds[pod.kind];
+  for (const PodSpec& pod : diurnal.pods) ++diurnal_kinds[pod.kind];
+  CHECK(uniform_kinds == diurnal_kinds);
+  const double cpu_ratio = 1.0 * ArrivingNear(diurnal, "cpu", 12) / ArrivingNear(diurnal, "cpu", 0);
+  CHECK(cpu_ratio == Approx(1).margin(0.25));
+  CHECK(diurnal.description.find("cos(day)") != std::string::npos);
+  CHECK(uniform.description.find("cos(day)") == std::string::npos);
+}
+
 TEST_CASE("synthetic: a million pods, named without heap strings", "[synthetic][scale]") {
   const Workload workload = GenerateSynthetic(Options(1000000, 1));
   REQUIRE(workload.pods.size() == 1000000);
