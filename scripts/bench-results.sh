@@ -251,9 +251,11 @@ run "Azure LLM inference 2023, GPUs through DRA claims" - --workload azure-llm -
 # inference pods) against topofit's adaptive buffer, in the operator's tuned world and in topofit's.
 run "Headroom: synthetic default, static buffers against the adaptive one" - --baselines tuned --policies topofit --headroom none,buffer:1,buffer:2,buffer:4,buffer:6,buffer:adaptive:0.5,buffer:adaptive:0.7,buffer:adaptive --seeds "$seeds" --no-legend
 run "Headroom: synthetic, bursts of 96 pods on average" - --burst-pods 96 --baselines tuned --policies topofit --headroom none,buffer:2,buffer:4,buffer:8,buffer:12,buffer:adaptive:0.5,buffer:adaptive:0.7,buffer:adaptive --seeds "$seeds" --no-legend
-# The synthetic bursts at a rate that follows the day (0.5x..1.5x the mean): what a planner that learns from
-# the last hour is for, where a hand-sized buffer is sized for the peak and idles through the trough.
+# The synthetic bursts at a rate that follows the day (0.5x..1.5x the mean, then 0.2x..1.8x): what a planner
+# that learns from the last hour is for, where a hand-sized buffer is sized for the peak and idles through the
+# trough.
 run "Headroom: synthetic, inference following the day (--diurnal 0.5)" - --diurnal 0.5 --baselines tuned --policies topofit --headroom none,buffer:1,buffer:2,buffer:4,buffer:6,buffer:adaptive:0.5,buffer:adaptive:0.7,buffer:adaptive --seeds "$seeds" --no-legend
+run "Headroom: synthetic, inference following the day (--diurnal 0.8)" - --diurnal 0.8 --baselines tuned --policies topofit --headroom none,buffer:1,buffer:2,buffer:4,buffer:6,buffer:8,buffer:adaptive:0.5,buffer:adaptive:0.7,buffer:adaptive --seeds "$seeds" --no-legend
 run "Headroom: Azure LLM inference 2023" - --workload azure-llm --baselines tuned --policies topofit --headroom none,buffer:1,buffer:2,buffer:4,buffer:adaptive:0.5,buffer:adaptive --seeds "$seeds" --no-legend
 
 run "Alibaba openb, the trace's own times, multi-GPU pods declaring their run time" - --workload openb --runtimes-declared --baselines tuned --seeds "$seeds" --no-legend
