@@ -12,6 +12,7 @@ using SimTime = int64_t;
 inline constexpr SimTime kSecond = 1000;
 inline constexpr SimTime kMinute = 60 * kSecond;
 inline constexpr SimTime kHour = 60 * kMinute;
+inline constexpr SimTime kDay = 24 * kHour;
 
 // One pod of a workload, as the replay submits it.
 struct PodSpec {

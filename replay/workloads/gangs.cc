@@ -51,7 +51,7 @@ void AddGang(const std::string& name, int gpus, SimTime arrival, SimTime duratio
 
 // How many of a per-day, per-8-racks rate fall in the options' window and fleet.
 int64_t Scaled(int per_day, const GangsOptions& options) {
-  return std::llround(per_day * (static_cast<double>(options.horizon) / static_cast<double>(24 * kHour)) *
+  return std::llround(per_day * (static_cast<double>(options.horizon) / static_cast<double>(kDay)) *
                       (options.racks / 8.0));
 }
 

@@ -14,7 +14,7 @@ std::vector<NodeGroupSpec> Nvl72Fleet(int racks);
 
 struct GangsOptions {
   int racks = 8;
-  SimTime horizon = 24 * kHour;  // arrivals fall in [0, horizon)
+  SimTime horizon = kDay;  // arrivals fall in [0, horizon)
   uint64_t seed = 1;
   // Per day and per 8 racks (scaled to `racks` and `horizon`): training gangs, wide expert-parallel
   // inference groups, and 1-GPU pods.

@@ -27,7 +27,6 @@ struct Draft {
 
 // Agentic inference: a burst of calls fanned out by one agent step, spread over a minute.
 constexpr SimTime kBurstSpread = kMinute;
-constexpr SimTime kDay = 24 * kHour;
 constexpr int kInferenceGpus[] = {1, 2, 4, 8};
 constexpr double kInferenceGpuWeights[] = {0.60, 0.25, 0.10, 0.05};
 constexpr int kTrainingGpus[] = {4, 8};

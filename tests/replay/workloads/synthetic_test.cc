@@ -80,7 +80,6 @@ TEST_CASE("synthetic: the mix of kinds and GPU counts, and each kind's topology 
 
 // Pods of `kind` arriving within three hours of `hour` o'clock on any day of the horizon.
 int ArrivingNear(const Workload& workload, const std::string& kind, int hour) {
-  constexpr SimTime kDay = 24 * kHour;
   int count = 0;
   for (const PodSpec& pod : workload.pods) {
     const SimTime from_hour = (pod.arrival % kDay - hour * kHour + kDay + kDay / 2) % kDay - kDay / 2;
